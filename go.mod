@@ -1,0 +1,3 @@
+module github.com/heapx/heapx
+
+go 1.26.8
