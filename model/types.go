@@ -64,11 +64,11 @@ type EdgeCategory uint8
 
 // Edge categories.
 const (
-	EdgeOther      EdgeCategory = iota // a reference with no better fit
-	EdgeProperty                       // an object property
-	EdgeElement                        // an array element
-	EdgeContext                        // a closure (context) variable
-	EdgeInternal                       // a VM-internal reference
+	EdgeOther    EdgeCategory = iota // a reference with no better fit
+	EdgeProperty                     // an object property
+	EdgeElement                      // an array element
+	EdgeContext                      // a closure (context) variable
+	EdgeInternal                     // a VM-internal reference
 	numEdgeCategories
 )
 
