@@ -1,0 +1,298 @@
+package v8
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// The nodes and edges arrays are nearly the whole file (1.1 GB of a 1.15 GB
+// snapshot), so they get a parallel pipeline instead of the scanner: the
+// reading goroutine cuts the stream into blocks at commas and counts the
+// numbers in each (bytes.Count is vectorized, so cutting costs a fraction of
+// parsing); workers then parse blocks independently and write each number
+// straight into its column, since a block's first number index is known.
+// Memory stays at a few blocks in flight, whatever the file size.
+
+// sink receives the numbers of one array. put is called with the index of
+// the first value and a batch of consecutive values; batches of one array
+// may arrive concurrently but never overlap. A returned error names the
+// failing value by its offset in the batch.
+//
+// Before a block is dispatched, reserve tells the sink how many values the
+// array will have at least; a sink whose columns are too small answers
+// grow=true and is grown by grow once no worker is writing to it, so
+// columns track the data actually read rather than a header's claim.
+type sink interface {
+	put(k0 uint64, vals []int64) (bad int, err error)
+	reserve(n uint64) (grow bool, err error)
+	grow(n uint64)
+}
+
+// pipeline is a pool of parse workers shared by all arrays of one read.
+type pipeline struct {
+	workers int
+	jobs    chan job
+	free    chan []byte
+	wg      sync.WaitGroup
+
+	mu     sync.Mutex
+	err    error // first error by stream offset
+	errOff int64
+}
+
+type job struct {
+	blk   []byte
+	k0    uint64 // index of the block's first number
+	count uint64 // numbers the block must hold
+	off   int64  // stream offset of blk[0]
+	last  bool   // the array's final block (its last number has no comma)
+	sink  sink
+	file  string
+	sect  string
+	done  *sync.WaitGroup
+}
+
+func newPipeline(workers int) *pipeline {
+	p := &pipeline{
+		workers: workers,
+		jobs:    make(chan job, workers),
+		free:    make(chan []byte, 2*workers+2),
+	}
+	for i := 0; i < cap(p.free); i++ {
+		p.free <- make([]byte, 0, blockSize)
+	}
+	for i := 0; i < workers; i++ {
+		p.wg.Add(1)
+		go p.work()
+	}
+	return p
+}
+
+func (p *pipeline) close() {
+	close(p.jobs)
+	p.wg.Wait()
+}
+
+func (p *pipeline) fail(off int64, err error) {
+	p.mu.Lock()
+	if p.err == nil || off < p.errOff {
+		p.err, p.errOff = err, off
+	}
+	p.mu.Unlock()
+}
+
+func (p *pipeline) failed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+func (p *pipeline) work() {
+	defer p.wg.Done()
+	batch := make([]int64, 0, 4096)
+	for j := range p.jobs {
+		if p.failed() == nil {
+			if err := parseBlock(j, batch); err != nil {
+				p.fail(j.off, err)
+			}
+		}
+		p.free <- j.blk[:0]
+		j.done.Done()
+	}
+}
+
+// parseBlock parses the comma-separated integers of one block into batches
+// for the sink.
+func parseBlock(j job, batch []int64) error {
+	b := j.blk
+	k := j.k0
+	var n uint64
+	i := 0
+	for i < len(b) {
+		c := b[i]
+		if c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+			i++
+			continue
+		}
+		start := i
+		neg := false
+		if c == '-' {
+			neg = true
+			i++
+		}
+		if i >= len(b) || b[i]-'0' > 9 {
+			return numberError(j, start, b, "expected a number")
+		}
+		var v uint64
+		digits := 0
+		for i < len(b) {
+			d := b[i] - '0'
+			if d > 9 {
+				break
+			}
+			v = v*10 + uint64(d)
+			i++
+			digits++
+		}
+		if digits > 18 {
+			return numberError(j, start, b, "number too large")
+		}
+		x := int64(v)
+		if neg {
+			x = -x
+		}
+		batch = append(batch, x)
+		n++
+		// A number must be followed by a comma, except the array's last.
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+			i++
+		}
+		if i < len(b) {
+			if b[i] != ',' {
+				if b[i] == '.' || b[i] == 'e' || b[i] == 'E' {
+					return numberError(j, start, b, "expected an integer")
+				}
+				return numberError(j, i, b, fmt.Sprintf("expected ',' or ']', found %s", quoteByte(b[i])))
+			}
+			i++
+		} else if !j.last {
+			return numberError(j, i, b, "expected ','")
+		}
+		if len(batch) == cap(batch) {
+			if bad, err := j.sink.put(k, batch); err != nil {
+				return valueError(j, k+uint64(bad)-j.k0, err)
+			}
+			k += uint64(len(batch))
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		if bad, err := j.sink.put(k, batch); err != nil {
+			return valueError(j, k+uint64(bad)-j.k0, err)
+		}
+	}
+	if n != j.count {
+		return &FormatError{File: j.file, Section: j.sect, Offset: j.off, Msg: fmt.Sprintf("malformed number list: block holds %d numbers but %d separators", n, j.count)}
+	}
+	return nil
+}
+
+func numberError(j job, i int, b []byte, msg string) error {
+	return &FormatError{File: j.file, Section: j.sect, Offset: j.off + int64(i), Msg: msg}
+}
+
+// valueError turns a sink's complaint about the idx-th number of a block
+// into an error at that number's byte offset (found by rescanning, which
+// only happens once, on failure).
+func valueError(j job, idx uint64, err error) error {
+	off := j.off
+	var seen uint64
+	b := j.blk
+	for i := 0; i < len(b); i++ {
+		if b[i]-'0' <= 9 || b[i] == '-' {
+			if seen == idx {
+				off = j.off + int64(i)
+				break
+			}
+			seen++
+			for i+1 < len(b) && (b[i+1]-'0' <= 9) {
+				i++
+			}
+		}
+	}
+	return &FormatError{File: j.file, Section: j.sect, Offset: off, Msg: err.Error()}
+}
+
+// numberArray reads a JSON array of integers whose '[' the scanner has just
+// consumed, feeding all values to dst, and returns how many there were. With
+// parallel false the blocks are parsed on this goroutine in order, so the
+// sink may append.
+func (p *pipeline) numberArray(s *scanner, dst sink, parallel bool) (uint64, error) {
+	var wg sync.WaitGroup
+	var k uint64
+	// Start with what the scanner has buffered.
+	pending := s.buf[s.pos:s.end]
+	off := s.offset()
+	s.pos = s.end
+	finished := false
+	var err error
+	for !finished && err == nil {
+		blk := <-p.free
+		blk = append(blk, pending...)
+		// Read until the block is full or the array ends, searching only
+		// the new bytes for ']' (readers such as gzip return small pieces).
+		e := bytes.IndexByte(blk, ']')
+		for len(blk) < cap(blk) && e < 0 && !s.eof {
+			m, rerr := s.r.Read(blk[len(blk):cap(blk)])
+			if i := bytes.IndexByte(blk[len(blk):len(blk)+m], ']'); i >= 0 {
+				e = len(blk) + i
+			}
+			blk = blk[:len(blk)+m]
+			if rerr != nil {
+				s.eof = true
+				if rerr != io.EOF {
+					s.readErr = rerr
+				}
+			}
+		}
+		var body []byte
+		last := false
+		if e >= 0 {
+			body, last, finished = blk[:e], true, true
+			// Hand the bytes after ']' back to the scanner.
+			rest := blk[e+1:]
+			s.base = off + int64(e+1)
+			s.pos, s.end = 0, copy(s.buf, rest)
+		} else if s.eof {
+			p.free <- blk[:0]
+			end := off + int64(len(blk))
+			s.base, s.pos, s.end = end, 0, 0
+			return k, s.unexpectedEnd("']' closing the array")
+		} else {
+			c := bytes.LastIndexByte(blk, ',')
+			if c < 0 {
+				p.free <- blk[:0]
+				return k, &FormatError{File: s.file, Section: s.section, Offset: off, Msg: fmt.Sprintf("no ',' in %d bytes of a number array", len(blk))}
+			}
+			body = blk[:c+1]
+			pending = append(s.scratch[:0], blk[c+1:]...)
+			s.scratch = pending
+		}
+		count := uint64(bytes.Count(body, []byte{','}))
+		if last && len(bytes.TrimSpace(body)) > 0 {
+			count++
+		}
+		if g, rerr := dst.reserve(k + count); rerr != nil {
+			p.free <- blk[:0]
+			wg.Wait()
+			return k, &FormatError{File: s.file, Section: s.section, Offset: off, Msg: rerr.Error()}
+		} else if g {
+			wg.Wait()
+			dst.grow(k + count)
+		}
+		j := job{blk: body, k0: k, count: count, off: off, last: last, sink: dst, file: s.file, sect: s.section, done: &wg}
+		k += count
+		off += int64(len(body))
+		if last {
+			off++ // the ']'
+		}
+		wg.Add(1)
+		if parallel {
+			p.jobs <- j
+		} else {
+			if perr := parseBlock(j, make([]int64, 0, 4096)); perr != nil {
+				p.fail(j.off, perr)
+			}
+			p.free <- body[:0]
+			wg.Done()
+		}
+		err = p.failed()
+	}
+	wg.Wait()
+	if err := p.failed(); err != nil {
+		return k, err
+	}
+	return k, nil
+}

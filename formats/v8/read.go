@@ -1,0 +1,912 @@
+// Package v8 reads V8 heap snapshots (.heapsnapshot and .heaptimeline, as
+// written by Node.js, Chrome and Electron, plain or gzip-compressed) into a
+// model.Graph.
+//
+// The reader streams: it never holds the file, or its strings section, in
+// one buffer. The field layout comes from snapshot.meta, never from fixed
+// offsets; unknown node fields are ignored and unknown top-level sections
+// are kept when they are numeric tables and skipped otherwise.
+package v8
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/heapx/heapx/model"
+)
+
+// Options tune a read.
+type Options struct {
+	// Progress, if set, is called now and then with the number of input
+	// bytes consumed and the input size (-1 if unknown).
+	Progress func(done, total int64)
+	// Workers is the number of parsing goroutines; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// Namespace is the namespace of V8's node and edge types in the model.
+const Namespace = "v8"
+
+// IsSnapshot reports whether head, the first bytes of a file, looks like a
+// V8 heap snapshot: a JSON object whose first key is "snapshot", or gzip
+// data (whose content is checked when read).
+func IsSnapshot(head []byte) bool {
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		return true
+	}
+	t := bytes.TrimLeft(head, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	t = bytes.TrimLeft(t[1:], " \t\r\n")
+	return bytes.HasPrefix(t, []byte(`"snapshot"`))
+}
+
+// ReadFile reads the snapshot at path. Gzip input is recognized by its magic
+// bytes.
+func ReadFile(path string, opt Options) (*model.Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return read(f, st.Size(), path, opt)
+}
+
+// Read reads a snapshot from r; name is used in error messages. Gzip input
+// is recognized by its magic bytes.
+func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
+	return read(r, -1, name, opt)
+}
+
+// maxGzipRatio bounds how much a gzip stream can expand (deflate's limit is
+// about 1032:1), for sanity-checking header counts against compressed input.
+const maxGzipRatio = 1032
+
+func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, error) {
+	if opt.Progress != nil {
+		r = &progressReader{r: r, total: size, fn: opt.Progress}
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(2)
+	var in io.Reader = br
+	bound := uint64(size) // upper bound of the uncompressed length
+	if size < 0 {
+		bound = 1 << 62
+	}
+	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &FormatError{File: name, Offset: 0, Msg: "bad gzip header: " + err.Error()}
+		}
+		defer zr.Close()
+		in = zr
+		if size >= 0 {
+			bound = uint64(size) * maxGzipRatio
+		}
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	rd := &reader{s: newScanner(in, name), g: &model.Graph{}, bound: bound, p: newPipeline(workers)}
+	defer rd.p.close()
+	if err := rd.readTop(); err != nil {
+		return nil, err
+	}
+	if opt.Progress != nil && size >= 0 {
+		opt.Progress(size, size)
+	}
+	return rd.g, nil
+}
+
+type progressReader struct {
+	r     io.Reader
+	done  int64
+	total int64
+	fn    func(done, total int64)
+	last  int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	if p.done-p.last >= 4<<20 {
+		p.last = p.done
+		p.fn(p.done, p.total)
+	}
+	return n, err
+}
+
+// header is snapshot.meta and the counts next to it.
+type header struct {
+	Meta struct {
+		NodeFields []string          `json:"node_fields"`
+		NodeTypes  []json.RawMessage `json:"node_types"`
+		EdgeFields []string          `json:"edge_fields"`
+		EdgeTypes  []json.RawMessage `json:"edge_types"`
+	} `json:"meta"`
+	NodeCount          *int64 `json:"node_count"`
+	EdgeCount          *int64 `json:"edge_count"`
+	TraceFunctionCount *int64 `json:"trace_function_count"`
+	RootIndex          *int64 `json:"root_index"`
+	ExtraNativeBytes   *int64 `json:"extra_native_bytes"`
+}
+
+type reader struct {
+	s     *scanner
+	g     *model.Graph
+	p     *pipeline
+	bound uint64
+
+	hdr       *header
+	metaRaw   map[string]json.RawMessage
+	nodeF     int
+	nodes     *nodeSink
+	edges     *edgeSink
+	haveNodes bool
+	haveEdges bool
+	haveStrs  bool
+	internal  int // edge type index of "internal", -1 if none
+	ephemeron uint8
+	samples   bool
+}
+
+func (r *reader) errorf(format string, args ...any) error { return r.s.errorf(format, args...) }
+
+func (r *reader) readTop() error {
+	s := r.s
+	s.section = "top level"
+	if err := s.expect('{', "'{' starting the snapshot object"); err != nil {
+		return err
+	}
+	first := true
+	for {
+		c, ok := s.skipSpace()
+		if !ok {
+			return s.unexpectedEnd("a key or '}'")
+		}
+		if c == '}' {
+			s.pos++
+			break
+		}
+		if !first {
+			if err := s.expect(',', "',' between sections"); err != nil {
+				return err
+			}
+		}
+		first = false
+		kb, err := s.readString()
+		if err != nil {
+			return err
+		}
+		key := string(kb)
+		if err := s.expect(':', "':' after a key"); err != nil {
+			return err
+		}
+		s.section = key
+		if key != "snapshot" && r.hdr == nil {
+			return r.errorf("section %q before the snapshot header", key)
+		}
+		if err := r.section(key); err != nil {
+			return err
+		}
+		s.section = "top level"
+	}
+	if c, ok := s.skipSpace(); ok {
+		return r.errorf("unexpected %s after the snapshot object", quoteByte(c))
+	}
+	if s.readErr != nil {
+		return r.errorf("reading input: %v", s.readErr)
+	}
+	return r.finish()
+}
+
+func (r *reader) section(key string) error {
+	switch key {
+	case "snapshot":
+		return r.readHeader()
+	case "nodes":
+		return r.readNodes()
+	case "edges":
+		return r.readEdges()
+	case "strings":
+		return r.readStrings()
+	case "locations":
+		return r.readLocations()
+	case "trace_function_infos":
+		return r.readTraceFunctions()
+	case "trace_tree":
+		return r.readTraceTree()
+	case "samples":
+		return r.readSamples()
+	}
+	return r.readOther(key)
+}
+
+// headerLimit caps snapshot.meta; real ones are about 1 KB.
+const headerLimit = 16 << 20
+
+func (r *reader) readHeader() error {
+	if r.hdr != nil {
+		return r.errorf("second snapshot header")
+	}
+	start := r.s.offset()
+	var raw []byte
+	if err := r.s.skipValue(&raw, headerLimit); err != nil {
+		return err
+	}
+	h := &header{}
+	if err := json.Unmarshal(raw, h); err != nil {
+		return &FormatError{File: r.s.file, Section: "snapshot", Offset: start, Msg: "malformed header: " + err.Error()}
+	}
+	var top struct {
+		Meta map[string]json.RawMessage `json:"meta"`
+	}
+	_ = json.Unmarshal(raw, &top)
+	r.metaRaw = top.Meta
+	r.hdr = h
+	hdrErr := func(msg string, args ...any) error {
+		return &FormatError{File: r.s.file, Section: "snapshot", Offset: start, Msg: fmt.Sprintf(msg, args...)}
+	}
+	if h.NodeCount == nil || h.EdgeCount == nil {
+		return hdrErr("header lacks node_count or edge_count")
+	}
+	if *h.NodeCount < 0 || *h.EdgeCount < 0 {
+		return hdrErr("negative node_count %d or edge_count %d", *h.NodeCount, *h.EdgeCount)
+	}
+	g := r.g
+	g.Meta = append(g.Meta, model.KV{Key: "format", Value: "v8.heapsnapshot"}, model.KV{Key: "producer", Value: "V8"})
+
+	// Node fields and types.
+	m := &h.Meta
+	r.nodeF = len(m.NodeFields)
+	roles, err := fieldRoles(m.NodeFields, map[string]uint8{
+		"type": roleType, "name": roleName, "id": roleID, "self_size": roleSize,
+		"edge_count": roleEdgeCount, "trace_node_id": roleTraceNode, "detachedness": roleDetachedness,
+	}, []string{"type", "name", "id", "self_size", "edge_count"})
+	if err != nil {
+		return hdrErr("meta.node_fields: %v", err)
+	}
+	typeNames, err := typeList(m.NodeTypes, m.NodeFields, "type")
+	if err != nil {
+		return hdrErr("meta.node_types: %v", err)
+	}
+	for _, t := range typeNames {
+		if _, err := g.AddNodeType(model.NodeType{Namespace: Namespace, Name: t, Category: nodeCategory(t)}); err != nil {
+			return hdrErr("%v", err)
+		}
+	}
+	if len(g.NodeTypes) != len(typeNames) {
+		return hdrErr("meta.node_types lists a type twice")
+	}
+	ignored := []string{}
+	for i, f := range m.NodeFields {
+		if roles[i] == roleIgnore {
+			ignored = append(ignored, f)
+		}
+	}
+	if len(ignored) > 0 {
+		g.Meta = append(g.Meta, model.KV{Key: "v8:ignored_node_fields", Value: strings.Join(ignored, ",")})
+	}
+
+	// Edge fields and types.
+	eroles, err := fieldRoles(m.EdgeFields, map[string]uint8{
+		"type": roleType, "name_or_index": roleName, "to_node": roleTo,
+	}, []string{"type", "name_or_index", "to_node"})
+	if err != nil {
+		return hdrErr("meta.edge_fields: %v", err)
+	}
+	etypes, err := typeList(m.EdgeTypes, m.EdgeFields, "type")
+	if err != nil {
+		return hdrErr("meta.edge_types: %v", err)
+	}
+	r.internal = -1
+	for i, t := range etypes {
+		if _, err := g.AddEdgeType(edgeType(t)); err != nil {
+			return hdrErr("%v", err)
+		}
+		if t == "internal" {
+			r.internal = i
+		}
+	}
+	if len(g.EdgeTypes) != len(etypes) {
+		return hdrErr("meta.edge_types lists a type twice")
+	}
+	// The WeakMap table->value edge gets a type of its own (see markEphemerons).
+	eph := edgeType("internal")
+	eph.Strength = model.Ephemeron
+	g.EdgeTypes = append(g.EdgeTypes, eph)
+	r.ephemeron = uint8(len(g.EdgeTypes) - 1)
+	if len(g.EdgeTypes) > 256 {
+		return hdrErr("too many edge types (%d)", len(etypes))
+	}
+
+	// Counts: refuse ones the input cannot hold before allocating anything.
+	nc, ec := uint64(*h.NodeCount), uint64(*h.EdgeCount)
+	if nc > r.bound/uint64(2*r.nodeF) || nc > 1<<31-1 {
+		return hdrErr("node_count %d cannot fit in an input of at most %d bytes", nc, r.bound)
+	}
+	if ec > r.bound/uint64(2*len(m.EdgeFields)) || ec > 1<<32-1 {
+		return hdrErr("edge_count %d cannot fit in an input of at most %d bytes", ec, r.bound)
+	}
+	// trace_node_id is only meaningful with an allocation trace; without one
+	// (trace_function_count 0, the default) the column would be all zeros
+	// and cost 4 bytes a node, so it is not kept.
+	keepTrace := h.TraceFunctionCount != nil && *h.TraceFunctionCount > 0
+	detach, trace := false, false
+	for i, ro := range roles {
+		if ro == roleTraceNode && !keepTrace {
+			roles[i] = roleIgnore
+			ro = roleIgnore
+		}
+		detach = detach || ro == roleDetachedness
+		trace = trace || ro == roleTraceNode
+	}
+	r.nodes = &nodeSink{g: g, fields: uint64(r.nodeF), roles: roles, claim: nc, ntypes: int64(len(typeNames)), detach: detach, trace: trace}
+	r.nodes.grow(initialCap(nc, r.bound/uint64(2*r.nodeF)) * uint64(r.nodeF))
+	r.edges = &edgeSink{g: g, fields: uint64(len(m.EdgeFields)), roles: eroles, claim: ec, nodeF: int64(r.nodeF), nodes: int64(nc), etypes: int64(len(etypes))}
+	r.edges.grow(initialCap(ec, r.bound/uint64(2*len(m.EdgeFields))) * uint64(len(m.EdgeFields)))
+
+	g.Meta = append(g.Meta,
+		model.KV{Key: "v8:node_fields", Value: strings.Join(m.NodeFields, ",")},
+		model.KV{Key: "v8:edge_fields", Value: strings.Join(m.EdgeFields, ",")},
+	)
+	if h.TraceFunctionCount != nil {
+		g.Meta = append(g.Meta, model.KV{Key: "v8:trace_function_count", Value: strconv.FormatInt(*h.TraceFunctionCount, 10)})
+	}
+	if h.ExtraNativeBytes != nil {
+		g.Meta = append(g.Meta, model.KV{Key: "v8:extra_native_bytes", Value: strconv.FormatInt(*h.ExtraNativeBytes, 10)})
+	}
+	if h.RootIndex != nil {
+		ri := *h.RootIndex
+		if ri < 0 || ri%int64(r.nodeF) != 0 || uint64(ri/int64(r.nodeF)) >= nc {
+			return hdrErr("root_index %d is not the start of a node", ri)
+		}
+		g.Root = model.NodeIndex(ri / int64(r.nodeF))
+	}
+	return nil
+}
+
+// fieldRoles maps field names to roles and checks the required ones exist.
+func fieldRoles(fields []string, known map[string]uint8, required []string) ([]uint8, error) {
+	roles := make([]uint8, len(fields))
+	seen := map[string]bool{}
+	for i, f := range fields {
+		if seen[f] {
+			return nil, fmt.Errorf("field %q listed twice", f)
+		}
+		seen[f] = true
+		roles[i] = known[f]
+	}
+	for _, f := range required {
+		if !seen[f] {
+			return nil, fmt.Errorf("missing field %q in %v", f, fields)
+		}
+	}
+	return roles, nil
+}
+
+// typeList extracts the enum of the field named field: meta's *_types
+// array holds, at that field's position, the list of type names.
+func typeList(types []json.RawMessage, fields []string, field string) ([]string, error) {
+	for i, f := range fields {
+		if f != field {
+			continue
+		}
+		if i >= len(types) {
+			return nil, fmt.Errorf("no entry for field %q", field)
+		}
+		var names []string
+		if err := json.Unmarshal(types[i], &names); err != nil {
+			return nil, fmt.Errorf("entry for %q is not a list of names", field)
+		}
+		return names, nil
+	}
+	return nil, fmt.Errorf("no field %q", field)
+}
+
+// nodeCategory maps V8's node types to the neutral vocabulary.
+func nodeCategory(t string) model.Category {
+	switch t {
+	case "hidden":
+		return model.CatInternal
+	case "array":
+		return model.CatArray
+	case "string":
+		return model.CatString
+	case "object":
+		return model.CatObject
+	case "code":
+		return model.CatCode
+	case "closure":
+		return model.CatClosure
+	case "regexp":
+		return model.CatRegExp
+	case "number":
+		return model.CatHeapNumber
+	case "native":
+		return model.CatNative
+	case "synthetic":
+		return model.CatSynthetic
+	case "concatenated string":
+		return model.CatConsString
+	case "sliced string":
+		return model.CatSlicedString
+	case "symbol":
+		return model.CatSymbol
+	case "bigint":
+		return model.CatBigInt
+	case "object shape":
+		return model.CatShape
+	case "wasm object":
+		return model.CatObject
+	}
+	return model.CatOther
+}
+
+// edgeType maps V8's edge types to the neutral vocabulary. element and
+// hidden edges carry an index; every other type, weak included, carries a
+// string (V8's serializer and DevTools agree on this).
+func edgeType(t string) model.EdgeType {
+	et := model.EdgeType{Namespace: Namespace, Name: t}
+	switch t {
+	case "context":
+		et.Category = model.EdgeContext
+	case "element":
+		et.Category, et.Indexed = model.EdgeElement, true
+	case "property":
+		et.Category = model.EdgeProperty
+	case "internal":
+		et.Category = model.EdgeInternal
+	case "hidden":
+		et.Category, et.Indexed = model.EdgeInternal, true
+	case "shortcut":
+		et.Strength = model.Shortcut
+	case "weak":
+		et.Category, et.Strength = model.EdgeInternal, model.Weak
+	}
+	return et
+}
+
+func (r *reader) readNodes() error {
+	if r.haveNodes {
+		return r.errorf("second nodes section")
+	}
+	r.haveNodes = true
+	if err := r.s.expect('[', "'[' starting the nodes array"); err != nil {
+		return err
+	}
+	start := r.s.offset()
+	n, err := r.p.numberArray(r.s, r.nodes, true)
+	if err != nil {
+		return err
+	}
+	want := r.nodes.claim * r.nodes.fields
+	if n != want {
+		return &FormatError{File: r.s.file, Section: "nodes", Offset: start,
+			Msg: fmt.Sprintf("nodes array holds %d numbers, header says %d nodes × %d fields = %d", n, r.nodes.claim, r.nodes.fields, want)}
+	}
+	// edge_count per node -> CSR offsets.
+	fe := r.g.Nodes.FirstEdge
+	var sum uint64
+	for i := 1; i < len(fe); i++ {
+		sum += uint64(fe[i])
+		if sum > 1<<32-1 {
+			break
+		}
+		fe[i] = uint32(sum)
+	}
+	if sum != r.edges.claim {
+		return &FormatError{File: r.s.file, Section: "nodes", Offset: start,
+			Msg: fmt.Sprintf("node edge_counts add up to %d, header says edge_count %d", sum, r.edges.claim)}
+	}
+	return nil
+}
+
+func (r *reader) readEdges() error {
+	if r.haveEdges {
+		return r.errorf("second edges section")
+	}
+	r.haveEdges = true
+	if err := r.s.expect('[', "'[' starting the edges array"); err != nil {
+		return err
+	}
+	start := r.s.offset()
+	n, err := r.p.numberArray(r.s, r.edges, true)
+	if err != nil {
+		return err
+	}
+	if want := r.edges.claim * r.edges.fields; n != want {
+		return &FormatError{File: r.s.file, Section: "edges", Offset: start,
+			Msg: fmt.Sprintf("edges array holds %d numbers, header says %d edges × %d fields = %d", n, r.edges.claim, r.edges.fields, want)}
+	}
+	return nil
+}
+
+func (r *reader) readStrings() error {
+	if r.haveStrs {
+		return r.errorf("second strings section")
+	}
+	r.haveStrs = true
+	s := r.s
+	if err := s.expect('[', "'[' starting the strings array"); err != nil {
+		return err
+	}
+	if c, ok := s.skipSpace(); ok && c == ']' {
+		s.pos++
+		return nil
+	}
+	for {
+		b, err := s.readString()
+		if err != nil {
+			return err
+		}
+		r.g.Strings.Add(b)
+		c, ok := s.skipSpace()
+		if !ok {
+			return s.unexpectedEnd("',' or ']' in strings")
+		}
+		s.pos++
+		if c == ']' {
+			return nil
+		}
+		if c != ',' {
+			s.pos--
+			return r.errorf("expected ',' or ']' in strings, found %s", quoteByte(c))
+		}
+	}
+}
+
+// table reads a small numeric section sequentially and returns its values.
+func (r *reader) table() ([]int64, error) {
+	if err := r.s.expect('[', "'['"); err != nil {
+		return nil, err
+	}
+	t := &tableSink{limit: r.bound / 2}
+	if _, err := r.p.numberArray(r.s, t, false); err != nil {
+		return nil, err
+	}
+	return t.vals, nil
+}
+
+// metaFields returns meta[key] as a list of field names, or nil.
+func (r *reader) metaFields(key string) []string {
+	var f []string
+	if raw, ok := r.metaRaw[key]; ok {
+		_ = json.Unmarshal(raw, &f)
+	}
+	return f
+}
+
+// fieldIndex returns the positions of names in fields (-1 when absent).
+func fieldIndex(fields []string, names ...string) []int {
+	idx := make([]int, len(names))
+	for i, n := range names {
+		idx[i] = -1
+		for j, f := range fields {
+			if f == n {
+				idx[i] = j
+			}
+		}
+	}
+	return idx
+}
+
+func (r *reader) records(key, metaKey string) ([]int64, []string, error) {
+	start := r.s.offset()
+	vals, err := r.table()
+	if err != nil {
+		return nil, nil, err
+	}
+	fields := r.metaFields(metaKey)
+	if len(vals) > 0 && (len(fields) == 0 || len(vals)%len(fields) != 0) {
+		return nil, nil, &FormatError{File: r.s.file, Section: key, Offset: start,
+			Msg: fmt.Sprintf("%d numbers do not form records of meta.%s %v", len(vals), metaKey, fields)}
+	}
+	return vals, fields, nil
+}
+
+// readLocations reads the allocation sites straight into Graph.Locations
+// (a locationSink), not through a table: Chrome writes one per object and
+// closure, millions in a big snapshot.
+func (r *reader) readLocations() error {
+	s := r.s
+	fields := r.metaFields("location_fields")
+	ix := fieldIndex(fields, "object_index", "script_id", "line", "column")
+	if err := s.expect('[', "'[' starting locations"); err != nil {
+		return err
+	}
+	start := s.offset()
+	if ix[0] < 0 {
+		if c, ok := s.skipSpace(); ok && c == ']' {
+			s.pos++
+			return nil
+		}
+		return &FormatError{File: s.file, Section: "locations", Offset: start, Msg: "meta.location_fields lacks object_index"}
+	}
+	// Chrome and Node write a location per object and closure: reserve that
+	// many up front. Capacity that is never written is never faulted in,
+	// while growing by doubling would leave the old copies as garbage.
+	var objects int
+	for _, t := range r.g.Nodes.Type {
+		if c := r.g.NodeTypes[t].Category; c == model.CatObject || c == model.CatClosure {
+			objects++
+		}
+	}
+	ls := &locationSink{locs: model.Alloc[model.Location](objects)[:0], fields: uint64(len(fields)), ix: ix, nodeF: int64(r.nodeF), nodes: int64(len(r.g.Nodes.ID)), limit: r.bound / 2}
+	n, err := r.p.numberArray(s, ls, false)
+	if err != nil {
+		return err
+	}
+	if n%ls.fields != 0 {
+		return &FormatError{File: s.file, Section: "locations", Offset: start,
+			Msg: fmt.Sprintf("%d numbers do not form records of meta.location_fields %v", n, fields)}
+	}
+	r.g.Locations = ls.locs
+	return nil
+}
+
+func (r *reader) trace() *model.AllocationTrace {
+	if r.g.Trace == nil {
+		r.g.Trace = &model.AllocationTrace{}
+	}
+	return r.g.Trace
+}
+
+func (r *reader) readTraceFunctions() error {
+	vals, fields, err := r.records("trace_function_infos", "trace_function_info_fields")
+	if err != nil || len(vals) == 0 {
+		return err
+	}
+	ix := fieldIndex(fields, "function_id", "name", "script_name", "script_id", "line", "column")
+	nf := len(fields)
+	t := r.trace()
+	get := func(rec []int64, i int) int64 {
+		if i < 0 {
+			return -1
+		}
+		return rec[i]
+	}
+	for i := 0; i+nf <= len(vals); i += nf {
+		rec := vals[i : i+nf]
+		t.Functions = append(t.Functions, model.TraceFunction{
+			ID: uint64(get(rec, ix[0])), Name: uint32(get(rec, ix[1])), ScriptName: uint32(get(rec, ix[2])),
+			ScriptID: uint32(get(rec, ix[3])), Line: int32(get(rec, ix[4])), Column: int32(get(rec, ix[5])),
+		})
+	}
+	return nil
+}
+
+func (r *reader) readSamples() error {
+	vals, fields, err := r.records("samples", "sample_fields")
+	if err != nil || len(vals) == 0 {
+		return err
+	}
+	ix := fieldIndex(fields, "timestamp_us", "last_assigned_id")
+	nf := len(fields)
+	t := r.trace()
+	for i := 0; i+nf <= len(vals); i += nf {
+		var smp model.TraceSample
+		if ix[0] >= 0 {
+			smp.TimestampMicros = uint64(vals[i+ix[0]])
+		}
+		if ix[1] >= 0 {
+			smp.LastAssignedID = uint64(vals[i+ix[1]])
+		}
+		t.Samples = append(t.Samples, smp)
+	}
+	r.samples = true
+	return nil
+}
+
+// readTraceTree reads the nested allocation tree: each node is
+// [id, function_info_index, count, size, [children...]] flattened in its
+// parent's children array. An explicit stack keeps deep trees off the Go
+// stack.
+func (r *reader) readTraceTree() error {
+	s := r.s
+	fields := r.metaFields("trace_node_fields")
+	ix := fieldIndex(fields, "id", "function_info_index", "count", "size", "children")
+	if err := s.expect('[', "'[' starting trace_tree"); err != nil {
+		return err
+	}
+	if len(fields) == 0 || ix[4] < 0 {
+		// Without a layout the tree cannot be interpreted: skip it.
+		s.pos--
+		return s.skipValue(nil, 0)
+	}
+	nf := len(fields)
+	type frame struct {
+		parent int32
+		field  int
+		rec    []int64
+	}
+	stack := []frame{{parent: -1}}
+	var tree []model.TraceNode
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		c, ok := s.skipSpace()
+		if !ok {
+			return s.unexpectedEnd("trace_tree")
+		}
+		switch {
+		case c == ',':
+			s.pos++
+		case c == ']':
+			s.pos++
+			if top.field != 0 {
+				return r.errorf("trace_tree record cut short")
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				stack[len(stack)-1].field++
+				if stack[len(stack)-1].field == nf {
+					stack[len(stack)-1].field = 0
+				}
+			}
+		case c == '[':
+			if top.field != ix[4] {
+				return r.errorf("unexpected '[' in trace_tree field %d", top.field)
+			}
+			s.pos++
+			stack = append(stack, frame{parent: int32(len(tree) - 1)})
+		default:
+			v, err := r.readInt()
+			if err != nil {
+				return err
+			}
+			if top.field == ix[4] {
+				return r.errorf("trace_tree children must be an array")
+			}
+			if top.field == 0 {
+				tree = append(tree, model.TraceNode{Parent: top.parent})
+			}
+			nd := &tree[len(tree)-1]
+			switch top.field {
+			case ix[0]:
+				nd.ID = uint32(v)
+			case ix[1]:
+				nd.Function = uint32(v)
+			case ix[2]:
+				nd.Count = uint64(v)
+			case ix[3]:
+				nd.Size = uint64(v)
+			}
+			top.field++
+		}
+	}
+	if len(tree) > 0 {
+		r.trace().Tree = tree
+	}
+	return nil
+}
+
+func (r *reader) readInt() (int64, error) {
+	s := r.s
+	var b [24]byte
+	n := 0
+	for s.fill() && isScalarByte(s.buf[s.pos]) && n < len(b) {
+		b[n] = s.buf[s.pos]
+		n++
+		s.pos++
+	}
+	v, err := strconv.ParseInt(string(b[:n]), 10, 64)
+	if err != nil {
+		return 0, r.errorf("expected an integer, found %q", b[:n])
+	}
+	return v, nil
+}
+
+// readOther keeps an unknown section that is an array of integers (with
+// its meta.<name>_fields layout when there is one) and skips anything else.
+func (r *reader) readOther(key string) error {
+	s := r.s
+	c, ok := s.skipSpace()
+	if !ok {
+		return s.unexpectedEnd("a value")
+	}
+	if c == '[' {
+		// Peek at the first element: numbers are kept, anything else skipped.
+		if s.ensure(2) {
+			i := s.pos + 1
+			for i < s.end && (s.buf[i] == ' ' || s.buf[i] == '\n' || s.buf[i] == '\r' || s.buf[i] == '\t') {
+				i++
+			}
+			if i < s.end && (s.buf[i]-'0' <= 9 || s.buf[i] == '-') {
+				vals, err := r.table()
+				if err != nil {
+					return err
+				}
+				name := strings.TrimSuffix(key, "s")
+				r.g.Sections = append(r.g.Sections, model.Section{Name: key, Fields: r.metaFields(name + "_fields"), Values: vals})
+				return nil
+			}
+		}
+	}
+	r.g.Meta = append(r.g.Meta, model.KV{Key: "v8:skipped_section", Value: key})
+	return s.skipValue(nil, 0)
+}
+
+// weakMapTableID recognizes the name V8 gives both edges of a WeakMap
+// entry, "<i> / part of key (<K> @<id>) -> value (<V> @<id>) pair in
+// WeakMap (table @<id>)", and returns the table's id.
+func weakMapTableID(s string) (uint64, bool) {
+	const tail = " pair in WeakMap (table @"
+	if !strings.HasSuffix(s, ")") {
+		return 0, false
+	}
+	i := strings.LastIndex(s, tail)
+	if i < 0 || !strings.Contains(s[:i], " / part of key (") || !strings.Contains(s[:i], ") -> value (") {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(s[i+len(tail):len(s)-1], 10, 64)
+	return id, err == nil
+}
+
+// finish checks that every required section was present, classifies the
+// WeakMap table->value edges as ephemerons and validates the graph.
+func (r *reader) finish() error {
+	fail := func(msg string, args ...any) error {
+		return &FormatError{File: r.s.file, Section: "", Offset: -1, Msg: fmt.Sprintf(msg, args...)}
+	}
+	if r.hdr == nil {
+		return fail("no snapshot header")
+	}
+	if !r.haveNodes || !r.haveEdges || !r.haveStrs {
+		return fail("missing section: nodes %v, edges %v, strings %v", r.haveNodes, r.haveEdges, r.haveStrs)
+	}
+	g := r.g
+	if r.samples {
+		g.Meta[0].Value = "v8.heaptimeline"
+	}
+	if r.internal >= 0 {
+		r.markEphemerons()
+	}
+	if err := g.Validate(); err != nil {
+		return fail("%v", err)
+	}
+	return nil
+}
+
+// markEphemerons gives the table->value edge of each WeakMap entry the
+// ephemeron type: V8 writes two internal edges per entry, one from the
+// table and one from the key, and only the key's keeps the value alive
+// (DevTools ignores the table's when computing dominators).
+func (r *reader) markEphemerons() {
+	g := r.g
+	table := map[model.StringID]uint64{}
+	for i := 0; i < g.Strings.Len(); i++ {
+		if id, ok := weakMapTableID(g.Strings.At(model.StringID(i))); ok {
+			table[model.StringID(i)] = id
+		}
+	}
+	if len(table) == 0 {
+		return
+	}
+	internal := uint8(r.internal)
+	fe := g.Nodes.FirstEdge
+	for n := 0; n+1 < len(fe); n++ {
+		for e := fe[n]; e < fe[n+1]; e++ {
+			if g.Edges.Type[e] != internal {
+				continue
+			}
+			if id, ok := table[g.Edges.Name[e]]; ok && id == g.Nodes.ID[n] {
+				g.Edges.Type[e] = r.ephemeron
+			}
+		}
+	}
+}

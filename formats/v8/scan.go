@@ -1,0 +1,359 @@
+package v8
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// blockSize is the unit of reading: the scanner's buffer and the blocks the
+// number-array pipeline hands to its workers.
+const blockSize = 1 << 20
+
+// scanner is a minimal streaming JSON tokenizer over an io.Reader. It keeps
+// one block of input in memory, so a snapshot of any size is read with a
+// constant buffer; the hot numeric arrays bypass it (see numbers.go).
+type scanner struct {
+	r       io.Reader
+	buf     []byte
+	pos     int
+	end     int
+	base    int64 // stream offset of buf[0]
+	eof     bool
+	readErr error
+	file    string
+	section string
+	scratch []byte
+}
+
+func newScanner(r io.Reader, file string) *scanner {
+	return &scanner{r: r, buf: make([]byte, blockSize), file: file}
+}
+
+// offset is the stream offset of the next unread byte.
+func (s *scanner) offset() int64 { return s.base + int64(s.pos) }
+
+func (s *scanner) errorf(format string, args ...any) error {
+	return &FormatError{File: s.file, Section: s.section, Offset: s.offset(), Msg: fmt.Sprintf(format, args...)}
+}
+
+// fill makes sure at least one unread byte is buffered; it reports false at
+// end of input.
+func (s *scanner) fill() bool {
+	if s.pos < s.end {
+		return true
+	}
+	if s.eof {
+		return false
+	}
+	s.base += int64(s.end)
+	s.pos, s.end = 0, 0
+	for s.end == 0 {
+		n, err := s.r.Read(s.buf)
+		s.end = n
+		if err != nil {
+			s.eof = true
+			if err != io.EOF {
+				s.readErr = err
+			}
+			break
+		}
+	}
+	return s.end > 0
+}
+
+// unexpectedEnd describes running out of input, distinguishing I/O and
+// decompression errors from plain truncation.
+func (s *scanner) unexpectedEnd(what string) error {
+	if s.readErr != nil {
+		return s.errorf("reading input while expecting %s: %v", what, s.readErr)
+	}
+	return s.errorf("unexpected end of input, expected %s (truncated file?)", what)
+}
+
+// ensure makes at least n unread bytes available, compacting the buffer; it
+// reports false if the input ends first.
+func (s *scanner) ensure(n int) bool {
+	for s.end-s.pos < n {
+		if s.eof {
+			return false
+		}
+		copy(s.buf, s.buf[s.pos:s.end])
+		s.base += int64(s.pos)
+		s.end -= s.pos
+		s.pos = 0
+		m, err := s.r.Read(s.buf[s.end:])
+		s.end += m
+		if err != nil {
+			s.eof = true
+			if err != io.EOF {
+				s.readErr = err
+			}
+		}
+	}
+	return true
+}
+
+// skipSpace advances past JSON whitespace and returns the next byte without
+// consuming it.
+func (s *scanner) skipSpace() (byte, bool) {
+	for s.fill() {
+		c := s.buf[s.pos]
+		if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			return c, true
+		}
+		s.pos++
+	}
+	return 0, false
+}
+
+// expect consumes the byte c after optional whitespace.
+func (s *scanner) expect(c byte, what string) error {
+	got, ok := s.skipSpace()
+	if !ok {
+		return s.unexpectedEnd(what)
+	}
+	if got != c {
+		return s.errorf("expected %s, found %s", what, quoteByte(got))
+	}
+	s.pos++
+	return nil
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return fmt.Sprintf("%q", rune(c))
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+// readString reads a JSON string and returns its decoded bytes. The result
+// aliases a scratch buffer valid until the next call. Lone UTF-16
+// surrogates (which V8 writes for broken strings) are kept as WTF-8 so the
+// exact text can be written back.
+func (s *scanner) readString() ([]byte, error) {
+	if err := s.expect('"', "a string"); err != nil {
+		return nil, err
+	}
+	out := s.scratch[:0]
+	for {
+		if !s.fill() {
+			return nil, s.unexpectedEnd("the end of a string")
+		}
+		chunk := s.buf[s.pos:s.end]
+		i := indexQuoteOrEscape(chunk)
+		if i < 0 {
+			out = append(out, chunk...)
+			s.pos = s.end
+			continue
+		}
+		out = append(out, chunk[:i]...)
+		s.pos += i
+		if chunk[i] == '"' {
+			s.pos++
+			s.scratch = out
+			return out, nil
+		}
+		// Backslash escape.
+		s.pos++
+		var err error
+		out, err = s.readEscape(out)
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// indexQuoteOrEscape returns the index of the first '"' or '\\' in b, or -1.
+func indexQuoteOrEscape(b []byte) int {
+	q := bytes.IndexByte(b, '"')
+	if q < 0 {
+		q = len(b)
+	}
+	e := bytes.IndexByte(b[:q], '\\')
+	if e >= 0 {
+		return e
+	}
+	if q == len(b) {
+		return -1
+	}
+	return q
+}
+
+func (s *scanner) next() (byte, bool) {
+	if !s.fill() {
+		return 0, false
+	}
+	c := s.buf[s.pos]
+	s.pos++
+	return c, true
+}
+
+func (s *scanner) readEscape(out []byte) ([]byte, error) {
+	c, ok := s.next()
+	if !ok {
+		return nil, s.unexpectedEnd("an escape sequence")
+	}
+	switch c {
+	case '"', '\\', '/':
+		return append(out, c), nil
+	case 'b':
+		return append(out, '\b'), nil
+	case 'f':
+		return append(out, '\f'), nil
+	case 'n':
+		return append(out, '\n'), nil
+	case 'r':
+		return append(out, '\r'), nil
+	case 't':
+		return append(out, '\t'), nil
+	case 'u':
+		r, err := s.readHex4()
+		if err != nil {
+			return nil, err
+		}
+		if r >= 0xD800 && r < 0xDC00 && s.ensure(6) && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
+			// A high surrogate followed by another \u escape: a pair if
+			// that one is a low surrogate.
+			save := s.pos
+			s.pos += 2
+			r2, err := s.readHex4()
+			if err != nil {
+				return nil, err
+			}
+			if r2 >= 0xDC00 && r2 < 0xE000 {
+				return utf8.AppendRune(out, (r-0xD800)<<10|(r2-0xDC00)+0x10000), nil
+			}
+			s.pos = save
+		}
+		return s.appendCodeUnit(out, r), nil
+	}
+	return nil, s.errorf("invalid escape \\%c in string", c)
+}
+
+func (s *scanner) appendCodeUnit(out []byte, r rune) []byte {
+	if r >= 0xD800 && r < 0xE000 {
+		return appendWTF8(out, r)
+	}
+	return utf8.AppendRune(out, r)
+}
+
+// appendWTF8 encodes a lone surrogate as the 3-byte sequence UTF-8 would use
+// if surrogates were allowed (WTF-8), instead of losing it to U+FFFD.
+func appendWTF8(out []byte, r rune) []byte {
+	return append(out, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+}
+
+func (s *scanner) readHex4() (rune, error) {
+	var r rune
+	for i := 0; i < 4; i++ {
+		c, ok := s.next()
+		if !ok {
+			return 0, s.unexpectedEnd("a \\u escape")
+		}
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, s.errorf("invalid hex digit %s in \\u escape", quoteByte(c))
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, nil
+}
+
+// skipValue skips one JSON value of any shape without materializing it. It
+// is iterative, so deeply nested input cannot exhaust the stack. When keep
+// is non-nil the raw bytes are appended to it, up to limit bytes.
+func (s *scanner) skipValue(keep *[]byte, limit int) error {
+	depth := 0
+	for {
+		c, ok := s.skipSpace()
+		if !ok {
+			return s.unexpectedEnd("a value")
+		}
+		start := s.pos
+		switch {
+		case c == '{' || c == '[':
+			depth++
+			s.pos++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return s.errorf("unexpected %s", quoteByte(c))
+			}
+			depth--
+			s.pos++
+		case c == ',' || c == ':':
+			if depth == 0 {
+				return s.errorf("unexpected %s", quoteByte(c))
+			}
+			s.pos++
+		case c == '"':
+			if keep != nil {
+				// Keep the raw text: re-encode the decoded string.
+				b, err := s.readString()
+				if err != nil {
+					return err
+				}
+				*keep = appendJSONString(*keep, b)
+				if len(*keep) > limit {
+					return s.errorf("value longer than %d bytes", limit)
+				}
+				if depth == 0 {
+					return nil
+				}
+				continue
+			}
+			if _, err := s.readString(); err != nil {
+				return err
+			}
+		default:
+			// A number or a literal: consume its characters.
+			if !isScalarByte(c) {
+				return s.errorf("unexpected %s", quoteByte(c))
+			}
+			for s.fill() && isScalarByte(s.buf[s.pos]) {
+				if keep != nil {
+					*keep = append(*keep, s.buf[s.pos])
+				}
+				s.pos++
+			}
+			start = -1
+		}
+		if keep != nil && start >= 0 && s.pos > start {
+			*keep = append(*keep, s.buf[start:s.pos]...)
+			if len(*keep) > limit {
+				return s.errorf("value longer than %d bytes", limit)
+			}
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+func isScalarByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '+' || c == '.'
+}
+
+// appendJSONString appends b as a JSON string literal.
+func appendJSONString(dst, b []byte) []byte {
+	dst = append(dst, '"')
+	for _, c := range b {
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, fmt.Sprintf(`\u%04x`, c)...)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}

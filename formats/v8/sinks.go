@@ -1,0 +1,271 @@
+package v8
+
+import (
+	"fmt"
+
+	"github.com/heapx/heapx/model"
+)
+
+// Roles of node and edge fields, resolved once from snapshot.meta so the
+// hot loops switch on a small integer instead of comparing names.
+const (
+	roleIgnore = iota
+	roleType
+	roleName
+	roleID
+	roleSize
+	roleEdgeCount
+	roleTraceNode
+	roleDetachedness
+	roleTo
+)
+
+// initialCap bounds the first allocation of a column to what the input can
+// really hold, so a header claiming 10^12 nodes costs nothing until the
+// numbers arrive.
+func initialCap(claimed, bound uint64) uint64 {
+	if bound < claimed {
+		return bound
+	}
+	return claimed
+}
+
+func growLen(cur, need, max uint64) uint64 {
+	n := cur * 2
+	if n < need {
+		n = need
+	}
+	if n < 1024 {
+		n = 1024
+	}
+	if n > max {
+		n = max
+	}
+	return n
+}
+
+// resize returns s copied into a new column of length n (model.Alloc, so
+// the new memory is neither cleared twice nor faulted in 4 KB pages).
+func resize[T any](s []T, n uint64) []T {
+	t := model.Alloc[T](int(n))
+	copy(t, s)
+	return t
+}
+
+// nodeSink writes the nodes array into the graph's node columns. The
+// edge_count field goes to FirstEdge[n+1] and is prefix-summed afterwards.
+type nodeSink struct {
+	g      *model.Graph
+	fields uint64
+	roles  []uint8
+	claim  uint64 // node_count from the header
+	have   uint64 // nodes the columns can hold
+	ntypes int64
+	detach bool
+	trace  bool
+}
+
+func (s *nodeSink) reserve(n uint64) (bool, error) {
+	if n > s.claim*s.fields {
+		return false, fmt.Errorf("nodes array holds more than snapshot.node_count (%d) × %d fields numbers", s.claim, s.fields)
+	}
+	return n > s.have*s.fields, nil
+}
+
+func (s *nodeSink) grow(n uint64) {
+	c := growLen(s.have, (n+s.fields-1)/s.fields, s.claim)
+	g := s.g
+	g.Nodes.Type = resize(g.Nodes.Type, c)
+	g.Nodes.Name = resize(g.Nodes.Name, c)
+	g.Nodes.ID = resize(g.Nodes.ID, c)
+	g.Nodes.Size = resize(g.Nodes.Size, c)
+	g.Nodes.FirstEdge = resize(g.Nodes.FirstEdge, c+1)
+	if s.detach {
+		g.Detachedness = resize(g.Detachedness, c)
+	}
+	if s.trace {
+		g.TraceNodeID = resize(g.TraceNodeID, c)
+	}
+	s.have = c
+}
+
+func (s *nodeSink) put(k0 uint64, vals []int64) (int, error) {
+	g := s.g
+	n := k0 / s.fields
+	f := k0 % s.fields
+	nodes := &g.Nodes
+	for i, v := range vals {
+		switch s.roles[f] {
+		case roleType:
+			if v < 0 || v >= s.ntypes {
+				return i, fmt.Errorf("node %d: type %d is not one of the %d node types in meta", n, v, s.ntypes)
+			}
+			nodes.Type[n] = uint8(v)
+		case roleName:
+			if v < 0 || v > 1<<32-1 {
+				return i, fmt.Errorf("node %d: name %d is not a string index", n, v)
+			}
+			nodes.Name[n] = uint32(v)
+		case roleID:
+			if v < 0 {
+				return i, fmt.Errorf("node %d: negative id %d", n, v)
+			}
+			nodes.ID[n] = uint64(v)
+		case roleSize:
+			if v < 0 {
+				return i, fmt.Errorf("node %d: negative self_size %d", n, v)
+			}
+			nodes.Size[n] = uint64(v)
+		case roleEdgeCount:
+			if v < 0 || v > 1<<32-1 {
+				return i, fmt.Errorf("node %d: edge_count %d out of range", n, v)
+			}
+			nodes.FirstEdge[n+1] = uint32(v)
+		case roleTraceNode:
+			if v < 0 || v > 1<<32-1 {
+				return i, fmt.Errorf("node %d: trace_node_id %d out of range", n, v)
+			}
+			g.TraceNodeID[n] = uint32(v)
+		case roleDetachedness:
+			if v < 0 || v > 255 {
+				return i, fmt.Errorf("node %d: detachedness %d out of range", n, v)
+			}
+			g.Detachedness[n] = uint8(v)
+		}
+		f++
+		if f == s.fields {
+			f = 0
+			n++
+		}
+	}
+	return 0, nil
+}
+
+// edgeSink writes the edges array into the graph's edge columns, turning
+// to_node (an offset into the flat nodes array) into a node index.
+type edgeSink struct {
+	g      *model.Graph
+	fields uint64
+	roles  []uint8
+	claim  uint64
+	have   uint64
+	nodeF  int64 // node field count: to_node is a multiple of it
+	nodes  int64
+	etypes int64
+}
+
+func (s *edgeSink) reserve(n uint64) (bool, error) {
+	if n > s.claim*s.fields {
+		return false, fmt.Errorf("edges array holds more than snapshot.edge_count (%d) × %d fields numbers", s.claim, s.fields)
+	}
+	return n > s.have*s.fields, nil
+}
+
+func (s *edgeSink) grow(n uint64) {
+	c := growLen(s.have, (n+s.fields-1)/s.fields, s.claim)
+	e := &s.g.Edges
+	e.Type = resize(e.Type, c)
+	e.Name = resize(e.Name, c)
+	e.To = resize(e.To, c)
+	s.have = c
+}
+
+func (s *edgeSink) put(k0 uint64, vals []int64) (int, error) {
+	n := k0 / s.fields
+	f := k0 % s.fields
+	e := &s.g.Edges
+	for i, v := range vals {
+		switch s.roles[f] {
+		case roleType:
+			if v < 0 || v >= s.etypes {
+				return i, fmt.Errorf("edge %d: type %d is not one of the %d edge types in meta", n, v, s.etypes)
+			}
+			e.Type[n] = uint8(v)
+		case roleName:
+			if v < 0 || v > 1<<32-1 {
+				return i, fmt.Errorf("edge %d: name_or_index %d out of range", n, v)
+			}
+			e.Name[n] = uint32(v)
+		case roleTo:
+			if v < 0 || v%s.nodeF != 0 || v/s.nodeF >= s.nodes {
+				return i, fmt.Errorf("edge %d: to_node %d is not the start of one of the %d nodes (a multiple of %d below %d)", n, v, s.nodes, s.nodeF, s.nodes*s.nodeF)
+			}
+			e.To[n] = model.NodeIndex(v / s.nodeF)
+		}
+		f++
+		if f == s.fields {
+			f = 0
+			n++
+		}
+	}
+	return 0, nil
+}
+
+// tableSink collects a small numeric section in order (parsed sequentially).
+type tableSink struct {
+	vals  []int64
+	limit uint64
+}
+
+func (s *tableSink) reserve(n uint64) (bool, error) {
+	if n > s.limit {
+		return false, fmt.Errorf("section holds more numbers than the input can (%d)", s.limit)
+	}
+	return false, nil
+}
+
+func (s *tableSink) grow(uint64) {}
+
+func (s *tableSink) put(_ uint64, vals []int64) (int, error) {
+	s.vals = append(s.vals, vals...)
+	return 0, nil
+}
+
+// locationSink appends location records as they are parsed (sequentially).
+type locationSink struct {
+	fields uint64
+	ix     []int // positions of object_index, script_id, line, column
+	nodeF  int64
+	nodes  int64
+	limit  uint64
+	rec    [8]int64
+	f      uint64
+	locs   []model.Location
+}
+
+func (s *locationSink) reserve(n uint64) (bool, error) {
+	if n > s.limit {
+		return false, fmt.Errorf("locations hold more numbers than the input can (%d)", s.limit)
+	}
+	return false, nil
+}
+
+func (s *locationSink) grow(uint64) {}
+
+func (s *locationSink) put(_ uint64, vals []int64) (int, error) {
+	for i, v := range vals {
+		if s.f < uint64(len(s.rec)) {
+			s.rec[s.f] = v
+		}
+		s.f++
+		if s.f < s.fields {
+			continue
+		}
+		s.f = 0
+		oi := s.rec[s.ix[0]]
+		if oi < 0 || oi%s.nodeF != 0 || oi/s.nodeF >= s.nodes {
+			return i, fmt.Errorf("location %d: object_index %d is not the start of a node", len(s.locs), oi)
+		}
+		s.locs = model.Grow(s.locs, 1)
+		s.locs = append(s.locs, model.Location{Node: model.NodeIndex(oi / s.nodeF), ScriptID: s.get(1), Line: s.get(2), Column: s.get(3)})
+	}
+	return 0, nil
+}
+
+func (s *locationSink) get(i int) uint32 {
+	j := s.ix[i]
+	if j < 0 || j >= len(s.rec) || s.rec[j] < 0 {
+		return 0
+	}
+	return uint32(s.rec[j])
+}
