@@ -69,8 +69,16 @@ func ReadFile(path string, opt Options) (*model.Graph, error) {
 // Read reads a snapshot from r; name is used in error messages. Gzip input
 // is recognized by its magic bytes.
 func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
-	return read(r, -1, name, opt)
+	size := int64(-1)
+	if l, ok := r.(interface{ Len() int }); ok {
+		size = int64(l.Len())
+	}
+	return read(r, size, name, opt)
 }
+
+// unknownSizeCap is the most a column gets before data arrives when the
+// input size is unknown (a pipe, say): the header's counts only cap growth.
+const unknownSizeCap = 1 << 16
 
 // maxGzipRatio bounds how much a gzip stream can expand (deflate's limit is
 // about 1032:1), for sanity-checking header counts against compressed input.
@@ -84,8 +92,9 @@ func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, erro
 	head, _ := br.Peek(2)
 	var in io.Reader = br
 	bound := uint64(size) // upper bound of the uncompressed length
+	alloc := uint64(1 << 62)
 	if size < 0 {
-		bound = 1 << 62
+		bound, alloc = 1<<62, unknownSizeCap
 	}
 	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -97,12 +106,14 @@ func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, erro
 		if size >= 0 {
 			bound = uint64(size) * maxGzipRatio
 		}
+		// A compressed stream's real length is unknown: grow with the data.
+		alloc = unknownSizeCap
 	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	rd := &reader{s: newScanner(in, name), g: &model.Graph{}, bound: bound, p: newPipeline(workers)}
+	rd := &reader{s: newScanner(in, name), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers)}
 	defer rd.p.close()
 	if err := rd.readTop(); err != nil {
 		return nil, err
@@ -150,7 +161,8 @@ type reader struct {
 	s     *scanner
 	g     *model.Graph
 	p     *pipeline
-	bound uint64
+	bound uint64 // most bytes the (uncompressed) input can have
+	alloc uint64 // most elements a column gets before its data is read
 
 	hdr       *header
 	metaRaw   map[string]json.RawMessage
@@ -357,9 +369,9 @@ func (r *reader) readHeader() error {
 		trace = trace || ro == roleTraceNode
 	}
 	r.nodes = &nodeSink{g: g, fields: uint64(r.nodeF), roles: roles, claim: nc, ntypes: int64(len(typeNames)), detach: detach, trace: trace}
-	r.nodes.grow(initialCap(nc, r.bound/uint64(2*r.nodeF)) * uint64(r.nodeF))
+	r.nodes.grow(initialCap(nc, min(r.alloc, r.bound/uint64(2*r.nodeF))) * uint64(r.nodeF))
 	r.edges = &edgeSink{g: g, fields: uint64(len(m.EdgeFields)), roles: eroles, claim: ec, nodeF: int64(r.nodeF), nodes: int64(nc), etypes: int64(len(etypes))}
-	r.edges.grow(initialCap(ec, r.bound/uint64(2*len(m.EdgeFields))) * uint64(len(m.EdgeFields)))
+	r.edges.grow(initialCap(ec, min(r.alloc, r.bound/uint64(2*len(m.EdgeFields)))) * uint64(len(m.EdgeFields)))
 
 	g.Meta = append(g.Meta,
 		model.KV{Key: "v8:node_fields", Value: strings.Join(m.NodeFields, ",")},

@@ -1,0 +1,45 @@
+package v8
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"testing"
+)
+
+// FuzzRead feeds arbitrary bytes to the reader: it must return a graph that
+// validates or a FormatError, and never panic. Seeds are the hand-made tiny
+// snapshot and the head of real fixtures (their first kilobytes hold the
+// real meta of Node 20 and Chrome 156 and the start of the nodes array).
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(tiny))
+	for _, name := range []string{"node-basic", "node-trace", "chromium-small-page"} {
+		zf, err := os.Open(fixture(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		zr, err := gzip.NewReader(zf)
+		if err != nil {
+			f.Fatal(err)
+		}
+		head := make([]byte, 4096)
+		n, _ := io.ReadFull(zr, head)
+		zf.Close()
+		f.Add(head[:n])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Read(bytes.NewReader(data), "fuzz", Options{Workers: 2})
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T is not a FormatError: %v", err, err)
+			}
+			return
+		}
+		if err := g.Validate(); err != nil {
+			t.Fatalf("graph returned without error does not validate: %v", err)
+		}
+	})
+}
