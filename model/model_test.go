@@ -1,0 +1,138 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// small builds a 4-node graph: 0 -> 1, 0 -> 2, 1 -> 2, 2 -> 1, 3 isolated.
+func small(t *testing.T) *Graph {
+	t.Helper()
+	g := &Graph{}
+	obj, _ := g.AddNodeType(NodeType{Namespace: "test", Name: "object", Category: CatObject})
+	prop, _ := g.AddEdgeType(EdgeType{Namespace: "test", Name: "property", Category: EdgeProperty})
+	el, _ := g.AddEdgeType(EdgeType{Namespace: "test", Name: "element", Category: EdgeElement, Indexed: true})
+	for _, s := range []string{"", "A", "B", "C", "x"} {
+		g.Strings.AddString(s)
+	}
+	g.Nodes = Nodes{
+		Type:      []uint8{obj, obj, obj, obj},
+		Name:      []StringID{0, 1, 2, 3},
+		ID:        []uint64{1, 3, 5, 7},
+		Size:      []uint64{0, 10, 20, 30},
+		FirstEdge: []uint32{0, 2, 3, 4, 4},
+	}
+	g.Edges = Edges{
+		Type: []uint8{prop, el, prop, el},
+		Name: []uint32{4, 7, 4, 0},
+		To:   []NodeIndex{1, 2, 2, 1},
+	}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestGraphAccessors(t *testing.T) {
+	g := small(t)
+	if g.NumNodes() != 4 || g.NumEdges() != 4 || g.TotalSize() != 60 {
+		t.Fatalf("counts %d %d %d", g.NumNodes(), g.NumEdges(), g.TotalSize())
+	}
+	if g.EdgeName(0) != "x" || g.EdgeName(1) != "7" || g.NodeName(2) != "B" {
+		t.Errorf("names %q %q %q", g.EdgeName(0), g.EdgeName(1), g.NodeName(2))
+	}
+	if s, e := g.EdgeRange(3); s != 4 || e != 4 {
+		t.Errorf("node 3 edges [%d,%d)", s, e)
+	}
+	if i, _ := g.AddNodeType(NodeType{Namespace: "test", Name: "object", Category: CatObject}); i != 0 {
+		t.Errorf("duplicate node type added at %d", i)
+	}
+	if g.NodeType(0).QualifiedName() != "test:object" || g.EdgeType(1).QualifiedName() != "test:element" {
+		t.Errorf("qualified names %s %s", g.NodeType(0).QualifiedName(), g.EdgeType(1).QualifiedName())
+	}
+}
+
+func TestRetainers(t *testing.T) {
+	g := small(t)
+	r := BuildRetainers(g)
+	want := [][]NodeIndex{{}, {0, 2}, {0, 1}, {}}
+	for n, w := range want {
+		s, e := r.Of(NodeIndex(n))
+		var got []NodeIndex
+		for i := s; i < e; i++ {
+			got = append(got, r.From[i])
+			if g.Edges.To[r.Edge[i]] != NodeIndex(n) {
+				t.Errorf("retainer edge %d of node %d points at %d", r.Edge[i], n, g.Edges.To[r.Edge[i]])
+			}
+		}
+		if len(got) != len(w) || (len(w) > 0 && (got[0] != w[0] || got[1] != w[1])) {
+			t.Errorf("retainers of %d: %v, want %v", n, got, w)
+		}
+	}
+}
+
+func TestValidateCatchesBrokenGraphs(t *testing.T) {
+	cases := map[string]func(g *Graph){
+		"edge past end":   func(g *Graph) { g.Edges.To[1] = 9 },
+		"negative target": func(g *Graph) { g.Edges.To[1] = -1 },
+		"bad type":        func(g *Graph) { g.Nodes.Type[0] = 5 },
+		"bad name":        func(g *Graph) { g.Nodes.Name[0] = 50 },
+		"bad edge name":   func(g *Graph) { g.Edges.Name[0] = 50 },
+		"csr not monotone": func(g *Graph) {
+			g.Nodes.FirstEdge[1], g.Nodes.FirstEdge[2] = 3, 2
+		},
+		"csr short":      func(g *Graph) { g.Nodes.FirstEdge = g.Nodes.FirstEdge[:4] },
+		"root":           func(g *Graph) { g.Root = 4 },
+		"column lengths": func(g *Graph) { g.Nodes.Size = g.Nodes.Size[:3] },
+		"detachedness":   func(g *Graph) { g.Detachedness = []uint8{0} },
+	}
+	for name, breakIt := range cases {
+		g := small(t)
+		breakIt(g)
+		if err := g.Validate(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestStrings(t *testing.T) {
+	var s Strings
+	big := strings.Repeat("x", stringChunkSize)
+	ids := []StringID{s.AddString("a"), s.AddString(""), s.AddString(big), s.AddString("b")}
+	for i := 0; i < 3*indexChunk; i++ {
+		s.AddString("n")
+	}
+	if s.At(ids[0]) != "a" || s.At(ids[1]) != "" || s.At(ids[2]) != big || s.At(ids[3]) != "b" || s.Len() != 4+3*indexChunk {
+		t.Errorf("strings read back wrong; len %d", s.Len())
+	}
+	if s.At(StringID(s.Len()-1)) != "n" || s.Bytes() != uint64(2+len(big)+3*indexChunk) {
+		t.Errorf("last %q bytes %d", s.At(StringID(s.Len()-1)), s.Bytes())
+	}
+	in := NewInterner(&s)
+	x, y := in.Intern([]byte("dup")), in.Intern([]byte("dup"))
+	if x != y || s.At(x) != "dup" {
+		t.Errorf("interner gave %d and %d", x, y)
+	}
+}
+
+func TestAllocGrow(t *testing.T) {
+	a := Alloc[uint64](1 << 20)
+	if len(a) != 1<<20 || a[12345] != 0 {
+		t.Fatal("Alloc")
+	}
+	var s []int32
+	for i := 0; i < 1000; i++ {
+		s = Grow(s, 1)
+		s = append(s, int32(i))
+	}
+	if len(s) != 1000 || s[999] != 999 || s[0] != 0 {
+		t.Errorf("Grow lost data")
+	}
+}
+
+func TestCategoryNames(t *testing.T) {
+	if CatConsString.String() != "concatenated string" || !CatSlicedString.IsString() || CatObject.IsString() ||
+		EdgeContext.String() != "closure variable" || Ephemeron.String() != "ephemeron" || Category(200).String() != "other" {
+		t.Error("names")
+	}
+}
