@@ -900,10 +900,15 @@ func (r *reader) finish() error {
 // (DevTools ignores the table's when computing dominators).
 func (r *reader) markEphemerons() {
 	g := r.g
+	// A bitset over string ids screens the tens of millions of internal
+	// edges; only the few WeakMap names go through the map.
 	table := map[model.StringID]uint64{}
-	for i := 0; i < g.Strings.Len(); i++ {
+	ns := g.Strings.Len()
+	isPair := make([]uint64, (ns+63)/64)
+	for i := 0; i < ns; i++ {
 		if id, ok := weakMapTableID(g.Strings.At(model.StringID(i))); ok {
 			table[model.StringID(i)] = id
+			isPair[i/64] |= 1 << (i % 64)
 		}
 	}
 	if len(table) == 0 {
@@ -913,10 +918,11 @@ func (r *reader) markEphemerons() {
 	fe := g.Nodes.FirstEdge
 	for n := 0; n+1 < len(fe); n++ {
 		for e := fe[n]; e < fe[n+1]; e++ {
-			if g.Edges.Type[e] != internal {
+			name := g.Edges.Name[e]
+			if g.Edges.Type[e] != internal || int(name) >= ns || isPair[name/64]&(1<<(name%64)) == 0 {
 				continue
 			}
-			if id, ok := table[g.Edges.Name[e]]; ok && id == g.Nodes.ID[n] {
+			if table[name] == g.Nodes.ID[n] {
 				g.Edges.Type[e] = r.ephemeron
 			}
 		}

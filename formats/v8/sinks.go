@@ -187,10 +187,21 @@ func (s *edgeSink) put(k0 uint64, vals []int64) (int, error) {
 			}
 			e.Name[n] = uint32(v)
 		case roleTo:
-			if v < 0 || v%s.nodeF != 0 || v/s.nodeF >= s.nodes {
+			// Division by a constant compiles to a multiplication; Node
+			// writes 7 node fields and Chrome 6, so those get their own.
+			var q, r int64
+			switch s.nodeF {
+			case 7:
+				q, r = v/7, v%7
+			case 6:
+				q, r = v/6, v%6
+			default:
+				q, r = v/s.nodeF, v%s.nodeF
+			}
+			if v < 0 || r != 0 || q >= s.nodes {
 				return i, fmt.Errorf("edge %d: to_node %d is not the start of one of the %d nodes (a multiple of %d below %d)", n, v, s.nodes, s.nodeF, s.nodes*s.nodeF)
 			}
-			e.To[n] = model.NodeIndex(v / s.nodeF)
+			e.To[n] = model.NodeIndex(q)
 		}
 		f++
 		if f == s.fields {
