@@ -3,9 +3,9 @@ package v8
 import (
 	"bytes"
 	"encoding/binary"
-	"math/bits"
 	"fmt"
 	"io"
+	"math/bits"
 	"sync"
 )
 
