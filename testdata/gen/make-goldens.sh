@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates testdata/golden/ from testdata/*.heapsnapshot.gz with the reference tools
+# Regenerates testdata/golden/ from testdata/*.heapsnapshot.gz and testdata/*.heaptimeline.gz with the reference tools
 # (Chrome DevTools' heap snapshot worker and memlab, driven by the scripts in the peers dir).
 #
 # Usage: testdata/gen/make-goldens.sh PEERS_DIR [TESTDATA_DIR=testdata] [NAME...]
 #   PEERS_DIR  a built copy of shared/peers (devtools-driver.mjs, devtools-bundle.mjs, memlab-driver.cjs,
 #              node_modules), e.g. /tmp/heapx-peers; see shared/peers/README.md for the one-time setup.
-#   NAME       fixture names without extension (default: every testdata/*.heapsnapshot.gz)
+#   NAME       fixture names without extension (default: every testdata/*.heapsnapshot.gz and *.heaptimeline.gz)
 #
 # For each fixture NAME it writes
 #   golden/NAME.devtools.json             devtools-driver.mjs output
@@ -32,12 +32,17 @@ trap 'rm -rf "$TMP"' EXIT
 
 if (( $# )); then names=("$@"); else
   names=()
-  for gz in "$TESTDATA"/*.heapsnapshot.gz; do b=$(basename "$gz"); names+=("${b%.heapsnapshot.gz}"); done
+  for gz in "$TESTDATA"/*.heapsnapshot.gz "$TESTDATA"/*.heaptimeline.gz; do
+    [[ -f "$gz" ]] || continue
+    b=$(basename "$gz"); b=${b%.gz}; names+=("${b%.*}")
+  done
 fi
 
 for name in "${names[@]}"; do
-  snap="$TMP/$name.heapsnapshot"
-  gunzip -c "$TESTDATA/$name.heapsnapshot.gz" > "$snap"
+  ext=heapsnapshot
+  [[ -f "$TESTDATA/$name.heapsnapshot.gz" ]] || ext=heaptimeline
+  snap="$TMP/$name.$ext"
+  gunzip -c "$TESTDATA/$name.$ext.gz" > "$snap"
   echo "== $name ($(stat -c %s "$snap") bytes)" >&2
 
   "$NODE" "${NODE_FLAGS[@]}" "$PEERS/devtools-driver.mjs" "$snap" "$GOLDEN/$name.devtools.json" --dump="$TMP/$name.bin"
