@@ -155,6 +155,48 @@ func TestWeakMapEphemerons(t *testing.T) {
 	}
 }
 
+// TestHeapTimeline reads a recording of DevTools' "allocation
+// instrumentation on timeline" (samples filled) made through the inspector.
+func TestHeapTimeline(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "node-timeline.heaptimeline.gz")
+	g, err := ReadFile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readGolden(t, "node-timeline")
+	if g.NumNodes() != want.NodeCount || g.NumEdges() != want.EdgeCount || g.TotalSize() != want.TotalSelfSize {
+		t.Errorf("nodes %d edges %d size %d, DevTools says %d %d %d", g.NumNodes(), g.NumEdges(), g.TotalSize(), want.NodeCount, want.EdgeCount, want.TotalSelfSize)
+	}
+	if f, _ := g.MetaValue("format"); f != "v8.heaptimeline" {
+		t.Errorf("format %q", f)
+	}
+	tr := g.Trace
+	if tr == nil || len(tr.Samples) != 18 || len(tr.Functions) != 38 || len(tr.Tree) != 56 || len(g.Locations) != 5236 {
+		t.Fatalf("trace: %d samples, %d functions, %d tree nodes, %d locations", len(tr.Samples), len(tr.Functions), len(tr.Tree), len(g.Locations))
+	}
+	for i := 1; i < len(tr.Samples); i++ {
+		if tr.Samples[i].TimestampMicros < tr.Samples[i-1].TimestampMicros || tr.Samples[i].LastAssignedID < tr.Samples[i-1].LastAssignedID {
+			t.Errorf("samples not increasing at %d: %+v", i, tr.Samples[i-1:i+1])
+		}
+	}
+	ids := map[uint32]bool{}
+	for _, n := range tr.Tree {
+		ids[n.ID] = true
+	}
+	nonzero := 0
+	for _, id := range g.TraceNodeID {
+		if id != 0 {
+			nonzero++
+			if !ids[id] {
+				t.Fatalf("trace_node_id %d not in trace_tree", id)
+			}
+		}
+	}
+	if nonzero != 5443 {
+		t.Errorf("%d nodes with a trace node id, want 5443", nonzero)
+	}
+}
+
 func TestAllocationTrace(t *testing.T) {
 	g, err := ReadFile(fixture("node-trace"), Options{})
 	if err != nil {
