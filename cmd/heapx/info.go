@@ -1,0 +1,240 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heapx/heapx/model"
+)
+
+// infoSchemaVersion is the version of the `heapx info --json` object. It
+// changes only when a field is removed or changes meaning; adding a field
+// does not change it.
+const infoSchemaVersion = 1
+
+// infoJSON is the `heapx info --json` output. It is a contract: README.md
+// documents every field, so rename nothing.
+type infoJSON struct {
+	SchemaVersion int    `json:"schema_version"`
+	File          string `json:"file"`
+	FileSize      int64  `json:"file_size"`
+	Compression   string `json:"compression"`
+	Format        string `json:"format"`
+	Producer      string `json:"producer"`
+	// Metadata is every key/value the reader recorded, in order; keys may
+	// repeat, so it is a list and not an object.
+	Metadata      []metaJSON `json:"metadata"`
+	NodeCount     int        `json:"node_count"`
+	EdgeCount     int        `json:"edge_count"`
+	StringCount   int        `json:"string_count"`
+	TotalSelfSize uint64     `json:"total_self_size"`
+	NodeTypes     []typeJSON `json:"node_types"`
+	Categories    []catJSON  `json:"categories"`
+
+	HasLocations       bool    `json:"has_locations"`
+	LocationCount      int     `json:"location_count"`
+	HasAllocationTrace bool    `json:"has_allocation_trace"`
+	HasDetachedness    bool    `json:"has_detachedness"`
+	DetachedNodeCount  int     `json:"detached_node_count"`
+	ReadSeconds        float64 `json:"read_seconds"`
+}
+
+type metaJSON struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+type typeJSON struct {
+	Namespace string `json:"namespace"`
+	Type      string `json:"type"`
+	Category  string `json:"category"`
+	Count     uint64 `json:"count"`
+	SelfSize  uint64 `json:"self_size"`
+}
+
+type catJSON struct {
+	Category string `json:"category"`
+	Count    uint64 `json:"count"`
+	SelfSize uint64 `json:"self_size"`
+}
+
+func newInfoCmd(stderr *os.File) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "info FILE",
+		Short: "Show what a heap dump holds: format, counts, sizes by node type",
+		Long: `Show what a heap dump holds: its format and producer, node, edge and
+string counts, the total self size, node counts and self sizes by node type
+and by neutral category, and which optional sections are present.
+
+With --json the same facts are printed as one JSON object (see README.md
+for the fields).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := load(args[0], stderr)
+			if err != nil {
+				return err
+			}
+			info := buildInfo(d)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), info)
+			}
+			return writeInfo(cmd.OutOrStdout(), info)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON object instead of text")
+	return c
+}
+
+// buildInfo gathers the facts info reports.
+func buildInfo(d *dump) *infoJSON {
+	g := d.graph
+	info := &infoJSON{
+		SchemaVersion: infoSchemaVersion,
+		File:          d.path,
+		FileSize:      d.fileSize,
+		Compression:   "none",
+		Metadata:      []metaJSON{},
+		NodeCount:     g.NumNodes(),
+		EdgeCount:     g.NumEdges(),
+		StringCount:   g.Strings.Len(),
+		HasLocations:  len(g.Locations) > 0,
+		LocationCount: len(g.Locations),
+		// An empty trace tree means tracking was off even if the
+		// (empty) sections were written, as Node does by default.
+		HasAllocationTrace: g.Trace != nil && (len(g.Trace.Tree) > 0 || len(g.Trace.Samples) > 0),
+		HasDetachedness:    g.Detachedness != nil,
+		ReadSeconds:        d.readTime.Seconds(),
+	}
+	if d.gzip {
+		info.Compression = "gzip"
+	}
+	info.Format, _ = g.MetaValue("format")
+	info.Producer, _ = g.MetaValue("producer")
+	for _, kv := range g.Meta {
+		info.Metadata = append(info.Metadata, metaJSON{kv.Key, kv.Value})
+	}
+	for _, s := range g.Detachedness {
+		if s == 2 {
+			info.DetachedNodeCount++
+		}
+	}
+
+	c := census(g)
+	info.TotalSelfSize = c.total
+	for i, t := range g.NodeTypes {
+		if s := c.byType[i]; s.count > 0 {
+			info.NodeTypes = append(info.NodeTypes, typeJSON{t.Namespace, t.Name, t.Category.String(), s.count, s.size})
+		}
+	}
+	for cat, s := range c.byCategory {
+		if s.count > 0 {
+			info.Categories = append(info.Categories, catJSON{cat.String(), s.count, s.size})
+		}
+	}
+	// Largest first, as a reader scans for what dominates; ties by name so
+	// the order is stable.
+	slices.SortFunc(info.NodeTypes, func(a, b typeJSON) int {
+		return cmp.Or(cmp.Compare(b.SelfSize, a.SelfSize), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Type, b.Type))
+	})
+	slices.SortFunc(info.Categories, func(a, b catJSON) int {
+		return cmp.Or(cmp.Compare(b.SelfSize, a.SelfSize), cmp.Compare(a.Category, b.Category))
+	})
+	if info.NodeTypes == nil {
+		info.NodeTypes = []typeJSON{}
+	}
+	if info.Categories == nil {
+		info.Categories = []catJSON{}
+	}
+	return info
+}
+
+// tally is a node count and the sum of their self sizes.
+type tally struct{ count, size uint64 }
+
+// censusResult is node counts and self sizes by type-table entry and by
+// neutral category.
+type censusResult struct {
+	total      uint64
+	byType     []tally
+	byCategory map[model.Category]tally
+}
+
+// census counts nodes and self sizes by type and category in one pass.
+func census(g *model.Graph) censusResult {
+	byType := make([]tally, len(g.NodeTypes))
+	var total uint64
+	for n, t := range g.Nodes.Type {
+		s := g.Nodes.Size[n]
+		byType[t].count++
+		byType[t].size += s
+		total += s
+	}
+	byCat := map[model.Category]tally{}
+	for i, t := range g.NodeTypes {
+		c := byCat[t.Category]
+		c.count += byType[i].count
+		c.size += byType[i].size
+		byCat[t.Category] = c
+	}
+	return censusResult{total: total, byType: byType, byCategory: byCat}
+}
+
+// writeInfo prints info as text: a key/value block, then the two census
+// tables.
+func writeInfo(w io.Writer, info *infoJSON) error {
+	yesNo := func(b bool, detail string) string {
+		if !b {
+			return "no"
+		}
+		if detail == "" {
+			return "yes"
+		}
+		return "yes (" + detail + ")"
+	}
+	kv := newTable("", "")
+	kv.add("File", fmt.Sprintf("%s (%s, %s)", info.File, humanSize(uint64(info.FileSize)), info.Compression))
+	kv.add("Format", info.Format)
+	kv.add("Producer", info.Producer)
+	kv.add("Nodes", count(uint64(info.NodeCount)))
+	kv.add("Edges", count(uint64(info.EdgeCount)))
+	kv.add("Strings", count(uint64(info.StringCount)))
+	kv.add("Total self size", fmt.Sprintf("%s (%s bytes)", humanSize(info.TotalSelfSize), count(info.TotalSelfSize)))
+	kv.add("Locations", yesNo(info.HasLocations, count(uint64(info.LocationCount))))
+	kv.add("Allocation trace", yesNo(info.HasAllocationTrace, ""))
+	kv.add("Detachedness", yesNo(info.HasDetachedness, count(uint64(info.DetachedNodeCount))+" detached"))
+	kv.add("Read time", strconv.FormatFloat(info.ReadSeconds, 'f', 2, 64)+" s")
+	if err := kv.writeRows(w); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	types := newTable("Node type", "Category", ">Count", ">Self size", ">%")
+	for _, t := range info.NodeTypes {
+		types.add(t.Type, t.Category, count(t.Count), humanSize(t.SelfSize), percent(t.SelfSize, info.TotalSelfSize))
+	}
+	if err := types.write(w); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	cats := newTable("Category", ">Count", ">Self size", ">%")
+	for _, c := range info.Categories {
+		cats.add(c.Category, count(c.Count), humanSize(c.SelfSize), percent(c.SelfSize, info.TotalSelfSize))
+	}
+	return cats.write(w)
+}
+
+// writeJSON prints v as indented JSON followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

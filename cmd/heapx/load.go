@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/model"
+)
+
+// dump is a loaded heap dump with what info reports about the file itself.
+type dump struct {
+	path     string
+	fileSize int64
+	gzip     bool
+	graph    *model.Graph
+	readTime time.Duration
+}
+
+// load reads the heap dump at path, drawing a progress bar on stderr when
+// that is a terminal and the read is slow. It checks the file before handing
+// it to a reader, so the common mistakes (wrong path, a directory, a file
+// that is not a heap dump) get a message that says so instead of a parse
+// error at byte 0.
+func load(path string, stderr *os.File) (_ *dump, err error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file", path)
+		}
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not a heap dump", path)
+	}
+	head, err := readHead(path, 4096)
+	if err != nil {
+		return nil, err
+	}
+	if len(head) == 0 {
+		return nil, fmt.Errorf("%s: empty file, not a heap dump", path)
+	}
+	if !v8.IsSnapshot(head) {
+		return nil, fmt.Errorf("%s: not a V8 heap snapshot (.heapsnapshot or .heaptimeline, optionally gzipped); "+
+			"it does not start with {\"snapshot\": or gzip magic", path)
+	}
+	d := &dump{path: path, fileSize: st.Size(), gzip: head[0] == 0x1f && len(head) > 1 && head[1] == 0x8b}
+
+	bar := startProgress(stderr, "reading "+filepath.Base(path), st.Size())
+	defer func() {
+		bar.done()
+		// A reader bug on hostile input must still end in "heapx: ...",
+		// exit code 1, not a goroutine dump.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: internal error while reading (please report it): %v", path, r)
+		}
+	}()
+	start := time.Now()
+	g, err := v8.ReadFile(path, v8.Options{Progress: func(done, _ int64) { bar.set(done) }})
+	if err != nil {
+		return nil, readError(path, err)
+	}
+	d.graph, d.readTime = g, time.Since(start)
+	return d, nil
+}
+
+// readHead returns up to n bytes from the start of the file at path.
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	k, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:k], nil
+}
+
+// readError makes sure a read error names the file: a *v8.FormatError does
+// already (with section and offset), an I/O error from the gzip layer may
+// not.
+func readError(path string, err error) error {
+	var fe *v8.FormatError
+	if errors.As(err, &fe) {
+		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
+)
+
+// progressDelay is how long a task runs before a bar appears: a bar that
+// flashes for a fraction of a second on small files is noise.
+const progressDelay = time.Second
+
+// progress is a progress bar that shows itself only when its output is a
+// terminal and the task outlasts progressDelay. Otherwise (pipes, CI, tests)
+// it writes nothing at all, so stderr carries only errors.
+type progress struct {
+	cur      atomic.Int64
+	stop     chan struct{}
+	finished chan struct{}
+}
+
+// startProgress starts a bar labelled label for a task of total units
+// (bytes); a negative total draws a spinner instead.
+func startProgress(w *os.File, label string, total int64) *progress {
+	p := &progress{}
+	if !term.IsTerminal(int(w.Fd())) {
+		return p
+	}
+	p.stop, p.finished = make(chan struct{}), make(chan struct{})
+	go p.run(w, label, total)
+	return p
+}
+
+// set records how many units are done; it is cheap enough for every
+// callback of a reader.
+func (p *progress) set(done int64) { p.cur.Store(done) }
+
+// done removes the bar, if one is drawn, and returns once the terminal is
+// left clean for whatever the command prints next.
+func (p *progress) done() {
+	if p.stop == nil {
+		return
+	}
+	close(p.stop)
+	<-p.finished
+}
+
+func (p *progress) run(w *os.File, label string, total int64) {
+	defer close(p.finished)
+	select {
+	case <-p.stop:
+		return
+	case <-time.After(progressDelay):
+	}
+	c := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
+	name := mpb.PrependDecorators(decor.Name(label, decor.WCSyncSpaceR))
+	var bar *mpb.Bar
+	if total < 0 {
+		bar = c.AddSpinner(0, name)
+	} else {
+		bar = c.AddBar(total, name, mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace)))
+	}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			bar.SetCurrent(p.cur.Load())
+		case <-p.stop:
+			// Abort, not complete: a bar with a known total cannot be
+			// completed short of it, and the task is over either way.
+			// Dropping the bar leaves the terminal line clean.
+			bar.Abort(true)
+			c.Wait()
+			return
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the release version, set at link time with
+// -ldflags "-X main.version=v1.2.3". When it is empty, the module version
+// recorded by `go install module@version` is used instead.
+var version string
+
+// buildVersion returns the version --version prints.
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// newRootCmd builds the command tree. stderr is where progress bars go; it
+// is an *os.File because whether to draw one depends on it being a
+// terminal.
+func newRootCmd(stderr *os.File) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "heapx",
+		Short: "Inspect heap dumps (V8 .heapsnapshot / .heaptimeline) from the command line",
+		Long: `heapx reads heap dumps and reports what is in them.
+
+It reads V8 heap snapshots (.heapsnapshot, .heaptimeline), as written by
+Node.js, Chrome and Electron, plain or gzip-compressed.`,
+		Version: buildVersion(),
+		// Errors are printed by run, once, as "heapx: <error>"; a usage
+		// dump after a failed read would bury the message.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetVersionTemplate("heapx {{.Version}}\n")
+	root.AddCommand(newInfoCmd(stderr))
+	return root
+}
