@@ -1,0 +1,144 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/heapx/heapx/model"
+)
+
+// Options select what Analyze computes.
+type Options struct {
+	// Policy decides which edges retain; nil means DefaultPolicy(g)
+	// (DevToolsPolicy for V8 graphs).
+	Policy *Policy
+	// NoDistances and NoClasses skip those columns (and the Summary, which
+	// needs classes) when a caller only wants retained sizes.
+	NoDistances bool
+	NoClasses   bool
+}
+
+// Analysis holds every column DevTools' Memory panel shows for a graph.
+type Analysis struct {
+	Graph  *model.Graph
+	Policy Policy
+	Roots  *Roots
+	DOM    *DOMState
+	// Self is the "Shallow size" column: self sizes after the policy's
+	// redistribution (aliases g.Nodes.Size when there is none).
+	Self       []uint64
+	Dominators *Dominators
+	// Distances is the "Distance" column; nil with Options.NoDistances.
+	Distances []int32
+	// Classes gives the "Constructor" column; nil with Options.NoClasses.
+	Classes *Classes
+}
+
+// ErrEmptyGraph is returned for a graph without nodes.
+var ErrEmptyGraph = errors.New("analysis: graph has no nodes")
+
+// Analyze runs the DevTools pipeline on g: roots and page-owned marking,
+// DOM state, shallow-size redistribution, essential edges, dominators and
+// retained sizes, distances and classes.
+func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
+	n := g.NumNodes()
+	if n == 0 {
+		return nil, ErrEmptyGraph
+	}
+	if g.Root < 0 || int(g.Root) >= n {
+		return nil, fmt.Errorf("analysis: root node %d not in the %d nodes", g.Root, n)
+	}
+	a := &Analysis{Graph: g}
+	if opt.Policy != nil {
+		a.Policy = *opt.Policy
+	} else {
+		a.Policy = DefaultPolicy(g)
+	}
+	// Two cores: while one finds the roots (a traversal of the whole
+	// graph), the other faults in the dominator arrays' pages and
+	// propagates DOM states. Then, while the dominator pass runs (its DFS
+	// and semidominator loop are sequential), the other core computes
+	// distances and classes, which do not depend on it.
+	buf := newDomBuffers(n)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		buf.prefault()
+		a.DOM = PropagateDOMState(g)
+	}()
+	a.Roots = FindRoots(g)
+	wg.Wait()
+	if !opt.NoDistances || !opt.NoClasses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !opt.NoDistances {
+				a.Distances = Distances(g, a.Roots, nil)
+			}
+			if !opt.NoClasses {
+				a.Classes = ClassifyNodes(g, a.DOM)
+			}
+		}()
+	}
+	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf)
+	a.Self = a.Dominators.Self
+	wg.Wait()
+	return a, nil
+}
+
+// TotalSize is DevTools' total size: the root's retained size plus
+// extra_native_bytes.
+func (a *Analysis) TotalSize() uint64 { return TotalSize(a.Graph, a.Dominators) }
+
+// Summary returns DevTools' Summary view (see Summarize).
+func (a *Analysis) Summary() []ClassSummary {
+	if a.Classes == nil {
+		return nil
+	}
+	return Summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances)
+}
+
+// NodeRow describes one node with the columns of DevTools' object grids.
+type NodeRow struct {
+	Node model.NodeIndex
+	// ID is the runtime's node id (DevTools shows it as "@id").
+	ID uint64
+	// Type is the runtime's node type name.
+	Type string
+	// Name is the display name (Namer); Class the "Constructor".
+	Name, Class string
+	// Shallow and Retained are the size columns.
+	Shallow, Retained uint64
+	// Distance is DevTools' distance (0 when not computed).
+	Distance int32
+	// Dominator is the immediate dominator (model.NoNode for the root).
+	Dominator model.NodeIndex
+}
+
+// Row returns the grid columns of node n.
+func (a *Analysis) Row(nm *Namer, n model.NodeIndex) NodeRow {
+	g := a.Graph
+	r := NodeRow{
+		Node: n, ID: g.Nodes.ID[n], Type: g.NodeType(n).Name, Name: nm.Name(n),
+		Shallow: a.Self[n], Retained: a.Dominators.Retained[n], Dominator: a.Dominators.IDom[n],
+	}
+	if a.Classes != nil {
+		r.Class = a.Classes.Name(n)
+	}
+	if a.Distances != nil {
+		r.Distance = a.Distances[n]
+	}
+	return r
+}
+
+// Top returns the n nodes with the largest retained sizes (root excluded).
+func (a *Analysis) Top(n int) []NodeRow {
+	nm := NewNamer(a.Graph, a.DOM)
+	var rows []NodeRow
+	for _, v := range TopRetained(a.Dominators, n) {
+		rows = append(rows, a.Row(nm, v))
+	}
+	return rows
+}

@@ -1,0 +1,452 @@
+package analysis
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/heapx/heapx/model"
+)
+
+// SourceLocation is a script position, as V8 writes it (zero-based).
+type SourceLocation struct {
+	ScriptID, Line, Column uint32
+}
+
+// Classes assigns every node a class: the "Constructor" of DevTools'
+// Summary view.
+type Classes struct {
+	// Of is the class of each node, an index into Names.
+	Of []uint32
+	// Names is each class's display name.
+	Names []string
+	// Loc is each class's allocation site, for `object` classes that
+	// DevTools splits by source location; HasLoc says which have one.
+	Loc    []SourceLocation
+	HasLoc []bool
+	// Interfaces are the object shapes DevTools inferred for plain
+	// `Object`s, most popular first (see ClassifyNodes).
+	Interfaces []Interface
+}
+
+// Interface is an inferred interface for plain objects: its name is
+// "{a, b, c}" and an object matches when it has all the properties.
+type Interface struct {
+	Name       string
+	Properties []string
+}
+
+// Key returns DevTools' class key for class c, the string that identifies a
+// Summary row across snapshots: "," + name, or
+// "scriptId,line,column,name" for classes split by location.
+func (c *Classes) Key(class uint32) string {
+	if c.HasLoc[class] {
+		l := c.Loc[class]
+		return strconv.FormatUint(uint64(l.ScriptID), 10) + "," + strconv.FormatUint(uint64(l.Line), 10) + "," +
+			strconv.FormatUint(uint64(l.Column), 10) + "," + c.Names[class]
+	}
+	return "," + c.Names[class]
+}
+
+// Name returns the class name of node n.
+func (c *Classes) Name(n model.NodeIndex) string { return c.Names[c.Of[n]] }
+
+// Limits of DevTools' interface inference (HeapSnapshot.ts).
+const (
+	maxInterfaceNameLength     = 120
+	minObjectCountPerInterface = 2
+	minObjectProportion        = 1000
+)
+
+// ClassifyNodes computes every node's class as DevTools does
+// (calculateObjectNames, inferInterfaceDefinitions,
+// applyInterfaceDefinitions, classKeyInternal):
+//
+//   - hidden: "(system)"; code: "(compiled code)"; closure: "Function";
+//     regexp: "RegExp";
+//   - object and native: the node name, where a name starting with "<" or
+//     "Detached <" is cut at its first space ("<div id=x>" -> "<div>"), and
+//     detached native nodes carry the "Detached " prefix (dom);
+//   - any other type: "(" + type + ")", e.g. "(string)", "(array)";
+//   - plain objects (type object named "Object") get the best matching
+//     inferred interface "{a, b, c}": candidates are the first property
+//     names of each plain object (not __proto__, up to 120 characters);
+//     those shared by at least max(2, plain objects/1000) objects are kept,
+//     most popular first; an object matches an interface whose properties
+//     it all has, preferring more properties, then the earlier interface;
+//   - object nodes with an allocation site (g.Locations) form a separate
+//     class per site, as DevTools' class key includes it.
+//
+// Types of other runtimes are classed by node name ("(" + type + ")" when
+// the name is empty). dom may be nil (no "Detached " renaming).
+//
+// DevTools keys classes by string-table index, so two different strings
+// with the same text would be two rows there (and then collide in its
+// summary's key map); here classes are keyed by text.
+func ClassifyNodes(g *model.Graph, dom *DOMState) *Classes {
+	n := g.NumNodes()
+	k := newKinds(g)
+	c := &Classes{Of: make([]uint32, n)}
+	byName := map[string]uint32{}
+	class := func(name string) uint32 {
+		if id, ok := byName[name]; ok {
+			return id
+		}
+		id := uint32(len(c.Names))
+		c.Names = append(c.Names, name)
+		c.Loc = append(c.Loc, SourceLocation{})
+		c.HasLoc = append(c.HasLoc, false)
+		byName[name] = id
+		return id
+	}
+	// Fixed classes per node type; -1 where the node name decides.
+	fixed := make([]int64, len(g.NodeTypes))
+	for t, nt := range g.NodeTypes {
+		fixed[t] = -1
+		if t >= 256 || !k.nodeV8[t] {
+			continue
+		}
+		switch k.node[t] {
+		case kHidden:
+			fixed[t] = int64(class("(system)"))
+		case kObject, kNative:
+		case kCode:
+			fixed[t] = int64(class("(compiled code)"))
+		case kClosure:
+			fixed[t] = int64(class("Function"))
+		case kRegExp:
+			fixed[t] = int64(class("RegExp"))
+		default:
+			fixed[t] = int64(class("(" + nt.Name + ")"))
+		}
+	}
+	byString := make([]int32, g.Strings.Len())
+	for i := range byString {
+		byString[i] = -1
+	}
+	renamed := map[model.StringID]uint32{}
+	nameTypes := g.Nodes.Type
+	for i := 0; i < n; i++ {
+		t := nameTypes[i]
+		if f := fixed[t]; f >= 0 {
+			c.Of[i] = uint32(f)
+			continue
+		}
+		sid := g.Nodes.Name[i]
+		if dom.isRenamed(int32(i)) {
+			id, ok := renamed[sid]
+			if !ok {
+				id = class(v8ClassName(detachedPrefix + g.Strings.At(sid)))
+				renamed[sid] = id
+			}
+			c.Of[i] = id
+			continue
+		}
+		if id := byString[sid]; id >= 0 {
+			c.Of[i] = uint32(id)
+			continue
+		}
+		name := g.Strings.At(sid)
+		if k.nodeV8[t] {
+			name = v8ClassName(name)
+		} else if name == "" {
+			name = "(" + g.NodeTypes[t].Name + ")"
+		}
+		id := class(name)
+		byString[sid] = int32(id)
+		c.Of[i] = id
+	}
+	c.inferInterfaces(g, k, class)
+	c.splitByLocation(g, k)
+	return c
+}
+
+// v8ClassName applies DevTools' cut of "<tag attr…>" names to "<tag>".
+func v8ClassName(name string) string {
+	if strings.HasPrefix(name, "<") {
+		if i := strings.IndexByte(name, ' '); i >= 0 {
+			return name[:i] + ">"
+		}
+		return name
+	}
+	if strings.HasPrefix(name, "Detached <") {
+		if i := strings.IndexByte(name[10:], ' '); i >= 0 {
+			return name[:10+i] + ">"
+		}
+	}
+	return name
+}
+
+// propTable interns property names by text, so plain objects' property
+// lists compare as small integers.
+type propTable struct {
+	g        *model.Graph
+	byString []int32 // StringID -> property id, -1 until seen
+	byText   map[string]int32
+	text     []string
+	fmtd     []string // formatPropertyName(text)
+	fmtLen   []int    // len16(fmtd)
+	rank     []int32  // position in JavaScript sort order
+}
+
+func (p *propTable) id(s model.StringID) int32 {
+	if id := p.byString[s]; id >= 0 {
+		return id
+	}
+	t := p.g.Strings.At(s)
+	id, ok := p.byText[t]
+	if !ok {
+		id = int32(len(p.text))
+		p.byText[t] = id
+		p.text = append(p.text, t)
+		f := formatPropertyName(t)
+		p.fmtd = append(p.fmtd, f)
+		p.fmtLen = append(p.fmtLen, len16(f))
+	}
+	p.byString[s] = id
+	return id
+}
+
+// inferInterfaces runs DevTools' interface inference and application on
+// plain objects (V8 type object named "Object").
+func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) uint32) {
+	n := g.NumNodes()
+	fe, typ, ename := g.Nodes.FirstEdge, g.Edges.Type, g.Edges.Name
+	isPlain := func(i int) bool {
+		t := g.Nodes.Type[i]
+		return k.nodeV8[t] && k.node[t] == kObject && g.Strings.At(g.Nodes.Name[i]) == "Object"
+	}
+	p := &propTable{g: g, byString: make([]int32, g.Strings.Len()), byText: map[string]int32{}}
+	for i := range p.byString {
+		p.byString[i] = -1
+	}
+	type candidate struct {
+		name  string
+		props []int32
+		count int
+	}
+	var cands []candidate
+	candIndex := map[string]int{}
+	var nameBuf []byte
+	var props []int32
+	total := 0
+	for i := 0; i < n; i++ {
+		if !isPlain(i) {
+			continue
+		}
+		total++
+		nameBuf = append(nameBuf[:0], '{')
+		nameLen := 1
+		props = props[:0]
+		stopped := false
+		for e := fe[i]; e < fe[i+1]; e++ {
+			if k.edge[typ[e]] != eProperty {
+				continue
+			}
+			pid := p.id(ename[e])
+			if stopped {
+				continue // interned for the application pass below
+			}
+			if p.text[pid] == "__proto__" {
+				continue
+			}
+			fl := p.fmtLen[pid]
+			if nameLen > 1 && nameLen+fl > maxInterfaceNameLength {
+				stopped = true
+				continue
+			}
+			if nameLen != 1 {
+				nameBuf = append(nameBuf, ", "...)
+				nameLen += 2
+			}
+			nameBuf = append(nameBuf, p.fmtd[pid]...)
+			nameLen += fl
+			props = append(props, pid)
+		}
+		if len(props) == 0 {
+			continue
+		}
+		nameBuf = append(nameBuf, '}')
+		if j, ok := candIndex[string(nameBuf)]; ok {
+			cands[j].count++
+			continue
+		}
+		candIndex[string(nameBuf)] = len(cands)
+		cands = append(cands, candidate{name: string(nameBuf), props: append([]int32(nil), props...), count: 1})
+	}
+	if total == 0 {
+		return
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].count > cands[b].count })
+	minCount := float64(total) / minObjectProportion
+	if minCount < minObjectCountPerInterface {
+		minCount = minObjectCountPerInterface
+	}
+	var defs []candidate
+	for _, cd := range cands {
+		if float64(cd.count) < minCount {
+			break
+		}
+		defs = append(defs, cd)
+	}
+	for _, d := range defs {
+		in := Interface{Name: d.name}
+		for _, pid := range d.props {
+			in.Properties = append(in.Properties, p.text[pid])
+		}
+		c.Interfaces = append(c.Interfaces, in)
+	}
+	if len(defs) == 0 {
+		return
+	}
+
+	// Rank every property name in JavaScript's sort order.
+	order := make([]int32, len(p.text))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return cmp16(p.text[order[a]], p.text[order[b]]) < 0 })
+	p.rank = make([]int32, len(p.text))
+	for r, pid := range order {
+		p.rank[pid] = int32(r)
+	}
+	byRank := func(s []int32) {
+		sort.Slice(s, func(a, b int) bool { return p.rank[s[a]] < p.rank[s[b]] })
+	}
+
+	// The property tree: a path of sorted property names per interface.
+	type treeNode struct {
+		match    int32 // interface index, -1 for none
+		count    int32 // its property count
+		greatest int32 // rank of the greatest outgoing property, -1 if none
+	}
+	tree := []treeNode{{match: -1, greatest: -1}}
+	next := map[uint64]int32{}
+	for di, d := range defs {
+		sorted := append([]int32(nil), d.props...)
+		byRank(sorted)
+		cur := int32(0)
+		for _, pid := range sorted {
+			key := uint64(cur)<<32 | uint64(uint32(pid))
+			nx, ok := next[key]
+			if !ok {
+				nx = int32(len(tree))
+				tree = append(tree, treeNode{match: -1, greatest: -1})
+				next[key] = nx
+				if r := p.rank[pid]; tree[cur].greatest < r {
+					tree[cur].greatest = r
+				}
+			}
+			cur = nx
+		}
+		if tree[cur].match < 0 {
+			tree[cur].match = int32(di)
+			tree[cur].count = int32(len(sorted))
+		}
+	}
+	defClass := make([]uint32, len(defs))
+	for i, d := range defs {
+		defClass[i] = class(d.name)
+	}
+	// better is selectBetterMatch: more properties win, then the earlier
+	// interface; -1 is the fallback "Object" (0 properties, index ∞).
+	better := func(a, aCount, b, bCount int32) (int32, int32) {
+		if b < 0 || aCount > bCount {
+			return a, aCount
+		}
+		if bCount > aCount {
+			return b, bCount
+		}
+		if a >= 0 && a <= b {
+			return a, aCount
+		}
+		return b, bCount
+	}
+	var states, snapshot []int32
+	for i := 0; i < n; i++ {
+		if !isPlain(i) {
+			continue
+		}
+		props = props[:0]
+		for e := fe[i]; e < fe[i+1]; e++ {
+			if k.edge[typ[e]] == eProperty {
+				props = append(props, p.id(ename[e]))
+			}
+		}
+		byRank(props)
+		states = append(states[:0], 0)
+		match, count := better(-1, 0, tree[0].match, tree[0].count)
+		for _, pid := range props {
+			r := p.rank[pid]
+			snapshot = append(snapshot[:0], states...)
+			for _, st := range snapshot {
+				if g := tree[st].greatest; g < 0 || r >= g {
+					states = removeState(states, st)
+				}
+				if nx, ok := next[uint64(st)<<32|uint64(uint32(pid))]; ok {
+					states = addState(states, nx)
+					match, count = better(match, count, tree[nx].match, tree[nx].count)
+				}
+			}
+		}
+		if match >= 0 {
+			c.Of[i] = defClass[match]
+		}
+	}
+}
+
+func removeState(s []int32, x int32) []int32 {
+	for i, v := range s {
+		if v == x {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+func addState(s []int32, x int32) []int32 {
+	for _, v := range s {
+		if v == x {
+			return s
+		}
+	}
+	return append(s, x)
+}
+
+// splitByLocation gives object nodes with an allocation site a class of
+// their own per (class name, site), as DevTools' classKeyInternal does.
+// When a node has several locations the last one counts, as in DevTools'
+// location map.
+func (c *Classes) splitByLocation(g *model.Graph, k *kinds) {
+	if len(g.Locations) == 0 {
+		return
+	}
+	type locKey struct {
+		class uint32
+		loc   SourceLocation
+	}
+	byLoc := map[locKey]uint32{}
+	done := NewBits(g.NumNodes())
+	for i := len(g.Locations) - 1; i >= 0; i-- {
+		l := g.Locations[i]
+		nd := l.Node
+		if done.Has(int(nd)) {
+			continue
+		}
+		done.Set(int(nd))
+		t := g.Nodes.Type[nd]
+		if !k.nodeV8[t] || k.node[t] != kObject {
+			continue
+		}
+		key := locKey{c.Of[nd], SourceLocation{l.ScriptID, l.Line, l.Column}}
+		id, ok := byLoc[key]
+		if !ok {
+			id = uint32(len(c.Names))
+			c.Names = append(c.Names, c.Names[key.class])
+			c.Loc = append(c.Loc, key.loc)
+			c.HasLoc = append(c.HasLoc, true)
+			byLoc[key] = id
+		}
+		c.Of[nd] = id
+	}
+}

@@ -1,0 +1,116 @@
+package analysis
+
+import (
+	"github.com/heapx/heapx/model"
+)
+
+// Distance values DevTools uses (HeapSnapshotModel.ts).
+const (
+	// NoDistance marks a node no BFS reached.
+	NoDistance int32 = -5
+	// BaseSystemDistance is added to the distance of nodes reached only
+	// from the root, not from a user root; DevTools shows them as "−".
+	BaseSystemDistance int32 = 100000000
+	// BaseUnreachableDistance is what DevTools' retainers view adds to
+	// the distance of a node that ignoring nodes made unreachable.
+	BaseUnreachableDistance int32 = 2 * BaseSystemDistance
+)
+
+// Distances computes DevTools' "Distance" column
+// (HeapSnapshot.calculateDistances with JSHeapSnapshot's edge filter):
+//
+//   - every node starts at NoDistance;
+//   - a BFS from the user roots, each at distance 1;
+//   - then a BFS from the root, which gets BaseSystemDistance when there
+//     are user roots (so nodes reached only from it get 100000000+depth)
+//     and 0 otherwise;
+//   - both skip weak edges, the hidden edge "sloppy_function_map" out of a
+//     hidden "system / NativeContext", elements of "(map descriptors)"
+//     arrays with index >= 2 and index % 3 == 1, and the first of the two
+//     internal edges of each WeakMap entry met during the walk (so a value's
+//     distance is that of the later of table and key, plus one);
+//   - edges to nodes in ignore (may be nil) are skipped, which gives the
+//     distances of DevTools' retainers view after "Ignore this retainer".
+func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
+	n := g.NumNodes()
+	dist := make([]int32, n)
+	if n == 0 {
+		return dist
+	}
+	for i := range dist {
+		dist[i] = NoDistance
+	}
+	k := newKinds(g)
+	wm := newWeakMapNames(g)
+	pending := map[string]struct{}{}
+	queue := make([]int32, 0, n)
+	fe, to, typ, ename := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type, g.Edges.Name
+	// filter is JSHeapSnapshot.calculateDistances' filter; it runs only for
+	// edges that would reach an unvisited node, as in DevTools, because the
+	// WeakMap pairing depends on that.
+	filter := func(src int32, e uint32) bool {
+		if ignore != nil && ignore.Has(int(to[e])) {
+			return false
+		}
+		srcKind := k.node[g.Nodes.Type[src]]
+		et := typ[e]
+		if srcKind == kHidden && !k.indexed[et] && g.Strings.At(ename[e]) == "sloppy_function_map" &&
+			g.NodeName(src) == "system / NativeContext" {
+			return false
+		}
+		if srcKind == kArray && g.NodeName(src) == "(map descriptors)" {
+			var idx int64
+			ok := true
+			if k.indexed[et] {
+				idx = int64(ename[e])
+			} else {
+				idx, ok = jsParseInt(g.Strings.At(ename[e]))
+			}
+			if !ok {
+				return true
+			}
+			return idx < 2 || idx%3 != 1
+		}
+		if k.edge[et] == eInternal {
+			if d, ok := wm.match(ename[e]); ok {
+				if _, seen := pending[d]; seen {
+					delete(pending, d)
+				} else {
+					pending[d] = struct{}{}
+					return false
+				}
+			}
+		}
+		return true
+	}
+	bfs := func() {
+		for i := 0; i < len(queue); i++ {
+			v := queue[i]
+			nd := dist[v] + 1
+			for e := fe[v]; e < fe[v+1]; e++ {
+				if k.weak[typ[e]] {
+					continue
+				}
+				t := to[e]
+				if dist[t] != NoDistance || !filter(v, e) {
+					continue
+				}
+				dist[t] = nd
+				queue = append(queue, t)
+			}
+		}
+	}
+	for _, u := range roots.User {
+		dist[u] = 1
+		queue = append(queue, u)
+	}
+	bfs()
+	if len(queue) > 0 {
+		dist[g.Root] = BaseSystemDistance
+	} else {
+		dist[g.Root] = 0
+	}
+	queue = append(queue[:0], g.Root)
+	bfs()
+	return dist
+}

@@ -1,0 +1,295 @@
+package analysis_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/model"
+)
+
+func analyze(t testing.TB, g *model.Graph, p analysis.Policy) *analysis.Dominators {
+	t.Helper()
+	roots := analysis.FindRoots(g)
+	return analysis.ComputeDominators(g, roots, p, analysis.PropagateDOMState(g))
+}
+
+func checkTree(t *testing.T, g *model.Graph, d *analysis.Dominators, idom []int32, retained []uint64) {
+	t.Helper()
+	for i := range idom {
+		if d.IDom[i] != idom[i] {
+			t.Errorf("idom[%d] = %d, want %d", i, d.IDom[i], idom[i])
+		}
+		if d.Retained[i] != retained[i] {
+			t.Errorf("retained[%d] = %d, want %d", i, d.Retained[i], retained[i])
+		}
+	}
+}
+
+// A diamond with a cycle and a self loop: 0 -> 1 -> {2, 3} -> 4 -> 5 -> 4,
+// 5 -> 5.
+func TestDominatorsDiamondCycleSelfLoop(t *testing.T) {
+	g := build(
+		[]tnode{{"synthetic", "", 0}, obj("A", 1), obj("B", 2), obj("C", 4), obj("D", 8), obj("E", 16)},
+		[]tedge{prop(0, 1, "a"), prop(1, 2, "b"), prop(1, 3, "c"), prop(2, 4, "d"), prop(3, 4, "d"),
+			prop(4, 5, "e"), prop(5, 4, "back"), prop(5, 5, "self")})
+	d := analyze(t, g, analysis.RawPolicy)
+	checkTree(t, g, d, []int32{-1, 0, 1, 1, 1, 4}, []uint64{31, 31, 2, 4, 24, 16})
+	if d.Reached != 6 || d.WeakOnly != 0 || d.Leftover != 0 {
+		t.Errorf("counts %+v", d)
+	}
+}
+
+// Nodes held only by weak edges become children of the root (with what
+// they reach); cycles held only by each other are attached under the root.
+func TestDominatorsUnreachable(t *testing.T) {
+	g := build(
+		[]tnode{{"synthetic", "", 0}, obj("A", 1), obj("W", 2), obj("X", 4), obj("C1", 8), obj("C2", 16), obj("Y", 32)},
+		[]tedge{
+			prop(0, 1, "a"),
+			{from: 1, to: 2, typ: eWeak, name: "w"}, // W only weakly held
+			prop(2, 3, "x"),                         // X reached from W
+			prop(4, 5, "c"), prop(5, 4, "c"),        // clique C1 <-> C2
+			prop(5, 6, "y"),                         // Y reached from the clique only
+		})
+	d := analyze(t, g, analysis.RawPolicy)
+	checkTree(t, g, d, []int32{-1, 0, 0, 2, 0, 0, 0}, []uint64{63, 1, 6, 4, 8, 16, 32})
+	if d.Reached != 2 || d.WeakOnly != 1 || d.WeakOnlyReached != 2 || d.Leftover != 3 {
+		t.Errorf("counts reached %d weakOnly %d/%d leftover %d", d.Reached, d.WeakOnly, d.WeakOnlyReached, d.Leftover)
+	}
+	// The same with DevTools' oracle.
+	odom, oret, _ := devtoolsOracle(g)
+	for i := range odom {
+		want := odom[i]
+		if int32(i) == g.Root {
+			want = -1
+		}
+		if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] {
+			t.Errorf("node %d: %d/%d, oracle %d/%v", i, d.IDom[i], d.Retained[i], want, oret[i])
+		}
+	}
+}
+
+// DevTools' rules: the WeakMap value is dominated by its key, not by the
+// table; inner shortcuts do not retain; page-owned objects are not
+// retained through edges from system objects.
+func TestDominatorsDevToolsRules(t *testing.T) {
+	nodes := []tnode{
+		{"synthetic", "", 0},           // 0 root
+		{"synthetic", "(GC roots)", 0}, // 1
+		obj("global", 10),              // 2 user root
+		obj("WeakMap", 10),             // 3
+		{"hidden", "system / EphemeronHashTable", 100}, // 4 table (id 9)
+		obj("Key", 10),   // 5 (id 11)
+		obj("Value", 10), // 6 (id 13)
+		obj("Other", 10), // 7 held by (GC roots) and global
+		obj("Sys", 10),   // 8 system object, also points at Other
+	}
+	name := "1 / part of key (Key @11) -> value (Value @13) pair in WeakMap (table @9)"
+	edges := []tedge{
+		{from: 0, to: 1, typ: eElement, index: 1},
+		{from: 0, to: 2, typ: eShortcut, name: "global"},
+		prop(2, 3, "wm"), prop(2, 5, "key"),
+		{from: 3, to: 4, typ: eInternal, name: "table"},
+		{from: 4, to: 6, typ: eEphemer, name: name},
+		{from: 5, to: 6, typ: eInternal, name: name},
+		prop(2, 7, "other"),
+		{from: 1, to: 8, typ: eElement, index: 1},
+		prop(8, 7, "other"),
+		{from: 2, to: 5, typ: eShortcut, name: "short"},
+	}
+	g := build(nodes, edges)
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := a.Dominators
+	if d.IDom[6] != 5 {
+		t.Errorf("WeakMap value dominated by %d, want its key 5", d.IDom[6])
+	}
+	if d.IDom[7] != 2 {
+		t.Errorf("page-owned Other dominated by %d, want global 2 (Sys -> Other is not essential)", d.IDom[7])
+	}
+	// The table (hidden) is folded into its owner WeakMap's shallow size.
+	if a.Self[4] != 0 || a.Self[3] != 110 {
+		t.Errorf("shallow sizes table %d WeakMap %d, want 0 and 110", a.Self[4], a.Self[3])
+	}
+	odom, oret, oself := devtoolsOracle(g)
+	for i := range odom {
+		want := odom[i]
+		if int32(i) == g.Root {
+			want = -1
+		}
+		if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
+			t.Errorf("node %d: %d/%d/%d, oracle %d/%v/%v", i, d.IDom[i], d.Retained[i], a.Self[i], want, oret[i], oself[i])
+		}
+	}
+}
+
+// A chain of a million nodes: no recursion, exact sums.
+func TestDominatorsLongChain(t *testing.T) {
+	const n = 1000000
+	nodes := make([]tnode, n)
+	edges := make([]tedge, 0, n)
+	nodes[0] = tnode{"synthetic", "", 0}
+	for i := 1; i < n; i++ {
+		nodes[i] = obj("Link", 1)
+		edges = append(edges, prop(int32(i-1), int32(i), "next"))
+	}
+	// Back pointers to the head make every node a cross/back-edge target.
+	for i := 2; i < n; i += 3 {
+		edges = append(edges, prop(int32(i), 1, "head"))
+	}
+	g := build(nodes, edges)
+	d := analyze(t, g, analysis.RawPolicy)
+	for i := 1; i < n; i++ {
+		if d.IDom[i] != int32(i-1) {
+			t.Fatalf("idom[%d] = %d", i, d.IDom[i])
+		}
+		if d.Retained[i] != uint64(n-i) {
+			t.Fatalf("retained[%d] = %d, want %d", i, d.Retained[i], n-i)
+		}
+	}
+	dist := analysis.Distances(g, analysis.FindRoots(g), nil)
+	if dist[n-1] != int32(n-1) {
+		t.Errorf("distance of the last link %d, want %d", dist[n-1], n-1)
+	}
+}
+
+// A node with a huge number of retainers is dominated by their common
+// dominator.
+func TestDominatorsFanIn(t *testing.T) {
+	const fan = 200000
+	nodes := []tnode{{"synthetic", "", 0}, obj("Hub", 7), obj("Holder", 1)}
+	edges := []tedge{prop(0, 2, "h")}
+	for i := 0; i < fan; i++ {
+		nodes = append(nodes, obj("Leaf", 1))
+		v := int32(len(nodes) - 1)
+		edges = append(edges, prop(2, v, "leaf"), prop(v, 1, "hub"))
+	}
+	g := build(nodes, edges)
+	d := analyze(t, g, analysis.RawPolicy)
+	if d.IDom[1] != 2 {
+		t.Errorf("hub dominated by %d, want 2", d.IDom[1])
+	}
+	if d.Retained[2] != 1+7+fan {
+		t.Errorf("holder retains %d, want %d", d.Retained[2], 1+7+fan)
+	}
+}
+
+// randomGraph makes a V8-like graph with user roots, system roots, hidden
+// and array nodes, weak and shortcut edges, WeakMap entries, nodes held
+// only weakly and cliques no root reaches.
+func randomGraph(rng *rand.Rand, n int, userRoots bool) *model.Graph {
+	types := []string{"object", "object", "object", "hidden", "array", "closure", "string", "native", "synthetic"}
+	nodes := []tnode{{"synthetic", "", 0}, {"synthetic", "(GC roots)", 0}}
+	for len(nodes) < n {
+		t := types[rng.Intn(len(types))]
+		name := fmt.Sprintf("C%d", rng.Intn(5))
+		if t == "native" && rng.Intn(4) == 0 {
+			name = "system / ExternalStringData"
+		}
+		nodes = append(nodes, tnode{t, name, uint64(rng.Intn(100))})
+	}
+	edges := []tedge{{from: 0, to: 1, typ: eElement, index: 1}}
+	if userRoots {
+		edges = append(edges, tedge{from: 0, to: 2, typ: eShortcut, name: "global"})
+		nodes[2] = obj("global", 5)
+	}
+	for k := 0; k < 4; k++ {
+		edges = append(edges, tedge{from: 1, to: int32(2 + rng.Intn(n-2)), typ: eElement, index: uint32(k)})
+		if n < 20 {
+			break
+		}
+	}
+	// The last nodes form an island no root reaches: cycles among
+	// themselves (DevTools' leftovers), some held only weakly, with edges
+	// out into the rest of the graph.
+	island := 0
+	if n > 12 && rng.Intn(2) == 0 {
+		island = 3 + rng.Intn(n/4)
+	}
+	main := n - island
+	for i := 0; i < island*2; i++ {
+		from := int32(main + rng.Intn(island))
+		to := int32(main + rng.Intn(island))
+		typ := eProperty
+		if rng.Intn(5) == 0 {
+			typ = eWeak
+		}
+		edges = append(edges, tedge{from: from, to: to, typ: typ, name: "i"})
+		if rng.Intn(3) == 0 {
+			edges = append(edges, prop(from, int32(2+rng.Intn(main-2)), "out"))
+		}
+	}
+	m := n * 3
+	for i := 0; i < m; i++ {
+		from := int32(2 + rng.Intn(main-2))
+		to := int32(rng.Intn(main))
+		if rng.Intn(3) == 0 { // locality, like real heaps
+			to = from + int32(rng.Intn(20)) - 5
+			if to < 0 || int(to) >= main {
+				to = from
+			}
+		}
+		typ := []int{eProperty, eProperty, eProperty, eInternal, eHidden, eElement, eContext, eWeak, eShortcut}[rng.Intn(9)]
+		edges = append(edges, tedge{from: from, to: to, typ: typ, name: "p", index: uint32(i)})
+	}
+	// WeakMap entries: table -> value (ephemeron) and key -> value.
+	for i := 0; i < n/20; i++ {
+		tbl, key, val := int32(2+rng.Intn(main-2)), int32(2+rng.Intn(main-2)), int32(2+rng.Intn(main-2))
+		if key == tbl {
+			continue // the reader would mark both edges (both leave the table)
+		}
+		name := fmt.Sprintf("%d / part of key (K @%d) -> value (V @%d) pair in WeakMap (table @%d)", i, 2*key+1, 2*val+1, 2*tbl+1)
+		edges = append(edges, tedge{from: tbl, to: val, typ: eEphemer, name: name}, tedge{from: key, to: val, typ: eInternal, name: name})
+	}
+	return build(nodes, edges)
+}
+
+// heapx's semi-NCA must give exactly DevTools' Lengauer–Tarjan results.
+func TestDominatorsMatchDevToolsOracle(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var weakOnly, leftover int
+	for iter := 0; iter < 300; iter++ {
+		n := 3 + rng.Intn(60)
+		if iter%50 == 0 {
+			n = 2000
+		}
+		g := randomGraph(rng, n, iter%3 != 0)
+		a, err := analysis.Analyze(g, analysis.Options{NoDistances: true, NoClasses: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Dominators.WeakOnly > 0 {
+			weakOnly++
+		}
+		if a.Dominators.Leftover > 0 {
+			leftover++
+		}
+		odom, oret, oself := devtoolsOracle(g)
+		for i := range odom {
+			want := odom[i]
+			if int32(i) == g.Root {
+				want = -1
+			}
+			d := a.Dominators
+			if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
+				t.Fatalf("graph %d (n=%d) node %d: idom %d retained %d self %d; DevTools %d %v %v",
+					iter, n, i, d.IDom[i], d.Retained[i], a.Self[i], want, oret[i], oself[i])
+			}
+		}
+		// The standalone ShallowSizes agrees with the sizes recovered from
+		// the tree.
+		ss := analysis.ShallowSizes(g, a.Roots, a.DOM)
+		for i := range ss {
+			if ss[i] != a.Self[i] {
+				t.Fatalf("graph %d: ShallowSizes[%d] = %d, Self %d", iter, i, ss[i], a.Self[i])
+			}
+		}
+	}
+	if weakOnly < 20 || leftover < 20 {
+		t.Errorf("only %d graphs with weak-only nodes and %d with leftovers: the generator should make more", weakOnly, leftover)
+	}
+}

@@ -1,0 +1,319 @@
+package analysis
+
+import (
+	"container/heap"
+	"strconv"
+	"strings"
+
+	"github.com/heapx/heapx/model"
+)
+
+// EdgeLabel returns an edge's name as DevTools' object grids show it before
+// "in"/"::": "[3]" for elements, the bare name for every other type (a
+// context variable, a property, an internal field), "(empty)" when empty.
+func EdgeLabel(g *model.Graph, e uint32) string {
+	k := newKinds(g)
+	name := g.EdgeName(e)
+	if k.edge[g.Edges.Type[e]] == eElement {
+		return "[" + name + "]"
+	}
+	if name == "" {
+		return "(empty)"
+	}
+	return name
+}
+
+// EdgeString returns an edge as DevTools writes it in text
+// (JSHeapSnapshotEdge.toString): "->x" for a context variable, "[3]" for an
+// element, "[[x]]" for a weak edge, ".x" or `["x y"]` for a property or
+// shortcut, "{x}" for internal and hidden edges.
+func EdgeString(g *model.Graph, e uint32) string {
+	k := newKinds(g)
+	name := g.EdgeName(e)
+	switch k.edge[g.Edges.Type[e]] {
+	case eContext:
+		return "->" + name
+	case eElement:
+		return "[" + name + "]"
+	case eWeak:
+		return "[[" + name + "]]"
+	case eProperty, eShortcut:
+		if k.edge[g.Edges.Type[e]] == eShortcut {
+			if v, ok := jsParseInt(name); ok {
+				name = strconv.FormatInt(v, 10)
+			}
+		}
+		if !strings.Contains(name, " ") {
+			return "." + name
+		}
+		return `["` + name + `"]`
+	case eInternal, eHidden:
+		return "{" + name + "}"
+	}
+	return "?" + name + "?"
+}
+
+// PathStep is one edge of a retainer path.
+type PathStep struct {
+	From model.NodeIndex
+	Edge uint32
+	To   model.NodeIndex
+}
+
+// Path is a chain of edges from the root to a target.
+type Path struct {
+	// Steps run from the root to the target; the first step is a root
+	// edge.
+	Steps []PathStep
+	// System is true when the path does not start at a user root (DevTools
+	// would show its distance as "−").
+	System bool
+	// Cost is the path's DevTools-style distance: its length for a path
+	// from a user root, BaseSystemDistance plus its length otherwise.
+	Cost int64
+}
+
+// PathOptions tune RetainerPaths.
+type PathOptions struct {
+	// K is the number of paths wanted; 0 means 1.
+	K int
+	// IgnoreNodes and IgnoreEdges are left out of every path (DevTools'
+	// "Ignore this retainer"). The target itself cannot be ignored.
+	IgnoreNodes []model.NodeIndex
+	IgnoreEdges []uint32
+	// MaxExpansions bounds the search; 0 means 1,000,000.
+	MaxExpansions int
+}
+
+// PathFinder finds retainer paths in one graph; it precomputes the
+// distances that guide the search, so reuse it for several targets with the
+// same ignore lists.
+type PathFinder struct {
+	g        *model.Graph
+	ret      *model.Retainers
+	roots    *Roots
+	k        *kinds
+	opt      PathOptions
+	ignNodes Bits
+	ignEdges Bits
+	isUser   Bits
+	h        []int64 // cost from the virtual source, -1 if unreachable
+}
+
+// NewPathFinder prepares path searches over g with retainer index ret
+// (model.BuildRetainers).
+func NewPathFinder(g *model.Graph, ret *model.Retainers, roots *Roots, opt PathOptions) *PathFinder {
+	n := g.NumNodes()
+	pf := &PathFinder{g: g, ret: ret, roots: roots, k: newKinds(g), opt: opt,
+		ignNodes: NewBits(n), ignEdges: NewBits(g.NumEdges()), isUser: NewBits(n)}
+	if pf.opt.K <= 0 {
+		pf.opt.K = 1
+	}
+	if pf.opt.MaxExpansions <= 0 {
+		pf.opt.MaxExpansions = 1000000
+	}
+	for _, v := range opt.IgnoreNodes {
+		pf.ignNodes.Set(int(v))
+	}
+	for _, e := range opt.IgnoreEdges {
+		pf.ignEdges.Set(int(e))
+	}
+	for _, u := range roots.User {
+		pf.isUser.Set(int(u))
+	}
+	pf.h = pf.costs()
+	return pf
+}
+
+// allowed reports whether a path may use edge e into t.
+func (pf *PathFinder) allowed(e uint32, t int32) bool {
+	return !pf.k.weak[pf.g.Edges.Type[e]] && !pf.ignEdges.Has(int(e)) && !pf.ignNodes.Has(int(t))
+}
+
+// costs is a two-phase BFS like DevTools' distances but over exactly the
+// edges paths may use: user roots cost 1, the root BaseSystemDistance (0
+// without user roots). It is the exact remaining cost, so the search below
+// is A* with a consistent heuristic and finds paths in cost order.
+func (pf *PathFinder) costs() []int64 {
+	g := pf.g
+	n := g.NumNodes()
+	h := make([]int64, n)
+	for i := range h {
+		h[i] = -1
+	}
+	if n == 0 {
+		return h
+	}
+	var queue []int32
+	bfs := func() {
+		for i := 0; i < len(queue); i++ {
+			v := queue[i]
+			s, end := g.EdgeRange(v)
+			for e := s; e < end; e++ {
+				t := g.Edges.To[e]
+				if h[t] >= 0 || !pf.allowed(e, t) {
+					continue
+				}
+				h[t] = h[v] + 1
+				queue = append(queue, t)
+			}
+		}
+	}
+	for _, u := range pf.roots.User {
+		if !pf.ignNodes.Has(int(u)) && h[u] < 0 {
+			h[u] = 1
+			queue = append(queue, u)
+		}
+	}
+	bfs()
+	if len(pf.roots.User) > 0 {
+		h[g.Root] = int64(BaseSystemDistance)
+	} else {
+		h[g.Root] = 0
+	}
+	queue = append(queue[:0], g.Root)
+	bfs()
+	return h
+}
+
+// Distance returns the cost of the cheapest path to n, or -1 when no path
+// reaches it.
+func (pf *PathFinder) Distance(n model.NodeIndex) int64 { return pf.h[n] }
+
+type pathLabel struct {
+	node     int32
+	edge     uint32 // edge from node towards the target (unused at the target)
+	prev     int32  // label index towards the target, -1 at the target
+	cost     int64  // edges from node to the target
+	terminal bool   // the path is complete: node is where it starts
+	system   bool
+}
+
+type labelQueue struct {
+	labels []pathLabel
+	idx    []int32
+	h      []int64
+}
+
+func (q *labelQueue) f(i int32) int64 {
+	l := &q.labels[i]
+	if l.terminal {
+		return l.cost
+	}
+	return l.cost + q.h[l.node]
+}
+func (q *labelQueue) Len() int { return len(q.idx) }
+func (q *labelQueue) Less(a, b int) bool {
+	fa, fb := q.f(q.idx[a]), q.f(q.idx[b])
+	if fa != fb {
+		return fa < fb
+	}
+	return q.idx[a] < q.idx[b]
+}
+func (q *labelQueue) Swap(a, b int) { q.idx[a], q.idx[b] = q.idx[b], q.idx[a] }
+func (q *labelQueue) Push(x any)   { q.idx = append(q.idx, x.(int32)) }
+func (q *labelQueue) Pop() any {
+	x := q.idx[len(q.idx)-1]
+	q.idx = q.idx[:len(q.idx)-1]
+	return x
+}
+
+// Find returns up to K shortest simple retainer paths from the root to
+// target, cheapest first: paths from a user root (through the root's edge
+// to it) before paths that start elsewhere at the root, shorter before
+// longer. Weak edges are never used. It returns nil when target is
+// unreachable.
+func (pf *PathFinder) Find(target model.NodeIndex) []Path {
+	g := pf.g
+	if pf.h[target] < 0 && target != g.Root {
+		return nil
+	}
+	q := &labelQueue{h: pf.h}
+	push := func(l pathLabel) {
+		q.labels = append(q.labels, l)
+		heap.Push(q, int32(len(q.labels)-1))
+	}
+	push(pathLabel{node: target, prev: -1})
+	pops := map[int32]int{}
+	var out []Path
+	sysCost := int64(0)
+	if len(pf.roots.User) > 0 {
+		sysCost = int64(BaseSystemDistance)
+	}
+	root := g.Root
+	for q.Len() > 0 && len(out) < pf.opt.K && len(q.labels) < pf.opt.MaxExpansions {
+		li := heap.Pop(q).(int32)
+		l := q.labels[li]
+		if l.terminal {
+			out = append(out, pf.build(q.labels, li))
+			continue
+		}
+		if pops[l.node] >= pf.opt.K {
+			continue
+		}
+		pops[l.node]++
+		if l.node == root {
+			push(pathLabel{node: root, prev: l.prev, edge: l.edge, cost: l.cost + sysCost, terminal: true, system: true})
+			continue
+		}
+		if pf.isUser.Has(int(l.node)) {
+			// Complete the path with the root's edge to this user root.
+			s, end := g.EdgeRange(root)
+			for e := s; e < end; e++ {
+				if g.Edges.To[e] == l.node && pf.allowed(e, l.node) {
+					push(pathLabel{node: root, edge: e, prev: li, cost: l.cost + 1, terminal: true})
+					break
+				}
+			}
+		}
+		s, end := pf.ret.Of(l.node)
+		for r := s; r < end; r++ {
+			e, u := pf.ret.Edge[r], pf.ret.From[r]
+			if !pf.allowed(e, l.node) || pf.ignNodes.Has(int(u)) || pf.h[u] < 0 {
+				continue
+			}
+			if u == root && pf.isUser.Has(int(l.node)) {
+				continue // handled above
+			}
+			if pf.onPath(q.labels, li, u) {
+				continue
+			}
+			push(pathLabel{node: u, edge: e, prev: li, cost: l.cost + 1})
+		}
+	}
+	return out
+}
+
+// onPath reports whether node u already occurs on the partial path that
+// label li heads, keeping paths simple.
+func (pf *PathFinder) onPath(labels []pathLabel, li int32, u int32) bool {
+	for i := li; i >= 0; i = labels[i].prev {
+		if labels[i].node == u {
+			return true
+		}
+	}
+	return false
+}
+
+// build turns a terminal label into a Path.
+func (pf *PathFinder) build(labels []pathLabel, li int32) Path {
+	t := labels[li]
+	p := Path{System: t.system, Cost: t.cost}
+	if t.prev < 0 {
+		return p // the target is the root
+	}
+	// The terminal label's edge leads from the root to its prev label.
+	from, e := pf.g.Root, t.edge
+	for i := t.prev; i >= 0; i = labels[i].prev {
+		p.Steps = append(p.Steps, PathStep{From: from, Edge: e, To: labels[i].node})
+		from, e = labels[i].node, labels[i].edge
+	}
+	return p
+}
+
+// RetainerPaths returns up to opt.K shortest retainer paths from the root
+// to target (see PathFinder.Find). ret is g's retainer index
+// (model.BuildRetainers).
+func RetainerPaths(g *model.Graph, ret *model.Retainers, roots *Roots, target model.NodeIndex, opt PathOptions) []Path {
+	return NewPathFinder(g, ret, roots, opt).Find(target)
+}

@@ -1,0 +1,152 @@
+package analysis
+
+import (
+	"sort"
+
+	"github.com/heapx/heapx/model"
+)
+
+// Roots says where retention starts in a graph, as DevTools sees it.
+type Roots struct {
+	// Root is the graph's single synthetic root (model.Graph.Root).
+	Root model.NodeIndex
+	// User lists the user roots in root-edge order: the targets of the
+	// root's edges that are not synthetic, plus a synthetic
+	// "(Document DOM trees)" node (DevTools JSHeapSnapshot.isUserRoot). In
+	// a Node.js snapshot that is the `global` object; Chrome 156 and
+	// exposeInternals snapshots have none. A target reached by two root
+	// edges is listed twice, as DevTools seeds it twice.
+	User []model.NodeIndex
+	// PageOwned marks the nodes DevTools flags as owned by the page
+	// (markPageOwnedNodes): everything reachable over non-weak edges from
+	// the targets of the root's shortcut edges and of its element edges to
+	// "(Document DOM trees)". Nil when there are no such seeds.
+	PageOwned Bits
+}
+
+// HasUserRoots reports whether the graph has user roots. Without them
+// DevTools runs in "expose internals" mode: raw self sizes, no page-owned
+// rule, and distances as a plain BFS from the root.
+func (r *Roots) HasUserRoots() bool { return len(r.User) > 0 }
+
+// docDOMTreesName is the synthetic node Blink uses to group document trees.
+const docDOMTreesName = "(Document DOM trees)"
+
+// FindRoots computes the user roots and the page-owned set of g.
+func FindRoots(g *model.Graph) *Roots {
+	k := newKinds(g)
+	r := &Roots{Root: g.Root}
+	if g.NumNodes() == 0 {
+		return r
+	}
+	start, end := g.EdgeRange(g.Root)
+	var seeds []model.NodeIndex
+	for e := start; e < end; e++ {
+		to := g.Edges.To[e]
+		isDocTrees := k.nodeKindOf(g, to) == kSynthetic && g.NodeName(to) == docDOMTreesName
+		if k.nodeKindOf(g, to) != kSynthetic || isDocTrees {
+			r.User = append(r.User, to)
+		}
+		switch k.edge[g.Edges.Type[e]] {
+		case eShortcut:
+			seeds = append(seeds, to)
+		case eElement:
+			if isDocTrees {
+				seeds = append(seeds, to)
+			}
+		}
+	}
+	if len(seeds) > 0 {
+		r.PageOwned = reachFrom(g, k, seeds)
+	}
+	return r
+}
+
+// reachFrom marks every node reachable from seeds over non-weak edges. The
+// set does not depend on visiting order, so a plain stack does.
+func reachFrom(g *model.Graph, k *kinds, seeds []model.NodeIndex) Bits {
+	seen := NewBits(g.NumNodes())
+	stack := make([]int32, 0, 1024)
+	for _, s := range seeds {
+		if !seen.Has(int(s)) {
+			seen.Set(int(s))
+			stack = append(stack, s)
+		}
+	}
+	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for e := fe[n]; e < fe[n+1]; e++ {
+			t := to[e]
+			if seen.Has(int(t)) || k.weak[typ[e]] {
+				continue
+			}
+			seen.Set(int(t))
+			stack = append(stack, t)
+		}
+	}
+	return seen
+}
+
+// Reachable marks the nodes reachable from the root over non-weak edges.
+// The rest are garbage the runtime had not collected yet (or objects held
+// only by weak references); DevTools still attaches them under the root.
+func Reachable(g *model.Graph) Bits {
+	if g.NumNodes() == 0 {
+		return nil
+	}
+	return reachFrom(g, newKinds(g), []model.NodeIndex{g.Root})
+}
+
+// ClassTotal is a count and a size summed over the nodes of one class.
+type ClassTotal struct {
+	Class uint32 // index into Classes.Names
+	Name  string
+	Count int
+	Size  uint64
+}
+
+// UnreachableReport describes the nodes not reachable from the root over
+// non-weak edges.
+type UnreachableReport struct {
+	Count   int
+	Size    uint64       // sum of the sizes passed to Unreachable
+	ByClass []ClassTotal // largest Size first, then by name
+}
+
+// Unreachable totals the nodes outside reach (as returned by Reachable) by
+// class. sizes is the size column to sum: g.Nodes.Size for raw sizes, or
+// ShallowSizes' result for DevTools' adjusted ones.
+func Unreachable(g *model.Graph, reach Bits, cls *Classes, sizes []uint64) *UnreachableReport {
+	rep := &UnreachableReport{}
+	n := g.NumNodes()
+	idx := map[uint32]int{}
+	for i := 0; i < n; i++ {
+		if reach.Has(i) {
+			continue
+		}
+		rep.Count++
+		rep.Size += sizes[i]
+		c := cls.Of[i]
+		j, ok := idx[c]
+		if !ok {
+			j = len(rep.ByClass)
+			idx[c] = j
+			rep.ByClass = append(rep.ByClass, ClassTotal{Class: c, Name: cls.Names[c]})
+		}
+		rep.ByClass[j].Count++
+		rep.ByClass[j].Size += sizes[i]
+	}
+	sort.Slice(rep.ByClass, func(a, b int) bool {
+		x, y := rep.ByClass[a], rep.ByClass[b]
+		if x.Size != y.Size {
+			return x.Size > y.Size
+		}
+		if x.Name != y.Name {
+			return x.Name < y.Name
+		}
+		return x.Class < y.Class
+	})
+	return rep
+}

@@ -1,0 +1,202 @@
+package analysis
+
+import (
+	"sort"
+
+	"github.com/heapx/heapx/model"
+)
+
+// ClassSummary is one row of DevTools' Summary view.
+type ClassSummary struct {
+	// Class indexes Classes.Names; Name is the "Constructor" column and
+	// Key DevTools' class key (see Classes.Key).
+	Class uint32
+	Name  string
+	Key   string
+	// Count is the number of instances with a non-zero shallow size.
+	Count int
+	// Shallow is the sum of their shallow (adjusted self) sizes.
+	Shallow uint64
+	// Retained is DevTools' maxRet: the retained sizes of the instances
+	// that have no other instance of the class above them in the dominator
+	// tree, so nested instances are not counted twice.
+	Retained uint64
+	// Distance is the smallest distance of an instance (see Distances).
+	Distance int32
+}
+
+// Summarize computes DevTools' Summary view (buildAggregates and
+// calculateClassesRetainedSize): one row per class that has an instance
+// with a non-zero shallow size, sorted by retained size, then shallow
+// size, then name, then key, all descending except name and key. self is
+// the shallow size column (ShallowSizes); dist may be nil (Distance is then
+// 0).
+func Summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dist []int32) []ClassSummary {
+	n := g.NumNodes()
+	nc := len(cls.Names)
+	row := make([]int32, nc) // class -> row index + 1
+	var rows []ClassSummary
+	for i := 0; i < n; i++ {
+		if self[i] == 0 {
+			continue
+		}
+		c := cls.Of[i]
+		r := row[c]
+		var d int32
+		if dist != nil {
+			d = dist[i]
+		}
+		if r == 0 {
+			rows = append(rows, ClassSummary{Class: c, Name: cls.Names[c], Key: cls.Key(c), Distance: d})
+			r = int32(len(rows))
+			row[c] = r
+		}
+		s := &rows[r-1]
+		s.Count++
+		s.Shallow += self[i]
+		if d < s.Distance {
+			s.Distance = d
+		}
+	}
+	if dom != nil && len(dom.IDom) == n && n > 0 {
+		maxRet := classRetained(cls, self, dom)
+		for i := range rows {
+			rows[i].Retained = maxRet[rows[i].Class]
+		}
+	}
+	sort.Slice(rows, func(a, b int) bool {
+		x, y := &rows[a], &rows[b]
+		if x.Retained != y.Retained {
+			return x.Retained > y.Retained
+		}
+		if x.Shallow != y.Shallow {
+			return x.Shallow > y.Shallow
+		}
+		if x.Name != y.Name {
+			return x.Name < y.Name
+		}
+		return x.Key < y.Key
+	})
+	return rows
+}
+
+// DominatorChildren returns the dominator tree's children lists in CSR
+// form: the children of n are Kids[First[n]:First[n+1]], in node order.
+func DominatorChildren(dom *Dominators) (first []uint32, kids []int32) {
+	n := len(dom.IDom)
+	first = make([]uint32, n+1)
+	for _, p := range dom.IDom {
+		if p >= 0 {
+			first[p+1]++
+		}
+	}
+	for i := 1; i <= n; i++ {
+		first[i] += first[i-1]
+	}
+	kids = make([]int32, first[n])
+	pos := make([]uint32, n)
+	copy(pos, first[:n])
+	for v, p := range dom.IDom {
+		if p >= 0 {
+			kids[pos[p]] = int32(v)
+			pos[p]++
+		}
+	}
+	return first, kids
+}
+
+// classRetained computes maxRet per class with an explicit-stack walk of
+// the dominator tree: a node with a non-zero shallow size counts unless an
+// ancestor of the same class already counted.
+func classRetained(cls *Classes, self []uint64, dom *Dominators) []uint64 {
+	first, kids := DominatorChildren(dom)
+	maxRet := make([]uint64, len(cls.Names))
+	active := make([]int32, len(cls.Names))
+	type frame struct {
+		node    int32
+		next    uint32
+		counted bool
+	}
+	stack := []frame{{node: dom.Root, next: first[dom.Root]}}
+	enter := func(v int32) bool {
+		c := cls.Of[v]
+		if self[v] != 0 && active[c] == 0 {
+			maxRet[c] += dom.Retained[v]
+			active[c]++
+			return true
+		}
+		return false
+	}
+	stack[0].counted = enter(dom.Root)
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next < first[f.node+1] {
+			v := kids[f.next]
+			f.next++
+			stack = append(stack, frame{node: v, next: first[v], counted: enter(v)})
+			continue
+		}
+		if f.counted {
+			active[cls.Of[f.node]]--
+		}
+		stack = stack[:len(stack)-1]
+	}
+	return maxRet
+}
+
+// TopRetained returns the n nodes with the largest retained sizes, the
+// root excluded, largest first (ties by node index).
+func TopRetained(dom *Dominators, n int) []int32 {
+	if n <= 0 {
+		return nil
+	}
+	r := dom.Retained
+	less := func(a, b int32) bool { // a ranks after b
+		if r[a] != r[b] {
+			return r[a] < r[b]
+		}
+		return a > b
+	}
+	// A min-heap of the best n so far, worst on top.
+	h := make([]int32, 0, n)
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			m := l
+			if l+1 < len(h) && less(h[l+1], h[l]) {
+				m = l + 1
+			}
+			if !less(h[m], h[i]) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for v := int32(0); v < int32(len(r)); v++ {
+		if v == dom.Root {
+			continue
+		}
+		if len(h) < n {
+			h = append(h, v)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !less(h[i], h[p]) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+			continue
+		}
+		if less(h[0], v) {
+			h[0] = v
+			down(0)
+		}
+	}
+	sort.Slice(h, func(a, b int) bool { return less(h[b], h[a]) })
+	return h
+}
