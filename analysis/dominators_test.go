@@ -51,7 +51,7 @@ func TestDominatorsUnreachable(t *testing.T) {
 			{from: 1, to: 2, typ: eWeak, name: "w"}, // W only weakly held
 			prop(2, 3, "x"),                         // X reached from W
 			prop(4, 5, "c"), prop(5, 4, "c"),        // clique C1 <-> C2
-			prop(5, 6, "y"),                         // Y reached from the clique only
+			prop(5, 6, "y"), // Y reached from the clique only
 		})
 	d := analyze(t, g, analysis.RawPolicy)
 	checkTree(t, g, d, []int32{-1, 0, 0, 2, 0, 0, 0}, []uint64{63, 1, 6, 4, 8, 16, 32})
@@ -76,15 +76,15 @@ func TestDominatorsUnreachable(t *testing.T) {
 // retained through edges from system objects.
 func TestDominatorsDevToolsRules(t *testing.T) {
 	nodes := []tnode{
-		{"synthetic", "", 0},           // 0 root
-		{"synthetic", "(GC roots)", 0}, // 1
-		obj("global", 10),              // 2 user root
-		obj("WeakMap", 10),             // 3
+		{"synthetic", "", 0},                           // 0 root
+		{"synthetic", "(GC roots)", 0},                 // 1
+		obj("global", 10),                              // 2 user root
+		obj("WeakMap", 10),                             // 3
 		{"hidden", "system / EphemeronHashTable", 100}, // 4 table (id 9)
-		obj("Key", 10),   // 5 (id 11)
-		obj("Value", 10), // 6 (id 13)
-		obj("Other", 10), // 7 held by (GC roots) and global
-		obj("Sys", 10),   // 8 system object, also points at Other
+		obj("Key", 10),                                 // 5 (id 11)
+		obj("Value", 10),                               // 6 (id 13)
+		obj("Other", 10),                               // 7 held by (GC roots) and global
+		obj("Sys", 10),                                 // 8 system object, also points at Other
 	}
 	name := "1 / part of key (Key @11) -> value (Value @13) pair in WeakMap (table @9)"
 	edges := []tedge{

@@ -111,4 +111,6 @@ func build(nodes []tnode, edges []tedge) *model.Graph {
 func obj(name string, size uint64) tnode { return tnode{"object", name, size} }
 
 // prop is shorthand for a property edge.
-func prop(from, to int32, name string) tedge { return tedge{from: from, to: to, typ: eProperty, name: name} }
+func prop(from, to int32, name string) tedge {
+	return tedge{from: from, to: to, typ: eProperty, name: name}
+}

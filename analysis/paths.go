@@ -211,7 +211,7 @@ func (q *labelQueue) Less(a, b int) bool {
 	return q.idx[a] < q.idx[b]
 }
 func (q *labelQueue) Swap(a, b int) { q.idx[a], q.idx[b] = q.idx[b], q.idx[a] }
-func (q *labelQueue) Push(x any)   { q.idx = append(q.idx, x.(int32)) }
+func (q *labelQueue) Push(x any)    { q.idx = append(q.idx, x.(int32)) }
 func (q *labelQueue) Pop() any {
 	x := q.idx[len(q.idx)-1]
 	q.idx = q.idx[:len(q.idx)-1]
