@@ -33,6 +33,8 @@ type Analysis struct {
 	Distances []int32
 	// Classes gives the "Constructor" column; nil with Options.NoClasses.
 	Classes *Classes
+
+	sc *scratch // buffers earlier passes left for later ones
 }
 
 // ErrEmptyGraph is returned for a graph without nodes.
@@ -49,7 +51,7 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	if g.Root < 0 || int(g.Root) >= n {
 		return nil, fmt.Errorf("analysis: root node %d not in the %d nodes", g.Root, n)
 	}
-	a := &Analysis{Graph: g}
+	a := &Analysis{Graph: g, sc: &scratch{}}
 	if opt.Policy != nil {
 		a.Policy = *opt.Policy
 	} else {
@@ -75,14 +77,14 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 		go func() {
 			defer wg.Done()
 			if !opt.NoDistances {
-				a.Distances = Distances(g, a.Roots, nil)
+				a.Distances = distances(g, a.Roots, nil, a.sc)
 			}
 			if !opt.NoClasses {
 				a.Classes = ClassifyNodes(g, a.DOM)
 			}
 		}()
 	}
-	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf)
+	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf, a.sc)
 	a.Self = a.Dominators.Self
 	wg.Wait()
 	return a, nil
@@ -97,7 +99,7 @@ func (a *Analysis) Summary() []ClassSummary {
 	if a.Classes == nil {
 		return nil
 	}
-	return Summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances)
+	return summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances, a.sc)
 }
 
 // NodeRow describes one node with the columns of DevTools' object grids.

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,7 +187,6 @@ type propTable struct {
 	text     []string
 	fmtd     []string // formatPropertyName(text)
 	fmtLen   []int    // len16(fmtd)
-	rank     []int32  // position in JavaScript sort order
 }
 
 func (p *propTable) id(s model.StringID) int32 {
@@ -243,10 +243,10 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 			if k.edge[typ[e]] != eProperty {
 				continue
 			}
-			pid := p.id(ename[e])
 			if stopped {
-				continue // interned for the application pass below
+				break
 			}
+			pid := p.id(ename[e])
 			if p.text[pid] == "__proto__" {
 				continue
 			}
@@ -300,40 +300,66 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 		return
 	}
 
-	// Rank every property name in JavaScript's sort order.
-	order := make([]int32, len(p.text))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	sort.SliceStable(order, func(a, b int) bool { return cmp16(p.text[order[a]], p.text[order[b]]) < 0 })
-	p.rank = make([]int32, len(p.text))
-	for r, pid := range order {
-		p.rank[pid] = int32(r)
-	}
-	byRank := func(s []int32) {
-		sort.Slice(s, func(a, b int) bool { return p.rank[s[a]] < p.rank[s[b]] })
-	}
-
 	// The property tree: a path of sorted property names per interface.
+	// Only names that occur in some interface need a place in it; every
+	// other name is placed between two of them ("half ranks": 2i for the
+	// i-th tree name in JavaScript's sort order, odd numbers between), which
+	// is all the matching below compares.
+	treeOf := make([]int32, len(p.text)) // property id -> tree name index, -1 if none
+	for i := range treeOf {
+		treeOf[i] = -1
+	}
+	var treeNames []int32
+	for _, d := range defs {
+		for _, pid := range d.props {
+			if treeOf[pid] < 0 {
+				treeOf[pid] = 0
+				treeNames = append(treeNames, pid)
+			}
+		}
+	}
+	// Property names are distinct texts, so the order is total.
+	slices.SortFunc(treeNames, func(a, b int32) int { return cmp16(p.text[a], p.text[b]) })
+	for i, pid := range treeNames {
+		treeOf[pid] = int32(i)
+	}
+	halfRank := make([]int32, g.Strings.Len()) // StringID -> half rank + 2, 0 until computed
+	rankOf := func(sid model.StringID) int32 {
+		if r := halfRank[sid]; r != 0 {
+			return r - 2
+		}
+		text := g.Strings.At(sid)
+		lb := sort.Search(len(treeNames), func(i int) bool { return cmp16(p.text[treeNames[i]], text) >= 0 })
+		r := int32(2*lb - 1)
+		if lb < len(treeNames) && p.text[treeNames[lb]] == text {
+			r = int32(2 * lb)
+		}
+		halfRank[sid] = r + 2
+		return r
+	}
 	type treeNode struct {
 		match    int32 // interface index, -1 for none
 		count    int32 // its property count
-		greatest int32 // rank of the greatest outgoing property, -1 if none
+		greatest int32 // half rank of the greatest outgoing property, -1 if none
 	}
 	tree := []treeNode{{match: -1, greatest: -1}}
-	next := map[uint64]int32{}
+	next := map[uint64]int32{} // state<<32 | half rank -> state
+	var sorted []int32
 	for di, d := range defs {
-		sorted := append([]int32(nil), d.props...)
-		byRank(sorted)
+		sorted = sorted[:0]
+		for _, pid := range d.props {
+			sorted = append(sorted, 2*treeOf[pid])
+		}
+		slices.Sort(sorted)
 		cur := int32(0)
-		for _, pid := range sorted {
-			key := uint64(cur)<<32 | uint64(uint32(pid))
+		for _, r := range sorted {
+			key := uint64(cur)<<32 | uint64(uint32(r))
 			nx, ok := next[key]
 			if !ok {
 				nx = int32(len(tree))
 				tree = append(tree, treeNode{match: -1, greatest: -1})
 				next[key] = nx
-				if r := p.rank[pid]; tree[cur].greatest < r {
+				if tree[cur].greatest < r {
 					tree[cur].greatest = r
 				}
 			}
@@ -370,20 +396,34 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 		props = props[:0]
 		for e := fe[i]; e < fe[i+1]; e++ {
 			if k.edge[typ[e]] == eProperty {
-				props = append(props, p.id(ename[e]))
+				props = append(props, rankOf(ename[e]))
 			}
 		}
-		byRank(props)
+		if len(props) > 24 {
+			slices.Sort(props)
+		} else {
+			for a := 1; a < len(props); a++ { // objects have few properties
+				x := props[a]
+				b := a
+				for b > 0 && props[b-1] > x {
+					props[b] = props[b-1]
+					b--
+				}
+				props[b] = x
+			}
+		}
 		states = append(states[:0], 0)
 		match, count := better(-1, 0, tree[0].match, tree[0].count)
-		for _, pid := range props {
-			r := p.rank[pid]
+		for _, r := range props {
 			snapshot = append(snapshot[:0], states...)
 			for _, st := range snapshot {
-				if g := tree[st].greatest; g < 0 || r >= g {
+				if gr := tree[st].greatest; gr < 0 || r >= gr {
 					states = removeState(states, st)
 				}
-				if nx, ok := next[uint64(st)<<32|uint64(uint32(pid))]; ok {
+				if r&1 != 0 {
+					continue // not a tree name: no transition
+				}
+				if nx, ok := next[uint64(st)<<32|uint64(uint32(r))]; ok {
 					states = addState(states, nx)
 					match, count = better(match, count, tree[nx].match, tree[nx].count)
 				}

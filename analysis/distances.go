@@ -32,8 +32,12 @@ const (
 //   - edges to nodes in ignore (may be nil) are skipped, which gives the
 //     distances of DevTools' retainers view after "Ignore this retainer".
 func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
+	return distances(g, roots, ignore, nil)
+}
+
+func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) []int32 {
 	n := g.NumNodes()
-	dist := make([]int32, n)
+	dist := model.Alloc[int32](n)
 	if n == 0 {
 		return dist
 	}
@@ -43,7 +47,7 @@ func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
 	k := newKinds(g)
 	wm := newWeakMapNames(g)
 	pending := map[string]struct{}{}
-	queue := make([]int32, 0, n)
+	queue := sc.get(n, false)[:0]
 	fe, to, typ, ename := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type, g.Edges.Name
 	// filter is JSHeapSnapshot.calculateDistances' filter; it runs only for
 	// edges that would reach an unvisited node, as in DevTools, because the
@@ -112,5 +116,6 @@ func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
 	}
 	queue = append(queue[:0], g.Root)
 	bfs()
+	sc.put(queue)
 	return dist
 }

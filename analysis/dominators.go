@@ -71,7 +71,7 @@ type Dominators struct {
 // redistribution) use all cores; the result does not depend on their
 // schedule.
 func ComputeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState) *Dominators {
-	return computeDominators(g, roots, p, dom, newDomBuffers(g.NumNodes()))
+	return computeDominators(g, roots, p, dom, newDomBuffers(g.NumNodes()), nil)
 }
 
 // domBuffers are the arrays ComputeDominators writes: the two outputs and
@@ -121,7 +121,7 @@ func prefault(p unsafe.Pointer, size uintptr) {
 	})
 }
 
-func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, buf *domBuffers) *Dominators {
+func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, buf *domBuffers, sc *scratch) *Dominators {
 	n := g.NumNodes()
 	d := &Dominators{Root: g.Root}
 	if n == 0 {
@@ -269,6 +269,7 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 		pf[w] = uint32(s) // semi[w]
 		end = start
 	}
+	sc.put(pred)
 	pred = nil
 	// Immediate dominators in DFS numbers: the nearest dominator-tree
 	// ancestor of the DFS parent that is not below the semidominator.

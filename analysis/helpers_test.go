@@ -20,6 +20,14 @@ var (
 	}
 )
 
+// v8Categories is the V8 reader's mapping to neutral categories.
+var v8Categories = map[string]model.Category{
+	"hidden": model.CatInternal, "array": model.CatArray, "string": model.CatString, "object": model.CatObject,
+	"code": model.CatCode, "closure": model.CatClosure, "regexp": model.CatRegExp, "number": model.CatHeapNumber,
+	"native": model.CatNative, "synthetic": model.CatSynthetic, "concatenated string": model.CatConsString,
+	"sliced string": model.CatSlicedString, "symbol": model.CatSymbol, "bigint": model.CatBigInt, "object shape": model.CatShape,
+}
+
 // Edge type indexes in v8EdgeTypes.
 const (
 	eContext  = 0
@@ -51,7 +59,7 @@ type tedge struct {
 func build(nodes []tnode, edges []tedge) *model.Graph {
 	g := &model.Graph{}
 	for _, t := range v8NodeTypes {
-		g.NodeTypes = append(g.NodeTypes, model.NodeType{Namespace: "v8", Name: t})
+		g.NodeTypes = append(g.NodeTypes, model.NodeType{Namespace: "v8", Name: t, Category: v8Categories[t]})
 	}
 	g.EdgeTypes = append(g.EdgeTypes, v8EdgeTypes...)
 	strs := map[string]uint32{}

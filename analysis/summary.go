@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"sort"
+	"unsafe"
 
 	"github.com/heapx/heapx/model"
 )
@@ -32,6 +33,10 @@ type ClassSummary struct {
 // the shallow size column (ShallowSizes); dist may be nil (Distance is then
 // 0).
 func Summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dist []int32) []ClassSummary {
+	return summarize(g, cls, self, dom, dist, nil)
+}
+
+func summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dist []int32, sc *scratch) []ClassSummary {
 	n := g.NumNodes()
 	nc := len(cls.Names)
 	row := make([]int32, nc) // class -> row index + 1
@@ -59,7 +64,7 @@ func Summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dis
 		}
 	}
 	if dom != nil && len(dom.IDom) == n && n > 0 {
-		maxRet := classRetained(cls, self, dom)
+		maxRet := classRetained(cls, self, dom, sc)
 		for i := range rows {
 			rows[i].Retained = maxRet[rows[i].Class]
 		}
@@ -83,8 +88,13 @@ func Summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dis
 // DominatorChildren returns the dominator tree's children lists in CSR
 // form: the children of n are Kids[First[n]:First[n+1]], in node order.
 func DominatorChildren(dom *Dominators) (first []uint32, kids []int32) {
+	return dominatorChildren(dom, nil)
+}
+
+func dominatorChildren(dom *Dominators, sc *scratch) (first []uint32, kids []int32) {
 	n := len(dom.IDom)
-	first = make([]uint32, n+1)
+	fb := sc.get(n+1, true)
+	first = unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(fb))), n+1)
 	for _, p := range dom.IDom {
 		if p >= 0 {
 			first[p+1]++
@@ -93,23 +103,30 @@ func DominatorChildren(dom *Dominators) (first []uint32, kids []int32) {
 	for i := 1; i <= n; i++ {
 		first[i] += first[i-1]
 	}
-	kids = make([]int32, first[n])
-	pos := make([]uint32, n)
-	copy(pos, first[:n])
-	for v, p := range dom.IDom {
-		if p >= 0 {
-			kids[pos[p]] = int32(v)
-			pos[p]++
+	// Fill backwards, using first[p+1] (p's end) as p's cursor, so no
+	// cursor array is needed; children stay in node order. Afterwards
+	// first[p+1] is p's start, so shift the array down by one.
+	kids = sc.get(int(first[n]), false)
+	for v := n - 1; v >= 0; v-- {
+		if p := dom.IDom[v]; p >= 0 {
+			first[p+1]--
+			kids[first[p+1]] = int32(v)
 		}
 	}
+	copy(first[:n], first[1:])
+	first[n] = uint32(len(kids))
 	return first, kids
 }
 
 // classRetained computes maxRet per class with an explicit-stack walk of
 // the dominator tree: a node with a non-zero shallow size counts unless an
 // ancestor of the same class already counted.
-func classRetained(cls *Classes, self []uint64, dom *Dominators) []uint64 {
-	first, kids := DominatorChildren(dom)
+func classRetained(cls *Classes, self []uint64, dom *Dominators, sc *scratch) []uint64 {
+	first, kids := dominatorChildren(dom, sc)
+	defer func() {
+		sc.put(kids)
+		sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)))
+	}()
 	maxRet := make([]uint64, len(cls.Names))
 	active := make([]int32, len(cls.Names))
 	type frame struct {

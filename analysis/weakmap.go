@@ -1,15 +1,83 @@
 package analysis
 
 import (
-	"regexp"
+	"strings"
 
 	"github.com/heapx/heapx/model"
 )
 
-// weakMapEdgeRE is DevTools' ephemeronNameRegex (tryParseWeakMapEdgeName),
-// with JavaScript's "." (anything but a line terminator) spelled out. The
-// first group is the part two edges of one WeakMap entry share.
-var weakMapEdgeRE = regexp.MustCompile(`^\d+( / part of key \([^\n\r\x{2028}\x{2029}]*? @\d+\) -> value \([^\n\r\x{2028}\x{2029}]*? @\d+\) pair in WeakMap \(table @(\d+)\))$`)
+// parseWeakMapEdgeName is DevTools' tryParseWeakMapEdgeName: it reports
+// whether name matches
+//
+//	^\d+( / part of key \(.*? @\d+\) -> value \(.*? @\d+\) pair in WeakMap \(table @(\d+)\))$
+//
+// (JavaScript's "." excludes line terminators) and returns the
+// parenthesized "duplicated part" both edges of a WeakMap entry share and
+// the table id. It is hand-written because V8 gives every entry's edges a
+// name of their own, so a big snapshot has millions of them; the regexp
+// package took a quarter of the distance pass.
+func parseWeakMapEdgeName(name string) (dup, tableID string, ok bool) {
+	const (
+		head   = " / part of key ("
+		value  = ") -> value ("
+		tail   = ") pair in WeakMap (table @"
+		digits = "0123456789"
+	)
+	i := 0
+	for i < len(name) && name[i] >= '0' && name[i] <= '9' {
+		i++
+	}
+	if i == 0 || !strings.HasPrefix(name[i:], head) || !strings.HasSuffix(name, ")") {
+		return "", "", false
+	}
+	dup = name[i:]
+	rest := name[i+len(head) : len(name)-1] // A @D2) -> value (B @D3) pair in WeakMap (table @D4
+	// D4: the digits at the end, after the literal tail.
+	j := len(rest)
+	for j > 0 && rest[j-1] >= '0' && rest[j-1] <= '9' {
+		j--
+	}
+	if j == len(rest) || !strings.HasSuffix(rest[:j], tail) {
+		return "", "", false
+	}
+	tableID = rest[j:]
+	mid := rest[:j-len(tail)] // A @D2) -> value (B @D3
+	if !endsWithAtDigits(mid) {
+		return "", "", false
+	}
+	// Some ") -> value (" must follow " @" and digits; A and B are free.
+	found := false
+	for k := 0; k+len(value) <= len(mid); {
+		p := strings.Index(mid[k:], value)
+		if p < 0 {
+			break
+		}
+		if endsWithAtDigits(mid[:k+p]) {
+			found = true
+			break
+		}
+		k += p + 1
+	}
+	if !found || hasLineTerminator(name) {
+		return "", "", false
+	}
+	return dup, tableID, true
+}
+
+// endsWithAtDigits reports whether s ends with " @" and at least one digit.
+func endsWithAtDigits(s string) bool {
+	j := len(s)
+	for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
+		j--
+	}
+	return j < len(s) && strings.HasSuffix(s[:j], " @")
+}
+
+// hasLineTerminator reports whether s has a character JavaScript's "."
+// does not match: \n, \r, U+2028 or U+2029.
+func hasLineTerminator(s string) bool {
+	return strings.ContainsAny(s, "\n\r\u2028\u2029")
+}
 
 // weakMapNames caches, per string, whether it names a WeakMap entry edge
 // and the part of the name both edges of the entry share.
@@ -31,13 +99,12 @@ func (w *weakMapNames) match(s model.StringID) (string, bool) {
 	case 2:
 		return w.dup[s], true
 	}
-	m := weakMapEdgeRE.FindStringSubmatchIndex(w.g.Strings.At(s))
-	if m == nil {
+	d, _, ok := parseWeakMapEdgeName(w.g.Strings.At(s))
+	if !ok {
 		w.state[s] = 1
 		return "", false
 	}
 	w.state[s] = 2
-	d := w.g.Strings.At(s)[m[2]:m[3]]
 	w.dup[s] = d
 	return d, true
 }

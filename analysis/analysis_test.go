@@ -1,0 +1,283 @@
+package analysis_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/model"
+)
+
+// distanceGraph has a user root (global), a system root, a weak edge, a
+// descriptor array, a NativeContext's sloppy_function_map and a WeakMap
+// entry whose table is nearer than its key.
+func distanceGraph() *model.Graph {
+	nodes := []tnode{
+		{"synthetic", "", 0},                         // 0 root
+		{"synthetic", "(GC roots)", 0},               // 1
+		obj("global", 1),                             // 2 user root
+		obj("A", 1),                                  // 3
+		obj("B", 1),                                  // 4 only weakly held from A, strongly from Sys
+		obj("Sys", 1),                                // 5
+		{"array", "(map descriptors)", 1},            // 6
+		obj("D2", 1),                                 // 7 descriptor index 2 (kept)
+		obj("D4", 1),                                 // 8 descriptor index 4 (skipped: 4 % 3 == 1)
+		{"hidden", "system / NativeContext", 1},      // 9
+		obj("SloppyMap", 1),                          // 10 only via sloppy_function_map
+		{"hidden", "system / EphemeronHashTable", 1}, // 11 table (id 23), distance 2
+		obj("Key", 1),                                // 12 key (id 25), distance 3
+		obj("Value", 1),                              // 13 value (id 27)
+		obj("Far", 1),                                // 14 a step on the key's path
+	}
+	wm := "0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)"
+	return build(nodes, []tedge{
+		{from: 0, to: 1, typ: eElement, index: 1},
+		{from: 0, to: 2, typ: eShortcut, name: "global"},
+		prop(2, 3, "a"),
+		{from: 3, to: 4, typ: eWeak, name: "w"},
+		{from: 1, to: 5, typ: eElement, index: 1},
+		prop(5, 4, "b"),
+		prop(3, 6, "descriptors"),
+		{from: 6, to: 7, typ: eElement, index: 2},
+		{from: 6, to: 8, typ: eElement, index: 4},
+		prop(5, 8, "d4"),
+		prop(2, 9, "context"),
+		{from: 9, to: 10, typ: eInternal, name: "sloppy_function_map"},
+		prop(5, 10, "sloppy"),
+		prop(2, 11, "table"),
+		prop(3, 14, "far"),
+		prop(14, 12, "key"),
+		{from: 11, to: 13, typ: eEphemer, name: wm},
+		{from: 12, to: 13, typ: eInternal, name: wm},
+	})
+}
+
+func TestDistancesDevToolsRules(t *testing.T) {
+	g := distanceGraph()
+	roots := analysis.FindRoots(g)
+	if !reflect.DeepEqual(roots.User, []int32{2}) {
+		t.Fatalf("user roots %v", roots.User)
+	}
+	got := analysis.Distances(g, roots, nil)
+	const sys = analysis.BaseSystemDistance
+	want := []int32{sys, sys + 1, 1, 2, sys + 3, sys + 2, 3, 4, sys + 3, 2, sys + 3, 2, 4, 5, 3}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("distances\n got %v\nwant %v", got, want)
+	}
+	// Ignoring A (DevTools' "Ignore this retainer") makes its subtree
+	// reachable only through the system root, or not at all.
+	ign := analysis.NewBits(g.NumNodes())
+	ign.Set(3)
+	got = analysis.Distances(g, roots, ign)
+	want = []int32{sys, sys + 1, 1, analysis.NoDistance, sys + 3, sys + 2, analysis.NoDistance, analysis.NoDistance, sys + 3, 2, sys + 3, 2,
+		analysis.NoDistance, analysis.NoDistance, analysis.NoDistance}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("distances ignoring A\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestDistancesWithoutUserRoots(t *testing.T) {
+	g := build([]tnode{{"synthetic", "", 0}, {"synthetic", "(GC roots)", 0}, obj("A", 1), obj("U", 1)},
+		[]tedge{{from: 0, to: 1, typ: eElement, index: 1}, {from: 1, to: 2, typ: eElement, index: 1}})
+	got := analysis.Distances(g, analysis.FindRoots(g), nil)
+	if want := []int32{0, 1, 2, analysis.NoDistance}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestClassNames(t *testing.T) {
+	nodes := []tnode{
+		{"synthetic", "", 0},                     // 0
+		{"hidden", "system / Foo", 8},            // 1 (system)
+		{"code", "system / Code", 8},             // 2 (compiled code)
+		{"closure", "f", 8},                      // 3 Function
+		{"regexp", "a+b", 8},                     // 4 RegExp
+		{"string", "hello", 8},                   // 5 (string)
+		{"native", `<div id="x">`, 8},            // 6 <div>
+		{"native", "<span class=a>", 8},          // 7 detached -> Detached <span>
+		{"native", "Text", 8},                    // 8 reached from 7 -> Detached Text
+		{"object", "Customer", 8},                // 9 Customer with a location
+		{"object", "Customer", 8},                // 10 Customer, another location
+		{"object", "Object", 8},                  // 11 {a, b}
+		{"object", "Object", 8},                  // 12 {a, b} (and __proto__)
+		{"object", "Object", 8},                  // 13 {c, a, b}: has a and b -> {a, b}
+		{"object", "Object", 8},                  // 14 {z}: no interface -> Object
+		{"concatenated string", "", 8},           // 15 (concatenated string)
+		{"native", "system / ExternalString", 8}, // 16
+		{"object", "Detached <b x>", 8},          // 17 cut like Detached <b>
+		{"object", "Object", 8},                  // 18 {b, a}
+		{"object", "Object", 8},                  // 19 {b, a}
+	}
+	edges := []tedge{
+		{from: 7, to: 8, typ: eInternal, name: "child"},
+		prop(11, 5, "a"), prop(11, 5, "b"),
+		prop(12, 5, "a"), prop(12, 5, "__proto__"), prop(12, 5, "b"),
+		prop(18, 5, "b"), prop(18, 5, "a"), prop(19, 5, "b"), prop(19, 5, "a"),
+		prop(13, 5, "c"), prop(13, 5, "a"), prop(13, 5, "b"),
+		prop(14, 5, "z"),
+	}
+	g := build(nodes, edges)
+	g.Detachedness = make([]uint8, len(nodes))
+	g.Detachedness[7] = analysis.DOMDetached
+	g.Locations = []model.Location{{Node: 9, ScriptID: 4, Line: 9, Column: 13}, {Node: 10, ScriptID: 4, Line: 20, Column: 1}, {Node: 3, ScriptID: 4, Line: 1, Column: 1}}
+	dom := analysis.PropagateDOMState(g)
+	c := analysis.ClassifyNodes(g, dom)
+	want := []string{"(synthetic)", "(system)", "(compiled code)", "Function", "RegExp", "(string)", "<div>", "Detached <span>",
+		"Detached Text", "Customer", "Customer", "{a, b}", "{a, b}", "{a, b}", "Object", "(concatenated string)",
+		"system / ExternalString", "Detached <b>", "{a, b}", "{a, b}"}
+	for i, w := range want {
+		if got := c.Name(int32(i)); got != w {
+			t.Errorf("node %d: class %q, want %q", i, got, w)
+		}
+	}
+	if c.Of[9] == c.Of[10] || c.Key(c.Of[9]) != "4,9,13,Customer" || c.Key(c.Of[3]) != ",Function" {
+		t.Errorf("location split: keys %q %q %q", c.Key(c.Of[9]), c.Key(c.Of[10]), c.Key(c.Of[3]))
+	}
+	// {a, b} and {b, a} each start two objects; {a, b} comes first (seen
+	// first), and as both have the same property set, objects of both
+	// shapes get the first one's name, as in DevTools.
+	if len(c.Interfaces) != 2 || c.Interfaces[0].Name != "{a, b}" || c.Interfaces[1].Name != "{b, a}" {
+		t.Errorf("interfaces %+v", c.Interfaces)
+	}
+	nm := analysis.NewNamer(g, dom)
+	if got := nm.Name(7); got != "Detached <span class=a>" {
+		t.Errorf("display name %q", got)
+	}
+}
+
+func TestNamer(t *testing.T) {
+	nodes := []tnode{
+		{"synthetic", "", 0},
+		{"concatenated string", "", 0}, // 1 = 2 + 3
+		{"string", "Hello, ", 0},       // 2
+		{"concatenated string", "", 0}, // 3 = 4 + 5
+		{"string", "wor", 0},           // 4
+		{"string", "ld", 0},            // 5
+		{"object", "Object", 0},        // 6
+	}
+	edges := []tedge{
+		{from: 1, to: 2, typ: eInternal, name: "first"}, {from: 1, to: 3, typ: eInternal, name: "second"},
+		{from: 3, to: 4, typ: eInternal, name: "first"}, {from: 3, to: 5, typ: eInternal, name: "second"},
+	}
+	for i := 0; i < 40; i++ {
+		edges = append(edges, prop(6, 2, "property"+string(rune('A'+i%26))+strings.Repeat("x", i%3)))
+	}
+	edges = append(edges, prop(6, 2, "a,b"))
+	g := build(nodes, edges)
+	nm := analysis.NewNamer(g, nil)
+	if got := nm.Name(1); got != "Hello, world" {
+		t.Errorf("cons string name %q", got)
+	}
+	got := nm.Name(6)
+	if !strings.HasPrefix(got, "{propertyA, ") || !strings.Contains(got, ", …, ") || !strings.HasSuffix(got, `, "a,b"}`) {
+		t.Errorf("plain object name %q", got)
+	}
+}
+
+// Nested instances of a class count once in maxRet; zero-size instances
+// are not counted.
+func TestSummaryMaxRet(t *testing.T) {
+	nodes := []tnode{{"synthetic", "", 0}, obj("Node", 10), obj("Node", 10), obj("Leaf", 1), obj("Node", 10), obj("Node", 0)}
+	g := build(nodes, []tedge{prop(0, 1, "a"), prop(1, 2, "b"), prop(2, 3, "c"), prop(0, 4, "d"), prop(0, 5, "e"), prop(5, 2, "f")})
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 is reached from 1 and 5: dominated by the root.
+	sum := a.Summary()
+	byName := map[string]analysis.ClassSummary{}
+	for _, s := range sum {
+		byName[s.Name] = s
+	}
+	node := byName["Node"]
+	// Counted: 1 (10), 2 (11: itself and Leaf, under the root since 5
+	// also retains it), 4 (10); 5 has size 0.
+	if node.Count != 3 || node.Shallow != 30 || node.Retained != 31 {
+		t.Errorf("Node row %+v", node)
+	}
+	if leaf := byName["Leaf"]; leaf.Count != 1 || leaf.Retained != 1 {
+		t.Errorf("Leaf row %+v", leaf)
+	}
+	if sum[0].Name != "Node" {
+		t.Errorf("first row %q", sum[0].Name)
+	}
+	top := a.Top(2)
+	if len(top) != 2 || top[0].Node != 2 || top[0].Retained != 11 || top[1].Node != 1 {
+		t.Errorf("top %+v", top)
+	}
+}
+
+func TestRetainerPaths(t *testing.T) {
+	g := distanceGraph()
+	roots := analysis.FindRoots(g)
+	ret := model.BuildRetainers(g)
+	// B: from global only through a weak edge, so its paths come from the
+	// system root.
+	paths := analysis.RetainerPaths(g, ret, roots, 4, analysis.PathOptions{K: 3})
+	if len(paths) != 1 || !paths[0].System || len(paths[0].Steps) != 3 {
+		t.Fatalf("paths to B: %+v", paths)
+	}
+	// Value: through the key (global -> A -> Far -> Key) and through the
+	// table (global -> table); the table path is shorter.
+	paths = analysis.RetainerPaths(g, ret, roots, 13, analysis.PathOptions{K: 3})
+	if len(paths) != 2 {
+		t.Fatalf("%d paths to Value", len(paths))
+	}
+	var labels []string
+	for _, s := range paths[0].Steps {
+		labels = append(labels, analysis.EdgeString(g, s.Edge))
+	}
+	if got := strings.Join(labels, " "); got != ".global .table {0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)}" {
+		t.Errorf("first path %q", got)
+	}
+	if paths[0].Cost != 3 || paths[1].Cost != 5 || paths[0].System || paths[1].System {
+		t.Errorf("costs %d %d", paths[0].Cost, paths[1].Cost)
+	}
+	// Ignoring the table leaves the key path.
+	paths = analysis.RetainerPaths(g, ret, roots, 13, analysis.PathOptions{K: 3, IgnoreNodes: []int32{11}})
+	if len(paths) != 1 || paths[0].Steps[len(paths[0].Steps)-2].To != 12 {
+		t.Errorf("paths ignoring the table: %+v", paths)
+	}
+	if analysis.EdgeLabel(g, paths[0].Steps[0].Edge) != "global" || analysis.EdgeLabel(g, 0) != "[1]" {
+		t.Errorf("labels %q %q", analysis.EdgeLabel(g, paths[0].Steps[0].Edge), analysis.EdgeLabel(g, 0))
+	}
+}
+
+func TestCensusAndUnreachable(t *testing.T) {
+	g := build([]tnode{{"synthetic", "", 0}, obj("A", 10), obj("A", 5), {"string", "s", 3}, obj("B", 7)},
+		[]tedge{prop(0, 1, "a"), {from: 1, to: 2, typ: eWeak, name: "w"}, prop(1, 3, "s")})
+	c := analysis.Census(g)
+	if c.Nodes != 5 || c.TotalSize != 25 || c.ByType[0].Type.Name != "object" || c.ByType[0].Count != 3 || c.ByType[0].Size != 22 {
+		t.Errorf("census %+v", c)
+	}
+	if c.ByCategory[0].Category != model.CatObject || c.ByCategory[0].Size != 22 {
+		t.Errorf("categories %+v", c.ByCategory)
+	}
+	reach := analysis.Reachable(g)
+	cls := analysis.ClassifyNodes(g, nil)
+	u := analysis.Unreachable(g, reach, cls, g.Nodes.Size)
+	if u.Count != 2 || u.Size != 12 || len(u.ByClass) != 2 || u.ByClass[0].Name != "B" || u.ByClass[1].Size != 5 {
+		t.Errorf("unreachable %+v", u)
+	}
+}
+
+func TestPropagateDOMState(t *testing.T) {
+	nodes := []tnode{{"synthetic", "", 0}, {"native", "Doc", 0}, {"native", "<div>", 0}, {"native", "<p>", 0},
+		{"object", "JSWrapper", 0}, {"native", "<b>", 0}, {"native", "<i>", 0}}
+	g := build(nodes, []tedge{
+		prop(1, 2, "child"), // attached doc -> div: attached
+		prop(3, 2, "x"),     // detached p -> div: stays attached (attached first)
+		prop(3, 4, "w"),     // detached p -> JS object: not propagated
+		prop(4, 5, "b"),     // JS -> b: not reached through JS
+		{from: 3, to: 6, typ: eWeak, name: "weak"},
+	})
+	g.Detachedness = []uint8{0, analysis.DOMAttached, 0, analysis.DOMDetached, 0, 0, 0}
+	ds := analysis.PropagateDOMState(g)
+	if want := []uint8{0, 1, 1, 2, 0, 0, 0}; !reflect.DeepEqual(ds.State, want) {
+		t.Errorf("states %v, want %v", ds.State, want)
+	}
+	if ds.Renamed.Count() != 1 || !ds.Renamed.Has(3) {
+		t.Errorf("renamed %v", ds.Renamed)
+	}
+}

@@ -1,0 +1,52 @@
+package analysis
+
+import (
+	"sync"
+
+	"github.com/heapx/heapx/model"
+)
+
+// scratch keeps big int32 buffers that one pass of Analyze no longer needs
+// (the BFS queue of Distances, the predecessor array of the dominator pass)
+// for a later pass (the Summary's dominator-tree children), because the Go
+// heap would not reuse them before the next garbage collection, which a
+// heap of this size rarely reaches: each reuse saves its size in peak RSS
+// and its page faults. A nil *scratch allocates.
+type scratch struct {
+	mu   sync.Mutex
+	bufs [][]int32
+}
+
+// get returns a buffer of length n, zeroed if zero is set.
+func (s *scratch) get(n int, zero bool) []int32 {
+	if s != nil {
+		s.mu.Lock()
+		best := -1
+		for i, b := range s.bufs {
+			if cap(b) >= n && (best < 0 || cap(b) < cap(s.bufs[best])) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			b := s.bufs[best][:n]
+			s.bufs = append(s.bufs[:best], s.bufs[best+1:]...)
+			s.mu.Unlock()
+			if zero {
+				clear(b)
+			}
+			return b
+		}
+		s.mu.Unlock()
+	}
+	return model.Alloc[int32](n)
+}
+
+// put hands a buffer the caller no longer uses to later passes.
+func (s *scratch) put(b []int32) {
+	if s == nil || cap(b) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.bufs = append(s.bufs, b[:0])
+	s.mu.Unlock()
+}
