@@ -1,17 +1,15 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
-	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/analysis"
 )
 
 // infoSchemaVersion is the version of the `heapx info --json` object. It
@@ -127,64 +125,17 @@ func buildInfo(d *dump) *infoJSON {
 		}
 	}
 
-	c := census(g)
-	info.TotalSelfSize = c.total
-	for i, t := range g.NodeTypes {
-		if s := c.byType[i]; s.count > 0 {
-			info.NodeTypes = append(info.NodeTypes, typeJSON{t.Namespace, t.Name, t.Category.String(), s.count, s.size})
-		}
+	c := analysis.Census(g)
+	info.TotalSelfSize = c.TotalSize
+	info.NodeTypes = make([]typeJSON, 0, len(c.ByType))
+	for _, r := range c.ByType {
+		info.NodeTypes = append(info.NodeTypes, typeJSON{r.Type.Namespace, r.Type.Name, r.Type.Category.String(), uint64(r.Count), r.Size})
 	}
-	for cat, s := range c.byCategory {
-		if s.count > 0 {
-			info.Categories = append(info.Categories, catJSON{cat.String(), s.count, s.size})
-		}
-	}
-	// Largest first, as a reader scans for what dominates; ties by name so
-	// the order is stable.
-	slices.SortFunc(info.NodeTypes, func(a, b typeJSON) int {
-		return cmp.Or(cmp.Compare(b.SelfSize, a.SelfSize), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Type, b.Type))
-	})
-	slices.SortFunc(info.Categories, func(a, b catJSON) int {
-		return cmp.Or(cmp.Compare(b.SelfSize, a.SelfSize), cmp.Compare(a.Category, b.Category))
-	})
-	if info.NodeTypes == nil {
-		info.NodeTypes = []typeJSON{}
-	}
-	if info.Categories == nil {
-		info.Categories = []catJSON{}
+	info.Categories = make([]catJSON, 0, len(c.ByCategory))
+	for _, r := range c.ByCategory {
+		info.Categories = append(info.Categories, catJSON{r.Category.String(), uint64(r.Count), r.Size})
 	}
 	return info
-}
-
-// tally is a node count and the sum of their self sizes.
-type tally struct{ count, size uint64 }
-
-// censusResult is node counts and self sizes by type-table entry and by
-// neutral category.
-type censusResult struct {
-	total      uint64
-	byType     []tally
-	byCategory map[model.Category]tally
-}
-
-// census counts nodes and self sizes by type and category in one pass.
-func census(g *model.Graph) censusResult {
-	byType := make([]tally, len(g.NodeTypes))
-	var total uint64
-	for n, t := range g.Nodes.Type {
-		s := g.Nodes.Size[n]
-		byType[t].count++
-		byType[t].size += s
-		total += s
-	}
-	byCat := map[model.Category]tally{}
-	for i, t := range g.NodeTypes {
-		c := byCat[t.Category]
-		c.count += byType[i].count
-		c.size += byType[i].size
-		byCat[t.Category] = c
-	}
-	return censusResult{total: total, byType: byType, byCategory: byCat}
 }
 
 // writeInfo prints info as text: a key/value block, then the two census

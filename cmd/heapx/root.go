@@ -41,6 +41,6 @@ Node.js, Chrome and Electron, plain or gzip-compressed.`,
 		SilenceUsage:  true,
 	}
 	root.SetVersionTemplate("heapx {{.Version}}\n")
-	root.AddCommand(newInfoCmd(stderr))
+	root.AddCommand(newInfoCmd(stderr), newSummaryCmd(stderr), newTopCmd(stderr), newPathsCmd(stderr))
 	return root
 }

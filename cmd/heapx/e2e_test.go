@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// These tests build the heapx binary and run it the way a user does, on the
+// fixtures in testdata/, comparing with the numbers Chrome DevTools' own
+// heap snapshot worker computed for the same files (testdata/golden).
+
+// heapxBin is the binary built by TestMain.
+var heapxBin string
+
+func TestMain(m *testing.M) {
+	// One build for every test: building per test would dominate the run.
+	// testing.M has no TempDir, hence MkdirTemp and the explicit cleanup.
+	dir, err := os.MkdirTemp("", "heapx-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	heapxBin = filepath.Join(dir, "heapx")
+	build := exec.Command("go", "build", "-o", heapxBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building heapx:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is one run of the binary.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// heapx runs the binary with args and returns what it printed and its exit
+// code. Its stdout and stderr are pipes, as in CI, so no progress bar may
+// ever appear.
+func heapx(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(heapxBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("running heapx %v: %v", args, err)
+	}
+	// A Go panic or fatal error prints a goroutine trace and exits 2; no
+	// input may ever cause one.
+	if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic:") || r.code == 2 {
+		t.Fatalf("heapx %v crashed (exit %d):\n%s", args, r.code, r.stderr)
+	}
+	return r
+}
+
+// ok runs heapx, requires success and silence on stderr, and returns stdout.
+func ok(t *testing.T, args ...string) string {
+	t.Helper()
+	r := heapx(t, args...)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("heapx %v: exit %d, stderr:\n%s", args, r.code, r.stderr)
+	}
+	return r.stdout
+}
+
+// fixture is one testdata dump and its DevTools golden file.
+type fixture struct {
+	name, path string
+}
+
+// fixtures lists every dump in testdata/ that has a DevTools golden, so a
+// new fixture is tested without touching this file.
+func fixtures(t *testing.T) []fixture {
+	t.Helper()
+	var fs []fixture
+	for _, pat := range []string{"*.heapsnapshot.gz", "*.heaptimeline.gz"} {
+		paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			base := filepath.Base(p)
+			name := base[:strings.Index(base, ".")]
+			if _, err := os.Stat(goldenPath(name)); err == nil {
+				fs = append(fs, fixture{name, p})
+			}
+		}
+	}
+	if len(fs) == 0 {
+		t.Fatal("no fixtures with goldens in testdata/")
+	}
+	return fs
+}
+
+func goldenPath(name string) string {
+	return filepath.Join("..", "..", "testdata", "golden", name+".devtools.json")
+}
+
+// golden is the part of a DevTools golden file these tests compare.
+type golden struct {
+	NodeCount     int    `json:"node_count"`
+	EdgeCount     int    `json:"edge_count"`
+	TotalSelfSize uint64 `json:"total_self_size"`
+}
+
+func readGolden(t *testing.T, name string) golden {
+	t.Helper()
+	b, err := os.ReadFile(goldenPath(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g golden
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatalf("%s: %v", goldenPath(name), err)
+	}
+	return g
+}
+
+// TestInfoJSONMatchesDevTools checks `info --json` on every fixture: the
+// counts and total size DevTools computed, and a census that adds up.
+func TestInfoJSONMatchesDevTools(t *testing.T) {
+	for _, f := range fixtures(t) {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			var info infoJSON
+			out := ok(t, "info", "--json", f.path)
+			dec := json.NewDecoder(strings.NewReader(out))
+			dec.DisallowUnknownFields() // the README documents every field
+			if err := dec.Decode(&info); err != nil {
+				t.Fatalf("info --json is not the documented object: %v\n%s", err, out)
+			}
+			want := readGolden(t, f.name)
+			if info.NodeCount != want.NodeCount || info.EdgeCount != want.EdgeCount || info.TotalSelfSize != want.TotalSelfSize {
+				t.Errorf("nodes %d, edges %d, total self size %d; DevTools says %d, %d, %d",
+					info.NodeCount, info.EdgeCount, info.TotalSelfSize, want.NodeCount, want.EdgeCount, want.TotalSelfSize)
+			}
+			if info.SchemaVersion != 1 || info.File != f.path || info.Compression != "gzip" || info.Producer != "V8" {
+				t.Errorf("schema_version %d, file %q, compression %q, producer %q",
+					info.SchemaVersion, info.File, info.Compression, info.Producer)
+			}
+			wantFormat := "v8.heapsnapshot"
+			if strings.HasSuffix(f.path, ".heaptimeline.gz") {
+				wantFormat = "v8.heaptimeline"
+			}
+			if info.Format != wantFormat {
+				t.Errorf("format %q, want %q", info.Format, wantFormat)
+			}
+			var n, size uint64
+			for _, r := range info.NodeTypes {
+				n, size = n+r.Count, size+r.SelfSize
+			}
+			if n != uint64(want.NodeCount) || size != want.TotalSelfSize {
+				t.Errorf("node_types add up to %d nodes, %d bytes", n, size)
+			}
+			n, size = 0, 0
+			for _, r := range info.Categories {
+				n, size = n+r.Count, size+r.SelfSize
+			}
+			if n != uint64(want.NodeCount) || size != want.TotalSelfSize {
+				t.Errorf("categories add up to %d nodes, %d bytes", n, size)
+			}
+			if info.StringCount == 0 || !info.HasLocations || !info.HasDetachedness {
+				t.Errorf("string_count %d, has_locations %v, has_detachedness %v: every fixture has all three",
+					info.StringCount, info.HasLocations, info.HasDetachedness)
+			}
+			// Only the fixtures made with --track-heap-objects or a
+			// timeline carry an allocation trace (testdata/gen/README.md).
+			wantTrace := f.name == "node-trace" || f.name == "node-timeline"
+			if info.HasAllocationTrace != wantTrace {
+				t.Errorf("has_allocation_trace %v, want %v", info.HasAllocationTrace, wantTrace)
+			}
+		})
+	}
+}
+
+// TestInfoText checks the human-readable output of info.
+func TestInfoText(t *testing.T) {
+	out := ok(t, "info", "../../testdata/chromium-small-page.heapsnapshot.gz")
+	for _, want := range []string{
+		"Format            v8.heapsnapshot\n",
+		"Nodes             173,737\n",
+		"Edges             577,170\n",
+		"Total self size   5.0 MB (5,006,009 bytes)\n",
+		"Detachedness      yes (510 detached)\n",
+		"Node type ", "Category ", "Self size",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestBadInput runs info on things that are not heap dumps: each must fail
+// with exit code 1 and one "heapx: " line naming the file.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	raw := gunzip(t, "../../testdata/node-basic.heapsnapshot.gz")
+	gz, err := os.ReadFile("../../testdata/node-basic.heapsnapshot.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notJSON bytes.Buffer
+	zw := gzip.NewWriter(&notJSON)
+	zw.Write([]byte("hello, not a snapshot\n"))
+	zw.Close()
+
+	files := map[string][]byte{
+		"garbage.heapsnapshot":          []byte("\x00\x01garbage\xff"),
+		"empty.heapsnapshot":            {},
+		"truncated.heapsnapshot.gz":     gz[:len(gz)/2],
+		"gzip-header-only.gz":           gz[:10],
+		"truncated.heapsnapshot":        raw[:len(raw)/2],
+		"cut-in-header.heapsnapshot":    raw[:40],
+		"not-json.heapsnapshot.gz":      notJSON.Bytes(),
+		"trailing-junk.heapsnapshot":    append(append([]byte{}, raw...), "}}"...),
+		"unbalanced-array.heapsnapshot": []byte(`{"snapshot":{"meta":{},"node_count":1,"edge_count":0},"nodes":[[[[`),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "a-directory.heapsnapshot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{ // file -> what the message must say
+		"does-not-exist.heapsnapshot":   "no such file",
+		"a-directory.heapsnapshot":      "is a directory",
+		"garbage.heapsnapshot":          "not a V8 heap snapshot",
+		"empty.heapsnapshot":            "empty file",
+		"truncated.heapsnapshot.gz":     "unexpected EOF",
+		"gzip-header-only.gz":           "",
+		"truncated.heapsnapshot":        "",
+		"cut-in-header.heapsnapshot":    "",
+		"not-json.heapsnapshot.gz":      "",
+		"trailing-junk.heapsnapshot":    "",
+		"unbalanced-array.heapsnapshot": "",
+	}
+	for name, msg := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(dir, name)
+			for _, args := range [][]string{{"info", path}, {"info", "--json", path}} {
+				r := heapx(t, args...)
+				if r.code != 1 {
+					t.Errorf("heapx %v: exit %d, want 1", args, r.code)
+				}
+				if r.stdout != "" {
+					t.Errorf("heapx %v printed to stdout:\n%s", args, r.stdout)
+				}
+				if !strings.HasPrefix(r.stderr, "heapx: ") || strings.Count(r.stderr, "\n") != 1 {
+					t.Errorf("heapx %v: stderr is not one \"heapx: \" line:\n%s", args, r.stderr)
+				}
+				if !strings.Contains(r.stderr, path) || !strings.Contains(r.stderr, msg) {
+					t.Errorf("heapx %v: message does not name the file and say %q:\n%s", args, msg, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestUsageErrors checks that command-line mistakes fail the same way as
+// bad input: one "heapx: " line, exit code 1.
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"info"},
+		{"info", "a", "b"},
+		{"no-such-command"},
+		{"info", "--no-such-flag", "x"},
+	} {
+		r := heapx(t, args...)
+		if r.code != 1 || !strings.HasPrefix(r.stderr, "heapx: ") || r.stdout != "" {
+			t.Errorf("heapx %v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestVersionAndHelp checks --version and that help lists the commands.
+func TestVersionAndHelp(t *testing.T) {
+	if out := ok(t, "--version"); !strings.HasPrefix(out, "heapx ") {
+		t.Errorf("--version printed %q", out)
+	}
+	out := ok(t, "--help")
+	if !strings.Contains(out, "info") {
+		t.Errorf("--help does not list info:\n%s", out)
+	}
+}
+
+func gunzip(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
