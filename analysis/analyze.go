@@ -15,26 +15,29 @@ type Options struct {
 	Policy *Policy
 	// NoDistances and NoClasses skip those columns (and the Summary, which
 	// needs classes) when a caller only wants retained sizes.
-	NoDistances bool
-	NoClasses   bool
+	NoDistances bool // skip Distances
+	NoClasses   bool // skip Classes (and so the Summary)
 }
 
 // Analysis holds every column DevTools' Memory panel shows for a graph.
 type Analysis struct {
-	Graph  *model.Graph
-	Policy Policy
-	Roots  *Roots
-	DOM    *DOMState
+	Graph  *model.Graph // the analysed graph
+	Policy Policy       // the retained-size policy used
+	Roots  *Roots       // user roots and page-owned nodes
+	DOM    *DOMState    // propagated DOM states, for "Detached" names
 	// Self is the "Shallow size" column: self sizes after the policy's
 	// redistribution (aliases g.Nodes.Size when there is none).
-	Self       []uint64
+	Self []uint64
+	// Dominators holds IDom and the "Retained size" column.
 	Dominators *Dominators
 	// Distances is the "Distance" column; nil with Options.NoDistances.
 	Distances []int32
 	// Classes gives the "Constructor" column; nil with Options.NoClasses.
 	Classes *Classes
 
-	sc *scratch // buffers earlier passes left for later ones
+	sc      *scratch // buffers earlier passes left for later ones
+	retOnce sync.Once
+	ret     *model.Retainers
 }
 
 // ErrEmptyGraph is returned for a graph without nodes.
@@ -104,7 +107,7 @@ func (a *Analysis) Summary() []ClassSummary {
 
 // NodeRow describes one node with the columns of DevTools' object grids.
 type NodeRow struct {
-	Node model.NodeIndex
+	Node model.NodeIndex // the node's index in the graph
 	// ID is the runtime's node id (DevTools shows it as "@id").
 	ID uint64
 	// Type is the runtime's node type name.
@@ -143,4 +146,51 @@ func (a *Analysis) Top(n int) []NodeRow {
 		rows = append(rows, a.Row(nm, v))
 	}
 	return rows
+}
+
+// NodeByID returns the node with runtime id id (DevTools' "@id"), or false.
+func (a *Analysis) NodeByID(id uint64) (model.NodeIndex, bool) {
+	for i, x := range a.Graph.Nodes.ID {
+		if x == id {
+			return model.NodeIndex(i), true
+		}
+	}
+	return model.NoNode, false
+}
+
+// Retainers returns the graph's retainer index, built on first use (it
+// costs 8 bytes per edge, so only the commands that walk retainers pay).
+func (a *Analysis) Retainers() *model.Retainers {
+	a.retOnce.Do(func() { a.ret = model.BuildRetainers(a.Graph) })
+	return a.ret
+}
+
+// Paths returns up to opt.K shortest retainer paths from the root to
+// target (see PathFinder.Find).
+func (a *Analysis) Paths(target model.NodeIndex, opt PathOptions) []Path {
+	return RetainerPaths(a.Graph, a.Retainers(), a.Roots, target, opt)
+}
+
+// DominatorChain returns n and its dominators up to the root, n first
+// (DevTools' getDominatorsOf).
+func (a *Analysis) DominatorChain(n model.NodeIndex) []model.NodeIndex {
+	var chain []model.NodeIndex
+	for v := n; v >= 0; v = a.Dominators.IDom[v] {
+		chain = append(chain, v)
+	}
+	return chain
+}
+
+// Unreachable reports the nodes the root does not reach over non-weak
+// edges, by class, with their shallow sizes. It needs classes.
+func (a *Analysis) Unreachable() *UnreachableReport {
+	if a.Classes == nil {
+		return nil
+	}
+	return Unreachable(a.Graph, Reachable(a.Graph), a.Classes, a.Self)
+}
+
+// Statistics returns DevTools' Statistics view.
+func (a *Analysis) Statistics() *Statistics {
+	return ComputeStatistics(a.Graph, a.Self, a.Dominators, a.DOM)
 }

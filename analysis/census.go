@@ -10,27 +10,27 @@ import (
 // TypeCount is a node count and a total self size for one node type or
 // category.
 type TypeCount struct {
-	Count int
-	Size  uint64
+	Count int    // nodes
+	Size  uint64 // sum of their raw self sizes
 }
 
 // TypeRow is one node type of a census.
 type TypeRow struct {
-	Type model.NodeType
+	Type model.NodeType // the type-table entry
 	TypeCount
 }
 
 // CategoryRow is one neutral category of a census.
 type CategoryRow struct {
-	Category model.Category
+	Category model.Category // the neutral category
 	TypeCount
 }
 
 // CensusResult counts nodes and sums raw self sizes by node type and by
 // category, for `heapx info`.
 type CensusResult struct {
-	Nodes, Edges int
-	TotalSize    uint64
+	Nodes, Edges int    // graph size
+	TotalSize    uint64 // sum of all raw self sizes
 	// ByType has one row per node type that occurs, largest size first.
 	ByType []TypeRow
 	// ByCategory has one row per category that occurs, largest size first.

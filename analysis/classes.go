@@ -11,7 +11,7 @@ import (
 
 // SourceLocation is a script position, as V8 writes it (zero-based).
 type SourceLocation struct {
-	ScriptID, Line, Column uint32
+	ScriptID, Line, Column uint32 // V8's script id, line and column
 }
 
 // Classes assigns every node a class: the "Constructor" of DevTools'
@@ -23,8 +23,8 @@ type Classes struct {
 	Names []string
 	// Loc is each class's allocation site, for `object` classes that
 	// DevTools splits by source location; HasLoc says which have one.
-	Loc    []SourceLocation
-	HasLoc []bool
+	Loc    []SourceLocation // per class; meaningful where HasLoc
+	HasLoc []bool           // per class: split by allocation site
 	// Interfaces are the object shapes DevTools inferred for plain
 	// `Object`s, most popular first (see ClassifyNodes).
 	Interfaces []Interface
@@ -33,8 +33,8 @@ type Classes struct {
 // Interface is an inferred interface for plain objects: its name is
 // "{a, b, c}" and an object matches when it has all the properties.
 type Interface struct {
-	Name       string
-	Properties []string
+	Name       string   // "{a, b, c}", the class name objects get
+	Properties []string // the property names, in the order first seen
 }
 
 // Key returns DevTools' class key for class c, the string that identifies a

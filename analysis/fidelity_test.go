@@ -150,6 +150,11 @@ func TestDevToolsFidelity(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkFidelity(t, g, a, &gold, dump)
+			// DevTools logs "Heap snapshot: 80 nodes are unreachable from
+			// the root" for the Chromium fixture (golden README).
+			if u := a.Unreachable(); name == "chromium-small-page" && (u.Count != 80 || a.Dominators.WeakOnly != 80) {
+				t.Errorf("unreachable %d, weak-only %d; want 80", u.Count, a.Dominators.WeakOnly)
+			}
 		})
 	}
 }
@@ -252,5 +257,51 @@ func checkFidelity(t *testing.T, g *model.Graph, a *analysis.Analysis, gold *gol
 		V8Heap: gs.V8Heap.Total, Code: gs.V8Heap.Code, JSArrays: gs.V8Heap.JSArrays, Strings: gs.V8Heap.Strings, System: gs.V8Heap.System}
 	if *st != want {
 		t.Errorf("statistics %+v, want %+v", *st, want)
+	}
+}
+
+// On node-basic, a WeakMap value is dominated by its key and its shortest
+// retainer path starts at global.
+func TestNodeBasicWeakMapValue(t *testing.T) {
+	g := loadFixture(t, "node-basic")
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var note model.NodeIndex = -1
+	for i := 0; i < g.NumNodes(); i++ {
+		if g.NodeName(int32(i)) == "CustomerNote" && g.NodeType(int32(i)).Name == "object" {
+			note = int32(i)
+			break
+		}
+	}
+	if note < 0 {
+		t.Fatal("no CustomerNote")
+	}
+	if n, ok := a.NodeByID(g.Nodes.ID[note]); !ok || n != note {
+		t.Fatalf("NodeByID: %d %v", n, ok)
+	}
+	chain := a.DominatorChain(note)
+	if len(chain) < 3 || g.NodeName(chain[1]) != "Customer" || chain[len(chain)-1] != g.Root {
+		t.Errorf("dominator chain %v", chain)
+	}
+	if a.Dominators.Retained[note] != 152 {
+		t.Errorf("CustomerNote retains %d, want 152 (README)", a.Dominators.Retained[note])
+	}
+	paths := a.Paths(note, analysis.PathOptions{K: 3})
+	if len(paths) == 0 || paths[0].System || g.NodeName(paths[0].Steps[0].To) != "global" {
+		t.Fatalf("paths %+v", paths)
+	}
+	last := paths[0].Steps[len(paths[0].Steps)-1]
+	if last.To != note {
+		t.Errorf("path ends at %d", last.To)
+	}
+	for i := 1; i < len(paths); i++ {
+		if paths[i].Cost < paths[i-1].Cost {
+			t.Errorf("paths out of order: %d then %d", paths[i-1].Cost, paths[i].Cost)
+		}
+	}
+	if u := a.Unreachable(); u == nil || u.Count != 0 {
+		t.Errorf("unreachable %+v", u)
 	}
 }

@@ -55,9 +55,9 @@ func EdgeString(g *model.Graph, e uint32) string {
 
 // PathStep is one edge of a retainer path.
 type PathStep struct {
-	From model.NodeIndex
-	Edge uint32
-	To   model.NodeIndex
+	From model.NodeIndex // the retaining node
+	Edge uint32          // the edge, an index into the graph's edge columns
+	To   model.NodeIndex // the retained node
 }
 
 // Path is a chain of edges from the root to a target.
@@ -80,7 +80,7 @@ type PathOptions struct {
 	// IgnoreNodes and IgnoreEdges are left out of every path (DevTools'
 	// "Ignore this retainer"). The target itself cannot be ignored.
 	IgnoreNodes []model.NodeIndex
-	IgnoreEdges []uint32
+	IgnoreEdges []uint32 // edge indexes
 	// MaxExpansions bounds the search; 0 means 1,000,000.
 	MaxExpansions int
 }
@@ -195,6 +195,8 @@ type labelQueue struct {
 	h      []int64
 }
 
+// f is label i's priority: its exact cost when complete, else its cost so
+// far plus the remaining distance.
 func (q *labelQueue) f(i int32) int64 {
 	l := &q.labels[i]
 	if l.terminal {
@@ -202,7 +204,12 @@ func (q *labelQueue) f(i int32) int64 {
 	}
 	return l.cost + q.h[l.node]
 }
+
+// Len, Less, Swap, Push and Pop implement heap.Interface; ties go to the
+// older label, so the search is deterministic.
 func (q *labelQueue) Len() int { return len(q.idx) }
+
+// Less implements heap.Interface.
 func (q *labelQueue) Less(a, b int) bool {
 	fa, fb := q.f(q.idx[a]), q.f(q.idx[b])
 	if fa != fb {
@@ -210,8 +217,14 @@ func (q *labelQueue) Less(a, b int) bool {
 	}
 	return q.idx[a] < q.idx[b]
 }
+
+// Swap implements heap.Interface.
 func (q *labelQueue) Swap(a, b int) { q.idx[a], q.idx[b] = q.idx[b], q.idx[a] }
-func (q *labelQueue) Push(x any)    { q.idx = append(q.idx, x.(int32)) }
+
+// Push implements heap.Interface.
+func (q *labelQueue) Push(x any) { q.idx = append(q.idx, x.(int32)) }
+
+// Pop implements heap.Interface.
 func (q *labelQueue) Pop() any {
 	x := q.idx[len(q.idx)-1]
 	q.idx = q.idx[:len(q.idx)-1]

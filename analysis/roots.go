@@ -102,15 +102,15 @@ func Reachable(g *model.Graph) Bits {
 // ClassTotal is a count and a size summed over the nodes of one class.
 type ClassTotal struct {
 	Class uint32 // index into Classes.Names
-	Name  string
-	Count int
-	Size  uint64
+	Name  string // the class name
+	Count int    // nodes of the class
+	Size  uint64 // their summed size
 }
 
 // UnreachableReport describes the nodes not reachable from the root over
 // non-weak edges.
 type UnreachableReport struct {
-	Count   int
+	Count   int          // unreachable nodes
 	Size    uint64       // sum of the sizes passed to Unreachable
 	ByClass []ClassTotal // largest Size first, then by name
 }

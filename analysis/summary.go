@@ -12,8 +12,8 @@ type ClassSummary struct {
 	// Class indexes Classes.Names; Name is the "Constructor" column and
 	// Key DevTools' class key (see Classes.Key).
 	Class uint32
-	Name  string
-	Key   string
+	Name  string // "Constructor"
+	Key   string // DevTools' class key
 	// Count is the number of instances with a non-zero shallow size.
 	Count int
 	// Shallow is the sum of their shallow (adjusted self) sizes.
