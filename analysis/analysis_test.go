@@ -281,3 +281,38 @@ func TestPropagateDOMState(t *testing.T) {
 		t.Errorf("renamed %v", ds.Renamed)
 	}
 }
+
+// Graphs of other runtimes get the runtime-neutral rules: no DevTools
+// naming, no size redistribution, weak references skipped.
+func TestOtherRuntime(t *testing.T) {
+	g := &model.Graph{
+		NodeTypes: []model.NodeType{
+			{Namespace: "hprof", Name: "root", Category: model.CatSynthetic},
+			{Namespace: "hprof", Name: "instance", Category: model.CatObject},
+			{Namespace: "hprof", Name: "array", Category: model.CatArray},
+		},
+		EdgeTypes: []model.EdgeType{
+			{Namespace: "hprof", Name: "field", Category: model.EdgeProperty},
+			{Namespace: "hprof", Name: "referent", Category: model.EdgeInternal, Strength: model.Weak},
+		},
+	}
+	name := func(s string) uint32 { return g.Strings.AddString(s) }
+	g.Nodes = model.Nodes{
+		Type:      []uint8{0, 1, 2, 1},
+		Name:      []uint32{name("roots"), name("java.util.HashMap"), name("java.util.HashMap$Node[]"), name("java.lang.ref.WeakReference")},
+		ID:        []uint64{1, 2, 3, 4},
+		Size:      []uint64{0, 48, 1024, 32},
+		FirstEdge: []uint32{0, 2, 3, 3, 4},
+	}
+	g.Edges = model.Edges{Type: []uint8{0, 0, 0, 1}, Name: []uint32{name("a"), name("b"), name("table"), name("referent")}, To: []int32{1, 3, 2, 1}}
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Policy.Name != "default" || a.Self[2] != 1024 || a.Dominators.Retained[1] != 1072 || a.Dominators.IDom[1] != 0 {
+		t.Errorf("policy %s self %v retained %v idom %v", a.Policy.Name, a.Self, a.Dominators.Retained, a.Dominators.IDom)
+	}
+	if a.Classes.Name(2) != "java.util.HashMap$Node[]" || a.Classes.Name(0) != "roots" {
+		t.Errorf("classes %q %q", a.Classes.Name(2), a.Classes.Name(0))
+	}
+}

@@ -293,3 +293,23 @@ func TestDominatorsMatchDevToolsOracle(t *testing.T) {
 		t.Errorf("only %d graphs with weak-only nodes and %d with leftovers: the generator should make more", weakOnly, leftover)
 	}
 }
+
+// Degenerate graphs: a lone root, a root with a self loop, nodes held only
+// by weak edges from each other.
+func TestDominatorsDegenerate(t *testing.T) {
+	g := build([]tnode{{"synthetic", "", 3}}, nil)
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil || a.Dominators.IDom[0] != -1 || a.Dominators.Retained[0] != 3 || len(a.Summary()) != 1 {
+		t.Fatalf("lone root: %v %+v", err, a.Dominators)
+	}
+	g = build([]tnode{{"synthetic", "", 1}, obj("A", 2), obj("B", 4)},
+		[]tedge{prop(0, 0, "self"), {from: 1, to: 2, typ: eWeak, name: "w"}, {from: 2, to: 1, typ: eWeak, name: "w"}})
+	d := analyze(t, g, analysis.DevToolsPolicy)
+	checkTree(t, g, d, []int32{-1, 0, 0}, []uint64{7, 2, 4})
+	if d.WeakOnly != 2 {
+		t.Errorf("weak-only %d", d.WeakOnly)
+	}
+	if _, err := analysis.Analyze(&model.Graph{}, analysis.Options{}); err == nil {
+		t.Error("empty graph accepted")
+	}
+}
