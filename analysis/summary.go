@@ -29,7 +29,7 @@ type ClassSummary struct {
 // Summarize computes DevTools' Summary view (buildAggregates and
 // calculateClassesRetainedSize): one row per class that has an instance
 // with a non-zero shallow size, sorted by retained size, then shallow
-// size, then name, then key, all descending except name and key. self is
+// size (both descending), then by first instance in node order. self is
 // the shallow size column (ShallowSizes); dist may be nil (Distance is then
 // 0).
 func Summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dist []int32) []ClassSummary {
@@ -69,18 +69,15 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dis
 			rows[i].Retained = maxRet[rows[i].Class]
 		}
 	}
-	sort.Slice(rows, func(a, b int) bool {
+	// Rows were created in the node order of their first instance, as
+	// DevTools' aggregates are; a stable sort keeps that order for ties,
+	// as the DevTools drivers' sort does.
+	sort.SliceStable(rows, func(a, b int) bool {
 		x, y := &rows[a], &rows[b]
 		if x.Retained != y.Retained {
 			return x.Retained > y.Retained
 		}
-		if x.Shallow != y.Shallow {
-			return x.Shallow > y.Shallow
-		}
-		if x.Name != y.Name {
-			return x.Name < y.Name
-		}
-		return x.Key < y.Key
+		return x.Shallow > y.Shallow
 	})
 	return rows
 }
