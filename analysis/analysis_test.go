@@ -274,8 +274,12 @@ func TestPropagateDOMState(t *testing.T) {
 	})
 	g.Detachedness = []uint8{0, analysis.DOMAttached, 0, analysis.DOMDetached, 0, 0, 0}
 	ds := analysis.PropagateDOMState(g)
-	if want := []uint8{0, 1, 1, 2, 0, 0, 0}; !reflect.DeepEqual(ds.State, want) {
-		t.Errorf("states %v, want %v", ds.State, want)
+	var states []uint8
+	for i := range nodes {
+		states = append(states, ds.State(int32(i)))
+	}
+	if want := []uint8{0, 1, 1, 2, 0, 0, 0}; !reflect.DeepEqual(states, want) {
+		t.Errorf("states %v, want %v", states, want)
 	}
 	if ds.Renamed.Count() != 1 || !ds.Renamed.Has(3) {
 		t.Errorf("renamed %v", ds.Renamed)

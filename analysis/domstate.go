@@ -16,12 +16,47 @@ const (
 // DOMState is the DOM link state of every node after DevTools'
 // propagation (HeapSnapshot.propagateDOMState).
 type DOMState struct {
-	// State is the propagated state per node (DOMUnknown, DOMAttached,
-	// DOMDetached).
-	State []uint8
+	// Attached and Detached mark the nodes in those states after
+	// propagation (two bits per node rather than a byte: this is alive
+	// during the dominator pass). Nil when no node is in that state.
+	Attached, Detached Bits
 	// Renamed marks the native nodes DevTools shows as "Detached " + name.
 	// Nil when none are.
 	Renamed Bits
+}
+
+// State returns node n's propagated state: DOMUnknown, DOMAttached or
+// DOMDetached (a state 3 in the input reads as DOMUnknown).
+func (ds *DOMState) State(n model.NodeIndex) uint8 {
+	switch {
+	case ds.Attached != nil && ds.Attached.Has(int(n)):
+		return DOMAttached
+	case ds.Detached != nil && ds.Detached.Has(int(n)):
+		return DOMDetached
+	}
+	return DOMUnknown
+}
+
+// set records state s for node n.
+func (ds *DOMState) set(n int, s uint8, size int) {
+	if ds.Attached != nil {
+		ds.Attached.Clear(n)
+	}
+	if ds.Detached != nil {
+		ds.Detached.Clear(n)
+	}
+	switch s {
+	case DOMAttached:
+		if ds.Attached == nil {
+			ds.Attached = NewBits(size)
+		}
+		ds.Attached.Set(n)
+	case DOMDetached:
+		if ds.Detached == nil {
+			ds.Detached = NewBits(size)
+		}
+		ds.Detached.Set(n)
+	}
 }
 
 // detachedPrefix is what DevTools puts before the name of a detached
@@ -38,16 +73,20 @@ const detachedPrefix = "Detached "
 func PropagateDOMState(g *model.Graph) *DOMState {
 	n := g.NumNodes()
 	k := newKinds(g)
-	ds := &DOMState{State: make([]uint8, n)}
+	ds := &DOMState{}
 	if g.Detachedness == nil {
 		for i := 0; i < n; i++ {
 			if k.node[g.Nodes.Type[i]] == kNative && strings.HasPrefix(g.NodeName(int32(i)), detachedPrefix) {
-				ds.State[i] = DOMDetached
+				ds.set(i, DOMDetached, n)
 			}
 		}
 		return ds
 	}
-	copy(ds.State, g.Detachedness)
+	for i, s := range g.Detachedness {
+		if s&3 != DOMUnknown {
+			ds.set(i, s&3, n)
+		}
+	}
 	visited := NewBits(n)
 	var attached, detached []int32
 	process := func(i int32, state uint8) {
@@ -58,7 +97,7 @@ func PropagateDOMState(g *model.Graph) *DOMState {
 		if k.node[g.Nodes.Type[i]] != kNative {
 			return
 		}
-		ds.State[i] = state
+		ds.set(int(i), state, n)
 		switch state {
 		case DOMAttached:
 			attached = append(attached, i)
@@ -92,7 +131,7 @@ func PropagateDOMState(g *model.Graph) *DOMState {
 	for len(detached) > 0 {
 		i := detached[len(detached)-1]
 		detached = detached[:len(detached)-1]
-		if ds.State[i] == DOMAttached {
+		if ds.State(i) == DOMAttached {
 			continue
 		}
 		push(i, DOMDetached)
