@@ -103,10 +103,10 @@ func TotalSize(g *model.Graph, dom *Dominators) uint64 {
 
 // ComputeStatistics computes DevTools' Statistics from the shallow sizes
 // self (ShallowSizes) and the dominator tree.
-func ComputeStatistics(g *model.Graph, self []uint64, dom *Dominators, dsm *DOMState) *Statistics {
+func ComputeStatistics(g *model.Graph, self []uint64, dominators *Dominators, dom *DOMState) *Statistics {
 	k := newKinds(g)
 	extra := ExtraNativeBytes(g)
-	s := &Statistics{Total: TotalSize(g, dom), Native: extra}
+	s := &Statistics{Total: TotalSize(g, dominators), Native: extra}
 	n := g.NumNodes()
 	fe := g.Nodes.FirstEdge
 	var retainerCount []uint32 // built on first need
@@ -117,7 +117,7 @@ func ComputeStatistics(g *model.Graph, self []uint64, dom *Dominators, dsm *DOMS
 			s.System += size
 		case kNative:
 			s.Native += size
-			if dsm.rawName(g, int32(i)) == "system / JSArrayBufferData" {
+			if dom.rawName(g, int32(i)) == "system / JSArrayBufferData" {
 				s.TypedArrays += size
 			}
 		case kCode:

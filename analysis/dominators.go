@@ -59,8 +59,8 @@ type Dominators struct {
 //     edges) are folded into the target's semidominator candidate during
 //     the DFS, so only cross and back edges are stored;
 //   - the working arrays live in the memory of the outputs (IDom and
-//     Retained) until those are written, and the DFS order array becomes
-//     the Self column at the end;
+//     Retained) until those are written, and the DFS order and offsets
+//     arrays become the Self column at the end;
 //   - semidominators and then immediate dominators are kept in the
 //     predecessor offsets array, whose entries die as the passes move on;
 //   - self sizes are computed after the tree, straight into Retained, and
