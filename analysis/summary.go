@@ -90,7 +90,10 @@ func DominatorChildren(dom *Dominators) (first []uint32, kids []int32) {
 
 func dominatorChildren(dom *Dominators, sc *scratch) (first []uint32, kids []int32) {
 	n := len(dom.IDom)
-	fb := sc.get(n+1, true)
+	// One buffer for both arrays: first's n+1 offsets, then the children.
+	buf := sc.get(2*n, false)
+	fb := buf[:n+1]
+	clear(fb)
 	first = unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(fb))), n+1)
 	for _, p := range dom.IDom {
 		if p >= 0 {
@@ -103,7 +106,7 @@ func dominatorChildren(dom *Dominators, sc *scratch) (first []uint32, kids []int
 	// Fill backwards, using first[p+1] (p's end) as p's cursor, so no
 	// cursor array is needed; children stay in node order. Afterwards
 	// first[p+1] is p's start, so shift the array down by one.
-	kids = sc.get(int(first[n]), false)
+	kids = buf[n+1 : n+1+int(first[n])]
 	for v := n - 1; v >= 0; v-- {
 		if p := dom.IDom[v]; p >= 0 {
 			first[p+1]--
@@ -120,10 +123,8 @@ func dominatorChildren(dom *Dominators, sc *scratch) (first []uint32, kids []int
 // ancestor of the same class already counted.
 func classRetained(cls *Classes, self []uint64, dom *Dominators, sc *scratch) []uint64 {
 	first, kids := dominatorChildren(dom, sc)
-	defer func() {
-		sc.put(kids)
-		sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)))
-	}()
+	// Both live in one buffer that starts where first does.
+	defer sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)+len(kids)))
 	maxRet := make([]uint64, len(cls.Names))
 	active := make([]int32, len(cls.Names))
 	type frame struct {
