@@ -74,7 +74,7 @@ and by neutral category, and which optional sections are present.
 
 With --json the same facts are printed as one JSON object (see README.md
 for the fields).`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := load(args[0], stderr)
 			if err != nil {

@@ -53,7 +53,7 @@ func newPathsCmd(stderr *os.File) *cobra.Command {
 given id (the @id in 'heapx top' and in DevTools), shortest first, paths
 from user roots (globals) before paths through internal roots. Weak edges
 are never followed.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 1 {
 				return fmt.Errorf("-n must be 1 or more, not %d", limit)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime/debug"
 
@@ -43,4 +44,14 @@ Node.js, Chrome and Electron, plain or gzip-compressed.`,
 	root.SetVersionTemplate("heapx {{.Version}}\n")
 	root.AddCommand(newInfoCmd(stderr), newSummaryCmd(stderr), newTopCmd(stderr), newPathsCmd(stderr))
 	return root
+}
+
+// oneFile is the argument check of every command that reads a dump; it
+// says what is missing in the command's own words, where cobra's
+// ExactArgs would say "accepts 1 arg(s), received 0".
+func oneFile(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%s needs exactly one FILE argument, got %d (see heapx %s --help)", cmd.Name(), len(args), cmd.Name())
+	}
+	return nil
 }

@@ -53,7 +53,7 @@ func newSummaryCmd(stderr *os.File) *cobra.Command {
 object count, smallest distance from a root, total shallow size and
 retained size, largest retained size first. Numbers match the Chrome
 DevTools Memory panel.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
 				return fmt.Errorf("-n must be 0 or more, not %d", limit)

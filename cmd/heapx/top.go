@@ -27,7 +27,7 @@ func newTopCmd(stderr *os.File) *cobra.Command {
 excluded), largest first: what would be freed if that object alone became
 unreachable. Use an object's @id with 'heapx paths' to see what keeps it
 alive.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
 				return fmt.Errorf("-n must be 0 or more, not %d", limit)
