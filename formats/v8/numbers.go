@@ -56,14 +56,16 @@ type job struct {
 	done  *sync.WaitGroup
 }
 
-func newPipeline(workers int) *pipeline {
+// newPipeline starts workers that parse blocks of up to size bytes; size
+// must equal the scanner's buffer size, whose unread bytes seed a block.
+func newPipeline(workers, size int) *pipeline {
 	p := &pipeline{
 		workers: workers,
 		jobs:    make(chan job, workers),
 		free:    make(chan []byte, 2*workers+2),
 	}
 	for i := 0; i < cap(p.free); i++ {
-		p.free <- make([]byte, 0, blockSize)
+		p.free <- make([]byte, 0, size)
 	}
 	for i := 0; i < workers; i++ {
 		p.wg.Add(1)

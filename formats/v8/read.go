@@ -113,7 +113,13 @@ func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, erro
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	rd := &reader{s: newScanner(in, name), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers)}
+	// Small inputs get small buffers: a fuzzer or a test reading a 4 KB
+	// snapshot should not allocate 8 MB of blocks per call.
+	bs := blockSize
+	if bound < blockSize {
+		bs = max(int(bound), 4096)
+	}
+	rd := &reader{s: newScanner(in, name, bs), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers, bs)}
 	defer rd.p.close()
 	if err := rd.readTop(); err != nil {
 		return nil, err
@@ -222,7 +228,8 @@ func (r *reader) readTop() error {
 		return r.errorf("unexpected %s after the snapshot object", quoteByte(c))
 	}
 	if s.readErr != nil {
-		return r.errorf("reading input: %v", s.readErr)
+		// The JSON ended but the stream did not (a gzip trailer missing).
+		return s.unexpectedEnd("the end of the compressed stream")
 	}
 	return r.finish()
 }
@@ -281,7 +288,7 @@ func (r *reader) readHeader() error {
 		return hdrErr("negative node_count %d or edge_count %d", *h.NodeCount, *h.EdgeCount)
 	}
 	g := r.g
-	g.Meta = append(g.Meta, model.KV{Key: "format", Value: "v8.heapsnapshot"}, model.KV{Key: "producer", Value: "V8"})
+	g.Meta = append(g.Meta, model.KV{Key: "format", Value: "v8.heapsnapshot"}, model.KV{Key: "producer", Value: "V8"}) // refined in finish
 
 	// Node fields and types.
 	m := &h.Meta
@@ -853,6 +860,30 @@ func (r *reader) readOther(key string) error {
 	return s.skipValue(nil, 0)
 }
 
+// producer names the embedder that wrote the snapshot. V8 does not record
+// it, so it is inferred from the embedder's own nodes: Node.js adds a
+// "Node / Environment" node to its embedder graph and Blink a native
+// "Window / <origin>" node per window. Anything else is just "V8".
+func producer(g *model.Graph) string {
+	var node, blink bool
+	for n := range g.Nodes.Name {
+		c := g.NodeTypes[g.Nodes.Type[n]].Category
+		if c != model.CatNative && c != model.CatSynthetic {
+			continue
+		}
+		name := g.Strings.At(g.Nodes.Name[n])
+		node = node || name == "Node / Environment"
+		blink = blink || c == model.CatNative && strings.HasPrefix(name, "Window / ")
+	}
+	switch {
+	case node:
+		return "Node.js (V8)"
+	case blink:
+		return "Chromium (V8, Blink)"
+	}
+	return "V8"
+}
+
 // weakMapTableID recognizes the name V8 gives both edges of a WeakMap
 // entry, "<i> / part of key (<K> @<id>) -> value (<V> @<id>) pair in
 // WeakMap (table @<id>)", and returns the table's id.
@@ -888,6 +919,7 @@ func (r *reader) finish() error {
 	if r.internal >= 0 {
 		r.markEphemerons()
 	}
+	g.Meta[1].Value = producer(g)
 	if err := g.Validate(); err != nil {
 		return fail("%v", err)
 	}

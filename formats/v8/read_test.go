@@ -56,6 +56,13 @@ func TestFixturesMatchDevTools(t *testing.T) {
 				t.Errorf("nodes %d edges %d size %d, DevTools says %d %d %d",
 					g.NumNodes(), g.NumEdges(), g.TotalSize(), want.NodeCount, want.EdgeCount, want.TotalSelfSize)
 			}
+			wantProducer := "Node.js (V8)"
+			if strings.HasPrefix(name, "chromium") {
+				wantProducer = "Chromium (V8, Blink)"
+			}
+			if p, _ := g.MetaValue("producer"); p != wantProducer {
+				t.Errorf("producer %q, want %q", p, wantProducer)
+			}
 			if g.Root != 0 || g.NodeName(0) != "" || g.NodeType(0).Name != "synthetic" {
 				t.Errorf("root is node %d %q of type %s, want the synthetic node 0", g.Root, g.NodeName(g.Root), g.NodeType(g.Root).Name)
 			}
@@ -402,6 +409,9 @@ func TestTruncatedGzip(t *testing.T) {
 		if err == nil {
 			t.Errorf("cut at %d: no error", cut)
 			continue
+		}
+		if cut > 5000 && !strings.Contains(err.Error(), "truncated file?") {
+			t.Errorf("cut at %d: %v does not say the file looks truncated", cut, err)
 		}
 		if !strings.HasPrefix(err.Error(), "cut.gz:") {
 			t.Errorf("cut at %d: %v", cut, err)

@@ -2,6 +2,7 @@ package v8
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -27,8 +28,8 @@ type scanner struct {
 	scratch []byte
 }
 
-func newScanner(r io.Reader, file string) *scanner {
-	return &scanner{r: r, buf: make([]byte, blockSize), file: file}
+func newScanner(r io.Reader, file string, size int) *scanner {
+	return &scanner{r: r, buf: make([]byte, size), file: file}
 }
 
 // offset is the stream offset of the next unread byte.
@@ -66,6 +67,9 @@ func (s *scanner) fill() bool {
 // unexpectedEnd describes running out of input, distinguishing I/O and
 // decompression errors from plain truncation.
 func (s *scanner) unexpectedEnd(what string) error {
+	if errors.Is(s.readErr, io.ErrUnexpectedEOF) {
+		return s.errorf("compressed input ends early, expected %s (truncated file?)", what)
+	}
 	if s.readErr != nil {
 		return s.errorf("reading input while expecting %s: %v", what, s.readErr)
 	}
