@@ -154,7 +154,7 @@ func TestInfoJSONMatchesDevTools(t *testing.T) {
 				t.Errorf("nodes %d, edges %d, total self size %d; DevTools says %d, %d, %d",
 					info.NodeCount, info.EdgeCount, info.TotalSelfSize, want.NodeCount, want.EdgeCount, want.TotalSelfSize)
 			}
-			if info.SchemaVersion != 1 || info.File != f.path || info.Compression != "gzip" || info.Producer != "V8" {
+			if info.SchemaVersion != 1 || info.File != f.path || info.Compression != "gzip" || !strings.HasSuffix(info.Producer, "(V8)") && !strings.HasPrefix(info.Producer, "Chromium") {
 				t.Errorf("schema_version %d, file %q, compression %q, producer %q",
 					info.SchemaVersion, info.File, info.Compression, info.Producer)
 			}
@@ -246,9 +246,9 @@ func TestBadInput(t *testing.T) {
 	cases := map[string]string{ // file -> what the message must say
 		"does-not-exist.heapsnapshot":   "no such file",
 		"a-directory.heapsnapshot":      "is a directory",
-		"garbage.heapsnapshot":          "not a V8 heap snapshot",
+		"garbage.heapsnapshot":          "not a heap dump heapx can read",
 		"empty.heapsnapshot":            "empty file",
-		"truncated.heapsnapshot.gz":     "unexpected EOF",
+		"truncated.heapsnapshot.gz":     "truncated file?",
 		"gzip-header-only.gz":           "",
 		"truncated.heapsnapshot":        "",
 		"cut-in-header.heapsnapshot":    "",

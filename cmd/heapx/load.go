@@ -9,47 +9,41 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/formats"
+	// Formats register themselves; importing one is what makes heapx read it.
+	_ "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
 
 // dump is a loaded heap dump with what info reports about the file itself.
 type dump struct {
 	path     string
+	format   *formats.Format
 	fileSize int64
 	gzip     bool
 	graph    *model.Graph
 	readTime time.Duration
 }
 
-// load reads the heap dump at path, drawing a progress bar on stderr when
-// that is a terminal and the read is slow. It checks the file before handing
-// it to a reader, so the common mistakes (wrong path, a directory, a file
-// that is not a heap dump) get a message that says so instead of a parse
-// error at byte 0.
+// load reads the heap dump at path in whatever registered format it is,
+// drawing a progress bar on stderr when that is a terminal and the read is
+// slow. formats.Detect checks the file first, so the common mistakes (wrong
+// path, a directory, a file that is not a heap dump) get a message that
+// says so instead of a parse error at byte 0.
 func load(path string, stderr *os.File) (_ *dump, err error) {
+	f, err := formats.Detect(path)
+	if err != nil {
+		return nil, err
+	}
 	st, err := os.Stat(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file", path)
-		}
 		return nil, err
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory, not a heap dump", path)
-	}
-	head, err := readHead(path, 4096)
+	head, err := readHead(path, 2)
 	if err != nil {
 		return nil, err
 	}
-	if len(head) == 0 {
-		return nil, fmt.Errorf("%s: empty file, not a heap dump", path)
-	}
-	if !v8.IsSnapshot(head) {
-		return nil, fmt.Errorf("%s: not a V8 heap snapshot (.heapsnapshot or .heaptimeline, optionally gzipped); "+
-			"it does not start with {\"snapshot\": or gzip magic", path)
-	}
-	d := &dump{path: path, fileSize: st.Size(), gzip: head[0] == 0x1f && len(head) > 1 && head[1] == 0x8b}
+	d := &dump{path: path, format: f, fileSize: st.Size(), gzip: formats.IsGzip(head)}
 
 	bar := startProgress(stderr, "reading "+filepath.Base(path), st.Size())
 	defer func() {
@@ -61,7 +55,7 @@ func load(path string, stderr *os.File) (_ *dump, err error) {
 		}
 	}()
 	start := time.Now()
-	g, err := v8.ReadFile(path, v8.Options{Progress: func(done, _ int64) { bar.set(done) }})
+	g, err := f.Read(path, formats.ReadOptions{Progress: func(done, _ int64) { bar.set(done) }})
 	if err != nil {
 		return nil, readError(path, err)
 	}
@@ -84,11 +78,11 @@ func readHead(path string, n int) ([]byte, error) {
 	return buf[:k], nil
 }
 
-// readError makes sure a read error names the file: a *v8.FormatError does
-// already (with section and offset), an I/O error from the gzip layer may
-// not.
+// readError makes sure a read error names the file: a *formats.FormatError
+// does already (with section and offset), an I/O error from the gzip layer
+// may not.
 func readError(path string, err error) error {
-	var fe *v8.FormatError
+	var fe *formats.FormatError
 	if errors.As(err, &fe) {
 		return err
 	}

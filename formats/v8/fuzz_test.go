@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/heapx/heapx/formats"
 )
 
 // FuzzRead feeds arbitrary bytes to the reader: it must return a graph that
@@ -32,7 +34,7 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Read(bytes.NewReader(data), "fuzz", Options{Workers: 2})
 		if err != nil {
-			var fe *FormatError
+			var fe *formats.FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %T is not a FormatError: %v", err, err)
 			}

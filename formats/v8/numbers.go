@@ -7,6 +7,8 @@ import (
 	"io"
 	"math/bits"
 	"sync"
+
+	"github.com/heapx/heapx/formats"
 )
 
 // The nodes and edges arrays are nearly the whole file (1.1 GB of a 1.15 GB
@@ -190,13 +192,13 @@ func parseBlock(j job, batch []int64) error {
 		}
 	}
 	if n != j.count {
-		return &FormatError{File: j.file, Section: j.sect, Offset: j.off, Msg: fmt.Sprintf("malformed number list: block holds %d numbers but %d separators", n, j.count)}
+		return &formats.FormatError{File: j.file, Section: j.sect, Offset: j.off, Msg: fmt.Sprintf("malformed number list: block holds %d numbers but %d separators", n, j.count)}
 	}
 	return nil
 }
 
 func numberError(j job, i int, b []byte, msg string) error {
-	return &FormatError{File: j.file, Section: j.sect, Offset: j.off + int64(i), Msg: msg}
+	return &formats.FormatError{File: j.file, Section: j.sect, Offset: j.off + int64(i), Msg: msg}
 }
 
 // valueError turns a sink's complaint about the idx-th number of a block
@@ -218,7 +220,7 @@ func valueError(j job, idx uint64, err error) error {
 			}
 		}
 	}
-	return &FormatError{File: j.file, Section: j.sect, Offset: off, Msg: err.Error()}
+	return &formats.FormatError{File: j.file, Section: j.sect, Offset: off, Msg: err.Error()}
 }
 
 // numberArray reads a JSON array of integers whose '[' the scanner has just
@@ -270,7 +272,7 @@ func (p *pipeline) numberArray(s *scanner, dst sink, parallel bool) (uint64, err
 			c := bytes.LastIndexByte(blk, ',')
 			if c < 0 {
 				p.free <- blk[:0]
-				return k, &FormatError{File: s.file, Section: s.section, Offset: off, Msg: fmt.Sprintf("no ',' in %d bytes of a number array", len(blk))}
+				return k, &formats.FormatError{File: s.file, Section: s.section, Offset: off, Msg: fmt.Sprintf("no ',' in %d bytes of a number array", len(blk))}
 			}
 			body = blk[:c+1]
 			pending = append(s.scratch[:0], blk[c+1:]...)
@@ -283,7 +285,7 @@ func (p *pipeline) numberArray(s *scanner, dst sink, parallel bool) (uint64, err
 		if g, rerr := dst.reserve(k + count); rerr != nil {
 			p.free <- blk[:0]
 			wg.Wait()
-			return k, &FormatError{File: s.file, Section: s.section, Offset: off, Msg: rerr.Error()}
+			return k, &formats.FormatError{File: s.file, Section: s.section, Offset: off, Msg: rerr.Error()}
 		} else if g {
 			wg.Wait()
 			dst.grow(k + count)

@@ -21,8 +21,21 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/model"
 )
+
+func init() {
+	formats.Register(formats.Format{
+		Name:        "v8",
+		Description: "V8 heap snapshot (.heapsnapshot, .heaptimeline) from Node.js, Chrome, Electron; plain or gzip",
+		Extensions:  []string{".heapsnapshot", ".heaptimeline"},
+		Detect:      IsSnapshot,
+		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
+			return ReadFile(path, Options{Progress: opt.Progress})
+		},
+	})
+}
 
 // Options tune a read.
 type Options struct {
@@ -36,13 +49,10 @@ type Options struct {
 // Namespace is the namespace of V8's node and edge types in the model.
 const Namespace = "v8"
 
-// IsSnapshot reports whether head, the first bytes of a file, looks like a
-// V8 heap snapshot: a JSON object whose first key is "snapshot", or gzip
-// data (whose content is checked when read).
+// IsSnapshot reports whether head, the first bytes of a file (decompressed
+// if it was gzip), looks like a V8 heap snapshot: a JSON object whose first
+// key is "snapshot".
 func IsSnapshot(head []byte) bool {
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		return true
-	}
 	t := bytes.TrimLeft(head, " \t\r\n")
 	if len(t) == 0 || t[0] != '{' {
 		return false
@@ -99,7 +109,7 @@ func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, erro
 	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, &FormatError{File: name, Offset: 0, Msg: "bad gzip header: " + err.Error()}
+			return nil, &formats.FormatError{File: name, Offset: 0, Msg: "bad gzip header: " + err.Error()}
 		}
 		defer zr.Close()
 		in = zr
@@ -270,7 +280,7 @@ func (r *reader) readHeader() error {
 	}
 	h := &header{}
 	if err := json.Unmarshal(raw, h); err != nil {
-		return &FormatError{File: r.s.file, Section: "snapshot", Offset: start, Msg: "malformed header: " + err.Error()}
+		return &formats.FormatError{File: r.s.file, Section: "snapshot", Offset: start, Msg: "malformed header: " + err.Error()}
 	}
 	var top struct {
 		Meta map[string]json.RawMessage `json:"meta"`
@@ -279,7 +289,7 @@ func (r *reader) readHeader() error {
 	r.metaRaw = top.Meta
 	r.hdr = h
 	hdrErr := func(msg string, args ...any) error {
-		return &FormatError{File: r.s.file, Section: "snapshot", Offset: start, Msg: fmt.Sprintf(msg, args...)}
+		return &formats.FormatError{File: r.s.file, Section: "snapshot", Offset: start, Msg: fmt.Sprintf(msg, args...)}
 	}
 	if h.NodeCount == nil || h.EdgeCount == nil {
 		return hdrErr("header lacks node_count or edge_count")
@@ -516,7 +526,7 @@ func (r *reader) readNodes() error {
 	}
 	want := r.nodes.claim * r.nodes.fields
 	if n != want {
-		return &FormatError{File: r.s.file, Section: "nodes", Offset: start,
+		return &formats.FormatError{File: r.s.file, Section: "nodes", Offset: start,
 			Msg: fmt.Sprintf("nodes array holds %d numbers, header says %d nodes × %d fields = %d", n, r.nodes.claim, r.nodes.fields, want)}
 	}
 	// edge_count per node -> CSR offsets.
@@ -530,7 +540,7 @@ func (r *reader) readNodes() error {
 		fe[i] = uint32(sum)
 	}
 	if sum != r.edges.claim {
-		return &FormatError{File: r.s.file, Section: "nodes", Offset: start,
+		return &formats.FormatError{File: r.s.file, Section: "nodes", Offset: start,
 			Msg: fmt.Sprintf("node edge_counts add up to %d, header says edge_count %d", sum, r.edges.claim)}
 	}
 	return nil
@@ -550,7 +560,7 @@ func (r *reader) readEdges() error {
 		return err
 	}
 	if want := r.edges.claim * r.edges.fields; n != want {
-		return &FormatError{File: r.s.file, Section: "edges", Offset: start,
+		return &formats.FormatError{File: r.s.file, Section: "edges", Offset: start,
 			Msg: fmt.Sprintf("edges array holds %d numbers, header says %d edges × %d fields = %d", n, r.edges.claim, r.edges.fields, want)}
 	}
 	return nil
@@ -633,7 +643,7 @@ func (r *reader) records(key, metaKey string) ([]int64, []string, error) {
 	}
 	fields := r.metaFields(metaKey)
 	if len(vals) > 0 && (len(fields) == 0 || len(vals)%len(fields) != 0) {
-		return nil, nil, &FormatError{File: r.s.file, Section: key, Offset: start,
+		return nil, nil, &formats.FormatError{File: r.s.file, Section: key, Offset: start,
 			Msg: fmt.Sprintf("%d numbers do not form records of meta.%s %v", len(vals), metaKey, fields)}
 	}
 	return vals, fields, nil
@@ -655,7 +665,7 @@ func (r *reader) readLocations() error {
 			s.pos++
 			return nil
 		}
-		return &FormatError{File: s.file, Section: "locations", Offset: start, Msg: "meta.location_fields lacks object_index"}
+		return &formats.FormatError{File: s.file, Section: "locations", Offset: start, Msg: "meta.location_fields lacks object_index"}
 	}
 	// Chrome and Node write a location per object and closure: reserve that
 	// many up front. Capacity that is never written is never faulted in,
@@ -672,7 +682,7 @@ func (r *reader) readLocations() error {
 		return err
 	}
 	if n%ls.fields != 0 {
-		return &FormatError{File: s.file, Section: "locations", Offset: start,
+		return &formats.FormatError{File: s.file, Section: "locations", Offset: start,
 			Msg: fmt.Sprintf("%d numbers do not form records of meta.location_fields %v", n, fields)}
 	}
 	r.g.Locations = ls.locs
@@ -904,7 +914,7 @@ func weakMapTableID(s string) (uint64, bool) {
 // WeakMap table->value edges as ephemerons and validates the graph.
 func (r *reader) finish() error {
 	fail := func(msg string, args ...any) error {
-		return &FormatError{File: r.s.file, Section: "", Offset: -1, Msg: fmt.Sprintf(msg, args...)}
+		return &formats.FormatError{File: r.s.file, Section: "", Offset: -1, Msg: fmt.Sprintf(msg, args...)}
 	}
 	if r.hdr == nil {
 		return fail("no snapshot header")

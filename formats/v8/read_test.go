@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/model"
 )
 
@@ -387,7 +388,7 @@ func TestBadInput(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			var fe *FormatError
+			var fe *formats.FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %T %v is not a FormatError", err, err)
 			}
@@ -446,7 +447,7 @@ func TestErrorOffset(t *testing.T) {
 
 func TestIsSnapshot(t *testing.T) {
 	for in, want := range map[string]bool{
-		`{"snapshot":{`: true, " {\n \"snapshot\"": true, "\x1f\x8b\x08": true,
+		`{"snapshot":{`: true, " {\n \"snapshot\"": true, "\x1f\x8b\x08": false,
 		`{"nodes":[]}`: false, `[1,2]`: false, ``: false, "JAVA PROFILE 1.0.2": false,
 	} {
 		if IsSnapshot([]byte(in)) != want {

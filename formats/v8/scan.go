@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/heapx/heapx/formats"
 )
 
 // blockSize is the unit of reading: the scanner's buffer and the blocks the
@@ -36,7 +38,7 @@ func newScanner(r io.Reader, file string, size int) *scanner {
 func (s *scanner) offset() int64 { return s.base + int64(s.pos) }
 
 func (s *scanner) errorf(format string, args ...any) error {
-	return &FormatError{File: s.file, Section: s.section, Offset: s.offset(), Msg: fmt.Sprintf(format, args...)}
+	return &formats.FormatError{File: s.file, Section: s.section, Offset: s.offset(), Msg: fmt.Sprintf(format, args...)}
 }
 
 // fill makes sure at least one unread byte is buffered; it reports false at

@@ -1,0 +1,38 @@
+package formats
+
+import (
+	"bufio"
+	"errors"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// IsGzip reports whether b starts with the gzip magic bytes.
+func IsGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
+// Head returns up to HeadSize bytes from the start of r, decompressed when r
+// holds gzip data, for format detection. A gzip stream too short or broken
+// to yield any bytes gives the raw head instead, so detection can still say
+// what the file is not.
+func Head(r io.Reader) ([]byte, error) {
+	br := bufio.NewReaderSize(r, HeadSize)
+	raw, err := br.Peek(HeadSize)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	if !IsGzip(raw) {
+		return append([]byte(nil), raw...), nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return append([]byte(nil), raw...), nil
+	}
+	defer zr.Close()
+	buf := make([]byte, HeadSize)
+	n, _ := io.ReadFull(zr, buf)
+	if n == 0 {
+		return append([]byte(nil), raw...), nil
+	}
+	return buf[:n], nil
+}
