@@ -66,21 +66,21 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	} else {
 		a.Policy = DefaultPolicy(g)
 	}
-	// Two cores: while one finds the roots (a traversal of the whole
-	// graph), the other faults in the dominator arrays' pages and
-	// propagates DOM states. Then, while the dominator pass runs (its DFS
-	// and semidominator loop are sequential), the other core computes
-	// distances and classes, which do not depend on it.
+	// Two cores: while one runs the dominator pass (its DFS and
+	// semidominator loop are sequential), the other first faults in the
+	// pass's arrays, then computes distances and classes, which do not
+	// depend on it.
 	buf := newDomBuffers(n)
-	var wg sync.WaitGroup
-	wg.Add(1)
+	populated := make(chan struct{})
 	go func() {
-		defer wg.Done()
-		buf.prefault()
-		a.DOM = PropagateDOMState(g)
+		defer close(populated)
+		buf.populate()
 	}()
-	a.Roots = FindRoots(g)
-	wg.Wait()
+	// The page-owned set is derived by the dominator pass (see
+	// computeDominators), which saves a walk over the whole graph.
+	a.Roots = findRoots(g, !a.Policy.SkipIntoPageOwned)
+	a.DOM = PropagateDOMState(g)
+	var wg sync.WaitGroup
 	rest := func() {
 		if !opt.NoDistances {
 			a.Distances = distances(g, a.Roots, nil, a.sc)
@@ -93,6 +93,7 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			<-populated
 			rest()
 		}()
 	}

@@ -38,8 +38,10 @@ type Dominators struct {
 // ComputeDominators builds the dominator tree of g over the edges policy p
 // keeps (see DevToolsPolicy) and the retained sizes, after redistributing
 // self sizes if p says so (ShallowSizes). roots supplies the user roots and
-// the page-owned set (FindRoots); dom the "Detached " renaming that the
-// redistribution looks at (may be nil).
+// the page-owned set (FindRoots); when p has the page-owned rule and
+// roots.PageOwned is nil, the set is derived during the DFS and stored
+// there. dom supplies the "Detached " renaming that the redistribution
+// looks at (may be nil).
 //
 // The flow graph is DevTools' (HeapSnapshot.calculateDominatorsAndRetainedSizes):
 // the essential edges, plus an edge from the root to every node that the
@@ -71,13 +73,15 @@ type Dominators struct {
 // redistribution) use all cores; the result does not depend on their
 // schedule.
 func ComputeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState) *Dominators {
-	return computeDominators(g, roots, p, dom, newDomBuffers(g.NumNodes()), nil)
+	buf := newDomBuffers(g.NumNodes())
+	go buf.populate()
+	return computeDominators(g, roots, p, dom, buf, nil)
 }
 
 // domBuffers are the arrays ComputeDominators writes: the two outputs and
 // vp, which holds the DFS order and the predecessor offsets and becomes the
-// Self column. Allocating them apart lets Analyze fault their pages in on
-// one core while the other finds the roots.
+// Self column. Allocating them up front lets their pages be faulted in on
+// another core.
 type domBuffers struct {
 	idom     []int32
 	retained []uint64
@@ -91,16 +95,20 @@ func newDomBuffers(n int) *domBuffers {
 	return &domBuffers{idom: model.Alloc[int32](n), retained: model.Alloc[uint64](n), vp: model.Alloc[uint64](n + 1)}
 }
 
-// prefault touches every page of the buffers, so the page faults (the
-// kernel zeroing about 400 MB for 14M nodes) happen here rather than in
-// the single-threaded DFS. The memory is already zero; writing zeros
-// changes nothing.
-func (b *domBuffers) prefault() {
-	if len(b.idom) > 0 {
-		touchPages(unsafe.Pointer(&b.idom[0]), uintptr(len(b.idom))*4)
-		touchPages(unsafe.Pointer(&b.retained[0]), uintptr(len(b.retained))*8)
-		touchPages(unsafe.Pointer(&b.vp[0]), uintptr(len(b.vp))*8)
+// populate faults the buffers' pages in on the calling goroutine while
+// the dominator pass may already be using them (see populate), so the
+// kernel's zeroing of about 400 MB for 14M nodes overlaps the
+// single-threaded DFS instead of stalling it. It reports false where the
+// kernel cannot do that; the pages are then faulted in by first use.
+func (b *domBuffers) populate() bool {
+	if len(b.idom) == 0 {
+		return true
 	}
+	// The DFS writes idom (its node numbers) and vp (the predecessor
+	// counts) at random, so those come first.
+	return populate(unsafe.Pointer(&b.idom[0]), uintptr(len(b.idom))*4) &&
+		populate(unsafe.Pointer(&b.vp[0]), uintptr(len(b.vp))*8) &&
+		populate(unsafe.Pointer(&b.retained[0]), uintptr(len(b.retained))*8)
 }
 
 // touchPages writes a zero to every page of [p, p+size), which must be
@@ -131,6 +139,7 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 	f := newEdgeFilter(g, roots, p)
 	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
 	root := g.Root
+	derive := p.SkipIntoPageOwned && roots != nil && roots.PageOwned == nil && len(roots.seeds) > 0
 
 	// Outputs, and the scratch views into them.
 	idom := buf.idom
@@ -144,11 +153,14 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 
 	var stack []uint32 // edge cursor per DFS level
 	next := int32(0)
+	seeding, rootPage := false, false
+	var extraSeeds []int32
 	// dfs numbers the nodes reachable from start over essential edges, with
 	// start a child of DFS number p. For each edge v -> w it meets, it folds
 	// v into w's semidominator candidate best[w] when v is numbered lower
 	// (tree and forward edges) and counts v as a higher predecessor of w
-	// otherwise (cross and back edges).
+	// otherwise (cross and back edges). While seeding, it also notes the
+	// targets of non-weak edges it may not follow, for the page-owned set.
 	dfs := func(start int32, parent int32) {
 		cur := next
 		next++
@@ -165,6 +177,13 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 			for ; e < end; e++ {
 				w := to[e]
 				if !f.ok(st, v, typ[e], w) {
+					if seeding && !f.weak[typ[e]] {
+						if num[w] == 0 {
+							extraSeeds = append(extraSeeds, w)
+						} else if w == root {
+							rootPage = true
+						}
+					}
 					continue
 				}
 				dw := num[w] - 1
@@ -186,6 +205,9 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 					}
 				} else if dw < cur {
 					pf[dw]++
+					if dw == 0 && seeding {
+						rootPage = true
+					}
 				}
 			}
 			if descended {
@@ -195,7 +217,83 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 			cur = pb[2*cur]
 		}
 	}
-	dfs(root, 0)
+	// The root is number 0 and its children are searched one by one, which
+	// is a DFS of the root with the edges taken in a chosen order: any
+	// depth-first numbering gives the same dominators.
+	next = 1
+	num[root] = 1
+	vertex[0] = root
+	rootEdges := func(only Bits) {
+		for e := fe[root]; e < fe[root+1]; e++ {
+			w := to[e]
+			if (only != nil && !only.Has(int(w))) || !f.ok(srcRoot, root, typ[e], w) {
+				continue
+			}
+			if num[w] == 0 {
+				dfs(w, 0)
+			} else if dw := num[w] - 1; dw > 0 {
+				pb[2*dw+1] = 0 // a forward edge from the root
+			}
+		}
+	}
+	if derive {
+		// DevTools' page-owned set is everything reachable over non-weak
+		// edges from the seeds (the targets of the root's shortcut edges,
+		// and "(Document DOM trees)"). Searching the seeds first numbers
+		// most of it, as the page-owned rule never applies to edges from
+		// page-owned nodes; the rest hangs off the non-weak edges the
+		// search may not follow (inner shortcuts, WeakMap table edges).
+		// That saves FindRoots' separate pass over the graph.
+		f.derivePageOwned(num)
+		seeds := NewBits(n)
+		for _, s := range roots.seeds {
+			seeds.Set(int(s))
+		}
+		seeding = true
+		rootEdges(seeds)
+		seeding = false
+		extra := NewBits(n)
+		rootDone := false
+		for len(extraSeeds) > 0 || (rootPage && !rootDone) {
+			if rootPage && !rootDone {
+				// A seed reaches the root, so all the root reaches is
+				// page-owned as well.
+				rootDone = true
+				for e := fe[root]; e < fe[root+1]; e++ {
+					if !f.weak[typ[e]] {
+						extraSeeds = append(extraSeeds, to[e])
+					}
+				}
+				continue
+			}
+			v := extraSeeds[len(extraSeeds)-1]
+			extraSeeds = extraSeeds[:len(extraSeeds)-1]
+			if num[v] != 0 || extra.Has(int(v)) {
+				if v == root {
+					rootPage = true
+				}
+				continue
+			}
+			extra.Set(int(v))
+			for e := fe[v]; e < fe[v+1]; e++ {
+				if w := to[e]; !f.weak[typ[e]] && num[w] == 0 && !extra.Has(int(w)) {
+					extraSeeds = append(extraSeeds, w)
+				} else if w == root && !f.weak[typ[e]] {
+					rootPage = true
+				}
+			}
+		}
+		if rootPage {
+			// The root is numbered but is page-owned only if a seed
+			// reaches it.
+			extra.Set(int(root))
+		}
+		// From now on the filter reads the set as bits: 1/32 of the
+		// memory of the DFS numbers, so it stays in cache.
+		roots.PageOwned = pageOwnedBits(num, next, extra)
+		f.seedsDone(roots.PageOwned)
+	}
+	rootEdges(nil)
 	d.Reached = int(next)
 	if int(next) < n {
 		hasRet := essentialRetained(g, f)
@@ -325,6 +423,18 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 		d.Self = g.Nodes.Size
 	}
 	return d
+}
+
+// pageOwnedBits materializes the derived page-owned set: the nodes
+// numbered from 1 to end-1, and extra.
+func pageOwnedBits(num []int32, end int32, extra Bits) Bits {
+	b := extra
+	for v, x := range num {
+		if x > 1 && x-1 < end { // numbered, not the root, before end
+			b.Set(v)
+		}
+	}
+	return b
 }
 
 // essentialRetained marks the nodes with at least one essential retaining

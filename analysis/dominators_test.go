@@ -280,9 +280,16 @@ func TestDominatorsMatchDevToolsOracle(t *testing.T) {
 					iter, n, i, d.IDom[i], d.Retained[i], a.Self[i], want, oret[i], oself[i])
 			}
 		}
+		// The page-owned set derived during the DFS is FindRoots' one.
+		fr := analysis.FindRoots(g)
+		for v := 0; v < n; v++ {
+			if (fr.PageOwned != nil && fr.PageOwned.Has(v)) != (a.Roots.PageOwned != nil && a.Roots.PageOwned.Has(v)) {
+				t.Fatalf("graph %d: node %d page-owned differs", iter, v)
+			}
+		}
 		// The standalone ShallowSizes agrees with the sizes recovered from
 		// the tree.
-		ss := analysis.ShallowSizes(g, a.Roots, a.DOM)
+		ss := analysis.ShallowSizes(g, fr, a.DOM)
 		for i := range ss {
 			if ss[i] != a.Self[i] {
 				t.Fatalf("graph %d: ShallowSizes[%d] = %d, Self %d", iter, i, ss[i], a.Self[i])

@@ -20,8 +20,13 @@ type Roots struct {
 	// PageOwned marks the nodes DevTools flags as owned by the page
 	// (markPageOwnedNodes): everything reachable over non-weak edges from
 	// the targets of the root's shortcut edges and of its element edges to
-	// "(Document DOM trees)". Nil when there are no such seeds.
+	// "(Document DOM trees)". Nil when there are no such seeds. Analyze
+	// fills it in during the dominator pass instead of walking the graph
+	// once more (ComputeDominators does so when it is nil).
 	PageOwned Bits
+
+	// seeds are the page-owned walk's starting points.
+	seeds []model.NodeIndex
 }
 
 // HasUserRoots reports whether the graph has user roots. Without them
@@ -34,6 +39,12 @@ const docDOMTreesName = "(Document DOM trees)"
 
 // FindRoots computes the user roots and the page-owned set of g.
 func FindRoots(g *model.Graph) *Roots {
+	return findRoots(g, true)
+}
+
+// findRoots is FindRoots; without pageOwned it leaves PageOwned nil (with
+// its seeds noted) for ComputeDominators to derive during its DFS.
+func findRoots(g *model.Graph, pageOwned bool) *Roots {
 	k := newKinds(g)
 	r := &Roots{Root: g.Root}
 	if g.NumNodes() == 0 {
@@ -56,7 +67,8 @@ func FindRoots(g *model.Graph) *Roots {
 			}
 		}
 	}
-	if len(seeds) > 0 {
+	r.seeds = seeds
+	if len(seeds) > 0 && pageOwned {
 		r.PageOwned = reachFrom(g, k, seeds)
 	}
 	return r
