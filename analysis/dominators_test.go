@@ -194,8 +194,15 @@ func randomGraph(rng *rand.Rand, n int, userRoots bool) *model.Graph {
 	}
 	edges := []tedge{{from: 0, to: 1, typ: eElement, index: 1}}
 	if userRoots {
-		edges = append(edges, tedge{from: 0, to: 2, typ: eShortcut, name: "global"})
-		nodes[2] = obj("global", 5)
+		if rng.Intn(3) == 0 {
+			// Blink's document trees: a synthetic user root and page-owned
+			// seed reached by an element edge.
+			edges = append(edges, tedge{from: 0, to: 2, typ: eElement, index: 2})
+			nodes[2] = tnode{"synthetic", "(Document DOM trees)", 0}
+		} else {
+			edges = append(edges, tedge{from: 0, to: 2, typ: eShortcut, name: "global"})
+			nodes[2] = obj("global", 5)
+		}
 	}
 	for k := 0; k < 4; k++ {
 		edges = append(edges, tedge{from: 1, to: int32(2 + rng.Intn(n-2)), typ: eElement, index: uint32(k)})
