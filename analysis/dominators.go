@@ -121,11 +121,14 @@ func touchPages(p unsafe.Pointer, size uintptr) {
 	}
 }
 
-// prefault is touchPages split across all cores.
+// prefault faults in [p, p+size), which must be zeroed memory nobody else
+// uses yet, on all cores.
 func prefault(p unsafe.Pointer, size uintptr) {
 	const chunk = 4 << 20
 	parallelChunks(int(size), chunk, func(lo, hi int) {
-		touchPages(unsafe.Add(p, lo), uintptr(hi-lo))
+		if !populate(unsafe.Add(p, lo), uintptr(hi-lo)) {
+			touchPages(unsafe.Add(p, lo), uintptr(hi-lo))
+		}
 	})
 }
 
