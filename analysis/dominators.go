@@ -59,7 +59,8 @@ type Dominators struct {
 // N-long arrays and one array of a fraction of the edges:
 //   - predecessors numbered lower than their target (tree and forward
 //     edges) are folded into the target's semidominator candidate during
-//     the DFS, so only cross and back edges are stored;
+//     the DFS, so only cross and back edges are stored, in three bytes
+//     each below 2^24 nodes;
 //   - the working arrays live in the memory of the outputs (IDom and
 //     Retained) until those are written, and the DFS order and offsets
 //     arrays become the Self column at the end;
