@@ -29,6 +29,10 @@ type ReadOptions struct {
 	// Progress, if set, is called now and then with the number of input
 	// bytes consumed and the input size (-1 if unknown).
 	Progress func(done, total int64)
+	// Results, if set, receives the analysis results the file carries
+	// (docs/format.md, section 4); formats without results leave it alone.
+	// Results.Shallow is nil after a read that found none.
+	Results *model.Results
 }
 
 // WriteOptions tune a write.
@@ -36,6 +40,10 @@ type WriteOptions struct {
 	// Progress, if set, is called now and then with the work done and the
 	// total (units are the writer's; -1 total if unknown).
 	Progress func(done, total int64)
+	// Results, if set, are analysis results for the graph being written;
+	// formats that can carry them (jsonl, sqlite) persist them, others
+	// ignore them.
+	Results *model.Results
 }
 
 // Format describes one registered format.
@@ -175,10 +183,15 @@ func Open(path string, opt ReadOptions) (*model.Graph, *Format, error) {
 	return g, f, nil
 }
 
-// Save writes g to path in format f, atomically.
+// Save writes g to path in format f, atomically. A path ending in ".gz"
+// is gzip-compressed (stream formats only: a database cannot be).
 func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
+	gz := strings.HasSuffix(strings.ToLower(path), ".gz")
 	switch {
 	case f.WriteFile != nil:
+		if gz {
+			return fmt.Errorf("%s: format %s cannot be gzip-compressed (drop the .gz)", path, f.Name)
+		}
 		return WriteFileAtomic(path, func(tmp string) error { return f.WriteFile(tmp, g, opt) })
 	case f.Write != nil:
 		return WriteFileAtomic(path, func(tmp string) error {
@@ -186,11 +199,22 @@ func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
 			if err != nil {
 				return err
 			}
-			if err := f.Write(out, g, opt); err != nil {
-				out.Close()
-				return err
+			var w io.Writer = out
+			var zw *GzipWriter
+			if gz {
+				zw = NewGzipWriter(out)
+				w = zw
 			}
-			return out.Close()
+			err = f.Write(w, g, opt)
+			if zw != nil {
+				if cerr := zw.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			return err
 		})
 	}
 	return fmt.Errorf("format %s cannot be written", f.Name)

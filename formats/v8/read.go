@@ -34,6 +34,7 @@ func init() {
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
 			return ReadFile(path, Options{Progress: opt.Progress})
 		},
+		Write: writeFormat,
 	})
 }
 

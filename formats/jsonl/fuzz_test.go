@@ -1,0 +1,72 @@
+package jsonl
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/v8"
+)
+
+// FuzzRead feeds arbitrary bytes to the reader: it must return a graph that
+// validates or a FormatError, and never panic. Seeds are real files: the
+// head of the smallest fixture converted to JSON Lines (declarations,
+// types, strings and the first nodes and edges; cut at a line so the
+// count checks fire), plus small hand-made files.
+func FuzzRead(f *testing.F) {
+	g, err := v8.ReadFile("../../testdata/node-timeline.heaptimeline.gz", v8.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, g, WriteOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	b := buf.Bytes()
+	head := b[:bytes.LastIndexByte(b[:8192], '\n')+1]
+	f.Add(head)
+	// The last lines: trace functions, tree, samples, locations.
+	tail := b[len(b)-4096:]
+	f.Add(append(append([]byte{}, head[:bytes.Index(head, []byte(`["node_type"`))]...), tail[bytes.IndexByte(tail, '\n')+1:]...))
+	f.Add([]byte(`["metadata","version_major","1"]` + "\n"))
+	f.Add([]byte(`["metadata","version_major","1"]` + "\n" +
+		`["record","node",["id","type","name","self_size"]]` + "\n" +
+		`["record","edge",["from","type","name","to","smi"]]` + "\n" +
+		`["record","node_type",["index","name","category","fields"]]` + "\n" +
+		`["record","edge_type",["index","name","category","strength","name_kind"]]` + "\n" +
+		`["record","string",["id","text"]]` + "\n" +
+		`["record","x:y",["a"]]` + "\n" +
+		`["edge",3,0,9,1,null]` + "\n" +
+		`["node_type",0,"v8:object","object",[["length","smi"]]]` + "\n" +
+		`["edge_type",0,"v8:property","object property","weak","string"]` + "\n" +
+		`["string",9,"\ud800x"]` + "\n" +
+		`["x:y",{"a":[1,"b"]}]` + "\n" +
+		`["node",3,0,9,8,5]` + "\n" +
+		`["node",1,0,9,8,5]` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{})
+		if err != nil {
+			var fe *formats.FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T is not a FormatError: %v", err, err)
+			}
+			return
+		}
+		if err := g.Validate(); err != nil {
+			t.Fatalf("graph returned without error does not validate: %v", err)
+		}
+		// Whatever was read can be written and read back the same.
+		var out bytes.Buffer
+		if err := Write(&out, g, WriteOptions{}); err != nil {
+			t.Fatalf("writing a graph that was read: %v", err)
+		}
+		h, err := Read(bytes.NewReader(out.Bytes()), "again", ReadOptions{})
+		if err != nil {
+			t.Fatalf("reading back what was written: %v\n%s", err, out.Bytes())
+		}
+		if h.NumNodes() != g.NumNodes() || h.NumEdges() != g.NumEdges() {
+			t.Fatalf("round trip changed counts")
+		}
+	})
+}

@@ -1,0 +1,91 @@
+// Package jsonl reads and writes the flat form of the heapx exchange format
+// (docs/format.md): JSON Lines, one record per line, each line an array
+// whose first element names its record type and whose fields follow in the
+// order the file declares. Plain or gzip-compressed (.jsonl, .jsonl.gz).
+//
+// Both directions stream. The writer formats nodes and edges on every core
+// and writes them in order; the reader keeps one block of input, parses
+// each line straight into the model's columns and resolves node
+// identifiers through a flat hash table, never a Go object per node.
+package jsonl
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/model"
+)
+
+func init() {
+	formats.Register(formats.Format{
+		Name:        "jsonl",
+		Description: "heapx exchange format, flat form: JSON Lines (.jsonl, .jsonl.gz; docs/format.md)",
+		Extensions:  []string{".jsonl"},
+		Detect:      IsJSONL,
+		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
+			return ReadFile(path, ReadOptions{Progress: opt.Progress, Results: opt.Results})
+		},
+		Write: func(w io.Writer, g *model.Graph, opt formats.WriteOptions) error {
+			return Write(w, g, WriteOptions{Progress: opt.Progress, Results: opt.Results})
+		},
+	})
+}
+
+// VersionMajor is the version of the format this package reads and writes.
+const VersionMajor = 1
+
+// FormatName is the value the reader records under the metadata key
+// "format".
+const FormatName = "heapx.jsonl"
+
+// Metadata keys the format itself defines (docs/format.md, 2.1). The
+// reader consumes these instead of copying them into Graph.Meta, and the
+// writer writes its own instead of the graph's, so a jsonl -> jsonl round
+// trip does not pile them up.
+const (
+	keyVersion      = "version_major"
+	keyGenerator    = "generator"
+	keyRoot         = "heapx:root"
+	keyNodeCount    = "heapx:node_count"
+	keyEdgeCount    = "heapx:edge_count"
+	keyStringCount  = "heapx:string_count"
+	keyAnalysis     = "heapx:analysis"
+	keySourceFormat = "heapx:source_format"
+	keySkippedRecs  = "heapx:skipped_records"
+	keySkippedField = "heapx:skipped_fields"
+)
+
+// Generator is written as the generator metadata; the command sets it to
+// its version ("heapx v1.2.3").
+var Generator = "heapx"
+
+// firstLine is what every file starts with (docs/format.md, 5.2).
+var firstLinePrefix = []byte(`["metadata","version_major",`)
+
+// IsJSONL reports whether head, the first bytes of a file (decompressed if
+// it was gzip), starts like a heapx flat file: an array whose first two
+// strings are "metadata" and "version_major", whitespace allowed.
+func IsJSONL(head []byte) bool {
+	b := bytes.TrimLeft(head, " \t\r\n")
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a BOM from an editor
+	// Compare with whitespace removed, up to the prefix's length.
+	j := 0
+	inStr := false
+	for _, c := range b {
+		if j == len(firstLinePrefix) {
+			return true
+		}
+		if !inStr && (c == ' ' || c == '\t' || c == '\r') {
+			continue
+		}
+		if c != firstLinePrefix[j] {
+			return false
+		}
+		if c == '"' {
+			inStr = !inStr
+		}
+		j++
+	}
+	return j == len(firstLinePrefix)
+}

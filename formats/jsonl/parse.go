@@ -1,0 +1,372 @@
+package jsonl
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// cursor parses the JSON values of one line in place. It is deliberately
+// small: a line is an array of numbers, strings, null and (in declarations
+// and sections) arrays, and a hand-written parser over the line's bytes is
+// several times faster than encoding/json and allocates nothing.
+type cursor struct {
+	b       []byte
+	i       int
+	scratch []byte // unescaped strings
+}
+
+// errSyntax and friends are wrapped with the line number by the reader.
+var errEnd = errors.New("line ends early")
+
+func (c *cursor) ws() {
+	for c.i < len(c.b) {
+		switch c.b[c.i] {
+		case ' ', '\t', '\r':
+			c.i++
+		default:
+			return
+		}
+	}
+}
+
+// found describes the next byte for an error message.
+func (c *cursor) found() string {
+	if c.i >= len(c.b) {
+		return "the end of the line"
+	}
+	ch := c.b[c.i]
+	if ch >= 0x20 && ch < 0x7f {
+		return fmt.Sprintf("%q", rune(ch))
+	}
+	return fmt.Sprintf("byte 0x%02x", ch)
+}
+
+// expect consumes the byte ch after optional whitespace.
+func (c *cursor) expect(ch byte, what string) error {
+	c.ws()
+	if c.i < len(c.b) && c.b[c.i] == ch {
+		c.i++
+		return nil
+	}
+	return fmt.Errorf("expected %s, found %s", what, c.found())
+}
+
+// peek returns the next non-space byte without consuming it (0 at the end).
+func (c *cursor) peek() byte {
+	c.ws()
+	if c.i < len(c.b) {
+		return c.b[c.i]
+	}
+	return 0
+}
+
+// null consumes a JSON null if one is next.
+func (c *cursor) null() bool {
+	c.ws()
+	if len(c.b)-c.i >= 4 && string(c.b[c.i:c.i+4]) == "null" {
+		c.i += 4
+		return true
+	}
+	return false
+}
+
+// uint parses an unsigned decimal integer of up to 64 bits.
+func (c *cursor) uint(what string) (uint64, error) {
+	c.ws()
+	start := c.i
+	var v uint64
+	for c.i < len(c.b) {
+		d := c.b[c.i] - '0'
+		if d > 9 {
+			break
+		}
+		if v > (1<<64-1-uint64(d))/10 {
+			return 0, fmt.Errorf("%s %s does not fit in 64 bits", what, c.b[start:c.i+1])
+		}
+		v = v*10 + uint64(d)
+		c.i++
+	}
+	if c.i == start {
+		return 0, fmt.Errorf("expected %s (an unsigned integer), found %s", what, c.found())
+	}
+	if c.i-start > 1 && c.b[start] == '0' {
+		return 0, fmt.Errorf("%s %s has a leading zero", what, c.b[start:c.i])
+	}
+	if c.i < len(c.b) && (c.b[c.i] == '.' || c.b[c.i] == 'e' || c.b[c.i] == 'E') {
+		return 0, fmt.Errorf("expected %s (an integer), found a fraction or exponent", what)
+	}
+	return v, nil
+}
+
+// uintMax parses an unsigned integer no larger than max.
+func (c *cursor) uintMax(what string, max uint64) (uint64, error) {
+	v, err := c.uint(what)
+	if err == nil && v > max {
+		err = fmt.Errorf("%s %d is larger than %d", what, v, max)
+	}
+	return v, err
+}
+
+// int parses a signed decimal integer of up to 64 bits.
+func (c *cursor) int(what string) (int64, error) {
+	c.ws()
+	neg := c.i < len(c.b) && c.b[c.i] == '-'
+	if neg {
+		c.i++
+	}
+	if neg && (c.i >= len(c.b) || c.b[c.i] < '0' || c.b[c.i] > '9') {
+		return 0, fmt.Errorf("expected %s (an integer), found %s", what, c.found())
+	}
+	v, err := c.uint(what)
+	if err != nil {
+		return 0, err
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, fmt.Errorf("%s -%d does not fit in 64 bits", what, v)
+		}
+		return -int64(v), nil
+	}
+	if v > 1<<63-1 {
+		return 0, fmt.Errorf("%s %d does not fit in a signed 64-bit integer", what, v)
+	}
+	return int64(v), nil
+}
+
+// intRange parses a signed integer in [lo, hi].
+func (c *cursor) intRange(what string, lo, hi int64) (int64, error) {
+	v, err := c.int(what)
+	if err == nil && (v < lo || v > hi) {
+		err = fmt.Errorf("%s %d is out of range [%d, %d]", what, v, lo, hi)
+	}
+	return v, err
+}
+
+// str parses a JSON string. The result aliases the line or the cursor's
+// scratch buffer and is valid until the next call. Escaped lone surrogates
+// become WTF-8, as the V8 reader makes them, so a JavaScript string
+// survives any round trip.
+func (c *cursor) str(what string) ([]byte, error) {
+	c.ws()
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		return nil, fmt.Errorf("expected %s (a string), found %s", what, c.found())
+	}
+	c.i++
+	start := c.i
+	// Fast path: no escapes.
+	for c.i < len(c.b) {
+		ch := c.b[c.i]
+		if ch == '"' {
+			s := c.b[start:c.i]
+			c.i++
+			return s, c.checkUTF8(s, what)
+		}
+		if ch == '\\' || ch < 0x20 {
+			break
+		}
+		c.i++
+	}
+	out := append(c.scratch[:0], c.b[start:c.i]...)
+	for {
+		if c.i >= len(c.b) {
+			return nil, fmt.Errorf("%s: string not terminated before the end of the line", what)
+		}
+		ch := c.b[c.i]
+		switch {
+		case ch == '"':
+			c.i++
+			c.scratch = out
+			return out, c.checkUTF8(out, what)
+		case ch < 0x20:
+			return nil, fmt.Errorf("%s: unescaped control character 0x%02x in a string", what, ch)
+		case ch != '\\':
+			out = append(out, ch)
+			c.i++
+			continue
+		}
+		c.i++
+		if c.i >= len(c.b) {
+			return nil, fmt.Errorf("%s: escape cut at the end of the line", what)
+		}
+		e := c.b[c.i]
+		c.i++
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := c.hex4()
+			if !ok {
+				return nil, fmt.Errorf("%s: bad \\u escape", what)
+			}
+			if r >= 0xD800 && r < 0xDC00 && len(c.b)-c.i >= 6 && c.b[c.i] == '\\' && c.b[c.i+1] == 'u' {
+				save := c.i
+				c.i += 2
+				r2, ok := c.hex4()
+				if ok && r2 >= 0xDC00 && r2 < 0xE000 {
+					out = utf8.AppendRune(out, (r-0xD800)<<10|(r2-0xDC00)+0x10000)
+					continue
+				}
+				c.i = save
+			}
+			if r >= 0xD800 && r < 0xE000 {
+				// WTF-8: the bytes UTF-8 would use for a surrogate.
+				out = append(out, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+			} else {
+				out = utf8.AppendRune(out, r)
+			}
+		default:
+			return nil, fmt.Errorf("%s: invalid escape \\%c", what, e)
+		}
+	}
+}
+
+// checkUTF8 rejects raw bytes that are not UTF-8: a flat file is UTF-8
+// text (docs/format.md, 5.1), and a string that is not would not survive
+// being written again. Escaped surrogates were turned into WTF-8 after
+// this check's input was taken, so only raw bytes are checked.
+func (c *cursor) checkUTF8(s []byte, what string) error {
+	for i := 0; i < len(s); {
+		if s[i] < 0x80 {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			// WTF-8 surrogates come only from \u escapes: allow them.
+			if s[i] == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
+				i += 3
+				continue
+			}
+			return fmt.Errorf("%s: string holds bytes that are not UTF-8", what)
+		}
+		i += size
+	}
+	return nil
+}
+
+func (c *cursor) hex4() (rune, bool) {
+	if len(c.b)-c.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for k := 0; k < 4; k++ {
+		ch := c.b[c.i+k]
+		var d byte
+		switch {
+		case ch >= '0' && ch <= '9':
+			d = ch - '0'
+		case ch >= 'a' && ch <= 'f':
+			d = ch - 'a' + 10
+		case ch >= 'A' && ch <= 'F':
+			d = ch - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	c.i += 4
+	return r, true
+}
+
+// strs parses an array of strings (null is an empty array).
+func (c *cursor) strs(what string) ([]string, error) {
+	if c.null() {
+		return nil, nil
+	}
+	if err := c.expect('[', what+" (an array of strings)"); err != nil {
+		return nil, err
+	}
+	var out []string
+	if c.peek() == ']' {
+		c.i++
+		return out, nil
+	}
+	for {
+		s, err := c.str(what + " element")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(s))
+		c.ws()
+		if c.i < len(c.b) && c.b[c.i] == ']' {
+			c.i++
+			return out, nil
+		}
+		if err := c.expect(',', "',' or ']' in "+what); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// skip consumes one JSON value of any shape: a field the reader does not
+// know. It is iterative, so hostile nesting cannot exhaust the stack.
+func (c *cursor) skip() error {
+	depth := 0
+	for {
+		c.ws()
+		if c.i >= len(c.b) {
+			return errEnd
+		}
+		switch ch := c.b[c.i]; {
+		case ch == '[' || ch == '{':
+			depth++
+			c.i++
+			continue
+		case ch == ']' || ch == '}':
+			if depth == 0 {
+				return fmt.Errorf("expected a value, found %s", c.found())
+			}
+			depth--
+			c.i++
+		case ch == '"':
+			if _, err := c.str("value"); err != nil {
+				return err
+			}
+		case ch == '-' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z':
+			start := c.i
+			for c.i < len(c.b) && (c.b[c.i] == '-' || c.b[c.i] == '+' || c.b[c.i] == '.' || c.b[c.i] >= '0' && c.b[c.i] <= '9' || c.b[c.i] >= 'a' && c.b[c.i] <= 'z' || c.b[c.i] == 'E') {
+				c.i++
+			}
+			tok := string(c.b[start:c.i])
+			if tok[0] >= 'a' && tok != "null" && tok != "true" && tok != "false" {
+				return fmt.Errorf("expected a value, found %q", tok)
+			}
+			if tok[0] < 'a' {
+				if _, err := strconv.ParseFloat(tok, 64); err != nil {
+					return fmt.Errorf("bad number %q", tok)
+				}
+			}
+		default:
+			return fmt.Errorf("expected a value, found %s", c.found())
+		}
+		// After a value: a separator, or the end of the container.
+		if depth == 0 {
+			return nil
+		}
+		c.ws()
+		if c.i < len(c.b) && c.b[c.i] == ',' {
+			c.i++
+			continue
+		}
+		if c.i < len(c.b) && c.b[c.i] == ':' {
+			c.i++
+			continue
+		}
+		if c.i < len(c.b) && (c.b[c.i] == ']' || c.b[c.i] == '}') {
+			continue
+		}
+		return fmt.Errorf("expected ',' or the end of an array, found %s", c.found())
+	}
+}

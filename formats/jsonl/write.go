@@ -1,0 +1,548 @@
+package jsonl
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/heapx/heapx/model"
+)
+
+// WriteOptions tune a write.
+type WriteOptions struct {
+	// Progress, if set, is called now and then with the number of node and
+	// edge records written and their total.
+	Progress func(done, total int64)
+	// Results, if set, are persisted as the heapx:* node fields
+	// (docs/format.md, section 4). They must fit the graph.
+	Results *model.Results
+}
+
+// chunkNodes and chunkEdges size the units of parallel formatting: big
+// enough that handing one to a goroutine costs nothing next to formatting
+// it (about 1-2 MB of text), small enough to keep both cores busy.
+const (
+	chunkNodes = 32 << 10
+	chunkEdges = 64 << 10
+)
+
+// Write writes g as a heapx flat file to w, in the order docs/format.md
+// (5.2) recommends: metadata, declarations, types, strings, nodes, edges,
+// then the extension records. Nodes and edges, nearly all of the output,
+// are formatted on every core.
+func Write(w io.Writer, g *model.Graph, opt WriteOptions) error {
+	if err := g.Validate(); err != nil {
+		return fmt.Errorf("jsonl: not writing an invalid graph: %w", err)
+	}
+	res := opt.Results
+	if res != nil && res.Shallow == nil {
+		res = nil
+	}
+	if res != nil {
+		if err := res.Check(g); err != nil {
+			return fmt.Errorf("jsonl: %w", err)
+		}
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	wr := &writer{w: bw, g: g, res: res, progress: opt.Progress, total: int64(g.NumNodes() + g.NumEdges())}
+	if err := wr.header(); err != nil {
+		return err
+	}
+	if err := wr.nodes(); err != nil {
+		return err
+	}
+	if err := wr.edges(); err != nil {
+		return err
+	}
+	if err := wr.extensions(); err != nil {
+		return err
+	}
+	if opt.Progress != nil {
+		opt.Progress(wr.total, wr.total)
+	}
+	return bw.Flush()
+}
+
+type writer struct {
+	w        *bufio.Writer
+	g        *model.Graph
+	res      *model.Results
+	buf      []byte
+	progress func(done, total int64)
+	done     int64
+	total    int64
+}
+
+// line writes the record in wr.buf (without its newline) and resets it.
+func (wr *writer) line() error {
+	wr.buf = append(wr.buf, ']', '\n')
+	_, err := wr.w.Write(wr.buf)
+	wr.buf = wr.buf[:0]
+	return err
+}
+
+func (wr *writer) start(record string) {
+	wr.buf = append(wr.buf, '[')
+	wr.buf = appendString(wr.buf, record)
+}
+
+func (wr *writer) str(s string) {
+	wr.buf = append(wr.buf, ',')
+	wr.buf = appendString(wr.buf, s)
+}
+
+func (wr *writer) uint(v uint64) {
+	wr.buf = append(wr.buf, ',')
+	wr.buf = strconv.AppendUint(wr.buf, v, 10)
+}
+
+func (wr *writer) int(v int64) {
+	wr.buf = append(wr.buf, ',')
+	wr.buf = strconv.AppendInt(wr.buf, v, 10)
+}
+
+func (wr *writer) strs(ss []string) {
+	wr.buf = append(wr.buf, ',', '[')
+	for i, s := range ss {
+		if i > 0 {
+			wr.buf = append(wr.buf, ',')
+		}
+		wr.buf = appendString(wr.buf, s)
+	}
+	wr.buf = append(wr.buf, ']')
+}
+
+func (wr *writer) meta(key, value string) error {
+	wr.start("metadata")
+	wr.str(key)
+	wr.str(value)
+	return wr.line()
+}
+
+func (wr *writer) declare(record string, fields ...string) error {
+	wr.start("record")
+	wr.str(record)
+	wr.strs(fields)
+	return wr.line()
+}
+
+// reserved reports whether a graph metadata key is one the writer writes
+// itself (docs/format.md, 2.1).
+func reserved(key string) bool {
+	switch key {
+	case keyVersion, keyGenerator, keyRoot, keyNodeCount, keyEdgeCount, keyStringCount, keyAnalysis, "format":
+		return true
+	}
+	return false
+}
+
+// nodeFields is the node declaration for g: the optional columns are
+// declared only when the graph has them.
+func (wr *writer) nodeFields() []string {
+	f := []string{"id", "type", "name", "self_size"}
+	if wr.g.TraceNodeID != nil {
+		f = append(f, "v8:trace_node_id")
+	}
+	if wr.g.Detachedness != nil {
+		f = append(f, "v8:detachedness")
+	}
+	if wr.res != nil {
+		f = append(f, "heapx:shallow_size", "heapx:retained_size", "heapx:dominator", "heapx:distance")
+	}
+	return f
+}
+
+func (wr *writer) header() error {
+	g := wr.g
+	ms := []model.KV{
+		{Key: keyVersion, Value: strconv.Itoa(VersionMajor)},
+		{Key: keyGenerator, Value: Generator},
+		{Key: keyNodeCount, Value: strconv.Itoa(g.NumNodes())},
+		{Key: keyEdgeCount, Value: strconv.Itoa(g.NumEdges())},
+		{Key: keyStringCount, Value: strconv.Itoa(g.Strings.Len())},
+	}
+	if g.NumNodes() > 0 {
+		ms = append(ms, model.KV{Key: keyRoot, Value: strconv.FormatUint(g.Nodes.ID[g.Root], 10)})
+	}
+	if f, ok := g.MetaValue("format"); ok {
+		if _, has := g.MetaValue(keySourceFormat); !has {
+			ms = append(ms, model.KV{Key: keySourceFormat, Value: f})
+		}
+	}
+	if wr.res != nil {
+		ms = append(ms, model.KV{Key: keyAnalysis, Value: wr.res.Policy})
+	}
+	for _, kv := range g.Meta {
+		if !reserved(kv.Key) {
+			ms = append(ms, kv)
+		}
+	}
+	for _, kv := range ms {
+		if err := wr.meta(kv.Key, kv.Value); err != nil {
+			return err
+		}
+	}
+
+	decls := [][]string{
+		{"string", "id", "text"},
+		{"node_type", "index", "name", "category", "fields"},
+		{"edge_type", "index", "name", "category", "strength", "name_kind"},
+		append([]string{"node"}, wr.nodeFields()...),
+		{"edge", "from", "type", "name", "to"},
+	}
+	if len(g.Locations) > 0 {
+		decls = append(decls, []string{"v8:location", "node", "script_id", "line", "column"})
+	}
+	if t := g.Trace; t != nil {
+		if len(t.Functions) > 0 {
+			decls = append(decls, []string{"v8:trace_function", "index", "function_id", "name", "script_name", "script_id", "line", "column"})
+		}
+		if len(t.Tree) > 0 {
+			decls = append(decls, []string{"v8:trace_node", "index", "parent", "id", "function_index", "count", "size"})
+		}
+		if len(t.Samples) > 0 {
+			decls = append(decls, []string{"v8:sample", "timestamp_us", "last_assigned_id"})
+		}
+	}
+	if len(g.Sections) > 0 {
+		decls = append(decls, []string{"v8:section", "name", "fields", "values"})
+	}
+	if len(g.GCRoots) > 0 {
+		decls = append(decls, []string{"heapx:gc_root", "node", "kind"})
+	}
+	for _, d := range decls {
+		if err := wr.declare(d[0], d[1:]...); err != nil {
+			return err
+		}
+	}
+
+	for i, t := range g.NodeTypes {
+		wr.start("node_type")
+		wr.uint(uint64(i))
+		wr.str(qualified(t.Namespace, t.Name))
+		wr.str(t.Category.String())
+		wr.buf = append(wr.buf, ",[]"...)
+		if err := wr.line(); err != nil {
+			return err
+		}
+	}
+	for i, t := range g.EdgeTypes {
+		wr.start("edge_type")
+		wr.uint(uint64(i))
+		wr.str(qualified(t.Namespace, t.Name))
+		wr.str(t.Category.String())
+		wr.str(t.Strength.String())
+		if t.Indexed {
+			wr.str("index")
+		} else {
+			wr.str("string")
+		}
+		if err := wr.line(); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < g.Strings.Len(); i++ {
+		wr.start("string")
+		wr.uint(uint64(i))
+		wr.str(g.Strings.At(model.StringID(i)))
+		if err := wr.line(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// qualified is a type's name as the file spells it: namespace:name, or
+// the bare name for a type without namespace.
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + ":" + name
+}
+
+// nodes formats the node records in parallel chunks.
+func (wr *writer) nodes() error {
+	g := wr.g
+	n := g.NumNodes()
+	cuts := make([]int, 0, n/chunkNodes+2)
+	for i := 0; i < n; i += chunkNodes {
+		cuts = append(cuts, i)
+	}
+	cuts = append(cuts, n)
+	return wr.parallel(cuts, func(b []byte, lo, hi int) []byte {
+		ns := &g.Nodes
+		for i := lo; i < hi; i++ {
+			b = append(b, `["node",`...)
+			b = strconv.AppendUint(b, ns.ID[i], 10)
+			b = append(b, ',')
+			b = strconv.AppendUint(b, uint64(ns.Type[i]), 10)
+			b = append(b, ',')
+			b = strconv.AppendUint(b, uint64(ns.Name[i]), 10)
+			b = append(b, ',')
+			b = strconv.AppendUint(b, ns.Size[i], 10)
+			if g.TraceNodeID != nil {
+				b = append(b, ',')
+				b = strconv.AppendUint(b, uint64(g.TraceNodeID[i]), 10)
+			}
+			if g.Detachedness != nil {
+				b = append(b, ',')
+				b = strconv.AppendUint(b, uint64(g.Detachedness[i]), 10)
+			}
+			if r := wr.res; r != nil {
+				b = append(b, ',')
+				b = strconv.AppendUint(b, r.Shallow[i], 10)
+				b = append(b, ',')
+				b = strconv.AppendUint(b, r.Retained[i], 10)
+				b = append(b, ',')
+				if d := r.Dominator[i]; d == model.NoNode {
+					b = append(b, "null"...)
+				} else {
+					b = strconv.AppendUint(b, ns.ID[d], 10)
+				}
+				b = append(b, ',')
+				b = strconv.AppendInt(b, int64(r.Distance[i]), 10)
+			}
+			b = append(b, ']', '\n')
+		}
+		return b
+	}, func(lo, hi int) int64 { return int64(hi - lo) })
+}
+
+// edges formats the edge records in parallel chunks of whole nodes, so
+// each chunk knows its sources.
+func (wr *writer) edges() error {
+	g := wr.g
+	n := g.NumNodes()
+	fe := g.Nodes.FirstEdge
+	cuts := []int{0}
+	for i := 0; i < n; {
+		// Binary search would do, but a linear walk over FirstEdge is
+		// a negligible part of formatting the edges.
+		j := i + 1
+		for j < n && fe[j]-fe[i] < chunkEdges {
+			j++
+		}
+		cuts = append(cuts, j)
+		i = j
+	}
+	if n == 0 {
+		return nil
+	}
+	return wr.parallel(cuts, func(b []byte, lo, hi int) []byte {
+		var prefix []byte
+		es := &g.Edges
+		for i := lo; i < hi; i++ {
+			if fe[i] == fe[i+1] {
+				continue
+			}
+			prefix = append(prefix[:0], `["edge",`...)
+			prefix = strconv.AppendUint(prefix, g.Nodes.ID[i], 10)
+			prefix = append(prefix, ',')
+			for e := fe[i]; e < fe[i+1]; e++ {
+				b = append(b, prefix...)
+				b = strconv.AppendUint(b, uint64(es.Type[e]), 10)
+				b = append(b, ',')
+				b = strconv.AppendUint(b, uint64(es.Name[e]), 10)
+				b = append(b, ',')
+				b = strconv.AppendUint(b, g.Nodes.ID[es.To[e]], 10)
+				b = append(b, ']', '\n')
+			}
+		}
+		return b
+	}, func(lo, hi int) int64 { return int64(fe[hi] - fe[lo]) })
+}
+
+var chunkBufs = sync.Pool{New: func() any { return make([]byte, 0, 2<<20) }}
+
+// parallel formats the ranges [cuts[k], cuts[k+1]) with format on every
+// core and writes the results in order. The queue's capacity bounds the
+// chunks in flight, so memory stays at a few chunks whatever the graph's
+// size.
+func (wr *writer) parallel(cuts []int, format func(b []byte, lo, hi int) []byte, work func(lo, hi int) int64) error {
+	if len(cuts) < 2 {
+		return nil
+	}
+	queue := make(chan chan []byte, 2*runtime.GOMAXPROCS(0))
+	stop := make(chan struct{})
+	go func() {
+		defer close(queue)
+		for k := 0; k+1 < len(cuts); k++ {
+			ch := make(chan []byte, 1)
+			select {
+			case queue <- ch:
+			case <-stop:
+				return
+			}
+			lo, hi := cuts[k], cuts[k+1]
+			go func() { ch <- format(chunkBufs.Get().([]byte)[:0], lo, hi) }()
+		}
+	}()
+	var err error
+	k := 0
+	for ch := range queue {
+		b := <-ch
+		if err == nil {
+			_, err = wr.w.Write(b)
+			if err != nil {
+				close(stop)
+			}
+			wr.done += work(cuts[k], cuts[k+1])
+			if wr.progress != nil {
+				wr.progress(wr.done, wr.total)
+			}
+		}
+		k++
+		chunkBufs.Put(b[:0])
+	}
+	return err
+}
+
+func (wr *writer) extensions() error {
+	g := wr.g
+	for _, l := range g.Locations {
+		wr.start("v8:location")
+		wr.uint(g.Nodes.ID[l.Node])
+		wr.uint(uint64(l.ScriptID))
+		wr.uint(uint64(l.Line))
+		wr.uint(uint64(l.Column))
+		if err := wr.line(); err != nil {
+			return err
+		}
+	}
+	if t := g.Trace; t != nil {
+		for i, f := range t.Functions {
+			wr.start("v8:trace_function")
+			wr.uint(uint64(i))
+			wr.uint(f.ID)
+			wr.uint(uint64(f.Name))
+			wr.uint(uint64(f.ScriptName))
+			wr.uint(uint64(f.ScriptID))
+			wr.int(int64(f.Line))
+			wr.int(int64(f.Column))
+			if err := wr.line(); err != nil {
+				return err
+			}
+		}
+		for i, n := range t.Tree {
+			wr.start("v8:trace_node")
+			wr.uint(uint64(i))
+			wr.int(int64(n.Parent))
+			wr.uint(uint64(n.ID))
+			wr.uint(uint64(n.Function))
+			wr.uint(n.Count)
+			wr.uint(n.Size)
+			if err := wr.line(); err != nil {
+				return err
+			}
+		}
+		for _, s := range t.Samples {
+			wr.start("v8:sample")
+			wr.uint(s.TimestampMicros)
+			wr.uint(s.LastAssignedID)
+			if err := wr.line(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range g.Sections {
+		wr.start("v8:section")
+		wr.str(s.Name)
+		wr.strs(s.Fields)
+		wr.buf = append(wr.buf, ',', '[')
+		for i, v := range s.Values {
+			if i > 0 {
+				wr.buf = append(wr.buf, ',')
+			}
+			wr.buf = strconv.AppendInt(wr.buf, v, 10)
+			if len(wr.buf) > 1<<20 {
+				// A big section is written as it is formatted.
+				if _, err := wr.w.Write(wr.buf); err != nil {
+					return err
+				}
+				wr.buf = wr.buf[:0]
+			}
+		}
+		wr.buf = append(wr.buf, ']')
+		if err := wr.line(); err != nil {
+			return err
+		}
+	}
+	for _, r := range g.GCRoots {
+		wr.start("heapx:gc_root")
+		wr.uint(g.Nodes.ID[r.Node])
+		wr.str(g.RootKinds[r.Kind])
+		if err := wr.line(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendString appends s as a JSON string: the mandatory escapes, \u00XX
+// for other control characters, UTF-8 as is, and a lone surrogate (WTF-8
+// in the model, see formats/v8's reader) as its \uDXXX escape so the exact
+// JavaScript string survives. Bytes that are not UTF-8 at all become
+// \uFFFD: JSON cannot carry them.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x80 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		if c >= 0x80 {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size > 1 {
+				i += size
+				continue
+			}
+			b = append(b, s[start:i]...)
+			if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
+				b = appendU(b, 0xD000|rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F))
+				i += 3
+			} else {
+				b = append(b, `\uFFFD`...)
+				i++
+			}
+			start = i
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		default:
+			b = appendU(b, rune(c))
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+// appendU appends the escape \uXXXX for a UTF-16 code unit.
+func appendU(b []byte, u rune) []byte {
+	return append(b, '\\', 'u', hexDigits[u>>12&0xF], hexDigits[u>>8&0xF], hexDigits[u>>4&0xF], hexDigits[u&0xF])
+}
