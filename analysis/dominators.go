@@ -98,7 +98,7 @@ func newDomBuffers(n int) *domBuffers {
 
 // populate faults the buffers' pages in on the calling goroutine while
 // the dominator pass may already be using them (see populate), so the
-// kernel's zeroing of about 400 MB for 14M nodes overlaps the
+// kernel's zeroing of about 300 MB for 14M nodes overlaps the
 // single-threaded DFS instead of stalling it. It reports false where the
 // kernel cannot do that; the pages are then faulted in by first use.
 func (b *domBuffers) populate() bool {
@@ -133,6 +133,8 @@ func prefault(p unsafe.Pointer, size uintptr) {
 	})
 }
 
+// computeDominators is ComputeDominators writing into buf; it leaves the
+// predecessor array in sc (if not nil) for later passes.
 func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, buf *domBuffers, sc *scratch) *Dominators {
 	n := g.NumNodes()
 	d := &Dominators{Root: g.Root}
