@@ -150,6 +150,15 @@ func TestDevToolsFidelity(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkFidelity(t, g, a, &gold, dump)
+			if name == "chromium-small-page" {
+				// The corpus's own DevTools sidecar, made when the corpus
+				// was built, must agree too.
+				var side golden
+				b, err := os.ReadFile(filepath.Join("..", "testdata", "golden", name+".chrome-devtools-frontend.json"))
+				if err == nil && json.Unmarshal(b, &side) == nil {
+					checkFidelity(t, g, a, &side, dump)
+				}
+			}
 			// DevTools logs "Heap snapshot: 80 nodes are unreachable from
 			// the root" for the Chromium fixture (golden README).
 			if u := a.Unreachable(); name == "chromium-small-page" && (u.Count != 80 || a.Dominators.WeakOnly != 80) {
