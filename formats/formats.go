@@ -65,6 +65,10 @@ type Format struct {
 	Write func(w io.Writer, g *model.Graph, opt WriteOptions) error
 	// WriteFile writes g to a new file at path; used instead of Write.
 	WriteFile func(path string, g *model.Graph, opt WriteOptions) error
+	// Results says the format persists analysis results
+	// (WriteOptions.Results, docs/format.md section 4), so a command can
+	// refuse to compute results nobody would keep.
+	Results bool
 }
 
 // HeadSize is how many leading bytes Detect gets.
@@ -231,7 +235,9 @@ func WriteFileAtomic(path string, write func(tmp string) error) (err error) {
 	}
 	tmp := f.Name()
 	f.Close()
+	temps.Store(tmp, true)
 	defer func() {
+		temps.Delete(tmp)
 		if err != nil {
 			os.Remove(tmp)
 		}
@@ -243,6 +249,21 @@ func WriteFileAtomic(path string, write func(tmp string) error) (err error) {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// temps holds the temporary files WriteFileAtomic is filling.
+var temps sync.Map
+
+// RemoveTemps removes the temporary files of the atomic writes in
+// progress. A command calls it when interrupted (SIGINT, SIGTERM), just
+// before exiting, so an interrupted write leaves nothing behind: neither
+// the output, which is only renamed into place once complete, nor the
+// half-written temporary file.
+func RemoveTemps() {
+	temps.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		return true
+	})
 }
 
 // readHead returns up to HeadSize bytes of the file, decompressed when it

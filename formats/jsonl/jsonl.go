@@ -29,6 +29,7 @@ func init() {
 		Write: func(w io.Writer, g *model.Graph, opt formats.WriteOptions) error {
 			return Write(w, g, WriteOptions{Progress: opt.Progress, Results: opt.Results})
 		},
+		Results: true,
 	})
 }
 
