@@ -68,8 +68,8 @@ var firstLinePrefix = []byte(`["metadata","version_major",`)
 // it was gzip), starts like a heapx flat file: an array whose first two
 // strings are "metadata" and "version_major", whitespace allowed.
 func IsJSONL(head []byte) bool {
-	b := bytes.TrimLeft(head, " \t\r\n")
-	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a BOM from an editor
+	b := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")) // a BOM from an editor
+	b = bytes.TrimLeft(b, " \t\r\n")
 	// Compare with whitespace removed, up to the prefix's length.
 	j := 0
 	inStr := false

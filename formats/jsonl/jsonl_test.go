@@ -3,8 +3,11 @@ package jsonl
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,5 +140,222 @@ func TestErrors(t *testing.T) {
 				t.Errorf("error %q does not say %q", err, c.msg)
 			}
 		})
+	}
+}
+
+// TestV8JSONLV8 takes every fixture through V8 -> jsonl -> V8 and checks
+// that the V8 snapshot comes back with everything the model holds (counts,
+// ids, names, edges in order, types and strengths, self sizes, locations,
+// trace, sections, metadata), and byte for byte for Node's snapshots.
+func TestV8JSONLV8(t *testing.T) {
+	for _, path := range fixtures(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			g, err := v8.ReadFile(path, v8.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var flat, snap, direct bytes.Buffer
+			if err := Write(&flat, g, WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			h, err := Read(bytes.NewReader(flat.Bytes()), "x.jsonl", ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := v8.Write(&snap, h, v8.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			back, err := v8.Read(bytes.NewReader(snap.Bytes()), "back", v8.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The V8 reader derives format and producer again, so the
+			// metadata must match exactly.
+			if err := model.Compare(g, back, model.CompareOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// Through jsonl or not, the snapshot written is the same.
+			if err := v8.Write(&direct, g, v8.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(direct.Bytes(), snap.Bytes()) {
+				t.Errorf("V8 -> jsonl -> V8 differs from V8 -> V8")
+			}
+		})
+	}
+}
+
+// lines joins records into a file.
+func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+const decls = `["record","string",["id","text"]]
+["record","node_type",["index","name","category","fields"]]
+["record","edge_type",["index","name","category","strength","name_kind"]]`
+
+// TestAnyOrder reads a file that uses the freedoms of docs/format.md 5.2:
+// edges before their nodes and out of source order, strings last with ids
+// that are not 0, 1, 2, metadata at the end, type indexes not from 0.
+func TestAnyOrder(t *testing.T) {
+	in := lines(`["metadata","version_major","1"]`,
+		decls,
+		`["record","node",["type","name","self_size","id"]]`,
+		`["record","edge",["to","name","type","from"]]`,
+		`["node_type",70,"x:thing","object",null]`,
+		`["node_type",300,"x:root","synthetic",[]]`,
+		`["edge_type",1000,"x:ref","object property","strong","string"]`,
+		`["edge_type",5,"x:slot","array element","weak","index"]`,
+		`["edge",20,500,1000,10]`, // root -> a "a"
+		`["edge",10,7,5,20]`,      // a -> root [7]
+		`["edge",30,501,1000,10]`, // root -> b "b"
+		`["edge",30,502,1000,20]`, // a -> b "c"
+		`["node",300,900,0,10]`,
+		`["node",70,901,16,20]`,
+		`["node",70,901,24,30]`,
+		`["string",901,"Thing"]`, `["string",900,""]`, `["string",500,"a"]`, `["string",501,"b"]`, `["string",502,"c"]`,
+		`["metadata","heapx:root","10"]`,
+		`["metadata","producer","test"]`)
+	g, err := Read(strings.NewReader(in), "order.jsonl", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for n := 0; n < g.NumNodes(); n++ {
+		s, e := g.EdgeRange(model.NodeIndex(n))
+		for i := s; i < e; i++ {
+			got = append(got, g.NodeName(model.NodeIndex(n))+"."+g.EdgeName(i)+"->"+strconv.FormatUint(g.Nodes.ID[g.Edges.To[i]], 10)+"/"+g.EdgeType(i).Strength.String())
+		}
+	}
+	if w := ".a->20/strong .b->30/strong Thing.7->10/weak Thing.c->30/strong"; strings.Join(got, " ") != w {
+		t.Errorf("edges %q, want %q", strings.Join(got, " "), w)
+	}
+	if g.Root != 0 || g.NodeType(1).QualifiedName() != "x:thing" || g.NodeType(1).Category != model.CatObject || g.TotalSize() != 40 {
+		t.Errorf("root %d, type %v, size %d", g.Root, g.NodeType(1), g.TotalSize())
+	}
+	if v, _ := g.MetaValue("producer"); v != "test" {
+		t.Errorf("producer %q", v)
+	}
+}
+
+// TestUnknownSkipped checks that unknown record types, unknown namespaced
+// fields and subtype fields are skipped, counted and reported in the
+// graph's metadata, and that results nobody asked for are not reported.
+func TestUnknownSkipped(t *testing.T) {
+	in := lines(`["metadata","version_major","1"]`,
+		`["record","spidermonkey:frame",["id","script"]]`,
+		decls,
+		`["record","node",["id","type","name","self_size","mdb:address","heapx:shallow_size","heapx:retained_size","heapx:dominator","heapx:distance"]]`,
+		`["record","edge",["from","type","name","to","smi"]]`,
+		`["node_type",0,"v8:concatenated string","concatenated string",[["length","smi"],["s1","node"]]]`,
+		`["edge_type",0,"v8:property","object property","strong","string"]`,
+		`["string",0,""]`,
+		`["spidermonkey:frame",1,{"deep":[1,[2,{"x":"y"}]]}]`,
+		`["node",1,0,0,8,"0xdeadbeef",8,8,null,0,5,1]`,
+		`["node",3,0,0,8,{"a":1},8,8,1,1,5,1]`,
+		`["edge",1,0,0,3,null]`,
+		`["edge",1,0,0,null,42]`,
+		`["mdb:stack",[1,2,3]]`,
+		`["mdb:stack",[]]`)
+	g, err := Read(strings.NewReader(in), "unknown.jsonl", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skipped []string
+	for _, kv := range g.Meta {
+		if strings.HasPrefix(kv.Key, "heapx:skipped") {
+			skipped = append(skipped, kv.Key+" "+kv.Value)
+		}
+	}
+	want := []string{
+		"heapx:skipped_records edge(smi)=1",
+		"heapx:skipped_records mdb:stack=2",
+		"heapx:skipped_records spidermonkey:frame=1",
+		"heapx:skipped_fields node.mdb:address=2",
+		"heapx:skipped_fields node_type v8:concatenated string.length=2",
+		"heapx:skipped_fields node_type v8:concatenated string.s1=2",
+	}
+	if strings.Join(skipped, "\n") != strings.Join(want, "\n") {
+		t.Errorf("skipped:\n%s\nwant:\n%s", strings.Join(skipped, "\n"), strings.Join(want, "\n"))
+	}
+	if g.NumNodes() != 2 || g.NumEdges() != 1 {
+		t.Errorf("%d nodes, %d edges", g.NumNodes(), g.NumEdges())
+	}
+	// Asked for, the results are read.
+	res := &model.Results{}
+	if _, err := Read(strings.NewReader(in), "unknown.jsonl", ReadOptions{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Dominator) != 2 || res.Dominator[0] != model.NoNode || res.Dominator[1] != 0 || res.Distance[1] != 1 {
+		t.Errorf("results %+v", res)
+	}
+}
+
+// TestResultsRoundTrip persists results and reads them back.
+func TestResultsRoundTrip(t *testing.T) {
+	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := g.NumNodes()
+	res := &model.Results{Policy: "test", Shallow: make([]uint64, n), Retained: make([]uint64, n), Dominator: make([]model.NodeIndex, n), Distance: make([]int32, n)}
+	for i := range n {
+		res.Shallow[i], res.Retained[i], res.Dominator[i], res.Distance[i] = uint64(i), uint64(3*i), model.NodeIndex(n-1-i), int32(i%7-5)
+	}
+	res.Dominator[0] = model.NoNode
+	var buf bytes.Buffer
+	if err := Write(&buf, g, WriteOptions{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	got := &model.Results{}
+	h, err := Read(bytes.NewReader(buf.Bytes()), "r.jsonl", ReadOptions{Results: got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Compare(g, h, ignoreMeta); err != nil {
+		t.Fatal(err)
+	}
+	if got.Policy != "test" || !slices.Equal(got.Shallow, res.Shallow) || !slices.Equal(got.Retained, res.Retained) ||
+		!slices.Equal(got.Dominator, res.Dominator) || !slices.Equal(got.Distance, res.Distance) {
+		t.Error("results differ")
+	}
+	// Results that do not fit the graph are refused.
+	res.Retained = res.Retained[1:]
+	if err := Write(io.Discard, g, WriteOptions{Results: res}); err == nil {
+		t.Error("wrote results of the wrong length")
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for in, want := range map[string]bool{
+		`["metadata","version_major","1"]`:                   true,
+		" [ \"metadata\" , \"version_major\" ,\"2\"]":        true,
+		"\xef\xbb\xbf[\"metadata\",\"version_major\",\"1\"]": true,
+		`["metadata","generator","x"]`:                       false,
+		`{"snapshot":{}}`:                                    false,
+		`["metadata","version`:                               false,
+	} {
+		if got := IsJSONL([]byte(in)); got != want {
+			t.Errorf("IsJSONL(%q) = %v", in, got)
+		}
+	}
+}
+
+// TestSaveGzip writes through the registry, as heapx convert does, and
+// opens the result by content.
+func TestSaveGzip(t *testing.T) {
+	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-trace.heapsnapshot.gz"), v8.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := formats.Lookup("jsonl")
+	path := filepath.Join(t.TempDir(), "x.jsonl.gz")
+	if err := formats.Save(path, f, g, formats.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h, of, err := formats.Open(path, formats.ReadOptions{})
+	if err != nil || of.Name != "jsonl" {
+		t.Fatalf("%v %v", of, err)
+	}
+	if err := model.Compare(g, h, ignoreMeta); err != nil {
+		t.Fatal(err)
 	}
 }
