@@ -258,6 +258,15 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 		seeding = true
 		rootEdges(seeds)
 		seeding = false
+		// Seeds are page-owned even when the root's edge to them is not
+		// essential (the root itself can be one, by a shortcut self edge).
+		for _, s := range roots.seeds {
+			if s == root {
+				rootPage = true
+			} else if num[s] == 0 {
+				extraSeeds = append(extraSeeds, s)
+			}
+		}
 		extra := NewBits(n)
 		rootDone := false
 		for len(extraSeeds) > 0 || (rootPage && !rootDone) {

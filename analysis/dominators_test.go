@@ -334,3 +334,57 @@ func TestDominatorsDegenerate(t *testing.T) {
 		t.Error("empty graph accepted")
 	}
 }
+
+// FuzzDominators builds a small V8-like graph from the fuzzer's bytes (a
+// node-type byte per node, then edge triples) and checks heapx against the
+// port of DevTools' algorithm.
+func FuzzDominators(f *testing.F) {
+	f.Add([]byte{8, 3, 3, 0, 3, 1, 0, 2, 1, 1, 2, 3, 2, 3, 1, 6, 3, 4, 5})
+	f.Add([]byte{5, 0, 1, 3, 3, 0, 1, 5, 1, 2, 0, 2, 3, 2, 2, 1, 6, 3, 1, 7})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		n := 2 + int(data[0])%40
+		data = data[1:]
+		types := []string{"object", "hidden", "array", "synthetic", "native", "closure"}
+		nodes := []tnode{{"synthetic", "", 0}}
+		for i := 1; i < n; i++ {
+			tb := byte(i)
+			if len(data) > 0 {
+				tb, data = data[0], data[1:]
+			}
+			nodes = append(nodes, tnode{types[int(tb)%len(types)], "N", uint64(tb)})
+		}
+		var edges []tedge
+		for ; len(data) >= 3; data = data[3:] {
+			from, to := int32(int(data[0])%n), int32(int(data[1])%n)
+			if data[2]%8 == 7 {
+				// A WeakMap entry: table from, value to, key next to from.
+				key := (from + 1) % int32(n)
+				name := fmt.Sprintf("1 / part of key (K @%d) -> value (V @%d) pair in WeakMap (table @%d)", 2*key+1, 2*to+1, 2*from+1)
+				edges = append(edges, tedge{from: from, to: to, typ: eEphemer, name: name}, tedge{from: key, to: to, typ: eInternal, name: name})
+				continue
+			}
+			typ := []int{eProperty, eElement, eInternal, eHidden, eWeak, eShortcut, eContext}[int(data[2]%8)]
+			edges = append(edges, tedge{from: from, to: to, typ: typ, name: "e", index: uint32(data[2])})
+		}
+		g := build(nodes, edges)
+		a, err := analysis.Analyze(g, analysis.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		odom, oret, oself := devtoolsOracle(g)
+		for i := range odom {
+			want := odom[i]
+			if int32(i) == g.Root {
+				want = -1
+			}
+			if a.Dominators.IDom[i] != want || float64(a.Dominators.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
+				t.Fatalf("node %d: idom %d retained %d self %d; DevTools %d %v %v",
+					i, a.Dominators.IDom[i], a.Dominators.Retained[i], a.Self[i], want, oret[i], oself[i])
+			}
+		}
+		a.Summary()
+	})
+}

@@ -60,3 +60,14 @@ func TestParseWeakMapEdgeName(t *testing.T) {
 		checkWeakMapName(t, string(b))
 	}
 }
+
+// FuzzParseWeakMapEdgeName checks the hand-written parser against
+// DevTools' regular expression.
+func FuzzParseWeakMapEdgeName(f *testing.F) {
+	f.Add("5 / part of key (Customer @123) -> value (CustomerNote @456) pair in WeakMap (table @789)")
+	f.Add("12 / part of key (a @1) -> value (b @2) -> value (c @3) pair in WeakMap (table @4)")
+	f.Add("elements")
+	f.Fuzz(func(t *testing.T, s string) {
+		checkWeakMapName(t, s)
+	})
+}
