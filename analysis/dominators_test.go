@@ -354,7 +354,14 @@ func FuzzDominators(f *testing.F) {
 			if len(data) > 0 {
 				tb, data = data[0], data[1:]
 			}
-			nodes = append(nodes, tnode{types[int(tb)%len(types)], "N", uint64(tb)})
+			name := "N"
+			switch tb % 16 {
+			case 14:
+				name = "(map descriptors)"
+			case 15:
+				name = "system / NativeContext"
+			}
+			nodes = append(nodes, tnode{types[int(tb)%len(types)], name, uint64(tb)})
 		}
 		var edges []tedge
 		for ; len(data) >= 3; data = data[3:] {
@@ -367,12 +374,21 @@ func FuzzDominators(f *testing.F) {
 				continue
 			}
 			typ := []int{eProperty, eElement, eInternal, eHidden, eWeak, eShortcut, eContext}[int(data[2]%8)]
-			edges = append(edges, tedge{from: from, to: to, typ: typ, name: "e", index: uint32(data[2])})
+			name := "e"
+			if data[2]%16 == 9 {
+				name = "sloppy_function_map"
+			}
+			edges = append(edges, tedge{from: from, to: to, typ: typ, name: name, index: uint32(data[2]) % 8})
 		}
 		g := build(nodes, edges)
 		a, err := analysis.Analyze(g, analysis.Options{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		for i, d := range devtoolsDistances(g) {
+			if a.Distances[i] != d {
+				t.Fatalf("node %d: distance %d, DevTools %d", i, a.Distances[i], d)
+			}
 		}
 		odom, oret, oself := devtoolsOracle(g)
 		for i := range odom {

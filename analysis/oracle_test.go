@@ -292,3 +292,78 @@ func devtoolsOracle(g *model.Graph) (dominator []int32, retained []float64, self
 	}
 	return dominator, retained, self
 }
+
+// devtoolsDistances is a port of HeapSnapshot.calculateDistances with
+// JSHeapSnapshot's filter (the same DevTools version as devtoolsOracle).
+func devtoolsDistances(g *model.Graph) []int32 {
+	n := g.NumNodes()
+	const noDistance = -5
+	typeName := func(i int) string { return g.NodeTypes[g.Nodes.Type[i]].Name }
+	edgeTypeName := func(e int) string { return g.EdgeTypes[g.Edges.Type[e]].Name }
+	edgeName := func(e int) string { return g.EdgeName(uint32(e)) }
+	isSynthetic := func(i int) bool { return typeName(i) == "synthetic" }
+	isUserRoot := func(i int) bool {
+		return !isSynthetic(i) || g.NodeName(int32(i)) == "(Document DOM trees)"
+	}
+	re := regexp.MustCompile(`^\d+(?P<dup> / part of key \(.*? @\d+\) -> value \(.*? @\d+\) pair in WeakMap \(table @(?P<table>\d+)\))$`)
+	pending := map[string]bool{}
+	filter := func(v, e int) bool {
+		if typeName(v) == "hidden" && edgeName(e) == "sloppy_function_map" && g.NodeName(int32(v)) == "system / NativeContext" {
+			return false
+		}
+		if typeName(v) == "array" && g.NodeName(int32(v)) == "(map descriptors)" {
+			idx, err := strconv.Atoi(edgeName(e))
+			if err != nil {
+				return true
+			}
+			return idx < 2 || idx%3 != 1
+		}
+		if edgeTypeName(e) == "internal" {
+			if m := re.FindStringSubmatch(g.Strings.At(g.Edges.Name[e])); m != nil {
+				if !pending[m[1]] {
+					pending[m[1]] = true
+					return false
+				}
+				delete(pending, m[1])
+			}
+		}
+		return true
+	}
+	dist := make([]int32, n)
+	for i := range dist {
+		dist[i] = noDistance
+	}
+	var queue []int
+	bfs := func() {
+		for i := 0; i < len(queue); i++ {
+			v := queue[i]
+			for e := int(g.Nodes.FirstEdge[v]); e < int(g.Nodes.FirstEdge[v+1]); e++ {
+				if edgeTypeName(e) == "weak" {
+					continue
+				}
+				t := int(g.Edges.To[e])
+				if dist[t] != noDistance || !filter(v, e) {
+					continue
+				}
+				dist[t] = dist[v] + 1
+				queue = append(queue, t)
+			}
+		}
+	}
+	root := int(g.Root)
+	for e := int(g.Nodes.FirstEdge[root]); e < int(g.Nodes.FirstEdge[root+1]); e++ {
+		if t := int(g.Edges.To[e]); isUserRoot(t) {
+			dist[t] = 1
+			queue = append(queue, t)
+		}
+	}
+	bfs()
+	if len(queue) > 0 {
+		dist[root] = 100000000
+	} else {
+		dist[root] = 0
+	}
+	queue = append(queue[:0], root)
+	bfs()
+	return dist
+}
