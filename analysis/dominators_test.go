@@ -271,10 +271,15 @@ func TestDominatorsMatchDevToolsOracle(t *testing.T) {
 			// 2^24 nodes or more do.
 			restore = analysis.SetPackLimit(0)
 		}
-		a, err := analysis.Analyze(g, analysis.Options{NoDistances: true, NoClasses: true})
+		a, err := analysis.Analyze(g, analysis.Options{NoClasses: true})
 		restore()
 		if err != nil {
 			t.Fatal(err)
+		}
+		for i, d := range devtoolsDistances(g) {
+			if a.Distances[i] != d {
+				t.Fatalf("graph %d node %d: distance %d, DevTools %d", iter, i, a.Distances[i], d)
+			}
 		}
 		if a.Dominators.WeakOnly > 0 {
 			weakOnly++
