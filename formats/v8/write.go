@@ -165,12 +165,24 @@ func newSnapshotWriter(g *model.Graph) (*snapshotWriter, error) {
 		}
 		sw.nodeType = append(sw.nodeType, index(&sw.nodeTypes, name))
 	}
-	for _, t := range g.EdgeTypes {
+	// The V8 reader adds an ephemeron twin of "internal" for WeakMap
+	// edges (see markEphemerons); it names no type of its own in V8, and
+	// is listed only if an edge uses it, so that a snapshot without
+	// "internal" does not gain it.
+	used := make([]bool, len(g.EdgeTypes))
+	for _, t := range g.Edges.Type {
+		used[t] = true
+	}
+	for i, t := range g.EdgeTypes {
 		name := t.Name
 		if !allV8 {
 			name = v8EdgeType(t)
 		}
-		sw.edgeType = append(sw.edgeType, index(&sw.edgeTypes, name))
+		var ix uint64
+		if t.Strength != model.Ephemeron || used[i] {
+			ix = index(&sw.edgeTypes, name)
+		}
+		sw.edgeType = append(sw.edgeType, ix)
 		sw.edgeIdx = append(sw.edgeIdx, name == "element" || name == "hidden")
 	}
 	// A model edge whose name kind differs from its V8 type's: an
@@ -325,13 +337,19 @@ func (sw *snapshotWriter) header() error {
 	b = strconv.AppendInt(b, int64(g.NumNodes()), 10)
 	b = append(b, `,"edge_count":`...)
 	b = strconv.AppendInt(b, int64(g.NumEdges()), 10)
-	b = append(b, `,"trace_function_count":`...)
+	// V8 always writes trace_function_count; a snapshot that lacked it
+	// (read from V8, so with v8:node_fields) is written without it.
+	_, fromV8 := g.MetaValue("v8:node_fields")
 	if v, ok := g.MetaValue("v8:trace_function_count"); ok && isInt(v) {
+		b = append(b, `,"trace_function_count":`...)
 		b = append(b, v...)
-	} else if g.Trace != nil {
-		b = strconv.AppendInt(b, int64(len(g.Trace.Functions)), 10)
-	} else {
-		b = append(b, '0')
+	} else if !fromV8 {
+		b = append(b, `,"trace_function_count":`...)
+		n := 0
+		if g.Trace != nil {
+			n = len(g.Trace.Functions)
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	if g.Root != 0 {
 		b = append(b, `,"root_index":`...)
