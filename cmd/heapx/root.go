@@ -42,7 +42,7 @@ Node.js, Chrome and Electron, plain or gzip-compressed.`,
 		SilenceUsage:  true,
 	}
 	root.SetVersionTemplate("heapx {{.Version}}\n")
-	root.AddCommand(newInfoCmd(stderr), newSummaryCmd(stderr), newTopCmd(stderr), newPathsCmd(stderr), newConvertCmd(stderr))
+	root.AddCommand(newInfoCmd(stderr), newSummaryCmd(stderr), newTopCmd(stderr), newPathsCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr))
 	return root
 }
 

@@ -1,0 +1,369 @@
+package sqlite
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/model"
+)
+
+// smallDB writes a small graph (a chain of 5 nodes, ids 1, 3, 5, 7, 9)
+// to a new .db and returns its path.
+func smallDB(t testing.TB, g *model.Graph) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "small.db")
+	if err := Save(db, g, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// mutate runs statements on the database at path through a read-write
+// connection, as another program editing the file would.
+func mutate(t testing.TB, path string, stmts ...string) {
+	t.Helper()
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, s := range stmts {
+		if err := exec(conn, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// TestBadDatabases changes one thing in a good file per case: each must
+// fail with a FormatError that names the file, the table and the row.
+func TestBadDatabases(t *testing.T) {
+	cases := []struct {
+		name  string
+		stmts []string
+		want  string // substring of the error
+	}{
+		{"unknown version", []string{`UPDATE metadata SET value = '2' WHERE key = 'version_major'`},
+			`table metadata: version_major is "2"; this heapx reads version 1`},
+		{"no version", []string{`DELETE FROM metadata WHERE key = 'version_major'`}, "no version_major"},
+		{"no edge table", []string{`DROP TABLE edge`}, "no table edge"},
+		{"no metadata table", []string{`DROP TABLE metadata`}, "without a metadata table"},
+		{"missing column", []string{`DROP VIEW nodes_named`, `DROP VIEW nodes_full`, `ALTER TABLE node DROP COLUMN self_size`},
+			"table node: no column self_size"},
+		{"text size", []string{`UPDATE node SET self_size = 'big' WHERE seq = 1`},
+			"table node: row identifier=3: self_size is text, want an integer"},
+		{"negative size", []string{`UPDATE node SET self_size = -1 WHERE seq = 1`}, "self_size -1 is negative"},
+		{"dangling dest", []string{`UPDATE edge SET dest = 999999 WHERE seq = 0`},
+			"table edge: row seq=0: dest 999999 is not a node identifier"},
+		{"dangling source", []string{`UPDATE edge SET source = 999999 WHERE seq = 0`}, "source 999999 is not a node identifier"},
+		{"null dest", []string{`UPDATE edge SET dest = NULL WHERE seq = 0`}, "dest is NULL"},
+		{"unknown edge type", []string{`UPDATE edge SET edgetypeid = 77 WHERE seq = 0`}, "edgetypeid 77 is not in edge_types"},
+		{"unknown node type", []string{`UPDATE node SET nodetypeid = 9 WHERE seq = 2`}, "row identifier=5: nodetypeid 9"},
+		{"dangling name", []string{`UPDATE node SET name = 4242 WHERE seq = 0`}, "name 4242 is not a stringid"},
+		{"dangling label", []string{`UPDATE edge SET label = 4242 WHERE seq = 1`}, "label 4242 is not a stringid"},
+		{"bad name kind", []string{`UPDATE edge_types SET name_kind = 'weird'`}, `name_kind is "weird"`},
+		{"count promise", []string{`UPDATE metadata SET value = '6' WHERE key = 'heapx:node_count'`},
+			"heapx:node_count is 6 but the file holds 5"},
+		{"edge count promise", []string{`DELETE FROM edge WHERE seq = 3`}, "heapx:edge_count is 4 but the file holds 3"},
+		{"root not a node", []string{`UPDATE metadata SET value = '12345' WHERE key = 'heapx:root'`}, "heapx:root 12345 is not a node"},
+		{"root not a number", []string{`UPDATE metadata SET value = 'x' WHERE key = 'heapx:root'`}, `heapx:root is "x"`},
+		{"blob key", []string{`UPDATE metadata SET key = x'00' WHERE seq = 1`}, "row 2: key is a blob, want text"},
+		{"bad section json", []string{`INSERT INTO v8_section VALUES (0, 'scopes', '[', '[]')`}, "fields is not a JSON array"},
+		{"trace parent", []string{`INSERT INTO v8_trace_function VALUES (0, 1, 0, 0, 0, 0, 0)`,
+			`INSERT INTO v8_trace_node VALUES (0, 3, 1, 0, 0, 0)`}, "parent 3 must be -1 or an earlier idx"},
+		{"location node", []string{`INSERT INTO v8_location VALUES (0, 4, 1, 2, 3)`}, "4 is not a node identifier"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := smallDB(t, chain(5))
+			mutate(t, db, c.stmts...)
+			_, err := ReadFile(db, formats.ReadOptions{})
+			var fe *formats.FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T is not a FormatError: %v", err, err)
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), db+":") {
+				t.Errorf("error %q does not start with the file and say %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestNotADatabase reads files that are not SQLite databases, or damaged
+// ones: a FormatError, never a panic.
+func TestNotADatabase(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(smallDB(t, chain(300)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"garbage.db":   []byte("this is not a database at all, but it is long enough to have a header......................................................"),
+		"truncated.db": good[:len(good)/2],
+		"header.db":    good[:100],
+	}
+	for name, b := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadFile(path, formats.ReadOptions{})
+		var fe *formats.FormatError
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: error %T is not a FormatError: %v", name, err, err)
+		}
+	}
+}
+
+// TestDetect checks that only SQLite files with heapx's application id, or
+// a small schema with a metadata table, are taken for heapx dumps.
+func TestDetect(t *testing.T) {
+	head := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b[:min(len(b), formats.HeadSize)]
+	}
+	if !IsDatabase(head(smallDB(t, chain(3)))) {
+		t.Error("heapx's own file not detected")
+	}
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.db")
+	foreign := filepath.Join(dir, "foreign.db")
+	for path, stmts := range map[string][]string{
+		other:   {`CREATE TABLE t(x)`, `INSERT INTO t VALUES (1)`},
+		foreign: {`CREATE TABLE metadata(seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL)`},
+	} {
+		conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range stmts {
+			if err := exec(conn, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		conn.Close()
+	}
+	if IsDatabase(head(other)) {
+		t.Error("an unrelated SQLite database was taken for a heap dump")
+	}
+	if !IsDatabase(head(foreign)) {
+		t.Error("a database another program wrote with a metadata table was not detected")
+	}
+	if IsDatabase([]byte("SQLite format 3\x00")) || IsDatabase([]byte(`["metadata","version_major","1"]`)) {
+		t.Error("short or non-SQLite heads detected")
+	}
+}
+
+// TestUnknownIsSkipped adds what a newer heapx or another tool might: a
+// namespaced column, a table, extension records, subtype fields, an edge
+// to a small integer. The file still reads, and what was skipped is
+// counted in the metadata (docs/format.md 7.2).
+func TestUnknownIsSkipped(t *testing.T) {
+	g := chain(5)
+	db := smallDB(t, g)
+	mutate(t, db,
+		`ALTER TABLE node ADD COLUMN acme_color TEXT`,
+		`UPDATE node SET acme_color = 'red' WHERE seq < 2`,
+		`ALTER TABLE edge ADD COLUMN acme_weight REAL`,
+		`CREATE TABLE acme_thing (x)`,
+		`INSERT INTO acme_thing VALUES (1), (2)`,
+		`CREATE TABLE acme_empty (x)`,
+		`INSERT INTO extension_record VALUES (0, 'acme:timer', '["acme:timer",1]'), (1, 'acme:timer', '["acme:timer",2]')`,
+		`INSERT INTO node_type_fields VALUES (0, 0, 'length', 'smi')`,
+		`CREATE TABLE node_fields_0 (node_identifier INTEGER PRIMARY KEY, length INTEGER)`,
+		`INSERT INTO node_fields_0 VALUES (1, 5), (3, 7), (5, NULL)`,
+		`INSERT INTO edge (seq, source, edgetypeid, label, dest, smi) VALUES (100, 9, 0, 1, NULL, 42)`,
+		`UPDATE metadata SET value = '5' WHERE key = 'heapx:edge_count'`,
+		`CREATE INDEX acme_ix ON node(acme_color)`,
+		`CREATE VIEW acme_view AS SELECT 1`,
+	)
+	h, err := ReadFile(db, formats.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skipped []string
+	var rest []model.KV
+	for _, kv := range h.Meta {
+		switch kv.Key {
+		case keySkippedRecs, keySkippedField:
+			skipped = append(skipped, kv.Key+" "+kv.Value)
+		default:
+			rest = append(rest, kv)
+		}
+	}
+	want := []string{
+		"heapx:skipped_records acme:timer=2",
+		"heapx:skipped_records acme_thing=2",
+		"heapx:skipped_records edge(smi)=1",
+		"heapx:skipped_fields node.acme_color=2",
+		"heapx:skipped_fields node.length=2",
+	}
+	slices.Sort(want)
+	slices.Sort(skipped)
+	if !slices.Equal(skipped, want) {
+		t.Errorf("skipped:\n%s\nwant:\n%s", strings.Join(skipped, "\n"), strings.Join(want, "\n"))
+	}
+	h.Meta = rest
+	compareGraphs(t, g, h)
+}
+
+// TestForeignLayouts reads files laid out as another writer may: string
+// ids that are not 0..n-1, edges not grouped by source, identifiers at
+// and above 2^63.
+func TestForeignLayouts(t *testing.T) {
+	t.Run("sparse string ids", func(t *testing.T) {
+		g := chain(5)
+		db := smallDB(t, g)
+		mutate(t, db,
+			`UPDATE strings SET stringid = stringid * 10 + 100`,
+			`UPDATE node SET name = name * 10 + 100`,
+			`UPDATE edge SET label = label * 10 + 100 WHERE edgetypeid IN (SELECT edgetypeid FROM edge_types WHERE name_kind = 'string')`)
+		h, err := ReadFile(db, formats.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareGraphs(t, g, h)
+	})
+	t.Run("edges interleaved", func(t *testing.T) {
+		g := fan()
+		db := smallDB(t, g)
+		// Node 1's edges move behind everyone else's, node 3's in front.
+		mutate(t, db, `UPDATE edge SET seq = seq + 1000 WHERE source = 1`, `UPDATE edge SET seq = seq - 1000 WHERE source = 3`)
+		h, err := ReadFile(db, formats.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareGraphs(t, g, h)
+	})
+	t.Run("big identifiers", func(t *testing.T) {
+		g := chain(4)
+		g.Nodes.ID = []uint64{1 << 63, 1<<64 - 1, 0, 1<<63 - 1}
+		db := smallDB(t, g)
+		h, err := ReadFile(db, formats.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareGraphs(t, g, h)
+	})
+}
+
+// fan is a graph whose nodes 0 and 1 both have several edges, so edge
+// order within and across nodes shows.
+func fan() *model.Graph {
+	g := chain(4)
+	// node 0 -> 1, 2, 3; node 1 -> 2, 3, 0; node 2 -> 3; node 3 none.
+	g.Nodes.FirstEdge = []uint32{0, 3, 6, 7, 7}
+	g.Edges.Type = make([]uint8, 7)
+	g.Edges.Name = []uint32{1, 2, 0, 1, 2, 0, 1}
+	g.Edges.To = []model.NodeIndex{1, 2, 3, 2, 3, 0, 3}
+	return g
+}
+
+// TestResultsAllOrNothing: results for some nodes only are an error when
+// results are asked for, and are not read at all otherwise.
+func TestResultsAllOrNothing(t *testing.T) {
+	g := chain(3)
+	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2}, Retained: []uint64{3, 3, 2},
+		Dominator: []model.NodeIndex{model.NoNode, 0, 1}, Distance: []int32{0, 1, 2}}
+	db := filepath.Join(t.TempDir(), "r.db")
+	if err := Save(db, g, Options{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	var back model.Results
+	if _, err := ReadFile(db, formats.ReadOptions{Results: &back}); err != nil {
+		t.Fatal(err)
+	}
+	if back.Policy != "raw" || !slices.Equal(back.Dominator, res.Dominator) || !slices.Equal(back.Retained, res.Retained) {
+		t.Errorf("results read back as %+v", back)
+	}
+	mutate(t, db, `DELETE FROM heapx_result WHERE node_identifier = 3`)
+	if _, err := ReadFile(db, formats.ReadOptions{}); err != nil {
+		t.Errorf("results were checked though not asked for: %v", err)
+	}
+	_, err := ReadFile(db, formats.ReadOptions{Results: &back})
+	if err == nil || !strings.Contains(err.Error(), "results for 2 of the 3 nodes") {
+		t.Errorf("partial results: %v", err)
+	}
+	// Without heapx:analysis results are not trusted: ignored.
+	mutate(t, db, `DELETE FROM metadata WHERE key = 'heapx:analysis'`)
+	back = model.Results{Policy: "stale"}
+	if _, err := ReadFile(db, formats.ReadOptions{Results: &back}); err != nil || back.Shallow != nil || back.Policy != "" {
+		t.Errorf("results without a policy: %v, %+v", err, back)
+	}
+}
+
+// TestAtomicWrite: a write that fails leaves neither the output nor a
+// temporary file behind, and a write never goes into an existing file.
+func TestAtomicWrite(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.db")
+	g := chain(250)
+	g.Nodes.ID[200] = g.Nodes.ID[3] // a repeated identifier fails mid-way
+	err := Save(out, g, Options{})
+	if err == nil || !strings.Contains(err.Error(), "not unique") {
+		t.Fatalf("repeated identifiers: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a failed write left %v", left)
+	}
+	if err := os.WriteFile(out, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(out, chain(3), Options{}); err == nil {
+		t.Error("WriteFile wrote into an existing file")
+	}
+	if b, _ := os.ReadFile(out); string(b) != "precious" {
+		t.Error("the existing file changed")
+	}
+}
+
+// TestReadOnlyConnection: OpenReadOnly refuses writes, file creation
+// through ATTACH or VACUUM INTO, and turning query_only off.
+func TestReadOnlyConnection(t *testing.T) {
+	db := smallDB(t, chain(3))
+	before, _ := os.ReadFile(db)
+	conn, err := OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dir := t.TempDir()
+	for _, q := range []string{
+		`INSERT INTO metadata (key, value) VALUES ('a', 'b')`,
+		`UPDATE node SET self_size = 0`,
+		`DELETE FROM edge`,
+		`DROP TABLE node`,
+		`CREATE TABLE x (y)`,
+		`CREATE TEMP TABLE x (y)`,
+		`ATTACH DATABASE '` + filepath.Join(dir, "a.db") + `' AS a`,
+		`VACUUM INTO '` + filepath.Join(dir, "v.db") + `'`,
+		`PRAGMA query_only = OFF`,
+		`PRAGMA writable_schema = ON`,
+		`ANALYZE`,
+		`REINDEX`,
+	} {
+		if err := exec(conn, q); err == nil {
+			t.Errorf("%s: allowed", q)
+		}
+	}
+	for _, q := range []string{`SELECT count(*) FROM nodes_full`, `PRAGMA table_info(node)`, `PRAGMA page_size`, `BEGIN`, `COMMIT`} {
+		if err := exec(conn, q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("files were created: %v", left)
+	}
+	if after, _ := os.ReadFile(db); string(after) != string(before) {
+		t.Error("the database changed")
+	}
+}

@@ -1,0 +1,132 @@
+package sqlite
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/model"
+)
+
+// fixtures returns every V8 dump in testdata/.
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, pat := range []string{"*.heapsnapshot.gz", "*.heaptimeline.gz"} {
+		m, err := filepath.Glob(filepath.Join("..", "..", "testdata", pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		t.Fatal("no fixtures in testdata/")
+	}
+	return out
+}
+
+// resultsOf converts an analysis into persisted results.
+func resultsOf(a *analysis.Analysis) *model.Results {
+	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
+		Dominator: a.Dominators.IDom, Distance: a.Distances}
+}
+
+// TestRoundTripFixtures writes every fixture to a .db and reads it back:
+// the graph must come back equal, column for column, and so must the
+// analysis results.
+func TestRoundTripFixtures(t *testing.T) {
+	for _, path := range fixtures(t) {
+		name := filepath.Base(path)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g, err := v8.ReadFile(path, v8.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := analysis.Analyze(g, analysis.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := resultsOf(a)
+			db := filepath.Join(t.TempDir(), "out.db")
+			if err := Save(db, g, Options{Results: res}); err != nil {
+				t.Fatal(err)
+			}
+			f, err := formats.Detect(db)
+			if err != nil || f.Name != Name {
+				t.Fatalf("Detect: %v, %v", f, err)
+			}
+			var back model.Results
+			h, err := ReadFile(db, formats.ReadOptions{Results: &back})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareGraphs(t, g, h)
+			if !reflect.DeepEqual(*res, back) {
+				t.Errorf("results differ after the round trip (policy %q vs %q)", res.Policy, back.Policy)
+			}
+			if v, _ := h.MetaValue("format"); v != FormatName {
+				t.Errorf("format %q", v)
+			}
+			if v, _ := h.MetaValue(keySourceFormat); !strings.HasPrefix(v, "v8.heap") {
+				t.Errorf("heapx:source_format %q", v)
+			}
+		})
+	}
+}
+
+// ignoreMeta are the keys a reader sets for the file it read.
+var ignoreMeta = model.CompareOptions{IgnoreMeta: []string{keyFormat, keySourceFormat, keyGenerator}}
+
+// compareGraphs fails t unless h holds exactly g's graph.
+func compareGraphs(t *testing.T, g, h *model.Graph) {
+	t.Helper()
+	if err := model.Compare(g, h, ignoreMeta); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEmptyAndTinyGraphs covers the batch boundaries: 0, 1, batchRows-1,
+// batchRows and batchRows+1 rows in a table.
+func TestEmptyAndTinyGraphs(t *testing.T) {
+	for _, n := range []int{1, batchRows - 1, batchRows, batchRows + 1, 3*batchRows + 7} {
+		g := chain(n)
+		db := filepath.Join(t.TempDir(), "x.db")
+		if err := Save(db, g, Options{}); err != nil {
+			t.Fatal(n, err)
+		}
+		h, err := ReadFile(db, formats.ReadOptions{})
+		if err != nil {
+			t.Fatal(n, err)
+		}
+		compareGraphs(t, g, h)
+	}
+}
+
+// chain builds a graph of n nodes, each holding the next one.
+func chain(n int) *model.Graph {
+	g := &model.Graph{}
+	obj, _ := g.AddNodeType(model.NodeType{Namespace: "test", Name: "object", Category: model.CatObject})
+	prop, _ := g.AddEdgeType(model.EdgeType{Namespace: "test", Name: "property", Category: model.EdgeProperty})
+	g.Strings.AddString("")
+	g.Strings.AddString("next")
+	g.Strings.AddString("Node")
+	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, 0)
+	for i := 0; i < n; i++ {
+		g.Nodes.Type = append(g.Nodes.Type, obj)
+		g.Nodes.Name = append(g.Nodes.Name, 2)
+		g.Nodes.ID = append(g.Nodes.ID, uint64(2*i+1))
+		g.Nodes.Size = append(g.Nodes.Size, uint64(i))
+		if i+1 < n {
+			g.Edges.Type = append(g.Edges.Type, prop)
+			g.Edges.Name = append(g.Edges.Name, 1)
+			g.Edges.To = append(g.Edges.To, model.NodeIndex(i+1))
+		}
+		g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, uint32(len(g.Edges.To)))
+	}
+	return g
+}
