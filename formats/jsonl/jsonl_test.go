@@ -359,3 +359,36 @@ func TestSaveGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTraceAnyOrder lists the allocation trace's tables backwards: they
+// are put in index order, and gaps or repeats are errors.
+func TestTraceAnyOrder(t *testing.T) {
+	head := lines(`["metadata","version_major","1"]`, decls,
+		`["record","node",["id","type","name","self_size"]]`,
+		`["record","v8:trace_function",["index","function_id","name","script_name","script_id","line","column"]]`,
+		`["record","v8:trace_node",["index","parent","id","function_index","count","size"]]`,
+		`["node_type",0,"v8:synthetic","synthetic",[]]`,
+		`["string",0,""]`, `["string",1,"f"]`, `["string",2,"g"]`,
+		`["node",1,0,0,0]`)
+	in := head + lines(`["v8:trace_node",1,0,8,1,2,64]`, `["v8:trace_node",0,-1,7,0,1,32]`,
+		`["v8:trace_function",1,11,2,0,3,4,5]`, `["v8:trace_function",0,10,1,0,3,-1,-1]`)
+	g, err := Read(strings.NewReader(in), "trace.jsonl", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := g.Trace
+	if len(tr.Functions) != 2 || g.Strings.At(tr.Functions[1].Name) != "g" || tr.Functions[0].ID != 10 || tr.Functions[0].Line != -1 ||
+		len(tr.Tree) != 2 || tr.Tree[0].ID != 7 || tr.Tree[1].Parent != 0 || tr.Tree[1].Function != 1 {
+		t.Errorf("trace %+v", tr)
+	}
+	for name, bad := range map[string]string{
+		"gap":    lines(`["v8:trace_function",1,11,2,0,3,4,5]`),
+		"repeat": lines(`["v8:trace_function",0,11,2,0,3,4,5]`, `["v8:trace_function",0,11,2,0,3,4,5]`),
+		"parent": lines(`["v8:trace_function",0,11,2,0,3,4,5]`, `["v8:trace_node",0,0,7,0,1,32]`),
+		"func":   lines(`["v8:trace_node",0,-1,7,3,1,32]`),
+	} {
+		if _, err := Read(strings.NewReader(head+bad), "bad.jsonl", ReadOptions{}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

@@ -328,8 +328,8 @@ type reader struct {
 	haveRoot  bool
 	counts    [3]int64 // node, edge, string count promises; -1 when absent
 	rootKinds map[string]uint16
-	funcSeen  []bool
-	treeSeen  []bool
+	funcIdx   []uint64 // index field of each v8:trace_function, in file order
+	treeIdx   []uint64 // index field of each v8:trace_node, in file order
 	meta      []model.KV
 }
 
@@ -1079,7 +1079,6 @@ func (rd *reader) str(d *decl) error {
 	c := &rd.c
 	var id uint64
 	var text []byte
-	haveText := false
 	for k, role := range d.roles {
 		if err := rd.sep(d, k); err != nil {
 			return err
@@ -1090,7 +1089,6 @@ func (rd *reader) str(d *decl) error {
 			id, err = c.uint("string id")
 		case fText:
 			text, err = c.str("string text")
-			haveText = true
 			if err == nil && len(text) > 0 && k+1 < len(d.roles) {
 				// text aliases the scratch buffer; a later string
 				// field would overwrite it.
@@ -1103,7 +1101,6 @@ func (rd *reader) str(d *decl) error {
 			return err
 		}
 	}
-	_ = haveText
 	s := &rd.g.Strings
 	if s.Len() >= 1<<32-1 {
 		return fmt.Errorf("more than %d strings", uint32(1<<32-1))
@@ -1152,10 +1149,8 @@ func (rd *reader) deferDirectStrings() {
 	}
 	if t := g.Trace; t != nil {
 		for i, f := range t.Functions {
-			if rd.funcSeen[i] {
-				add(refFuncName, i, f.Name)
-				add(refFuncScript, i, f.ScriptName)
-			}
+			add(refFuncName, i, f.Name)
+			add(refFuncScript, i, f.ScriptName)
 		}
 	}
 }
@@ -1396,21 +1391,35 @@ func (rd *reader) trace() *model.AllocationTrace {
 	return rd.g.Trace
 }
 
-// place makes room for entry i of a table whose entries arrive by index.
-func place[T any](s []T, seen []bool, i uint64, limit int64) ([]T, []bool, error) {
-	if i >= uint64(limit) {
-		return s, seen, fmt.Errorf("index %d is larger than the input can hold", i)
+// byIndex puts the entries of a table that the file may list in any
+// order (v8:trace_function, v8:trace_node) in the order of their index
+// fields, which must be 0, 1, ..., n-1. Entries are kept in file order
+// while reading, so memory follows the records actually there, whatever
+// index a hostile line claims.
+func byIndex[T any](s []T, idx []uint64) ([]T, error) {
+	sorted := true
+	for i, x := range idx {
+		if x != uint64(i) {
+			sorted = false
+			break
+		}
 	}
-	for uint64(len(s)) <= i {
-		var zero T
-		s = append(s, zero)
-		seen = append(seen, false)
+	if sorted {
+		return s, nil
 	}
-	if seen[i] {
-		return s, seen, fmt.Errorf("index %d appears twice", i)
+	out := make([]T, len(s))
+	seen := make([]bool, len(s))
+	for i, x := range idx {
+		if x >= uint64(len(s)) {
+			return nil, fmt.Errorf("index %d, but there are only %d records (indexes run from 0)", x, len(s))
+		}
+		if seen[x] {
+			return nil, fmt.Errorf("index %d appears twice", x)
+		}
+		seen[x] = true
+		out[x] = s[i]
 	}
-	seen[i] = true
-	return s, seen, nil
+	return out, nil
 }
 
 func (rd *reader) traceFunction(d *decl) error {
@@ -1452,13 +1461,11 @@ func (rd *reader) traceFunction(d *decl) error {
 		}
 	}
 	t := rd.trace()
-	var err error
-	if t.Functions, rd.funcSeen, err = place(t.Functions, rd.funcSeen, index, rd.bound/8); err != nil {
-		return fmt.Errorf("v8:trace_function %v", err)
-	}
-	f.Name = rd.strRef(name, refFuncName, int(index))
-	f.ScriptName = rd.strRef(script, refFuncScript, int(index))
-	t.Functions[index] = f
+	at := len(t.Functions)
+	f.Name = rd.strRef(name, refFuncName, at)
+	f.ScriptName = rd.strRef(script, refFuncScript, at)
+	t.Functions = append(t.Functions, f)
+	rd.funcIdx = append(rd.funcIdx, index)
 	return nil
 }
 
@@ -1500,11 +1507,8 @@ func (rd *reader) traceNode(d *decl) error {
 		return fmt.Errorf("v8:trace_node %d: parent %d does not come before it (the tree is in preorder)", index, n.Parent)
 	}
 	t := rd.trace()
-	var err error
-	if t.Tree, rd.treeSeen, err = place(t.Tree, rd.treeSeen, index, rd.bound/8); err != nil {
-		return fmt.Errorf("v8:trace_node %v", err)
-	}
-	t.Tree[index] = n
+	t.Tree = append(t.Tree, n)
+	rd.treeIdx = append(rd.treeIdx, index)
 	return nil
 }
 
@@ -1698,15 +1702,14 @@ func (rd *reader) finish() error {
 		g.Root = i
 	}
 	if t := g.Trace; t != nil {
-		for i, ok := range rd.funcSeen {
-			if !ok {
-				return rd.errAt(0, "v8:trace_function indexes skip %d", i)
-			}
+		// After resolveStrings: pending string references name
+		// functions by file position.
+		var err error
+		if t.Functions, err = byIndex(t.Functions, rd.funcIdx); err != nil {
+			return rd.errAt(0, "v8:trace_function records: %v", err)
 		}
-		for i, ok := range rd.treeSeen {
-			if !ok {
-				return rd.errAt(0, "v8:trace_node indexes skip %d", i)
-			}
+		if t.Tree, err = byIndex(t.Tree, rd.treeIdx); err != nil {
+			return rd.errAt(0, "v8:trace_node records: %v", err)
 		}
 		for i, nd := range t.Tree {
 			if int(nd.Function) >= len(t.Functions) {
