@@ -250,3 +250,27 @@ func writeBigSnapshot(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// TestConvertThroughSQLite goes V8 -> .db -> .jsonl.gz -> .heapsnapshot
+// when the SQLite form is built in: the two exchange forms carry the same
+// dump, so the snapshot comes back byte for byte.
+func TestConvertThroughSQLite(t *testing.T) {
+	if !strings.Contains(ok(t, "convert", "--help"), "sqlite (.db)") {
+		t.Skip("this heapx does not write .db")
+	}
+	dir := t.TempDir()
+	in := "../../testdata/node-trace.heapsnapshot.gz"
+	db, flat, back := filepath.Join(dir, "x.db"), filepath.Join(dir, "x.jsonl.gz"), filepath.Join(dir, "x.heapsnapshot")
+	ok(t, "convert", "--analyze", in, db)
+	if s := ok(t, "convert", db, flat); !strings.Contains(s, "with analysis results") {
+		t.Errorf("results did not come through the database: %q", s)
+	}
+	ok(t, "convert", flat, back)
+	got, err := os.ReadFile(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, gunzip(t, in)) {
+		t.Error("V8 -> .db -> .jsonl.gz -> V8 is not the original snapshot")
+	}
+}
