@@ -21,6 +21,26 @@ type summaryJSON struct {
 	TotalSize  uint64      `json:"total_size"`
 	ClassCount int         `json:"class_count"`
 	Classes    []classJSON `json:"classes"`
+	// Unreachable describes the objects no root reaches over non-weak
+	// edges. DevTools hangs them under the root, so they are also counted
+	// in Classes (keeping the numbers equal to DevTools'); they are listed
+	// here so they are never silently mixed in.
+	Unreachable unreachableJSON `json:"unreachable"`
+}
+
+// unreachableJSON totals the unreachable objects, by class (largest
+// first; all of them with --unreachable, else the first 10).
+type unreachableJSON struct {
+	Count   int                    `json:"count"`
+	Size    uint64                 `json:"shallow_size"`
+	Classes []unreachableClassJSON `json:"classes"`
+}
+
+// unreachableClassJSON is one class of unreachable objects.
+type unreachableClassJSON struct {
+	Constructor string `json:"constructor"`
+	Count       int    `json:"count"`
+	Size        uint64 `json:"shallow_size"`
 }
 
 // classJSON is one Summary row.
@@ -44,7 +64,7 @@ type locationJSON struct {
 }
 
 func newSummaryCmd(stderr *os.File) *cobra.Command {
-	var asJSON bool
+	var asJSON, unreachable bool
 	var limit int
 	c := &cobra.Command{
 		Use:   "summary FILE",
@@ -52,7 +72,9 @@ func newSummaryCmd(stderr *os.File) *cobra.Command {
 		Long: `Show DevTools' Summary view: one row per constructor (class) with its
 object count, smallest distance from a root, total shallow size and
 retained size, largest retained size first. Numbers match the Chrome
-DevTools Memory panel.`,
+DevTools Memory panel. Objects unreachable from the roots are counted as
+DevTools counts them and totalled below the table; --unreachable lists
+them by class instead of the classes.`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
@@ -62,19 +84,23 @@ DevTools Memory panel.`,
 			if err != nil {
 				return err
 			}
-			s := buildSummary(d, a, limit)
+			s := buildSummary(d, a, limit, unreachable)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), s)
+			}
+			if unreachable {
+				return writeUnreachable(cmd.OutOrStdout(), s)
 			}
 			return writeSummary(cmd.OutOrStdout(), s)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON object instead of a table")
 	c.Flags().IntVarP(&limit, "limit", "n", 20, limitFlag)
+	c.Flags().BoolVar(&unreachable, "unreachable", false, "list the unreachable objects by class (all classes in --json)")
 	return c
 }
 
-func buildSummary(d *dump, a *analysis.Analysis, limit int) *summaryJSON {
+func buildSummary(d *dump, a *analysis.Analysis, limit int, allUnreachable bool) *summaryJSON {
 	rows := a.Summary()
 	s := &summaryJSON{SchemaVersion: 1, File: d.path, Policy: a.Policy.Name, TotalSize: a.TotalSize(),
 		ClassCount: len(rows), Classes: []classJSON{}}
@@ -90,7 +116,27 @@ func buildSummary(d *dump, a *analysis.Analysis, limit int) *summaryJSON {
 		}
 		s.Classes = append(s.Classes, c)
 	}
+	u := a.Unreachable()
+	s.Unreachable = unreachableJSON{Count: u.Count, Size: u.Size, Classes: []unreachableClassJSON{}}
+	for i, c := range u.ByClass {
+		if !allUnreachable && i == 10 {
+			break
+		}
+		s.Unreachable.Classes = append(s.Unreachable.Classes, unreachableClassJSON{Constructor: c.Name, Count: c.Count, Size: c.Size})
+	}
 	return s
+}
+
+func writeUnreachable(w io.Writer, s *summaryJSON) error {
+	t := newTable("Constructor", ">Count", ">Shallow size")
+	for _, c := range s.Unreachable.Classes {
+		t.add(shorten(c.Constructor, maxNameWidth), count(uint64(c.Count)), humanSize(c.Size))
+	}
+	if err := t.write(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s objects (%s) unreachable from the roots\n", count(uint64(s.Unreachable.Count)), humanSize(s.Unreachable.Size))
+	return err
 }
 
 func writeSummary(w io.Writer, s *summaryJSON) error {
@@ -113,7 +159,14 @@ func writeSummary(w io.Writer, s *summaryJSON) error {
 	if err := t.write(w); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d of %s classes; total size %s (%s bytes)\n",
-		len(s.Classes), count(uint64(s.ClassCount)), humanSize(s.TotalSize), count(s.TotalSize))
-	return err
+	if _, err := fmt.Fprintf(w, "\n%d of %s classes; total size %s (%s bytes)\n",
+		len(s.Classes), count(uint64(s.ClassCount)), humanSize(s.TotalSize), count(s.TotalSize)); err != nil {
+		return err
+	}
+	if u := s.Unreachable; u.Count > 0 {
+		_, err := fmt.Fprintf(w, "%s objects (%s) are unreachable from the roots; they are counted above, as DevTools counts them (see --unreachable)\n",
+			count(uint64(u.Count)), humanSize(u.Size))
+		return err
+	}
+	return nil
 }
