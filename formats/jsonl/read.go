@@ -297,6 +297,7 @@ type reader struct {
 	nodeD  *decl
 	edgeD  *decl
 	strD   *decl
+	lastD  *decl // the last extension record type seen
 	undecl map[string]int64 // records of undeclared types
 
 	// ids maps node identifiers to indexes. Inserts and edge-target
@@ -519,7 +520,15 @@ func (rd *reader) record(l []byte) error {
 	case "record":
 		return rd.declare()
 	default:
-		d = rd.decls[string(tag)]
+		// Extension records come in runs (all locations, then all
+		// trace nodes): remember the last one instead of a map lookup
+		// per line.
+		if rd.lastD != nil && string(tag) == rd.lastD.name {
+			d = rd.lastD
+		} else {
+			d = rd.decls[string(tag)]
+			rd.lastD = d
+		}
 	}
 	if d == nil {
 		if _, ok := known[string(tag)]; ok {
