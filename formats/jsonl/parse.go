@@ -72,22 +72,33 @@ func (c *cursor) null() bool {
 	return false
 }
 
-// uint parses an unsigned decimal integer of up to 64 bits.
+// uint parses an unsigned decimal integer of up to 64 bits. It is the
+// reader's innermost loop: up to 19 digits cannot overflow, so only a
+// 20th is checked.
 func (c *cursor) uint(what string) (uint64, error) {
-	c.ws()
-	start := c.i
+	if c.i < len(c.b) && c.b[c.i] <= ' ' {
+		c.ws()
+	}
+	b := c.b
+	i := c.i
+	start := i
 	var v uint64
-	for c.i < len(c.b) {
-		d := c.b[c.i] - '0'
+	for end := min(len(b), start+19); i < end; i++ {
+		d := b[i] - '0'
 		if d > 9 {
 			break
 		}
+		v = v*10 + uint64(d)
+	}
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		d := b[i] - '0'
 		if v > (1<<64-1-uint64(d))/10 {
-			return 0, fmt.Errorf("%s %s does not fit in 64 bits", what, c.b[start:c.i+1])
+			c.i = i
+			return 0, fmt.Errorf("%s %s does not fit in 64 bits", what, b[start:i+1])
 		}
 		v = v*10 + uint64(d)
-		c.i++
 	}
+	c.i = i
 	if c.i == start {
 		return 0, fmt.Errorf("expected %s (an unsigned integer), found %s", what, c.found())
 	}

@@ -254,6 +254,7 @@ type decl struct {
 	has     map[uint8]bool
 	skipped []int64 // per field: records whose value was skipped
 	count   int64   // records read
+	plain   bool    // an edge declared as heapx writes it: from, type, name, to
 }
 
 // ref kinds: what a deferred node reference or string reference fills.
@@ -724,6 +725,7 @@ func (rd *reader) declare() error {
 		}
 		rd.nodeD = d
 	case "edge":
+		d.plain = len(fields) == 4 && fields[0] == "from" && fields[1] == "type" && fields[2] == "name" && fields[3] == "to"
 		rd.edgeD = d
 	case "string":
 		rd.strD = d
@@ -1035,7 +1037,43 @@ func (rd *reader) edge(d *decl) error {
 	var from, to, nameV uint64
 	var typ uint8
 	toNull, isSmi := false, false
+	if d.plain {
+		// The layout heapx writes: four numbers, parsed without the
+		// per-field dispatch below.
+		var err error
+		var t uint64
+		if err = rd.sep(d, 0); err == nil {
+			from, err = c.uint("edge from (a node id)")
+		}
+		if err == nil {
+			if err = rd.sep(d, 1); err == nil {
+				t, err = c.uint("edge type")
+			}
+		}
+		if err == nil {
+			if err = rd.sep(d, 2); err == nil {
+				nameV, err = c.uint("edge name (a string id or an index)")
+			}
+		}
+		if err == nil {
+			if err = rd.sep(d, 3); err == nil && !c.null() {
+				to, err = c.uint("edge to (a node id or null)")
+			} else if err == nil {
+				toNull = true
+			}
+		}
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if typ, ok = rd.edgeTypeOf(t); !ok {
+			return fmt.Errorf("edge type %d is not declared by an edge_type record before this line", t)
+		}
+	}
 	for k, role := range d.roles {
+		if d.plain {
+			break
+		}
 		if err := rd.sep(d, k); err != nil {
 			return err
 		}
@@ -1437,8 +1475,8 @@ func (rd *reader) location(d *decl) error {
 	}
 	// Resolved at the end, in one pass: there is one per object.
 	g := rd.g
-	rd.locRaw = append(rd.locRaw, id)
-	rd.locLine = append(rd.locLine, rd.line)
+	rd.locRaw = append(model.Grow(rd.locRaw, 1), id)
+	rd.locLine = append(model.Grow(rd.locLine, 1), rd.line)
 	g.Locations = model.Grow(g.Locations, 1)
 	g.Locations = append(g.Locations, l)
 	return nil
