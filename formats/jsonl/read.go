@@ -298,7 +298,7 @@ type reader struct {
 	nodeD  *decl
 	edgeD  *decl
 	strD   *decl
-	lastD  *decl // the last extension record type seen
+	lastD  *decl            // the last extension record type seen
 	undecl map[string]int64 // records of undeclared types
 
 	// ids maps node identifiers to indexes. Inserts and edge-target
