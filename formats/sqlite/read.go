@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"zombiezen.com/go/sqlite"
 
@@ -167,7 +169,9 @@ type reader struct {
 
 	// progress state: rows read of about total, reported scaled to the
 	// file's size, since callers draw byte-based bars.
-	done, total, size, lastReport int64
+	done        atomic.Int64
+	pending     int64 // rows not yet added to done (single-threaded tick)
+	total, size int64
 
 	skippedRecs   []string // "<type>=<count>"
 	skippedFields []string // "<record>.<field>=<count>"
@@ -231,18 +235,23 @@ func (r *reader) counts() error {
 	return nil
 }
 
-// tick records n more rows read and reports progress now and then, in
-// bytes of the file as the callers' bars count: rows read scaled to the
-// file's size.
+// tick records one more row read; see tickN.
 func (r *reader) tick(n int64) {
+	if r.pending++; r.pending == 1<<12 {
+		r.pending = 0
+		r.tickN(1 << 12)
+	}
+}
+
+// tickN records n more rows read and reports progress, in bytes of the
+// file as the callers' bars count: rows read scaled to the file's size.
+// The edge workers call it concurrently.
+func (r *reader) tickN(n int64) {
 	if r.opt.Progress == nil {
 		return
 	}
-	r.done += n
-	if r.done-r.lastReport >= 1<<16 || r.done == r.total {
-		r.lastReport = r.done
-		r.opt.Progress(int64(float64(r.size)*float64(r.done)/float64(max(r.total, 1))), r.size)
-	}
+	done := r.done.Add(n)
+	r.opt.Progress(int64(float64(r.size)*float64(done)/float64(max(r.total, 1))), r.size)
 }
 
 // smiEdges is how many edges were skipped for holding a small integer,
@@ -337,17 +346,17 @@ func (r *reader) columns(table, record string, required, optional []string, know
 // naming what was expected when it holds anything else. SQLite would
 // silently read text as 0; the spec makes a value of the wrong kind an
 // error (7.2).
-func (r *reader) intAt(st *sqlite.Stmt, i int, what string, row string) (int64, error) {
+func (r *reader) intAt(st *sqlite.Stmt, i int, what string, row any) (int64, error) {
 	if t := st.ColumnType(i); t != sqlite.TypeInteger {
-		return 0, r.fail("row %s: %s is %s, want an integer", row, what, typeName(t))
+		return 0, r.fail("row %v: %s is %s, want an integer", row, what, typeName(t))
 	}
 	return st.ColumnInt64(i), nil
 }
 
 // textAt is intAt for text columns.
-func (r *reader) textAt(st *sqlite.Stmt, i int, what string, row string) (string, error) {
+func (r *reader) textAt(st *sqlite.Stmt, i int, what string, row any) (string, error) {
 	if t := st.ColumnType(i); t != sqlite.TypeText {
-		return "", r.fail("row %s: %s is %s, want text", row, what, typeName(t))
+		return "", r.fail("row %v: %s is %s, want text", row, what, typeName(t))
 	}
 	return st.ColumnText(i), nil
 }
@@ -593,9 +602,15 @@ func (r *reader) strings() error {
 	return nil
 }
 
-// nodes reads the node table in seq order (1.8).
+// errNotDense stops the fast node scan when seq is not 0..n-1.
+var errNotDense = errors.New("seq is not 0..n-1")
+
+// nodes reads the node table into node order (seq, 1.8). heapx numbers
+// seq 0..n-1, so the table is scanned in its own order (by identifier, the
+// rowid) and each row put at its seq: walking the seq index instead would
+// cost a B-tree lookup per row. Only a file whose seq values are not
+// 0..n-1 is read a second time, ORDER BY seq.
 func (r *reader) nodes() error {
-	g := r.g
 	r.section = "node"
 	sel, err := r.columns("node", "node", []string{"identifier", "seq", "nodetypeid", "name", "self_size"},
 		[]string{"v8_trace_node_id", "v8_detachedness"})
@@ -606,20 +621,14 @@ func (r *reader) nodes() error {
 	if n > math.MaxInt32-1 {
 		return r.fail("%d nodes; heapx holds at most 2^31-1", n)
 	}
-	ns := &g.Nodes
+	ns := &r.g.Nodes
 	ns.Type = model.Alloc[uint8](int(n))
 	ns.Name = model.Alloc[model.StringID](int(n))
 	ns.ID = model.Alloc[uint64](int(n))
 	ns.Size = model.Alloc[uint64](int(n))
 	ns.FirstEdge = model.Alloc[uint32](int(n) + 1)
-	// The optional columns exist in every heapx file and are NULL when
-	// the dump has no such data; a model column is made on the first
-	// value seen, so an all-NULL column costs nothing.
-	r.ids = newIDMap(int(n))
-	i := 0
-	var prevSeq int64
-	root, hasRoot := r.meta[keyRoot]
 	var rootID uint64
+	root, hasRoot := r.meta[keyRoot]
 	if hasRoot {
 		v, err := strconv.ParseUint(root, 10, 64)
 		if err != nil {
@@ -628,23 +637,68 @@ func (r *reader) nodes() error {
 		}
 		rootID = v
 	}
-	err = query(r.conn, "SELECT "+sel+" FROM node ORDER BY seq", func(st *sqlite.Stmt) error {
-		if i >= int(n) {
+	err = r.nodeRows(sel, false, hasRoot, rootID)
+	if err == errNotDense {
+		err = r.nodeRows(sel, true, hasRoot, rootID)
+	}
+	if err != nil {
+		return err
+	}
+	if hasRoot && !r.rootSeen && n > 0 {
+		r.section = "metadata"
+		return r.fail("heapx:root %d is not a node", rootID)
+	}
+	return nil
+}
+
+// nodeColumns name the node query's columns, for messages.
+var nodeColumns = []string{"identifier", "seq", "nodetypeid", "name", "self_size", "v8_trace_node_id", "v8_detachedness"}
+
+// nodeRows is one pass over the node table: in table order, placing rows
+// at their seq (ordered false; errNotDense if seq is not 0..n-1), or
+// ORDER BY seq, placing rows one after the other.
+func (r *reader) nodeRows(sel string, ordered, hasRoot bool, rootID uint64) error {
+	g := r.g
+	ns := &g.Nodes
+	n := r.nNodes
+	// The optional columns exist in every heapx file and are NULL when
+	// the dump has no such data; a model column is made on the first
+	// value seen, so an all-NULL column costs nothing.
+	g.TraceNodeID, g.Detachedness, g.Root, r.rootSeen = nil, nil, 0, false
+	r.ids = newIDMap(int(n))
+	var placed []uint64 // bitset of the seq values seen (fast pass)
+	q := "SELECT " + sel + " FROM node"
+	if ordered {
+		q += " ORDER BY seq"
+	} else {
+		placed = make([]uint64, (n+63)/64)
+	}
+	k := int64(0)
+	var prevSeq int64
+	err := query(r.conn, q, func(st *sqlite.Stmt) error {
+		if k >= n {
 			return r.fail("more rows than count(*) said (%d): the table changed while read", n)
 		}
-		// Every value of a node row is an integer, so one type check
-		// per row (the five required columns) is all the checking.
-		for c := 0; c < 5; c++ {
-			if st.ColumnType(c) != sqlite.TypeInteger {
-				return r.fail("row %s: %s is %s, want an integer", rowOf(st, "identifier"), []string{"identifier", "seq", "nodetypeid", "name", "self_size"}[c], typeName(st.ColumnType(c)))
+		for c := 0; c < 7; c++ {
+			if t := st.ColumnType(c); t != sqlite.TypeInteger && (c < 5 || t != sqlite.TypeNull) {
+				return r.fail("row %s: %s is %s, want an integer", rowOf(st, "identifier"), nodeColumns[c], typeName(t))
 			}
 		}
 		id := st.ColumnInt64(0)
 		seq := st.ColumnInt64(1)
-		if i > 0 && seq == prevSeq {
-			return r.fail("row identifier=%d: seq %d repeats", id, seq)
+		i := k
+		if ordered {
+			if k > 0 && seq == prevSeq {
+				return r.fail("row identifier=%d: seq %d repeats", id, seq)
+			}
+			prevSeq = seq
+		} else {
+			if seq < 0 || seq >= n || placed[seq/64]&(1<<(seq%64)) != 0 {
+				return errNotDense
+			}
+			placed[seq/64] |= 1 << (seq % 64)
+			i = seq
 		}
-		prevSeq = seq
 		t := r.nodeT.find(st.ColumnInt64(2))
 		if t < 0 {
 			return r.fail("row identifier=%d: nodetypeid %d is not in node_types", id, st.ColumnInt64(2))
@@ -657,15 +711,9 @@ func (r *reader) nodes() error {
 		if size < 0 {
 			return r.fail("row identifier=%d: self_size %d is negative", id, size)
 		}
-		if !r.ids.insert(uint64(id), int32(i)) {
-			return r.fail("row identifier=%d: the identifier repeats", id)
-		}
 		ns.ID[i], ns.Type[i], ns.Name[i], ns.Size[i] = uint64(id), uint8(t), model.StringID(name), uint64(size)
-		if st.ColumnType(5) != sqlite.TypeNull {
-			v, err := r.intAt(st, 5, "v8_trace_node_id", "identifier="+strconv.FormatInt(id, 10))
-			if err != nil {
-				return err
-			}
+		if st.ColumnType(5) == sqlite.TypeInteger {
+			v := st.ColumnInt64(5)
 			if v < 0 || v > math.MaxUint32 {
 				return r.fail("row identifier=%d: v8_trace_node_id %d out of range", id, v)
 			}
@@ -674,11 +722,8 @@ func (r *reader) nodes() error {
 			}
 			g.TraceNodeID[i] = uint32(v)
 		}
-		if st.ColumnType(6) != sqlite.TypeNull {
-			v, err := r.intAt(st, 6, "v8_detachedness", "identifier="+strconv.FormatInt(id, 10))
-			if err != nil {
-				return err
-			}
+		if st.ColumnType(6) == sqlite.TypeInteger {
+			v := st.ColumnInt64(6)
 			if v < 0 || v > 255 {
 				return r.fail("row identifier=%d: v8_detachedness %d out of range", id, v)
 			}
@@ -691,32 +736,55 @@ func (r *reader) nodes() error {
 			g.Root = int32(i)
 			r.rootSeen = true
 		}
-		i++
+		k++
 		r.tick(1)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if i != int(n) {
-		return r.fail("%d rows read, count(*) said %d", i, n)
+	if k != n {
+		return r.fail("%d rows read, count(*) said %d", k, n)
 	}
-	if hasRoot && !r.rootSeen && n > 0 {
-		r.section = "metadata"
-		return r.fail("heapx:root %d is not a node", rootID)
+	// The identifier index is filled in a loop of its own: independent
+	// inserts let the CPU overlap their cache misses, which inserts
+	// interleaved with SQLite's work cannot.
+	for i, id := range ns.ID {
+		if !r.ids.insert(id, int32(i)) {
+			return r.fail("row identifier=%d: the identifier repeats", int64(id))
+		}
 	}
 	return nil
 }
+
+// rowKey names a row by its key column in messages. It is formatted only
+// when a message is made, so naming the row costs nothing per row.
+type rowKey struct {
+	key string
+	val int64
+}
+
+func (k rowKey) String() string { return k.key + "=" + strconv.FormatInt(k.val, 10) }
 
 // rowOf names the current row by its key column, for messages.
 func rowOf(st *sqlite.Stmt, key string) string {
 	return key + "=" + st.ColumnText(0)
 }
 
+// edgeWorkers is how many connections read the edge table at once: the
+// edge scan is most of a read, and SQLite runs a statement on one core.
+const edgeWorkers = 2
+
+// parallelEdges is the table size from which the scan is split: below it
+// a second connection costs more than it saves.
+const parallelEdges = 1 << 16
+
 // edges reads the edge table in seq order and builds the CSR columns. A
-// heapx file has its edges grouped by source in node order, which is
-// checked on the fly; any other order is regrouped with a stable counting
-// sort, which keeps each node's edges in seq order (1.8).
+// heapx file numbers its edges 0..m-1 (seq), so each row goes to position
+// seq and the table is read in edgeWorkers ranges at once; other files are
+// read in one pass ORDER BY seq. Edges are grouped by source in node order
+// in a heapx file, which is checked; any other order is regrouped with a
+// stable counting sort, which keeps each node's edges in seq order (1.8).
 func (r *reader) edges() error {
 	g := r.g
 	r.section = "edge"
@@ -733,78 +801,218 @@ func (r *reader) edges() error {
 	es.Name = model.Alloc[uint32](int(m))
 	es.To = model.Alloc[model.NodeIndex](int(m))
 	src := model.Alloc[int32](int(m))
-	ids := g.Nodes.ID
-	counts := g.Nodes.FirstEdge // counts per node first, offsets after
-	grouped := true
-	cur := int32(0)
-	k := 0
-	err = query(r.conn, "SELECT "+sel+" FROM edge ORDER BY seq", func(st *sqlite.Stmt) error {
-		for c := 0; c < 4; c++ {
-			if st.ColumnType(c) != sqlite.TypeInteger {
-				return r.fail("row %s: %s is %s, want an integer", rowOf(st, "seq"), []string{"seq", "source", "edgetypeid", "label"}[c], typeName(st.ColumnType(c)))
-			}
-		}
-		if st.ColumnType(4) != sqlite.TypeInteger {
-			if st.ColumnType(4) == sqlite.TypeNull && st.ColumnType(5) == sqlite.TypeInteger {
-				// An edge to a small integer: the model has no place
-				// for it (2.6).
-				r.smi++
-				return nil
-			}
-			return r.fail("row %s: dest is %s, want a node identifier (or NULL with smi set)", rowOf(st, "seq"), typeName(st.ColumnType(4)))
-		}
-		if k >= int(m) {
-			return r.fail("more rows than count(*) said (%d): the table changed while read", m)
-		}
-		source := uint64(st.ColumnInt64(1))
-		if len(ids) == 0 || ids[cur] != source {
-			s := r.ids.get(source)
-			if s < 0 {
-				return r.fail("row %s: source %d is not a node identifier", rowOf(st, "seq"), int64(source))
-			}
-			if s < cur {
-				grouped = false
-			}
-			cur = s
-		}
-		t := r.edgeT.find(st.ColumnInt64(2))
-		if t < 0 {
-			return r.fail("row %s: edgetypeid %d is not in edge_types", rowOf(st, "seq"), st.ColumnInt64(2))
-		}
-		label := st.ColumnInt64(3)
-		var name uint32
-		if g.EdgeTypes[t].Indexed {
-			if label < 0 || label > math.MaxUint32 {
-				return r.fail("row %s: label %d is not an index (0 to 2^32-1)", rowOf(st, "seq"), label)
-			}
-			name = uint32(label)
-		} else {
-			s := r.strs.find(label)
-			if s < 0 {
-				return r.fail("row %s: label %d is not a stringid in strings", rowOf(st, "seq"), label)
-			}
-			name = uint32(s)
-		}
-		to := r.ids.get(uint64(st.ColumnInt64(4)))
-		if to < 0 {
-			return r.fail("row %s: dest %d is not a node identifier", rowOf(st, "seq"), st.ColumnInt64(4))
-		}
-		es.Type[k], es.Name[k], es.To[k], src[k] = uint8(t), name, to, cur
-		counts[cur+1]++
-		k++
-		r.tick(1)
+
+	var lo, hi int64
+	if err := query(r.conn, "SELECT (SELECT min(seq) FROM edge), (SELECT max(seq) FROM edge)", func(st *sqlite.Stmt) error {
+		lo, hi = st.ColumnInt64(0), st.ColumnInt64(1)
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	es.Type, es.Name, es.To, src = es.Type[:k], es.Name[:k], es.To[:k], src[:k]
+	q := "SELECT " + sel + " FROM edge"
+	var smi int
+	if m > 0 && lo == 0 && hi == m-1 && m >= parallelEdges {
+		// seq is 0..m-1: split it.
+		var wg sync.WaitGroup
+		errs := make([]error, edgeWorkers)
+		smis := make([]int, edgeWorkers)
+		var stop atomic.Bool
+		for w := 0; w < edgeWorkers; w++ {
+			from, to := m*int64(w)/int64(edgeWorkers), m*int64(w+1)/int64(edgeWorkers)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				conn := r.conn
+				if w > 0 {
+					c, err := OpenReadOnly(r.file)
+					if err != nil {
+						errs[w] = err
+						stop.Store(true)
+						return
+					}
+					defer c.Close()
+					conn = c
+				}
+				sc := r.newEdgeScan(src, true, &stop)
+				errs[w] = sc.run(conn, fmt.Sprintf("%s WHERE seq >= %d AND seq < %d", q, from, to))
+				smis[w] = sc.smi
+				if errs[w] != nil {
+					stop.Store(true)
+				}
+			}()
+		}
+		wg.Wait()
+		for w := range errs {
+			if errs[w] != nil && errs[w] != errStopped {
+				return errs[w]
+			}
+			smi += smis[w]
+		}
+		if smi > 0 {
+			// Rows to small integers left holes: close them up.
+			k := 0
+			for e := range es.To {
+				if es.To[e] >= 0 {
+					es.Type[k], es.Name[k], es.To[k], src[k] = es.Type[e], es.Name[e], es.To[e], src[e]
+					k++
+				}
+			}
+			es.Type, es.Name, es.To, src = es.Type[:k], es.Name[:k], es.To[:k], src[:k]
+		}
+	} else {
+		sc := r.newEdgeScan(src, false, new(atomic.Bool))
+		if err := sc.run(r.conn, q+" ORDER BY seq"); err != nil {
+			return err
+		}
+		smi = sc.smi
+		es.Type, es.Name, es.To, src = es.Type[:sc.k], es.Name[:sc.k], es.To[:sc.k], src[:sc.k]
+	}
+	r.smi = smi
+
+	counts := g.Nodes.FirstEdge // counts per node first, offsets after
+	grouped := true
+	for e, s := range src {
+		counts[s+1]++
+		if e > 0 && s < src[e-1] {
+			grouped = false
+		}
+	}
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
 	}
 	if !grouped {
 		r.regroup(src)
 	}
+	return nil
+}
+
+// errStopped ends a worker whose sibling failed.
+var errStopped = errors.New("stopped")
+
+// edgeScan is one reader of edge rows. Targets are looked up in batches:
+// a tight loop of independent hash lookups lets the CPU overlap their
+// cache misses, which lookups interleaved with SQLite's work cannot.
+type edgeScan struct {
+	r       *reader
+	src     []int32
+	atSeq   bool // rows go to position seq (else one after the other)
+	stop    *atomic.Bool
+	k       int64 // rows placed (one after the other)
+	cur     int32 // the current source node, for the fast path
+	smi     int
+	pending []pendingDest
+}
+
+// pendingDest is a row whose target is still to be looked up.
+type pendingDest struct {
+	dest uint64
+	pos  int64
+	seq  int64
+}
+
+const destBatch = 4096
+
+func (r *reader) newEdgeScan(src []int32, atSeq bool, stop *atomic.Bool) *edgeScan {
+	return &edgeScan{r: r, src: src, atSeq: atSeq, stop: stop, pending: make([]pendingDest, 0, destBatch)}
+}
+
+// edgeColumns name the edge query's columns, for messages.
+var edgeColumns = []string{"seq", "source", "edgetypeid", "label", "dest", "smi"}
+
+func (sc *edgeScan) run(conn *sqlite.Conn, q string) error {
+	r := sc.r
+	g := r.g
+	es := &g.Edges
+	ids := g.Nodes.ID
+	m := int64(len(es.To))
+	n := 0
+	err := query(conn, q, func(st *sqlite.Stmt) error {
+		for c := 0; c < 4; c++ {
+			if t := st.ColumnType(c); t != sqlite.TypeInteger {
+				return r.fail("row %s: %s is %s, want an integer", rowOf(st, "seq"), edgeColumns[c], typeName(t))
+			}
+		}
+		seq := st.ColumnInt64(0)
+		pos := sc.k
+		if sc.atSeq {
+			pos = seq
+		}
+		if st.ColumnType(4) != sqlite.TypeInteger {
+			if st.ColumnType(4) == sqlite.TypeNull && st.ColumnType(5) == sqlite.TypeInteger {
+				// An edge to a small integer: the model has no place
+				// for it (2.6). A hole at its seq marks it.
+				sc.smi++
+				if sc.atSeq {
+					es.To[pos] = -1
+				}
+				return nil
+			}
+			return r.fail("row seq=%d: dest is %s, want a node identifier (or NULL with smi set)", seq, typeName(st.ColumnType(4)))
+		}
+		if pos >= m {
+			return r.fail("more rows than count(*) said (%d): the table changed while read", m)
+		}
+		source := uint64(st.ColumnInt64(1))
+		if len(ids) == 0 || ids[sc.cur] != source {
+			s := r.ids.get(source)
+			if s < 0 {
+				return r.fail("row seq=%d: source %d is not a node identifier", seq, int64(source))
+			}
+			sc.cur = s
+		}
+		t := r.edgeT.find(st.ColumnInt64(2))
+		if t < 0 {
+			return r.fail("row seq=%d: edgetypeid %d is not in edge_types", seq, st.ColumnInt64(2))
+		}
+		label := st.ColumnInt64(3)
+		var name uint32
+		if g.EdgeTypes[t].Indexed {
+			if label < 0 || label > math.MaxUint32 {
+				return r.fail("row seq=%d: label %d is not an index (0 to 2^32-1)", seq, label)
+			}
+			name = uint32(label)
+		} else {
+			s := r.strs.find(label)
+			if s < 0 {
+				return r.fail("row seq=%d: label %d is not a stringid in strings", seq, label)
+			}
+			name = uint32(s)
+		}
+		es.Type[pos], es.Name[pos], sc.src[pos] = uint8(t), name, sc.cur
+		sc.pending = append(sc.pending, pendingDest{uint64(st.ColumnInt64(4)), pos, seq})
+		if len(sc.pending) == destBatch {
+			if err := sc.resolve(); err != nil {
+				return err
+			}
+		}
+		sc.k++
+		if n++; n == destBatch {
+			n = 0
+			if sc.stop.Load() {
+				return errStopped
+			}
+			r.tickN(destBatch)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return sc.resolve()
+}
+
+// resolve looks up the pending targets.
+func (sc *edgeScan) resolve() error {
+	to := sc.r.g.Edges.To
+	ids := sc.r.ids
+	for _, p := range sc.pending {
+		n := ids.get(p.dest)
+		if n < 0 {
+			return sc.r.fail("row seq=%d: dest %d is not a node identifier", p.seq, int64(p.dest))
+		}
+		to[p.pos] = n
+	}
+	sc.pending = sc.pending[:0]
 	return nil
 }
 
@@ -829,20 +1037,20 @@ func (r *reader) regroup(src []int32) {
 // tables are empty.
 func (r *reader) extensions() error {
 	g := r.g
-	node := func(v int64, row string) (model.NodeIndex, error) {
+	node := func(v int64, row fmt.Stringer) (model.NodeIndex, error) {
 		n := r.ids.get(uint64(v))
 		if n < 0 {
 			return 0, r.fail("row %s: %d is not a node identifier", row, v)
 		}
 		return n, nil
 	}
-	u32 := func(v int64, what, row string) (uint32, error) {
+	u32 := func(v int64, what string, row fmt.Stringer) (uint32, error) {
 		if v < 0 || v > math.MaxUint32 {
 			return 0, r.fail("row %s: %s %d out of range", row, what, v)
 		}
 		return uint32(v), nil
 	}
-	str := func(v int64, what, row string) (model.StringID, error) {
+	str := func(v int64, what string, row fmt.Stringer) (model.StringID, error) {
 		s := r.strs.find(v)
 		if s < 0 {
 			return 0, r.fail("row %s: %s %d is not a stringid in strings", row, what, v)
@@ -850,7 +1058,7 @@ func (r *reader) extensions() error {
 		return model.StringID(s), nil
 	}
 	// ints reads an all-integer table in key order.
-	ints := func(table, record, key string, cols []string, fn func(v []int64, row string) error) error {
+	ints := func(table, record, key string, cols []string, fn func(v []int64, row fmt.Stringer) error) error {
 		if _, ok := r.tables[table]; !ok {
 			return nil
 		}
@@ -861,7 +1069,7 @@ func (r *reader) extensions() error {
 		}
 		v := make([]int64, len(cols))
 		return query(r.conn, "SELECT "+sel+" FROM "+quoteIdent(table)+" ORDER BY "+quoteIdent(key), func(st *sqlite.Stmt) error {
-			row := key + "=" + st.ColumnText(0)
+			row := rowKey{key, st.ColumnInt64(0)}
 			for i := range v {
 				if st.ColumnType(i) != sqlite.TypeInteger {
 					return r.fail("row %s: %s is %s, want an integer", row, cols[i], typeName(st.ColumnType(i)))
@@ -871,7 +1079,7 @@ func (r *reader) extensions() error {
 			return fn(v, row)
 		})
 	}
-	err := ints("v8_location", "v8:location", "seq", []string{"seq", "node_identifier", "script_id", "line", "column"}, func(v []int64, row string) error {
+	err := ints("v8_location", "v8:location", "seq", []string{"seq", "node_identifier", "script_id", "line", "column"}, func(v []int64, row fmt.Stringer) error {
 		n, err := node(v[1], row)
 		if err != nil {
 			return err
@@ -894,7 +1102,7 @@ func (r *reader) extensions() error {
 		}
 		return g.Trace
 	}
-	err = ints("v8_trace_function", "v8:trace_function", "idx", []string{"idx", "function_id", "name", "script_name", "script_id", "line", "column"}, func(v []int64, row string) error {
+	err = ints("v8_trace_function", "v8:trace_function", "idx", []string{"idx", "function_id", "name", "script_name", "script_id", "line", "column"}, func(v []int64, row fmt.Stringer) error {
 		t := trace()
 		if v[0] != int64(len(t.Functions)) {
 			return r.fail("row %s: idx must count from 0 without gaps", row)
@@ -921,7 +1129,7 @@ func (r *reader) extensions() error {
 	if err != nil {
 		return err
 	}
-	err = ints("v8_trace_node", "v8:trace_node", "idx", []string{"idx", "parent", "id", "function_index", "count", "size"}, func(v []int64, row string) error {
+	err = ints("v8_trace_node", "v8:trace_node", "idx", []string{"idx", "parent", "id", "function_index", "count", "size"}, func(v []int64, row fmt.Stringer) error {
 		t := trace()
 		if v[0] != int64(len(t.Tree)) {
 			return r.fail("row %s: idx must count from 0 without gaps", row)
@@ -943,7 +1151,7 @@ func (r *reader) extensions() error {
 	if err != nil {
 		return err
 	}
-	err = ints("v8_sample", "v8:sample", "seq", []string{"seq", "timestamp_us", "last_assigned_id"}, func(v []int64, row string) error {
+	err = ints("v8_sample", "v8:sample", "seq", []string{"seq", "timestamp_us", "last_assigned_id"}, func(v []int64, row fmt.Stringer) error {
 		t := trace()
 		t.Samples = append(t.Samples, model.TraceSample{TimestampMicros: uint64(v[1]), LastAssignedID: uint64(v[2])})
 		return nil
@@ -966,7 +1174,7 @@ func (r *reader) extensions() error {
 			return err
 		}
 		err = query(r.conn, "SELECT "+sel+" FROM v8_section ORDER BY seq", func(st *sqlite.Stmt) error {
-			row := "seq=" + st.ColumnText(0)
+			row := rowKey{"seq", st.ColumnInt64(0)}
 			name, err := r.textAt(st, 1, "name", row)
 			if err != nil {
 				return err
@@ -1000,7 +1208,7 @@ func (r *reader) extensions() error {
 			return err
 		}
 		err = query(r.conn, "SELECT "+sel+" FROM heapx_gc_root ORDER BY seq", func(st *sqlite.Stmt) error {
-			row := "seq=" + st.ColumnText(0)
+			row := rowKey{"seq", st.ColumnInt64(0)}
 			v, err := r.intAt(st, 1, "node_identifier", row)
 			if err != nil {
 				return err

