@@ -549,6 +549,10 @@ func (r *reader) types() error {
 		r.section = "node_type_fields"
 		err := query(r.conn, "SELECT nodetypeid, name FROM node_type_fields ORDER BY nodetypeid, seq", func(st *sqlite.Stmt) error {
 			tid, name := st.ColumnInt64(0), st.ColumnText(1)
+			ti := r.nodeT.find(tid)
+			if ti < 0 {
+				return r.fail("row nodetypeid=%d: not in node_types", tid)
+			}
 			table := "node_fields_" + strconv.FormatInt(tid, 10)
 			if !hasColumn(r.tables[table], name) {
 				return nil
@@ -559,7 +563,7 @@ func (r *reader) types() error {
 				return nil
 			})
 			if err == nil && n > 0 {
-				r.skippedFields = append(r.skippedFields, fmt.Sprintf("node.%s=%d", name, n))
+				r.skippedFields = append(r.skippedFields, fmt.Sprintf("node_type %s.%s=%d", g.NodeTypes[ti].QualifiedName(), name, n))
 			}
 			return err
 		})
@@ -1286,19 +1290,37 @@ func (r *reader) unknown() error {
 	return nil
 }
 
-// results reads heapx_result into opt.Results when asked to and the file
-// names their policy (4): results without one are ignored.
+// results reads heapx_result into opt.Results when asked to. Results are
+// all or nothing (4): a table with rows for some nodes only is skipped,
+// and reported as skipped fields (7.2), whether asked for or not. The
+// policy in heapx:analysis goes with them; a consumer that applies
+// another policy must not use them.
 func (r *reader) results() error {
 	res := r.opt.Results
-	if res == nil {
-		return nil
+	if res != nil {
+		*res = model.Results{}
 	}
-	*res = model.Results{}
-	policy, ok := r.meta[keyAnalysis]
-	if _, has := r.tables["heapx_result"]; !has || !ok || policy == "" {
+	if _, has := r.tables["heapx_result"]; !has {
 		return nil
 	}
 	r.section = "heapx_result"
+	var rows int64
+	if err := query(r.conn, "SELECT count(*) FROM heapx_result", func(st *sqlite.Stmt) error { rows = st.ColumnInt64(0); return nil }); err != nil {
+		return err
+	}
+	if rows == 0 {
+		return nil
+	}
+	if rows != int64(r.g.NumNodes()) {
+		for _, f := range []string{"heapx:shallow_size", "heapx:retained_size", "heapx:dominator", "heapx:distance"} {
+			r.skippedFields = append(r.skippedFields, fmt.Sprintf("node.%s=%d", f, rows))
+		}
+		return nil
+	}
+	if res == nil {
+		return nil
+	}
+	policy := r.meta[keyAnalysis]
 	sel, err := r.columns("heapx_result", "heapx_result", []string{"node_identifier", "shallow_size", "retained_size", "dominator", "distance"}, nil)
 	if err != nil {
 		return err
@@ -1307,12 +1329,12 @@ func (r *reader) results() error {
 	out := model.Results{Policy: policy, Shallow: model.Alloc[uint64](n), Retained: model.Alloc[uint64](n),
 		Dominator: model.Alloc[model.NodeIndex](n), Distance: model.Alloc[int32](n)}
 	seen := make([]uint64, (n+63)/64)
-	rows := 0
+	got := 0
 	err = query(r.conn, "SELECT "+sel+" FROM heapx_result", func(st *sqlite.Stmt) error {
-		row := "node_identifier=" + st.ColumnText(0)
+		row := rowKey{"node_identifier", st.ColumnInt64(0)}
 		for _, c := range []int{0, 1, 2, 4} {
 			if st.ColumnType(c) != sqlite.TypeInteger {
-				return r.fail("row %s: column %d is %s, want an integer", row, c+1, typeName(st.ColumnType(c)))
+				return r.fail("row %s: %s is %s, want an integer", row, resultColumns[c], typeName(st.ColumnType(c)))
 			}
 		}
 		i := r.ids.get(uint64(st.ColumnInt64(0)))
@@ -1341,18 +1363,18 @@ func (r *reader) results() error {
 			return r.fail("row %s: distance %d out of range", row, dist)
 		}
 		out.Distance[i] = int32(dist)
-		rows++
+		got++
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if rows == 0 {
-		return nil
-	}
-	if rows != n {
-		return r.fail("results for %d of the %d nodes; results are all or nothing (4)", rows, n)
+	if got != n {
+		return r.fail("%d results for the %d nodes: the table changed while read", got, n)
 	}
 	*res = out
 	return nil
 }
+
+// resultColumns name the heapx_result query's columns, for messages.
+var resultColumns = []string{"node_identifier", "shallow_size", "retained_size", "dominator", "distance"}

@@ -206,7 +206,7 @@ func TestUnknownIsSkipped(t *testing.T) {
 		"heapx:skipped_records acme_thing=2",
 		"heapx:skipped_records edge(smi)=1",
 		"heapx:skipped_fields node.acme_color=2",
-		"heapx:skipped_fields node.length=2",
+		"heapx:skipped_fields node_type test:object.length=2",
 	}
 	slices.Sort(want)
 	slices.Sort(skipped)
@@ -257,6 +257,20 @@ func TestForeignLayouts(t *testing.T) {
 	})
 }
 
+// skippedOf returns the skipped-field entries of a graph's metadata.
+func skippedOf(g *model.Graph) []string {
+	var out []string
+	if g == nil {
+		return nil
+	}
+	for _, kv := range g.Meta {
+		if kv.Key == keySkippedField {
+			out = append(out, kv.Value)
+		}
+	}
+	return out
+}
+
 // fan is a graph whose nodes 0 and 1 both have several edges, so edge
 // order within and across nodes shows.
 func fan() *model.Graph {
@@ -269,8 +283,9 @@ func fan() *model.Graph {
 	return g
 }
 
-// TestResultsAllOrNothing: results for some nodes only are an error when
-// results are asked for, and are not read at all otherwise.
+// TestResultsAllOrNothing: results for some nodes only are skipped and
+// reported, whether asked for or not; complete ones not asked for are not
+// read; results without a policy come with an empty one.
 func TestResultsAllOrNothing(t *testing.T) {
 	g := chain(3)
 	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2}, Retained: []uint64{3, 3, 2},
@@ -286,19 +301,24 @@ func TestResultsAllOrNothing(t *testing.T) {
 	if back.Policy != "raw" || !slices.Equal(back.Dominator, res.Dominator) || !slices.Equal(back.Retained, res.Retained) {
 		t.Errorf("results read back as %+v", back)
 	}
-	mutate(t, db, `DELETE FROM heapx_result WHERE node_identifier = 3`)
-	if _, err := ReadFile(db, formats.ReadOptions{}); err != nil {
-		t.Errorf("results were checked though not asked for: %v", err)
+	if h, err := ReadFile(db, formats.ReadOptions{}); err != nil || len(skippedOf(h)) != 0 {
+		t.Errorf("complete results not asked for: %v, skipped %v", err, skippedOf(h))
 	}
-	_, err := ReadFile(db, formats.ReadOptions{Results: &back})
-	if err == nil || !strings.Contains(err.Error(), "results for 2 of the 3 nodes") {
-		t.Errorf("partial results: %v", err)
-	}
-	// Without heapx:analysis results are not trusted: ignored.
 	mutate(t, db, `DELETE FROM metadata WHERE key = 'heapx:analysis'`)
 	back = model.Results{Policy: "stale"}
-	if _, err := ReadFile(db, formats.ReadOptions{Results: &back}); err != nil || back.Shallow != nil || back.Policy != "" {
+	if _, err := ReadFile(db, formats.ReadOptions{Results: &back}); err != nil || back.Shallow == nil || back.Policy != "" {
 		t.Errorf("results without a policy: %v, %+v", err, back)
+	}
+	mutate(t, db, `DELETE FROM heapx_result WHERE node_identifier = 3`)
+	want := []string{"node.heapx:distance=2", "node.heapx:dominator=2", "node.heapx:retained_size=2", "node.heapx:shallow_size=2"}
+	for _, asked := range []*model.Results{nil, &back} {
+		h, err := ReadFile(db, formats.ReadOptions{Results: asked})
+		if err != nil || !slices.Equal(skippedOf(h), want) {
+			t.Errorf("partial results (asked: %v): %v, skipped %v", asked != nil, err, skippedOf(h))
+		}
+	}
+	if back.Shallow != nil {
+		t.Error("partial results were handed out")
 	}
 }
 
