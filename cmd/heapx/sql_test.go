@@ -70,6 +70,20 @@ const (
 	exampleEdges   = `SELECT type, label, dest, dest_name FROM edges_full WHERE source = %d ORDER BY seq`
 )
 
+// TestSQLExamplesInREADME keeps README's examples and these tests the same
+// queries.
+func TestSQLExamplesInREADME(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{exampleLargest, exampleRetains, exampleStrings, exampleClasses, exampleEdges} {
+		if q = strings.Replace(q, "%d", "72585", 1); !strings.Contains(string(b), q) {
+			t.Errorf("README.md lacks the example %s", q)
+		}
+	}
+}
+
 // TestSQLExamples runs README's example queries on the leak fixture.
 func TestSQLExamples(t *testing.T) {
 	file := copyFixture(t, "node-leak-3.heapsnapshot.gz")
