@@ -419,3 +419,34 @@ func TestSmallIntegerEdgesInParallelScan(t *testing.T) {
 	h.Meta = rest
 	compareGraphs(t, g, h)
 }
+
+// TestNodesFullView: nodes_full lists every node, with the results when
+// the file has them and NULLs when not.
+func TestNodesFullView(t *testing.T) {
+	g := chain(3)
+	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2}, Retained: []uint64{3, 3, 2},
+		Dominator: []model.NodeIndex{model.NoNode, 0, 1}, Distance: []int32{0, 1, 2}}
+	for _, r := range []*model.Results{nil, res} {
+		db := filepath.Join(t.TempDir(), "v.db")
+		if err := Save(db, g, Options{Results: r}); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := OpenReadOnly(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		err = query(conn, "SELECT identifier, name, retained_size, dominator FROM nodes_full ORDER BY seq", func(st *sqlite.Stmt) error {
+			got = append(got, st.ColumnText(0)+" "+st.ColumnText(1)+" "+st.ColumnText(2)+" "+st.ColumnText(3))
+			return nil
+		})
+		conn.Close()
+		want := []string{"1 Node  ", "3 Node  ", "5 Node  "}
+		if r != nil {
+			want = []string{"1 Node 3 ", "3 Node 3 1", "5 Node 2 3"}
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("results %v: nodes_full %q, %v; want %q", r != nil, got, err, want)
+		}
+	}
+}

@@ -229,7 +229,7 @@ func (w *writer) write() error {
 			return fmt.Errorf("%s: %w", ix, err)
 		}
 	}
-	for _, v := range viewsSQL(w.g) {
+	for _, v := range viewsSQL(w.g, w.res != nil) {
 		if err := exec(w.conn, v); err != nil {
 			return fmt.Errorf("creating a view: %w", err)
 		}
