@@ -956,8 +956,13 @@ func (sc *edgeScan) run(conn *sqlite.Conn, q string) error {
 		if pos >= m {
 			return r.fail("more rows than count(*) said (%d): the table changed while read", m)
 		}
+		// Edges come grouped by source in node order: the source is the
+		// previous edge's or the next node, and is looked up only when
+		// neither (once per table part, or in a file in another order).
 		source := uint64(st.ColumnInt64(1))
-		if len(ids) == 0 || ids[sc.cur] != source {
+		if int(sc.cur)+1 < len(ids) && ids[sc.cur] != source && ids[sc.cur+1] == source {
+			sc.cur++
+		} else if len(ids) == 0 || ids[sc.cur] != source {
 			s := r.ids.get(source)
 			if s < 0 {
 				return r.fail("row seq=%d: source %d is not a node identifier", seq, int64(source))
@@ -1041,11 +1046,19 @@ func (r *reader) regroup(src []int32) {
 // tables are empty.
 func (r *reader) extensions() error {
 	g := r.g
+	// node resolves an identifier. Locations come in node order, so the
+	// node after the last one found is tried before the hash table.
+	ids, last := g.Nodes.ID, model.NodeIndex(-1)
 	node := func(v int64, row fmt.Stringer) (model.NodeIndex, error) {
+		if next := int(last) + 1; next < len(ids) && ids[next] == uint64(v) {
+			last++
+			return last, nil
+		}
 		n := r.ids.get(uint64(v))
 		if n < 0 {
 			return 0, r.fail("row %s: %d is not a node identifier", row, v)
 		}
+		last = n
 		return n, nil
 	}
 	u32 := func(v int64, what string, row fmt.Stringer) (uint32, error) {
