@@ -283,14 +283,25 @@ func (r *reader) readHeader() error {
 	if err := json.Unmarshal(raw, h); err != nil {
 		return &formats.FormatError{File: r.s.file, Section: "snapshot", Offset: start, Msg: "malformed header: " + err.Error()}
 	}
-	var top struct {
-		Meta map[string]json.RawMessage `json:"meta"`
-	}
+	// encoding/json matches keys case-insensitively; the header's keys are
+	// checked exactly here so that "Node_Count" is not taken for
+	// node_count.
+	var top map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &top)
-	r.metaRaw = top.Meta
+	_ = json.Unmarshal(top["meta"], &r.metaRaw)
 	r.hdr = h
 	hdrErr := func(msg string, args ...any) error {
 		return &formats.FormatError{File: r.s.file, Section: "snapshot", Offset: start, Msg: fmt.Sprintf(msg, args...)}
+	}
+	for _, k := range []string{"meta", "node_count", "edge_count"} {
+		if _, ok := top[k]; !ok {
+			return hdrErr("header lacks %q", k)
+		}
+	}
+	for _, k := range []string{"node_fields", "node_types", "edge_fields", "edge_types"} {
+		if _, ok := r.metaRaw[k]; !ok {
+			return hdrErr("meta lacks %q", k)
+		}
 	}
 	if h.NodeCount == nil || h.EdgeCount == nil {
 		return hdrErr("header lacks node_count or edge_count")
@@ -661,6 +672,14 @@ func (r *reader) readLocations() error {
 		return err
 	}
 	start := s.offset()
+	if !r.haveNodes {
+		// Locations point into the nodes array; V8 always writes it first.
+		if c, ok := s.skipSpace(); ok && c == ']' {
+			s.pos++
+			return nil
+		}
+		return &formats.FormatError{File: s.file, Section: "locations", Offset: start, Msg: "locations before the nodes section"}
+	}
 	if ix[0] < 0 {
 		if c, ok := s.skipSpace(); ok && c == ']' {
 			s.pos++

@@ -380,6 +380,9 @@ func TestBadInput(t *testing.T) {
 		{"no strings", tiny[:strings.Index(tiny, ",\n\"strings\"")] + "}", "missing section"},
 		{"bad escape", strings.Replace(tiny, `"Thing"`, `"Th\qing"`, 1), `invalid escape \q`},
 		{"trailing junk", tiny + "x", "after the snapshot object"},
+		{"locations before nodes", strings.Replace(strings.Replace(tiny, `"locations":[21,3,10,4],`, ``, 1), `"nodes":[`, `"locations":[21,3,10,4],"nodes":[`, 1), "locations before the nodes section"},
+		{"key case", strings.Replace(tiny, `"node_count"`, `"Node_Count"`, 1), `header lacks "node_count"`},
+		{"meta key case", strings.Replace(tiny, `"edge_types"`, `"edge_Types"`, 1), `meta lacks "edge_types"`},
 		{"bad root_index", strings.Replace(tiny, `"node_count":4`, `"root_index":3,"node_count":4`, 1), "root_index 3"},
 	}
 	for _, c := range cases {
