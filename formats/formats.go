@@ -229,13 +229,18 @@ func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
 // interrupted or failed write never leaves a file that looks complete.
 func WriteFileAtomic(path string, write func(tmp string) error) (err error) {
 	dir := filepath.Dir(path)
+	// Creating and registering the file is one step for RemoveTemps: a
+	// signal between the two would otherwise leave the file behind.
+	tempsMu.Lock()
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
+		tempsMu.Unlock()
 		return err
 	}
 	tmp := f.Name()
 	f.Close()
 	temps.Store(tmp, true)
+	tempsMu.Unlock()
 	defer func() {
 		temps.Delete(tmp)
 		if err != nil {
@@ -251,8 +256,12 @@ func WriteFileAtomic(path string, write func(tmp string) error) (err error) {
 	return os.Rename(tmp, path)
 }
 
-// temps holds the temporary files WriteFileAtomic is filling.
-var temps sync.Map
+// temps holds the temporary files WriteFileAtomic is filling; tempsMu
+// makes creating one and recording it here atomic for RemoveTemps.
+var (
+	temps   sync.Map
+	tempsMu sync.Mutex
+)
 
 // RemoveTemps removes the temporary files of the atomic writes in
 // progress. A command calls it when interrupted (SIGINT, SIGTERM), just
@@ -260,6 +269,8 @@ var temps sync.Map
 // the output, which is only renamed into place once complete, nor the
 // half-written temporary file.
 func RemoveTemps() {
+	tempsMu.Lock()
+	defer tempsMu.Unlock()
 	temps.Range(func(k, _ any) bool {
 		os.Remove(k.(string))
 		return true
