@@ -106,6 +106,50 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	return a, nil
 }
 
+// FromResults builds an Analysis of g from results a dump file carried
+// (docs/format.md, section 4; formats.ReadOptions.Results), so reopening
+// an analysed dump skips the dominator and distance passes: Self,
+// Dominators (IDom, Retained, Self) and Distances are r's columns, not
+// copies. Only what a file does not persist and is cheap is computed: the
+// user roots (from the root's edges alone), the DOM states and, unless
+// opt.NoClasses, the classes. Every method of Analysis then answers as
+// after Analyze on the same graph, except that the Dominators' counts
+// (Reached, WeakOnly, ...) are zero and Roots.PageOwned is nil (only the
+// dominator pass needs it; Policy.EssentialEdges derives it when asked).
+//
+// Results are used only when they fit g (r.Check) and were computed under
+// the policy Analyze would apply (opt.Policy, else DefaultPolicy(g), by
+// name), as the format requires of a consumer; otherwise, or with r nil,
+// FromResults runs Analyze(g, opt). opt.NoDistances and opt.LowMemory do
+// not matter when the results are used: they cost nothing.
+func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, error) {
+	n := g.NumNodes()
+	if n == 0 {
+		return nil, ErrEmptyGraph
+	}
+	if g.Root < 0 || int(g.Root) >= n {
+		return nil, fmt.Errorf("analysis: root node %d not in the %d nodes", g.Root, n)
+	}
+	p := DefaultPolicy(g)
+	if opt.Policy != nil {
+		p = *opt.Policy
+	}
+	// Check guarantees one entry per node and dominators in range; the
+	// root must be the tree's root, or the walks that start there would
+	// see another tree than the one the retained sizes sum.
+	if r == nil || r.Policy != p.Name || r.Check(g) != nil || r.Dominator[g.Root] != model.NoNode {
+		return Analyze(g, opt)
+	}
+	a := &Analysis{Graph: g, Policy: p, sc: &scratch{}, Self: r.Shallow, Distances: r.Distance}
+	a.Dominators = &Dominators{Root: g.Root, IDom: r.Dominator, Self: r.Shallow, Retained: r.Retained}
+	a.Roots = findRoots(g, false)
+	a.DOM = PropagateDOMState(g)
+	if !opt.NoClasses {
+		a.Classes = ClassifyNodes(g, a.DOM)
+	}
+	return a, nil
+}
+
 // TotalSize is DevTools' total size: the root's retained size plus
 // extra_native_bytes.
 func (a *Analysis) TotalSize() uint64 { return TotalSize(a.Graph, a.Dominators) }
@@ -185,10 +229,12 @@ func (a *Analysis) Paths(target model.NodeIndex, opt PathOptions) []Path {
 }
 
 // DominatorChain returns n and its dominators up to the root, n first
-// (DevTools' getDominatorsOf).
+// (DevTools' getDominatorsOf). The chain stops after as many steps as
+// there are nodes: a dominator column read from a file (FromResults) may
+// hold a cycle, which must not make this loop forever.
 func (a *Analysis) DominatorChain(n model.NodeIndex) []model.NodeIndex {
 	var chain []model.NodeIndex
-	for v := n; v >= 0; v = a.Dominators.IDom[v] {
+	for v := n; v >= 0 && len(chain) < len(a.Dominators.IDom); v = a.Dominators.IDom[v] {
 		chain = append(chain, v)
 	}
 	return chain

@@ -96,7 +96,9 @@ type Essential struct {
 }
 
 // EssentialEdges applies p to g and materializes the result. roots
-// supplies the page-owned set for SkipIntoPageOwned. ComputeDominators does
+// supplies the page-owned set for SkipIntoPageOwned; when it is nil but
+// has seeds (roots from FromResults), it is derived and stored in roots
+// first. ComputeDominators does
 // not need it (it applies the policy on the fly); it is for callers that
 // ask why an edge does or does not retain. The work is split across cores
 // by edge ranges aligned to 64-bit words, so the result does not depend on
@@ -106,6 +108,11 @@ func (p Policy) EssentialEdges(g *model.Graph, roots *Roots) *Essential {
 	ess := &Essential{Edges: NewBits(m), Retained: NewBits(n)}
 	if n == 0 {
 		return ess
+	}
+	if p.SkipIntoPageOwned && roots != nil && roots.PageOwned == nil && len(roots.seeds) > 0 {
+		// Roots from FromResults leave the set to whoever needs it;
+		// without it the page-owned rule would silently not apply.
+		roots.PageOwned = reachFrom(g, newKinds(g), roots.seeds)
 	}
 	f := newEdgeFilter(g, roots, p)
 	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type

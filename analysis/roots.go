@@ -22,7 +22,8 @@ type Roots struct {
 	// the targets of the root's shortcut edges and of its element edges to
 	// "(Document DOM trees)". Nil when there are no such seeds. Analyze
 	// fills it in during the dominator pass instead of walking the graph
-	// once more (ComputeDominators does so when it is nil).
+	// once more (ComputeDominators does so when it is nil); FromResults
+	// leaves it nil, as nothing after the dominator pass needs it.
 	PageOwned Bits
 
 	// seeds are the page-owned walk's starting points.

@@ -184,35 +184,3 @@ func analyze1(d *dump, stderr *os.File) (*analysis.Analysis, error) {
 	}
 	return a, nil
 }
-
-// loadResults is load, also collecting the analysis results the file
-// carries into res.
-func loadResults(path string, stderr *os.File, res *model.Results) (_ *dump, err error) {
-	f, err := formats.Detect(path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	head, err := readHead(path, 2)
-	if err != nil {
-		return nil, err
-	}
-	d := &dump{path: path, format: f, fileSize: st.Size(), gzip: formats.IsGzip(head)}
-	bar := startProgress(stderr, "reading "+filepath.Base(path), st.Size())
-	defer func() {
-		bar.done()
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: internal error while reading (please report it): %v", path, r)
-		}
-	}()
-	start := time.Now()
-	g, err := f.Read(path, formats.ReadOptions{Progress: func(done, _ int64) { bar.set(done) }, Results: res})
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	d.graph, d.readTime = g, time.Since(start)
-	return d, nil
-}

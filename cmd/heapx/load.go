@@ -32,7 +32,14 @@ type dump struct {
 // slow. formats.Detect checks the file first, so the common mistakes (wrong
 // path, a directory, a file that is not a heap dump) get a message that
 // says so instead of a parse error at byte 0.
-func load(path string, stderr *os.File) (_ *dump, err error) {
+func load(path string, stderr *os.File) (*dump, error) {
+	return loadResults(path, stderr, nil)
+}
+
+// loadResults is load, also collecting the analysis results the file
+// carries into res (when res is not nil; res.Shallow stays nil when the
+// file has none).
+func loadResults(path string, stderr *os.File, res *model.Results) (_ *dump, err error) {
 	f, err := formats.Detect(path)
 	if err != nil {
 		return nil, err
@@ -57,7 +64,7 @@ func load(path string, stderr *os.File) (_ *dump, err error) {
 		}
 	}()
 	start := time.Now()
-	g, err := f.Read(path, formats.ReadOptions{Progress: func(done, _ int64) { bar.set(done) }})
+	g, err := f.Read(path, formats.ReadOptions{Progress: func(done, _ int64) { bar.set(done) }, Results: res})
 	if err != nil {
 		return nil, readError(path, err)
 	}
