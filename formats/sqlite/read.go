@@ -907,7 +907,9 @@ type edgeScan struct {
 	pending []pendingDest
 }
 
-// pendingDest is a row whose target is still to be looked up.
+// pendingDest is a row whose target (or dominator) is still to be looked
+// up: its identifier, where the index goes, and the row's key for
+// messages.
 type pendingDest struct {
 	dest uint64
 	pos  int64
@@ -1343,6 +1345,22 @@ func (r *reader) results() error {
 		Dominator: model.Alloc[model.NodeIndex](n), Distance: model.Alloc[int32](n)}
 	seen := make([]uint64, (n+63)/64)
 	got := 0
+	// Rows come in identifier order, which is nearly node order: the node
+	// after the last one is tried before the hash table. Dominators are
+	// looked up in batches, as edge targets are (edgeScan).
+	ids, last := r.g.Nodes.ID, -1
+	pending := make([]pendingDest, 0, destBatch)
+	resolve := func() error {
+		for _, p := range pending {
+			d := r.ids.get(p.dest)
+			if d < 0 {
+				return r.fail("row node_identifier=%d: dominator %d is not a node identifier", p.seq, int64(p.dest))
+			}
+			out.Dominator[p.pos] = d
+		}
+		pending = pending[:0]
+		return nil
+	}
 	err = query(r.conn, "SELECT "+sel+" FROM heapx_result", func(st *sqlite.Stmt) error {
 		row := rowKey{"node_identifier", st.ColumnInt64(0)}
 		for _, c := range []int{0, 1, 2, 4} {
@@ -1350,10 +1368,14 @@ func (r *reader) results() error {
 				return r.fail("row %s: %s is %s, want an integer", row, resultColumns[c], typeName(st.ColumnType(c)))
 			}
 		}
-		i := r.ids.get(uint64(st.ColumnInt64(0)))
-		if i < 0 {
+		id := uint64(st.ColumnInt64(0))
+		var i int32
+		if last+1 < len(ids) && ids[last+1] == id {
+			i = int32(last + 1)
+		} else if i = r.ids.get(id); i < 0 {
 			return r.fail("row %s: not a node identifier", row)
 		}
+		last = int(i)
 		if seen[i/64]&(1<<(i%64)) != 0 {
 			return r.fail("row %s: a second result for the node", row)
 		}
@@ -1363,11 +1385,12 @@ func (r *reader) results() error {
 		switch st.ColumnType(3) {
 		case sqlite.TypeNull:
 		case sqlite.TypeInteger:
-			d := r.ids.get(uint64(st.ColumnInt64(3)))
-			if d < 0 {
-				return r.fail("row %s: dominator %d is not a node identifier", row, st.ColumnInt64(3))
+			pending = append(pending, pendingDest{dest: uint64(st.ColumnInt64(3)), pos: int64(i), seq: int64(id)})
+			if len(pending) == destBatch {
+				if err := resolve(); err != nil {
+					return err
+				}
 			}
-			out.Dominator[i] = d
 		default:
 			return r.fail("row %s: dominator is %s, want a node identifier or NULL", row, typeName(st.ColumnType(3)))
 		}
@@ -1379,6 +1402,9 @@ func (r *reader) results() error {
 		got++
 		return nil
 	})
+	if err == nil {
+		err = resolve()
+	}
 	if err != nil {
 		return err
 	}
