@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -511,5 +515,44 @@ func TestAnalysisCommandsReadDB(t *testing.T) {
 				t.Errorf("largest persisted retained size %v, top says %d", rows, top.Nodes[0].RetainedSize)
 			}
 		})
+	}
+}
+
+// TestSQLCacheInterrupted: a signal while heapx sql writes its cached copy
+// leaves neither the copy nor its temporary file behind.
+func TestSQLCacheInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a large snapshot")
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "big.heapsnapshot")
+	writeBigSnapshot(t, in, 300_000)
+	cmd := exec.Command(heapxBin, "sql", in, "SELECT 1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the temporary copy to appear: the analysis is over and
+	// writing has begun.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(dir, ".big.heapsnapshot"+cacheSuffix+".tmp-*")); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no temporary file appeared")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, stderr %q; want 130 (did it finish before the signal?)", err, stderr.String())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("after SIGINT the directory holds %v, want only the input", ents)
 	}
 }
