@@ -14,10 +14,10 @@ type CompareOptions struct {
 
 // Compare reports the first difference between a and b, or nil when they
 // hold the same dump: counts, type tables, strings, every node and edge
-// column in order, root, GC roots, side columns, locations, allocation
-// trace, sections and metadata. It is meant for round-trip tests of
-// writers and readers, so it says where the graphs first differ instead of
-// only whether they do.
+// column in order, root, GC roots, side columns, locations (with their
+// script nodes), allocation trace, sections and metadata. It is meant for
+// round-trip tests of writers and readers, so it says where the graphs
+// first differ instead of only whether they do.
 func Compare(a, b *Graph, opt CompareOptions) error {
 	if a.NumNodes() != b.NumNodes() || a.NumEdges() != b.NumEdges() || a.Strings.Len() != b.Strings.Len() {
 		return fmt.Errorf("counts differ: %d/%d/%d nodes/edges/strings vs %d/%d/%d",
@@ -80,6 +80,12 @@ func Compare(a, b *Graph, opt CompareOptions) error {
 		return err
 	}
 	if err := firstDiff("location", a.Locations, b.Locations); err != nil {
+		return err
+	}
+	if (a.LocationScripts == nil) != (b.LocationScripts == nil) {
+		return fmt.Errorf("location scripts present %v vs %v", a.LocationScripts != nil, b.LocationScripts != nil)
+	}
+	if err := firstDiff("location script", a.LocationScripts, b.LocationScripts); err != nil {
 		return err
 	}
 	if err := compareTrace(a.Trace, b.Trace); err != nil {

@@ -67,7 +67,13 @@ type Graph struct {
 	Detachedness []uint8    // V8 DOM state per node: 0 unknown, 1 attached, 2 detached
 	TraceNodeID  []uint32   // V8 allocation-trace node per node (0: none)
 	Locations    []Location // allocation sites of objects and closures
-	Trace        *AllocationTrace
+	// LocationScripts is, parallel to Locations, the Script node each
+	// location's script_id names (newer V8's script_object_index), or nil
+	// when the dump has none. It is a column of its own, not a field of
+	// Location, so that a Location built without it (zero-valued) is never
+	// taken for one naming node 0.
+	LocationScripts []NodeIndex
+	Trace           *AllocationTrace
 
 	// Sections keeps numeric top-level sections a reader understood only as
 	// tables (for example V8's scopes), so a writer can carry them through.
@@ -290,6 +296,16 @@ func (g *Graph) Validate() error {
 	for i, l := range g.Locations {
 		if l.Node < 0 || int(l.Node) >= n {
 			return fmt.Errorf("location %d: node %d not in the %d nodes", i, l.Node, n)
+		}
+	}
+	if g.LocationScripts != nil {
+		if len(g.LocationScripts) != len(g.Locations) {
+			return fmt.Errorf("location-script column has %d entries, want one per location (%d)", len(g.LocationScripts), len(g.Locations))
+		}
+		for i, s := range g.LocationScripts {
+			if s < 0 || int(s) >= n {
+				return fmt.Errorf("location %d: script node %d not in the %d nodes", i, s, n)
+			}
 		}
 	}
 	return nil

@@ -85,6 +85,29 @@ func TestValidateCatchesBrokenGraphs(t *testing.T) {
 		"root":           func(g *Graph) { g.Root = 4 },
 		"column lengths": func(g *Graph) { g.Nodes.Size = g.Nodes.Size[:3] },
 		"detachedness":   func(g *Graph) { g.Detachedness = []uint8{0} },
+		"location node":  func(g *Graph) { g.Locations = []Location{{Node: 4}} },
+		"script column": func(g *Graph) {
+			g.Locations = []Location{{Node: 1}, {Node: 2}}
+			g.LocationScripts = []NodeIndex{3}
+		},
+		"script node": func(g *Graph) {
+			g.Locations = []Location{{Node: 1}}
+			g.LocationScripts = []NodeIndex{-1}
+		},
+		"script node past end": func(g *Graph) {
+			g.Locations = []Location{{Node: 1}}
+			g.LocationScripts = []NodeIndex{4}
+		},
+	}
+	// A script column is optional, and may be empty with no locations.
+	g := small(t)
+	g.Locations, g.LocationScripts = []Location{{Node: 1}}, []NodeIndex{3}
+	if err := g.Validate(); err != nil {
+		t.Errorf("valid location script: %v", err)
+	}
+	g.Locations, g.LocationScripts = nil, []NodeIndex{}
+	if err := g.Validate(); err != nil {
+		t.Errorf("empty location script column: %v", err)
 	}
 	for name, breakIt := range cases {
 		g := small(t)

@@ -33,8 +33,8 @@ format is chosen by OUT's extension (.heapsnapshot, .jsonl, .db; a trailing
 Formats heapx writes: ` + writableFormats() + `.
 
 The exchange format (.jsonl, .db) is described in docs/format.md. A V8
-snapshot converted to it and back is the same snapshot, byte for byte for
-Node.js snapshots.
+snapshot converted to it and back is the same snapshot, byte for byte
+(Node.js's and Chrome's).
 
 With --analyze, retained sizes, dominators and distances are computed and
 stored in OUT (exchange formats only), so reopening it needs no analysis.

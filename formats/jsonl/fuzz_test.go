@@ -44,6 +44,19 @@ func FuzzRead(f *testing.F) {
 		`["x:y",{"a":[1,"b"]}]` + "\n" +
 		`["node",3,0,9,8,5]` + "\n" +
 		`["node",1,0,9,8,5]` + "\n"))
+	// Locations with their Script nodes (Chrome's script_object_index).
+	f.Add([]byte(`["metadata","version_major","1"]` + "\n" +
+		`["record","node",["id","type","name","self_size"]]` + "\n" +
+		`["record","edge",["from","type","name","to"]]` + "\n" +
+		`["record","node_type",["index","name","category","fields"]]` + "\n" +
+		`["record","string",["id","text"]]` + "\n" +
+		`["record","v8:location",["node","script_id","script","line","column"]]` + "\n" +
+		`["node_type",0,"v8:object","object",[]]` + "\n" +
+		`["string",0,""]` + "\n" +
+		`["v8:location",3,4,1,0,0]` + "\n" +
+		`["v8:location",1,4,null,0,0]` + "\n" +
+		`["node",1,0,0,0]` + "\n" +
+		`["node",3,0,0,8]` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{})
 		if err != nil {

@@ -194,7 +194,12 @@ func (wr *writer) header() error {
 		append([]string{"node"}, wr.nodeFields()...),
 		{"edge", "from", "type", "name", "to"},
 	}
-	if len(g.Locations) > 0 {
+	switch {
+	case g.LocationScripts != nil:
+		// Declared even without records: it says the dump has the
+		// column (a V8 snapshot lists script_object_index anyway).
+		decls = append(decls, []string{"v8:location", "node", "script_id", "script", "line", "column"})
+	case len(g.Locations) > 0:
 		decls = append(decls, []string{"v8:location", "node", "script_id", "line", "column"})
 	}
 	if t := g.Trace; t != nil {
@@ -404,10 +409,13 @@ func (wr *writer) parallel(cuts []int, format func(b []byte, lo, hi int) []byte,
 
 func (wr *writer) extensions() error {
 	g := wr.g
-	for _, l := range g.Locations {
+	for i, l := range g.Locations {
 		wr.start("v8:location")
 		wr.uint(g.Nodes.ID[l.Node])
 		wr.uint(uint64(l.ScriptID))
+		if g.LocationScripts != nil {
+			wr.uint(g.Nodes.ID[g.LocationScripts[i]])
+		}
 		wr.uint(uint64(l.Line))
 		wr.uint(uint64(l.Column))
 		if err := wr.line(); err != nil {

@@ -17,6 +17,7 @@ import (
 // real meta of Node 20 and Chrome 156 and the start of the nodes array).
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(tiny))
+	f.Add([]byte(tinyScripts))
 	for _, name := range []string{"node-basic", "node-trace", "chromium-small-page"} {
 		zf, err := os.Open(fixture(name))
 		if err != nil {

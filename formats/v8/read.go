@@ -667,7 +667,7 @@ func (r *reader) records(key, metaKey string) ([]int64, []string, error) {
 func (r *reader) readLocations() error {
 	s := r.s
 	fields := r.metaFields("location_fields")
-	ix := fieldIndex(fields, "object_index", "script_id", "line", "column")
+	ix := fieldIndex(fields, "object_index", "script_id", "line", "column", "script_object_index")
 	if err := s.expect('[', "'[' starting locations"); err != nil {
 		return err
 	}
@@ -696,7 +696,13 @@ func (r *reader) readLocations() error {
 			objects++
 		}
 	}
-	ls := &locationSink{locs: model.Alloc[model.Location](objects)[:0], fields: uint64(len(fields)), ix: ix, nodeF: int64(r.nodeF), nodes: int64(len(r.g.Nodes.ID)), limit: r.bound / 2}
+	ls := &locationSink{locs: model.Alloc[model.Location](objects)[:0], fields: uint64(len(fields)), ix: ix,
+		rec: make([]int64, len(fields)), nodeF: int64(r.nodeF), nodes: int64(len(r.g.Nodes.ID)), limit: r.bound / 2}
+	if ix[4] >= 0 {
+		// Newer V8 (Chrome) names each location's Script node; kept so
+		// the snapshot can be written back as it was.
+		ls.scripts = model.Alloc[model.NodeIndex](objects)[:0]
+	}
 	n, err := r.p.numberArray(s, ls, false)
 	if err != nil {
 		return err
@@ -705,7 +711,7 @@ func (r *reader) readLocations() error {
 		return &formats.FormatError{File: s.file, Section: "locations", Offset: start,
 			Msg: fmt.Sprintf("%d numbers do not form records of meta.location_fields %v", n, fields)}
 	}
-	r.g.Locations = ls.locs
+	r.g.Locations, r.g.LocationScripts = ls.locs, ls.scripts
 	return nil
 }
 

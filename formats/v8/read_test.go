@@ -322,6 +322,56 @@ func TestTiny(t *testing.T) {
 	}
 }
 
+// tinyScripts is tiny with newer V8's location_fields: its location names
+// node 2 as its script (script_object_index 14 = 2 × 7 node fields).
+var tinyScripts = strings.Replace(strings.Replace(tiny,
+	`"location_fields":["object_index","script_id","line","column"]`,
+	`"location_fields":["object_index","script_id","script_object_index","line","column"]`, 1),
+	`"locations":[21,3,10,4]`, `"locations":[21,3,14,10,4]`, 1)
+
+// TestLocationScripts reads newer V8's script_object_index into
+// Graph.LocationScripts and finds the location fields by name, wherever
+// and among however many fields they are.
+func TestLocationScripts(t *testing.T) {
+	g, err := Read(strings.NewReader(tinyScripts), "tiny", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Locations) != 1 || g.Locations[0] != (model.Location{Node: 3, ScriptID: 3, Line: 10, Column: 4}) ||
+		len(g.LocationScripts) != 1 || g.LocationScripts[0] != 2 {
+		t.Errorf("locations %+v, scripts %v", g.Locations, g.LocationScripts)
+	}
+	if g, err := Read(strings.NewReader(tiny), "tiny", Options{}); err != nil || g.LocationScripts != nil {
+		t.Errorf("without script_object_index: scripts %v, %v", g.LocationScripts, err)
+	}
+	// Ten fields, object_index last: more than a record buffer of eight.
+	many := strings.Replace(strings.Replace(tiny,
+		`"location_fields":["object_index","script_id","line","column"]`,
+		`"location_fields":["a","b","c","d","e","f","script_id","line","column","object_index"]`, 1),
+		`"locations":[21,3,10,4]`, `"locations":[0,0,0,0,0,0,3,10,4,21]`, 1)
+	g, err = Read(strings.NewReader(many), "many", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Locations) != 1 || g.Locations[0] != (model.Location{Node: 3, ScriptID: 3, Line: 10, Column: 4}) {
+		t.Errorf("ten location fields: %+v", g.Locations)
+	}
+	// With no locations, the column is there but empty: the header still
+	// lists the field, and a writer must write it back.
+	empty := strings.Replace(tinyScripts, `"locations":[21,3,14,10,4]`, `"locations":[]`, 1)
+	g, err = Read(strings.NewReader(empty), "empty", Options{})
+	if err != nil || g.LocationScripts == nil || len(g.LocationScripts) != 0 {
+		t.Fatalf("no locations: scripts %v (nil %v), %v", g.LocationScripts, g.LocationScripts == nil, err)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, g, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"location_fields":["object_index","script_id","script_object_index","line","column"]`) {
+		t.Errorf("written back without script_object_index:\n%.600s", out.String())
+	}
+}
+
 func TestLoneSurrogateKept(t *testing.T) {
 	in := strings.Replace(tiny, `"x"`, `"\ud800x"`, 1)
 	g, err := Read(strings.NewReader(in), "tiny", Options{})
@@ -381,6 +431,9 @@ func TestBadInput(t *testing.T) {
 		{"bad escape", strings.Replace(tiny, `"Thing"`, `"Th\qing"`, 1), `invalid escape \q`},
 		{"trailing junk", tiny + "x", "after the snapshot object"},
 		{"locations before nodes", strings.Replace(strings.Replace(tiny, `"locations":[21,3,10,4],`, ``, 1), `"nodes":[`, `"locations":[21,3,10,4],"nodes":[`, 1), "locations before the nodes section"},
+		{"script past end", strings.Replace(tinyScripts, `"locations":[21,3,14,`, `"locations":[21,3,28,`, 1), "script_object_index 28 is not the start of a node"},
+		{"script misaligned", strings.Replace(tinyScripts, `"locations":[21,3,14,`, `"locations":[21,3,15,`, 1), "script_object_index 15"},
+		{"script negative", strings.Replace(tinyScripts, `"locations":[21,3,14,`, `"locations":[21,3,-7,`, 1), "script_object_index -7"},
 		{"key case", strings.Replace(tiny, `"node_count"`, `"Node_Count"`, 1), `header lacks "node_count"`},
 		{"meta key case", strings.Replace(tiny, `"edge_types"`, `"edge_Types"`, 1), `meta lacks "edge_types"`},
 		{"bad root_index", strings.Replace(tiny, `"node_count":4`, `"root_index":3,"node_count":4`, 1), "root_index 3"},

@@ -235,13 +235,16 @@ func (s *tableSink) put(_ uint64, vals []int64) (int, error) {
 // locationSink appends location records as they are parsed (sequentially).
 type locationSink struct {
 	fields uint64
-	ix     []int // positions of object_index, script_id, line, column
+	ix     []int   // positions of object_index, script_id, line, column, script_object_index
+	rec    []int64 // the record being read, one entry per field
 	nodeF  int64
 	nodes  int64
 	limit  uint64
-	rec    [8]int64
 	f      uint64
 	locs   []model.Location
+	// scripts is the script_object_index column, resolved to nodes; nil
+	// when location_fields lacks it.
+	scripts []model.NodeIndex
 }
 
 func (s *locationSink) reserve(n uint64) (bool, error) {
@@ -255,27 +258,43 @@ func (s *locationSink) grow(uint64) {}
 
 func (s *locationSink) put(_ uint64, vals []int64) (int, error) {
 	for i, v := range vals {
-		if s.f < uint64(len(s.rec)) {
-			s.rec[s.f] = v
-		}
+		s.rec[s.f] = v
 		s.f++
 		if s.f < s.fields {
 			continue
 		}
 		s.f = 0
-		oi := s.rec[s.ix[0]]
-		if oi < 0 || oi%s.nodeF != 0 || oi/s.nodeF >= s.nodes {
-			return i, fmt.Errorf("location %d: object_index %d is not the start of a node", len(s.locs), oi)
+		oi, ok := s.node(0)
+		if !ok {
+			return i, fmt.Errorf("location %d: object_index %d is not the start of a node", len(s.locs), s.rec[s.ix[0]])
+		}
+		if s.scripts != nil {
+			so, ok := s.node(4)
+			if !ok {
+				return i, fmt.Errorf("location %d: script_object_index %d is not the start of a node", len(s.locs), s.rec[s.ix[4]])
+			}
+			s.scripts = model.Grow(s.scripts, 1)
+			s.scripts = append(s.scripts, so)
 		}
 		s.locs = model.Grow(s.locs, 1)
-		s.locs = append(s.locs, model.Location{Node: model.NodeIndex(oi / s.nodeF), ScriptID: s.get(1), Line: s.get(2), Column: s.get(3)})
+		s.locs = append(s.locs, model.Location{Node: oi, ScriptID: s.get(1), Line: s.get(2), Column: s.get(3)})
 	}
 	return 0, nil
 }
 
+// node resolves field i of the record, a node offset (node index times
+// the number of node fields), to a node index.
+func (s *locationSink) node(i int) (model.NodeIndex, bool) {
+	o := s.rec[s.ix[i]]
+	if o < 0 || o%s.nodeF != 0 || o/s.nodeF >= s.nodes {
+		return 0, false
+	}
+	return model.NodeIndex(o / s.nodeF), true
+}
+
 func (s *locationSink) get(i int) uint32 {
 	j := s.ix[i]
-	if j < 0 || j >= len(s.rec) || s.rec[j] < 0 {
+	if j < 0 || s.rec[j] < 0 {
 		return 0
 	}
 	return uint32(s.rec[j])

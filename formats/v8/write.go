@@ -28,14 +28,16 @@ type WriteOptions struct {
 // Default field lists: V8 11's, as Node 20 writes them, for graphs that do
 // not say which fields their source had.
 var (
-	defaultNodeFields     = []string{"type", "name", "id", "self_size", "edge_count", "trace_node_id", "detachedness"}
-	defaultEdgeFields     = []string{"type", "name_or_index", "to_node"}
-	defaultNodeTypes      = []string{"hidden", "array", "string", "object", "code", "closure", "regexp", "number", "native", "synthetic", "concatenated string", "sliced string", "symbol", "bigint", "object shape", "wasm object"}
-	defaultEdgeTypes      = []string{"context", "element", "property", "internal", "hidden", "shortcut", "weak"}
-	traceFunctionFields   = []string{"function_id", "name", "script_name", "script_id", "line", "column"}
-	traceNodeFields       = []string{"id", "function_info_index", "count", "size", "children"}
-	sampleFields          = []string{"timestamp_us", "last_assigned_id"}
-	locationFields        = []string{"object_index", "script_id", "line", "column"}
+	defaultNodeFields   = []string{"type", "name", "id", "self_size", "edge_count", "trace_node_id", "detachedness"}
+	defaultEdgeFields   = []string{"type", "name_or_index", "to_node"}
+	defaultNodeTypes    = []string{"hidden", "array", "string", "object", "code", "closure", "regexp", "number", "native", "synthetic", "concatenated string", "sliced string", "symbol", "bigint", "object shape", "wasm object"}
+	defaultEdgeTypes    = []string{"context", "element", "property", "internal", "hidden", "shortcut", "weak"}
+	traceFunctionFields = []string{"function_id", "name", "script_name", "script_id", "line", "column"}
+	traceNodeFields     = []string{"id", "function_info_index", "count", "size", "children"}
+	sampleFields        = []string{"timestamp_us", "last_assigned_id"}
+	locationFields      = []string{"object_index", "script_id", "line", "column"}
+	// Newer V8's (Chrome 156's), for graphs with Graph.LocationScripts.
+	locationScriptFields  = []string{"object_index", "script_id", "script_object_index", "line", "column"}
 	chunkNodes, chunkEdge = 32 << 10, 64 << 10
 )
 
@@ -323,7 +325,11 @@ func (sw *snapshotWriter) header() error {
 	b = append(b, `,"sample_fields":`...)
 	b = appendJSONList(b, sampleFields)
 	b = append(b, `,"location_fields":`...)
-	b = appendJSONList(b, locationFields)
+	if g.LocationScripts != nil {
+		b = appendJSONList(b, locationScriptFields)
+	} else {
+		b = appendJSONList(b, locationFields)
+	}
 	for _, s := range g.Sections {
 		if len(s.Fields) == 0 {
 			continue
@@ -610,6 +616,12 @@ func (sw *snapshotWriter) trace() error {
 func (sw *snapshotWriter) locations() error {
 	ls := sw.g.Locations
 	nf := int64(len(sw.nodeFields))
+	if ss := sw.g.LocationScripts; ss != nil {
+		return sw.records("locations", len(ls), func(b []byte, i int) []byte {
+			l := &ls[i]
+			return appendInts(b, int64(l.Node)*nf, int64(l.ScriptID), int64(ss[i])*nf, int64(l.Line), int64(l.Column))
+		})
+	}
 	return sw.records("locations", len(ls), func(b []byte, i int) []byte {
 		l := &ls[i]
 		return appendInts(b, int64(l.Node)*nf, int64(l.ScriptID), int64(l.Line), int64(l.Column))

@@ -14,6 +14,7 @@ import (
 // control characters, surrogates and odd layouts come from the fuzzer.
 func FuzzWriteRoundTrip(f *testing.F) {
 	f.Add([]byte(tiny))
+	f.Add([]byte(tinyScripts))
 	f.Add([]byte(`{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],"node_types":[["hidden","synthetic"]],` +
 		`"edge_fields":["type","name_or_index","to_node"],"edge_types":[["element","property"]],"location_fields":["object_index","script_id","line","column"],` +
 		`"trace_node_fields":["id","function_info_index","count","size","children"],"trace_function_info_fields":["function_id","name","script_name","script_id","line","column"]},` +
