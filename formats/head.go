@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"os"
 
+	"github.com/heapx/heapx/model"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -35,4 +37,29 @@ func Head(r io.Reader) ([]byte, error) {
 		return append([]byte(nil), raw...), nil
 	}
 	return buf[:n], nil
+}
+
+// ReadFile opens the file at path and hands it to read with its size and
+// path as the name for error messages; the file is closed when read
+// returns. It is the ReadFile of every format that reads a stream.
+func ReadFile(path string, read func(r io.Reader, size int64, name string) (*model.Graph, error)) (*model.Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return read(f, st.Size(), path)
+}
+
+// InputSize is the length r reports (as bytes.Reader, bytes.Buffer and
+// strings.Reader do), or -1 if it reports none.
+func InputSize(r io.Reader) int64 {
+	if l, ok := r.(interface{ Len() int }); ok {
+		return int64(l.Len())
+	}
+	return -1
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,25 +34,14 @@ const maxLine = 256 << 20
 
 // ReadFile reads the flat file at path, plain or gzip-compressed.
 func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	return read(f, st.Size(), path, opt)
+	return formats.ReadFile(path, func(r io.Reader, size int64, name string) (*model.Graph, error) {
+		return read(r, size, name, opt)
+	})
 }
 
 // Read reads a flat file from r; name is used in error messages.
 func Read(r io.Reader, name string, opt ReadOptions) (*model.Graph, error) {
-	size := int64(-1)
-	if l, ok := r.(interface{ Len() int }); ok {
-		size = int64(l.Len())
-	}
-	return read(r, size, name, opt)
+	return read(r, formats.InputSize(r), name, opt)
 }
 
 func read(r io.Reader, size int64, name string, opt ReadOptions) (*model.Graph, error) {

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -65,26 +64,15 @@ func IsSnapshot(head []byte) bool {
 // ReadFile reads the snapshot at path. Gzip input is recognized by its magic
 // bytes.
 func ReadFile(path string, opt Options) (*model.Graph, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	return read(f, st.Size(), path, opt)
+	return formats.ReadFile(path, func(r io.Reader, size int64, name string) (*model.Graph, error) {
+		return read(r, size, name, opt)
+	})
 }
 
 // Read reads a snapshot from r; name is used in error messages. Gzip input
 // is recognized by its magic bytes.
 func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
-	size := int64(-1)
-	if l, ok := r.(interface{ Len() int }); ok {
-		size = int64(l.Len())
-	}
-	return read(r, size, name, opt)
+	return read(r, formats.InputSize(r), name, opt)
 }
 
 // unknownSizeCap is the most a column gets before data arrives when the
