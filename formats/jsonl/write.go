@@ -7,8 +7,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/model"
 )
 
@@ -491,66 +491,6 @@ func (wr *writer) extensions() error {
 	return nil
 }
 
-// appendString appends s as a JSON string: the mandatory escapes, \u00XX
-// for other control characters, UTF-8 as is, and a lone surrogate (WTF-8
-// in the model, see formats/v8's reader) as its \uDXXX escape so the exact
-// JavaScript string survives. Bytes that are not UTF-8 at all become
-// \uFFFD: JSON cannot carry them.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < 0x80 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		if c >= 0x80 {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size > 1 {
-				i += size
-				continue
-			}
-			b = append(b, s[start:i]...)
-			if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
-				b = appendU(b, 0xD000|rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F))
-				i += 3
-			} else {
-				b = append(b, `\uFFFD`...)
-				i++
-			}
-			start = i
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = appendU(b, rune(c))
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789ABCDEF"
-
-// appendU appends the escape \uXXXX for a UTF-16 code unit.
-func appendU(b []byte, u rune) []byte {
-	return append(b, '\\', 'u', hexDigits[u>>12&0xF], hexDigits[u>>8&0xF], hexDigits[u>>4&0xF], hexDigits[u&0xF])
-}
+// appendString appends s as a JSON string, UTF-8 as is (see
+// formats.AppendJSONString).
+func appendString(b []byte, s string) []byte { return formats.AppendJSONString(b, s, false) }

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/model"
@@ -667,74 +666,6 @@ func (sw *snapshotWriter) strings() error {
 	return sw.flush()
 }
 
-// appendV8String appends s as V8's serializer writes a string: the short
-// escapes for '"', '\\', \b, \f, \n, \r, \t, \u00XX for other control
-// characters, printable ASCII as is, and every other character as \uXXXX
-// with uppercase hex digits (characters above U+FFFF as a surrogate pair).
-// A lone surrogate, kept by the reader as WTF-8, goes back to its \uDXXX
-// escape; bytes that are not UTF-8 at all become \uFFFD.
-func appendV8String(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < 0x80 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			if c < 0x20 {
-				b = appendU(b, rune(c))
-				i++
-				start = i
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
-					b = appendU(b, 0xD000|rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F))
-					size = 3
-				} else {
-					b = appendU(b, 0xFFFD)
-				}
-			case r >= 0x10000:
-				r -= 0x10000
-				b = appendU(b, 0xD800+r>>10)
-				b = appendU(b, 0xDC00+r&0x3FF)
-			default:
-				b = appendU(b, r)
-			}
-			i += size
-			start = i
-			continue
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-const hexUpper = "0123456789ABCDEF"
-
-// appendU appends \uXXXX for a UTF-16 code unit, uppercase as V8 writes.
-func appendU(b []byte, u rune) []byte {
-	return append(b, '\\', 'u', hexUpper[u>>12&0xF], hexUpper[u>>8&0xF], hexUpper[u>>4&0xF], hexUpper[u&0xF])
-}
+// appendV8String appends s as V8's serializer writes a string: every
+// character outside printable ASCII escaped (see formats.AppendJSONString).
+func appendV8String(b []byte, s string) []byte { return formats.AppendJSONString(b, s, true) }
