@@ -109,20 +109,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	// An interrupt must not leave a temporary file behind: the output is
 	// only renamed into place once complete, and the handler removes the
 	// one being written before exiting.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case s := <-sigs:
-			formats.RemoveTemps()
-			fmt.Fprintf(stderr, "\nheapx: %v: %s not written\n", s, out)
-			os.Exit(130)
-		case <-done:
-		}
-	}()
+	defer cleanUpOnInterrupt(stderr, out)()
 
 	jsonl.Generator = "heapx " + buildVersion()
 	res := &model.Results{}
@@ -136,8 +123,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		if err != nil {
 			return err
 		}
-		res = &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
-			Dominator: a.Dominators.IDom, Distance: a.Distances}
+		res = resultsOf(a)
 	}
 	wopt := formats.WriteOptions{}
 	if res.Shallow != nil && of.Results {
@@ -183,4 +169,27 @@ func analyze1(d *dump, stderr *os.File) (*analysis.Analysis, error) {
 		return nil, fmt.Errorf("%s: %w", d.path, err)
 	}
 	return a, nil
+}
+
+// cleanUpOnInterrupt makes an interrupt (or SIGTERM, SIGHUP) while out is
+// being written remove the temporary files formats.WriteFileAtomic is
+// writing, say that out was not written and exit 130, until the returned
+// function is called.
+func cleanUpOnInterrupt(stderr *os.File, out string) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			formats.RemoveTemps()
+			fmt.Fprintf(stderr, "\nheapx: %v: %s not written\n", s, out)
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		signal.Stop(sigs)
+	}
 }

@@ -10,11 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -155,20 +153,7 @@ func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool
 	}
 	// An interrupt must not leave a temporary file behind (the cache is
 	// renamed into place only once complete).
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case s := <-sigs:
-			formats.RemoveTemps()
-			fmt.Fprintf(stderr, "\nheapx: %v: %s not written\n", s, target)
-			os.Exit(130)
-		case <-done:
-		}
-	}()
+	defer cleanUpOnInterrupt(stderr, target)()
 	// Results the input carries (an analysed .jsonl) are kept; otherwise
 	// they are computed, since the first questions asked in SQL are about
 	// retained sizes.
