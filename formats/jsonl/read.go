@@ -1415,40 +1415,26 @@ func splitName(s string) (string, string) {
 	return "", s
 }
 
-func categoryOf(s string) model.Category {
-	for c := model.Category(0); c < 64; c++ {
+func categoryOf(s string) model.Category         { return enumByName(s, model.CatOther) }
+func edgeCategoryOf(s string) model.EdgeCategory { return enumByName(s, model.EdgeOther) }
+func strengthOf(s string) model.Strength         { return enumByName(s, model.Strong) }
+
+// enumByName is the value of E whose name (String) is s, or def if none
+// is. def must be what String returns past E's last value, which is where
+// the search stops.
+func enumByName[E interface {
+	~uint8
+	String() string
+}](s string, def E) E {
+	for c := E(0); c < 64; c++ {
 		if c.String() == s {
 			return c
 		}
-		if c > 0 && c.String() == "other" {
+		if c > 0 && c.String() == def.String() {
 			break
 		}
 	}
-	return model.CatOther
-}
-
-func edgeCategoryOf(s string) model.EdgeCategory {
-	for c := model.EdgeCategory(0); c < 16; c++ {
-		if c.String() == s {
-			return c
-		}
-		if c > 0 && c.String() == "other" {
-			break
-		}
-	}
-	return model.EdgeOther
-}
-
-func strengthOf(s string) model.Strength {
-	for st := model.Strength(0); st < 16; st++ {
-		if st.String() == s {
-			return st
-		}
-		if st > 0 && st.String() == "strong" {
-			break
-		}
-	}
-	return model.Strong
+	return def
 }
 
 func (rd *reader) location(d *decl) error {
