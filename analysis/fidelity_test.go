@@ -2,10 +2,8 @@ package analysis_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -80,25 +79,11 @@ type nodeDump struct {
 	dist     []int32
 }
 
-func readGz(t testing.TB, path string) []byte {
-	f, err := os.Open(path)
-	if err != nil {
+func loadDump(t testing.TB, path string) *nodeDump {
+	if _, err := os.Stat(path); err != nil {
 		t.Skipf("fixture not available: %v", err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func loadDump(t testing.TB, path string) *nodeDump {
-	raw := readGz(t, path)
+	raw := testfixtures.Gunzip(t, path)
 	h := bytes.IndexByte(raw, '\n') + 1
 	var hdr struct {
 		NodeCount int `json:"nodeCount"`

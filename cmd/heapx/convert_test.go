@@ -14,6 +14,7 @@ import (
 
 	"github.com/heapx/heapx/formats/jsonl"
 	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -51,7 +52,7 @@ func TestConvertRoundTrip(t *testing.T) {
 				t.Errorf("top differs between the snapshot and its .jsonl.gz")
 			}
 
-			orig := gunzip(t, f.path)
+			orig := testfixtures.Gunzip(t, f.path)
 			got, err := os.ReadFile(back)
 			if err != nil {
 				t.Fatal(err)
@@ -260,7 +261,7 @@ func TestConvertThroughSQLite(t *testing.T) {
 				t.Errorf("results did not come through the database: %q", s)
 			}
 			ok(t, "convert", flat, back)
-			orig := gunzip(t, f.path)
+			orig := testfixtures.Gunzip(t, f.path)
 			for _, p := range []string{direct, back} {
 				got, err := os.ReadFile(p)
 				if err != nil {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // These tests build the heapx binary and run it the way a user does, on the
@@ -214,7 +216,7 @@ func TestInfoText(t *testing.T) {
 // with exit code 1 and one "heapx: " line naming the file.
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	raw := gunzip(t, "../../testdata/node-basic.heapsnapshot.gz")
+	raw := testfixtures.Gunzip(t, "../../testdata/node-basic.heapsnapshot.gz")
 	gz, err := os.ReadFile("../../testdata/node-basic.heapsnapshot.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -304,22 +306,4 @@ func TestVersionAndHelp(t *testing.T) {
 	if !strings.Contains(out, "info") {
 		t.Errorf("--help does not list info:\n%s", out)
 	}
-}
-
-func gunzip(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -346,7 +347,7 @@ func TestSQLErrors(t *testing.T) {
 func TestSQLCache(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "app.heapsnapshot")
-	raw := gunzip(t, filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"))
+	raw := testfixtures.Gunzip(t, filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"))
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}

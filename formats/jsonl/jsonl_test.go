@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"io"
 	"os"
@@ -14,27 +13,9 @@ import (
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
-
-// fixtures are every V8 dump in testdata/, each with its own quirks: Node
-// 20's layout, Chrome's sections and detachedness, a --track-heap-objects
-// trace, a heap timeline's samples.
-func fixtures(t testing.TB) []string {
-	t.Helper()
-	var out []string
-	for _, pat := range []string{"*.heapsnapshot.gz", "*.heaptimeline.gz"} {
-		m, err := filepath.Glob(filepath.Join("..", "..", "testdata", pat))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m...)
-	}
-	if len(out) < 8 {
-		t.Fatalf("found only %d fixtures", len(out))
-	}
-	return out
-}
 
 // ignoreMeta are the keys a reader sets for the file it read.
 var ignoreMeta = model.CompareOptions{IgnoreMeta: []string{"format", keySourceFormat, keyGenerator}}
@@ -42,7 +23,7 @@ var ignoreMeta = model.CompareOptions{IgnoreMeta: []string{"format", keySourceFo
 // TestRoundTripFixtures writes every fixture as JSON Lines and reads it
 // back: the graph must come back identical, column for column.
 func TestRoundTripFixtures(t *testing.T) {
-	for _, path := range fixtures(t) {
+	for _, path := range testfixtures.V8Dumps(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			g, err := v8.ReadFile(path, v8.Options{})
 			if err != nil {
@@ -153,9 +134,9 @@ func TestErrors(t *testing.T) {
 // reads back to the same graph (counts, ids, names, edges in order, types
 // and strengths, self sizes, locations, trace, sections, metadata).
 func TestV8JSONLV8(t *testing.T) {
-	for _, path := range fixtures(t) {
+	for _, path := range testfixtures.V8Dumps(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			orig := gunzip(t, path)
+			orig := testfixtures.Gunzip(t, path)
 			g, err := v8.Read(bytes.NewReader(orig), path, v8.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -190,25 +171,6 @@ func TestV8JSONLV8(t *testing.T) {
 			}
 		})
 	}
-}
-
-// gunzip returns the decompressed contents of a .gz file.
-func gunzip(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestLocationScripts reads v8:location's optional script field: resolved

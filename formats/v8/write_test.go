@@ -2,60 +2,23 @@ package v8
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
-
-// allFixtures are every V8 dump in testdata/, timeline included.
-func allFixtures(t testing.TB) []string {
-	t.Helper()
-	var out []string
-	for _, pat := range []string{"*.heapsnapshot.gz", "*.heaptimeline.gz"} {
-		m, err := filepath.Glob(filepath.Join("..", "..", "testdata", pat))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m...)
-	}
-	if len(out) < 8 {
-		t.Fatalf("found only %d fixtures", len(out))
-	}
-	return out
-}
-
-func gunzipFile(t testing.TB, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestWriteByteForByte writes every fixture back and compares the bytes
 // with the original: Node's and Chrome's snapshots (with newer V8's
 // script_object_index in its locations) come back identical, and the
 // rewritten snapshot reads back to the same graph.
 func TestWriteByteForByte(t *testing.T) {
-	for _, path := range allFixtures(t) {
+	for _, path := range testfixtures.V8Dumps(t) {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
-			orig := gunzipFile(t, path)
+			orig := testfixtures.Gunzip(t, path)
 			g, err := Read(bytes.NewReader(orig), name, Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -1,0 +1,57 @@
+// Package testfixtures is what the tests of several packages share to get
+// at the heap dumps in testdata/.
+package testfixtures
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"compress/gzip"
+)
+
+// Dir is the repository's testdata directory.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata")
+}
+
+// V8Dumps are every V8 dump in testdata/, each with its own quirks: Node
+// 20's layout, Chrome's sections and detachedness, a --track-heap-objects
+// trace, a heap timeline's samples.
+func V8Dumps(t testing.TB) []string {
+	t.Helper()
+	var out []string
+	for _, pat := range []string{"*.heapsnapshot.gz", "*.heaptimeline.gz"} {
+		m, err := filepath.Glob(filepath.Join(Dir(), pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	if len(out) < 8 {
+		t.Fatalf("found only %d fixtures", len(out))
+	}
+	return out
+}
+
+// Gunzip returns the decompressed contents of the .gz file at path.
+func Gunzip(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
