@@ -63,3 +63,27 @@ func InputSize(r io.Reader) int64 {
 	}
 	return -1
 }
+
+// ProgressReader wraps r to call fn with the bytes read so far and total
+// every 4 MB.
+func ProgressReader(r io.Reader, total int64, fn func(done, total int64)) io.Reader {
+	return &progressReader{r: r, total: total, fn: fn}
+}
+
+type progressReader struct {
+	r     io.Reader
+	done  int64
+	total int64
+	last  int64
+	fn    func(done, total int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	if p.done-p.last >= 4<<20 {
+		p.last = p.done
+		p.fn(p.done, p.total)
+	}
+	return n, err
+}

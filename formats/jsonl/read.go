@@ -46,7 +46,7 @@ func Read(r io.Reader, name string, opt ReadOptions) (*model.Graph, error) {
 
 func read(r io.Reader, size int64, name string, opt ReadOptions) (*model.Graph, error) {
 	if opt.Progress != nil {
-		r = &progressReader{r: r, total: size, fn: opt.Progress}
+		r = formats.ProgressReader(r, size, opt.Progress)
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var in io.Reader = br
@@ -81,24 +81,6 @@ func read(r io.Reader, size int64, name string, opt ReadOptions) (*model.Graph, 
 		opt.Progress(size, size)
 	}
 	return rd.g, nil
-}
-
-type progressReader struct {
-	r     io.Reader
-	done  int64
-	total int64
-	last  int64
-	fn    func(done, total int64)
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	p.done += int64(n)
-	if p.done-p.last >= 4<<20 {
-		p.last = p.done
-		p.fn(p.done, p.total)
-	}
-	return n, err
 }
 
 // prefetch reads its source on its own goroutine, a block ahead, so

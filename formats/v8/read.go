@@ -85,7 +85,7 @@ const maxGzipRatio = 1032
 
 func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, error) {
 	if opt.Progress != nil {
-		r = &progressReader{r: r, total: size, fn: opt.Progress}
+		r = formats.ProgressReader(r, size, opt.Progress)
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(2)
@@ -127,24 +127,6 @@ func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, erro
 		opt.Progress(size, size)
 	}
 	return rd.g, nil
-}
-
-type progressReader struct {
-	r     io.Reader
-	done  int64
-	total int64
-	fn    func(done, total int64)
-	last  int64
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	p.done += int64(n)
-	if p.done-p.last >= 4<<20 {
-		p.last = p.done
-		p.fn(p.done, p.total)
-	}
-	return n, err
 }
 
 // header is snapshot.meta and the counts next to it.
