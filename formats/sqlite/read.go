@@ -1076,29 +1076,41 @@ func (r *reader) extensions() error {
 		}
 		return model.StringID(s), nil
 	}
-	// ints reads an all-integer table in key order.
-	ints := func(table, record, key string, cols []string, fn func(v []int64, row fmt.Stringer) error) error {
+	// ints reads an all-integer table in key order; optional columns may
+	// be NULL (has[i] says, for optional column i).
+	ints := func(table, record, key string, cols, optional []string, fn func(v []int64, has []bool, row fmt.Stringer) error) error {
 		if _, ok := r.tables[table]; !ok {
 			return nil
 		}
 		r.section = table
-		sel, err := r.columns(table, record, cols, nil)
+		sel, err := r.columns(table, record, cols, optional)
 		if err != nil {
 			return err
 		}
-		v := make([]int64, len(cols))
+		v := make([]int64, len(cols)+len(optional))
+		has := make([]bool, len(optional))
 		return query(r.conn, "SELECT "+sel+" FROM "+quoteIdent(table)+" ORDER BY "+quoteIdent(key), func(st *sqlite.Stmt) error {
 			row := rowKey{key, st.ColumnInt64(0)}
 			for i := range v {
-				if st.ColumnType(i) != sqlite.TypeInteger {
-					return r.fail("row %s: %s is %s, want an integer", row, cols[i], typeName(st.ColumnType(i)))
+				t := st.ColumnType(i)
+				if i >= len(cols) {
+					if has[i-len(cols)] = t != sqlite.TypeNull; !has[i-len(cols)] {
+						continue
+					}
+				}
+				if t != sqlite.TypeInteger {
+					return r.fail("row %s: %s is %s, want an integer", row, append(cols, optional...)[i], typeName(t))
 				}
 				v[i] = st.ColumnInt64(i)
 			}
-			return fn(v, row)
+			return fn(v, has, row)
 		})
 	}
-	err := ints("v8_location", "v8:location", "seq", []string{"seq", "node_identifier", "script_id", "line", "column"}, func(v []int64, row fmt.Stringer) error {
+	// A location's script node is all or nothing (2.7): kept only when
+	// every location has one, else dropped and reported.
+	var scripts []model.NodeIndex
+	withScript := 0
+	err := ints("v8_location", "v8:location", "seq", []string{"seq", "node_identifier", "script_id", "line", "column"}, []string{"script_node_identifier"}, func(v []int64, has []bool, row fmt.Stringer) error {
 		n, err := node(v[1], row)
 		if err != nil {
 			return err
@@ -1110,10 +1122,24 @@ func (r *reader) extensions() error {
 			}
 		}
 		g.Locations = append(g.Locations, model.Location{Node: n, ScriptID: l[0], Line: l[1], Column: l[2]})
+		script := model.NoNode
+		if has[0] {
+			if script = r.ids.get(uint64(v[5])); script < 0 {
+				return r.fail("row %s: script_node_identifier %d is not a node identifier", row, v[5])
+			}
+			withScript++
+		}
+		scripts = append(scripts, script)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	switch {
+	case withScript > 0 && withScript == len(g.Locations):
+		g.LocationScripts = scripts
+	case withScript > 0:
+		r.skippedFields = append(r.skippedFields, fmt.Sprintf("v8:location.script=%d", withScript))
 	}
 	trace := func() *model.AllocationTrace {
 		if g.Trace == nil {
@@ -1121,7 +1147,7 @@ func (r *reader) extensions() error {
 		}
 		return g.Trace
 	}
-	err = ints("v8_trace_function", "v8:trace_function", "idx", []string{"idx", "function_id", "name", "script_name", "script_id", "line", "column"}, func(v []int64, row fmt.Stringer) error {
+	err = ints("v8_trace_function", "v8:trace_function", "idx", []string{"idx", "function_id", "name", "script_name", "script_id", "line", "column"}, nil, func(v []int64, _ []bool, row fmt.Stringer) error {
 		t := trace()
 		if v[0] != int64(len(t.Functions)) {
 			return r.fail("row %s: idx must count from 0 without gaps", row)
@@ -1148,7 +1174,7 @@ func (r *reader) extensions() error {
 	if err != nil {
 		return err
 	}
-	err = ints("v8_trace_node", "v8:trace_node", "idx", []string{"idx", "parent", "id", "function_index", "count", "size"}, func(v []int64, row fmt.Stringer) error {
+	err = ints("v8_trace_node", "v8:trace_node", "idx", []string{"idx", "parent", "id", "function_index", "count", "size"}, nil, func(v []int64, _ []bool, row fmt.Stringer) error {
 		t := trace()
 		if v[0] != int64(len(t.Tree)) {
 			return r.fail("row %s: idx must count from 0 without gaps", row)
@@ -1170,7 +1196,7 @@ func (r *reader) extensions() error {
 	if err != nil {
 		return err
 	}
-	err = ints("v8_sample", "v8:sample", "seq", []string{"seq", "timestamp_us", "last_assigned_id"}, func(v []int64, row fmt.Stringer) error {
+	err = ints("v8_sample", "v8:sample", "seq", []string{"seq", "timestamp_us", "last_assigned_id"}, nil, func(v []int64, _ []bool, row fmt.Stringer) error {
 		t := trace()
 		t.Samples = append(t.Samples, model.TraceSample{TimestampMicros: uint64(v[1]), LastAssignedID: uint64(v[2])})
 		return nil

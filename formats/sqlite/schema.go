@@ -37,7 +37,8 @@ CREATE TABLE edge (
     smi        INTEGER
 );
 CREATE TABLE v8_location       (seq INTEGER PRIMARY KEY, node_identifier INTEGER NOT NULL,
-                                script_id INTEGER NOT NULL, line INTEGER NOT NULL, "column" INTEGER NOT NULL);
+                                script_id INTEGER NOT NULL, line INTEGER NOT NULL, "column" INTEGER NOT NULL,
+                                script_node_identifier INTEGER);
 CREATE TABLE v8_trace_function (idx INTEGER PRIMARY KEY, function_id INTEGER NOT NULL, name INTEGER NOT NULL,
                                 script_name INTEGER NOT NULL, script_id INTEGER NOT NULL,
                                 line INTEGER NOT NULL, "column" INTEGER NOT NULL);

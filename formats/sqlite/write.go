@@ -475,7 +475,12 @@ func (w *writer) extensions() error {
 	g := w.g
 	ids := g.Nodes.ID
 	if len(g.Locations) > 0 {
-		in, err := newInserter(w.conn, "v8_location", int64(len(g.Locations)), "seq", "node_identifier", "script_id", "line", "column")
+		cols := []string{"seq", "node_identifier", "script_id", "line", "column"}
+		scripts := g.LocationScripts
+		if scripts != nil {
+			cols = append(cols, "script_node_identifier") // else NULL
+		}
+		in, err := newInserter(w.conn, "v8_location", int64(len(g.Locations)), cols...)
 		if err != nil {
 			return err
 		}
@@ -485,6 +490,9 @@ func (w *writer) extensions() error {
 			in.Int(int64(l.ScriptID))
 			in.Int(int64(l.Line))
 			in.Int(int64(l.Column))
+			if scripts != nil {
+				in.Int(int64(ids[scripts[i]]))
+			}
 			if err := in.End(); err != nil {
 				in.Close()
 				return err
