@@ -112,7 +112,7 @@ const (
 
 // cacheSchema changes when a cache made by an older heapx must not be
 // reused (different tables or analysis columns).
-const cacheSchema = "1"
+const cacheSchema = "2" // 2: v8_location.script_node_identifier
 
 // cacheHeadBytes is how much of the input the cache key hashes.
 const cacheHeadBytes = 1 << 20
