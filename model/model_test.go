@@ -159,3 +159,18 @@ func TestCategoryNames(t *testing.T) {
 		t.Error("names")
 	}
 }
+
+func TestIDMap(t *testing.T) {
+	m := NewIDMap(4)
+	for i := 0; i < 10000; i++ { // grows well past its first size
+		if !m.Insert(uint64(2*i+1), int32(i)) {
+			t.Fatalf("insert %d refused", i)
+		}
+	}
+	if m.Insert(7, 99) {
+		t.Error("duplicate id accepted")
+	}
+	if m.Get(7) != 3 || m.Get(19999) != 9999 || m.Get(2) != -1 {
+		t.Errorf("lookups %d %d %d", m.Get(7), m.Get(19999), m.Get(2))
+	}
+}

@@ -834,7 +834,7 @@ func (rd *reader) nodeRef(id uint64, kind uint8, at int) (int32, error) {
 	if err := rd.sync(); err != nil {
 		return 0, err
 	}
-	if i := rd.rs.ids.get(id); i >= 0 {
+	if i := rd.rs.ids.Get(id); i >= 0 {
 		return i, nil
 	}
 	rd.pend = append(rd.pend, pending{line: rd.line, id: id, at: uint32(at), kind: kind})
@@ -1489,7 +1489,7 @@ func (rd *reader) resolveScripts() error {
 	ids := rd.rs.ids
 	ss := model.Alloc[model.NodeIndex](len(rd.scriptRaw))
 	for k, id := range rd.scriptRaw {
-		i := ids.get(id)
+		i := ids.Get(id)
 		if i < 0 {
 			return rd.errAt(rd.locLine[k], "a v8:location's script refers to node id %d, which no node record has", id)
 		}
@@ -1774,7 +1774,7 @@ func (rd *reader) finish() error {
 	rd.collect()
 	ids := rd.rs.ids
 	for k, id := range rd.locRaw {
-		i := ids.get(id)
+		i := ids.Get(id)
 		if i < 0 {
 			return rd.errAt(rd.locLine[k], "%s refers to node id %d, which no node record has", refWhat(refLocation), id)
 		}
@@ -1791,7 +1791,7 @@ func (rd *reader) finish() error {
 		if p.kind >= refNodeName {
 			continue
 		}
-		i := ids.get(p.id)
+		i := ids.Get(p.id)
 		if i < 0 {
 			return rd.errAt(p.line, "%s refers to node id %d, which no node record has", refWhat(p.kind), p.id)
 		}
@@ -1812,7 +1812,7 @@ func (rd *reader) finish() error {
 			if d == model.NoNode {
 				continue
 			}
-			j := ids.get(rd.domRaw[i])
+			j := ids.Get(rd.domRaw[i])
 			if j < 0 {
 				return rd.errAt(0, "node %d (id %d): heapx:dominator names node id %d, which no node record has", i, g.Nodes.ID[i], rd.domRaw[i])
 			}
@@ -1821,7 +1821,7 @@ func (rd *reader) finish() error {
 		rd.domRaw = nil
 	}
 	if rd.haveRoot {
-		i := ids.get(rd.rootID)
+		i := ids.Get(rd.rootID)
 		if i < 0 {
 			return rd.errAt(0, "metadata heapx:root names node id %d, which no node record has", rd.rootID)
 		}

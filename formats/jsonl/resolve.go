@@ -2,6 +2,8 @@ package jsonl
 
 import (
 	"sync"
+
+	"github.com/heapx/heapx/model"
 )
 
 // resolver owns the id map on a goroutine of its own: the reader sends it
@@ -11,7 +13,7 @@ import (
 // this takes it off the parsing path. Jobs run in the order they were
 // sent, so a lookup sees every node sent before it.
 type resolver struct {
-	ids  *idMap
+	ids  *model.IDMap
 	jobs chan *resJob
 	free chan *resJob
 
@@ -44,7 +46,7 @@ type resJob struct {
 }
 
 func newResolver(n int) *resolver {
-	r := &resolver{ids: newIDMap(n), jobs: make(chan *resJob, 4), free: make(chan *resJob, 8)}
+	r := &resolver{ids: model.NewIDMap(n), jobs: make(chan *resJob, 4), free: make(chan *resJob, 8)}
 	go r.run()
 	return r
 }
@@ -56,7 +58,7 @@ func (r *resolver) run() {
 			close(j.ack)
 		case jobInsert:
 			for i, id := range j.vals {
-				if !r.ids.insert(id, int32(j.first+i)) && !r.dup {
+				if !r.ids.Insert(id, int32(j.first+i)) && !r.dup {
 					r.dup, r.dupID, r.dupLine = true, id, j.lines[i]
 				}
 			}
@@ -64,7 +66,7 @@ func (r *resolver) run() {
 		default:
 			j.out = j.out[:0]
 			for _, v := range j.vals {
-				j.out = append(j.out, r.ids.get(v))
+				j.out = append(j.out, r.ids.Get(v))
 			}
 			r.mu.Lock()
 			r.done = append(r.done, j)

@@ -161,7 +161,7 @@ type reader struct {
 	strs     idIndex
 	nodeT    idIndex // nodetypeid -> model index
 	edgeT    idIndex // edgetypeid -> model index
-	ids      *idMap
+	ids      *model.IDMap
 	rootSeen bool
 	smi      int // edges skipped for holding a small integer
 
@@ -669,7 +669,7 @@ func (r *reader) nodeRows(sel string, ordered, hasRoot bool, rootID uint64) erro
 	// the dump has no such data; a model column is made on the first
 	// value seen, so an all-NULL column costs nothing.
 	g.TraceNodeID, g.Detachedness, g.Root, r.rootSeen = nil, nil, 0, false
-	r.ids = newIDMap(int(n))
+	r.ids = model.NewIDMap(int(n))
 	var placed []uint64 // bitset of the seq values seen (fast pass)
 	q := "SELECT " + sel + " FROM node"
 	if ordered {
@@ -754,7 +754,7 @@ func (r *reader) nodeRows(sel string, ordered, hasRoot bool, rootID uint64) erro
 	// inserts let the CPU overlap their cache misses, which inserts
 	// interleaved with SQLite's work cannot.
 	for i, id := range ns.ID {
-		if !r.ids.insert(id, int32(i)) {
+		if !r.ids.Insert(id, int32(i)) {
 			return r.fail("row identifier=%d: the identifier repeats", int64(id))
 		}
 	}
@@ -965,7 +965,7 @@ func (sc *edgeScan) run(conn *sqlite.Conn, q string) error {
 		if int(sc.cur)+1 < len(ids) && ids[sc.cur] != source && ids[sc.cur+1] == source {
 			sc.cur++
 		} else if len(ids) == 0 || ids[sc.cur] != source {
-			s := r.ids.get(source)
+			s := r.ids.Get(source)
 			if s < 0 {
 				return r.fail("row seq=%d: source %d is not a node identifier", seq, int64(source))
 			}
@@ -1017,7 +1017,7 @@ func (sc *edgeScan) resolve() error {
 	to := sc.r.g.Edges.To
 	ids := sc.r.ids
 	for _, p := range sc.pending {
-		n := ids.get(p.dest)
+		n := ids.Get(p.dest)
 		if n < 0 {
 			return sc.r.fail("row seq=%d: dest %d is not a node identifier", p.seq, int64(p.dest))
 		}
@@ -1056,7 +1056,7 @@ func (r *reader) extensions() error {
 			last++
 			return last, nil
 		}
-		n := r.ids.get(uint64(v))
+		n := r.ids.Get(uint64(v))
 		if n < 0 {
 			return 0, r.fail("row %s: %d is not a node identifier", row, v)
 		}
@@ -1124,7 +1124,7 @@ func (r *reader) extensions() error {
 		g.Locations = append(g.Locations, model.Location{Node: n, ScriptID: l[0], Line: l[1], Column: l[2]})
 		script := model.NoNode
 		if has[0] {
-			if script = r.ids.get(uint64(v[5])); script < 0 {
+			if script = r.ids.Get(uint64(v[5])); script < 0 {
 				return r.fail("row %s: script_node_identifier %d is not a node identifier", row, v[5])
 			}
 			withScript++
@@ -1378,7 +1378,7 @@ func (r *reader) results() error {
 	pending := make([]pendingDest, 0, destBatch)
 	resolve := func() error {
 		for _, p := range pending {
-			d := r.ids.get(p.dest)
+			d := r.ids.Get(p.dest)
 			if d < 0 {
 				return r.fail("row node_identifier=%d: dominator %d is not a node identifier", p.seq, int64(p.dest))
 			}
@@ -1398,7 +1398,7 @@ func (r *reader) results() error {
 		var i int32
 		if last+1 < len(ids) && ids[last+1] == id {
 			i = int32(last + 1)
-		} else if i = r.ids.get(id); i < 0 {
+		} else if i = r.ids.Get(id); i < 0 {
 			return r.fail("row %s: not a node identifier", row)
 		}
 		last = int(i)
