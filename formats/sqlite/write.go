@@ -141,9 +141,17 @@ func WriteFile(path string, g *model.Graph, opt Options) (err error) {
 	return nil
 }
 
-// openForWrite creates the database at path with the bulk-load settings.
+// openForWrite opens the database at path with the bulk-load settings. A
+// file that already exists (the temporary file formats.Save made) is
+// opened without OpenCreate: if an interrupt removed it in the meantime
+// (formats.RemoveTemps), the open fails instead of creating it again and
+// leaving it behind when the process exits.
 func openForWrite(path string) (*sqlite.Conn, error) {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate)
+	flags := sqlite.OpenReadWrite
+	if _, err := os.Stat(path); err != nil {
+		flags |= sqlite.OpenCreate
+	}
+	conn, err := sqlite.OpenConn(path, flags)
 	if err != nil {
 		return nil, err
 	}
