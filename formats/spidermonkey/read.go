@@ -1,0 +1,795 @@
+package spidermonkey
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/model"
+)
+
+// Options tune a read.
+type Options struct {
+	// Progress, if set, is called now and then with the number of input
+	// bytes consumed and the input size (-1 if unknown).
+	Progress func(done, total int64)
+}
+
+// ReadFile reads the core dump at path, gzip-compressed (as Firefox writes
+// it) or not.
+func ReadFile(path string, opt Options) (*model.Graph, error) {
+	return formats.ReadFile(path, func(r io.Reader, size int64, name string) (*model.Graph, error) {
+		return read(r, size, name, opt)
+	})
+}
+
+// Read reads a core dump from r; name is used in error messages.
+func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
+	return read(r, formats.InputSize(r), name, opt)
+}
+
+// blockSize is the input window; a bigger message grows it.
+const blockSize = 256 << 10
+
+// maxMessage bounds a message's length: Gecko reads lengths with protobuf's
+// ReadVarint32, and protobuf messages are limited to 2 GB.
+const maxMessage = math.MaxInt32
+
+// Bytes of input per node and per edge, measured on Firefox's dumps (about
+// 7 per node and 2.5 per edge compressed, 70 and 23 plain), for sizing the
+// columns before the data arrives; they grow past the estimate as needed.
+const (
+	gzipBytesPerNode  = 6
+	gzipBytesPerEdge  = 2
+	plainBytesPerNode = 60
+	plainBytesPerEdge = 20
+	unknownSizeCap    = 1 << 16
+)
+
+// maxOwnTypes is how many node types get a table entry of their own; the
+// rest of the 256 entries are kept for the catch-all types, one per
+// category the reader assigns.
+const maxOwnTypes = 256 - 11
+
+type reader struct {
+	name string
+	src  io.Reader
+	gzip bool
+
+	// The input window: buf[pos:end] is unread, buf[0] is at stream
+	// offset base.
+	buf      []byte
+	pos, end int
+	base     int64
+	eof      bool
+	rerr     error // the input's read error, other than io.EOF
+
+	g    *model.Graph
+	strs *model.Interner
+	// two and one are Gecko's string tables, as StringIDs in g.Strings.
+	two, one []model.StringID
+	utf8     []byte // scratch for string conversion
+	empty    model.StringID
+	function model.StringID // "Function", once seen; noString before
+
+	ids  *model.IDMap
+	refs []uint64 // per edge, the referent's id, resolved by resolve
+
+	types    map[typeKey]uint8
+	lastKey  typeKey
+	lastType uint8
+	haveLast bool
+	folded   map[model.StringID]bool
+
+	frames  map[uint64]int32 // frame id -> index in g.Trace.Tree
+	pending []pendingFrame
+
+	timestamp    uint64
+	hasTimestamp bool
+}
+
+// noString marks a StringID not (yet) known.
+const noString = math.MaxUint32
+
+// typeKey is what a node's type depends on.
+type typeKey struct {
+	name     model.StringID
+	coarse   uint8
+	function bool
+}
+
+// pendingFrame is a stack frame whose parent chain is still being read.
+type pendingFrame struct {
+	fn  model.TraceFunction
+	off int64
+}
+
+func read(in io.Reader, size int64, name string, opt Options) (*model.Graph, error) {
+	if opt.Progress != nil {
+		in = formats.ProgressReader(in, size, opt.Progress)
+	}
+	br := bufio.NewReaderSize(in, blockSize)
+	r := &reader{name: name, src: br, buf: make([]byte, blockSize), g: &model.Graph{},
+		types: map[typeKey]uint8{}, function: noString}
+	if head, _ := br.Peek(2); formats.IsGzip(head) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &formats.FormatError{File: name, Section: "gzip", Offset: 0, Msg: "bad gzip header: " + err.Error()}
+		}
+		defer zr.Close()
+		r.src, r.gzip = zr, true
+	}
+	nodes, edges := unknownSizeCap, unknownSizeCap
+	switch {
+	case size >= 0 && r.gzip:
+		nodes, edges = int(size/gzipBytesPerNode), int(size/gzipBytesPerEdge)
+	case size >= 0:
+		nodes, edges = int(size/plainBytesPerNode), int(size/plainBytesPerEdge)
+	}
+	r.grow(nodes+1, edges)
+	r.strs = model.NewInterner(&r.g.Strings)
+	r.empty = r.strs.Intern(nil)
+	if err := r.readAll(); err != nil {
+		return nil, err
+	}
+	if opt.Progress != nil && size >= 0 {
+		opt.Progress(size, size)
+	}
+	return r.g, nil
+}
+
+// grow sizes the node and edge columns for the expected counts.
+func (r *reader) grow(nodes, edges int) {
+	n := &r.g.Nodes
+	n.Type = model.Alloc[uint8](nodes)[:0]
+	n.Name = model.Alloc[model.StringID](nodes)[:0]
+	n.ID = model.Alloc[uint64](nodes)[:0]
+	n.Size = model.Alloc[uint64](nodes)[:0]
+	n.FirstEdge = model.Alloc[uint32](nodes + 1)[:0]
+	r.g.Edges.Name = model.Alloc[uint32](edges)[:0]
+	r.refs = model.Alloc[uint64](edges)[:0]
+	r.ids = model.NewIDMap(nodes)
+}
+
+// push appends v to s, growing it with model.Grow (huge pages, no garbage
+// from append's own growth policy).
+func push[T any](s []T, v T) []T {
+	return append(model.Grow(s, 1), v)
+}
+
+// fill makes at least n bytes available in buf[pos:end], reading more
+// input as needed; it reports false when the input ends first.
+func (r *reader) fill(n int) bool {
+	if r.end-r.pos >= n {
+		return true
+	}
+	if r.pos > 0 {
+		copy(r.buf, r.buf[r.pos:r.end])
+		r.base += int64(r.pos)
+		r.end -= r.pos
+		r.pos = 0
+	}
+	for r.end < n && !r.eof {
+		if r.end == len(r.buf) {
+			// Double, not jump to n: a corrupt length must not allocate
+			// more than the input really holds.
+			nb := make([]byte, min(n, 2*len(r.buf)))
+			copy(nb, r.buf[:r.end])
+			r.buf = nb
+		}
+		k, err := r.src.Read(r.buf[r.end:])
+		r.end += k
+		if err != nil {
+			r.eof = true
+			if err != io.EOF {
+				r.rerr = err
+			}
+		}
+	}
+	return r.end-r.pos >= n
+}
+
+func (r *reader) errAt(section string, off int64, format string, args ...any) error {
+	return &formats.FormatError{File: r.name, Section: section, Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// streamErr reports the input's read error at the end of what it gave.
+func (r *reader) streamErr() error {
+	what := "reading input"
+	if r.gzip {
+		what = "corrupt or truncated gzip stream"
+	}
+	return r.errAt("input", r.base+int64(r.end), "%s: %v", what, r.rerr)
+}
+
+// next returns the next length-delimited message and the stream offset of
+// its first byte, or nil at the end of the input. The message aliases the
+// window and is valid until the next call.
+func (r *reader) next(section string) ([]byte, int64, error) {
+	if !r.fill(1) {
+		if r.rerr != nil {
+			return nil, 0, r.streamErr()
+		}
+		return nil, 0, nil
+	}
+	r.fill(binaryMaxVarint)
+	off := r.base + int64(r.pos)
+	n, k := protowire.ConsumeVarint(r.buf[r.pos:r.end])
+	switch {
+	case k < 0 && r.rerr != nil:
+		return nil, 0, r.streamErr()
+	case k < 0 && r.end-r.pos < binaryMaxVarint:
+		return nil, 0, r.errAt(section, off, "input ends inside a message length")
+	case k < 0:
+		return nil, 0, r.errAt(section, off, "malformed message length: %v", protowire.ParseError(k))
+	case n > maxMessage:
+		return nil, 0, r.errAt(section, off, "message length %d is more than protobuf's 2 GB limit", n)
+	case n == 0:
+		return nil, 0, r.errAt(section, off, "empty message")
+	}
+	if !r.fill(k + int(n)) {
+		if r.rerr != nil {
+			return nil, 0, r.streamErr()
+		}
+		return nil, 0, r.errAt(section, off, "message of %d bytes runs past the end of the input (%d bytes left)", n, r.end-r.pos-k)
+	}
+	start := r.pos + k
+	r.pos = start + int(n)
+	return r.buf[start:r.pos], off + int64(k), nil
+}
+
+// binaryMaxVarint is the longest varint (10 bytes for 64 bits).
+const binaryMaxVarint = 10
+
+// wireErr reports a malformed field at off.
+func (r *reader) wireErr(section string, off int64, k int) error {
+	return r.errAt(section, off, "malformed protobuf field: %v", protowire.ParseError(k))
+}
+
+func (r *reader) readAll() error {
+	meta, off, err := r.next("metadata")
+	if err != nil {
+		return err
+	}
+	if meta == nil {
+		return r.errAt("metadata", 0, "empty input: no Metadata message")
+	}
+	if err := r.metadata(meta, off); err != nil {
+		return err
+	}
+	for {
+		section := "node"
+		msg, off, err := r.next(section)
+		if err != nil {
+			return err
+		}
+		if msg == nil {
+			break
+		}
+		if err := r.node(msg, off); err != nil {
+			return err
+		}
+	}
+	if len(r.g.Nodes.ID) == 0 {
+		return r.errAt("node", r.base+int64(r.end), "no root node: the input ends after the Metadata message")
+	}
+	return r.finish()
+}
+
+func (r *reader) metadata(b []byte, off int64) error {
+	for p := 0; p < len(b); {
+		num, typ, k := protowire.ConsumeTag(b[p:])
+		if k < 0 {
+			return r.wireErr("metadata", off+int64(p), k)
+		}
+		p += k
+		if num == metaTimeStamp && typ == protowire.VarintType {
+			r.timestamp, k = protowire.ConsumeVarint(b[p:])
+			r.hasTimestamp = true
+		} else {
+			k = protowire.ConsumeFieldValue(num, typ, b[p:])
+		}
+		if k < 0 {
+			return r.wireErr("metadata", off+int64(p), k)
+		}
+		p += k
+	}
+	return nil
+}
+
+// node decodes one Node message into the columns.
+func (r *reader) node(b []byte, off int64) error {
+	const section = "node"
+	var (
+		id, size, coarse  uint64
+		haveID, haveSize  bool
+		typeName          model.StringID = noString
+		class, desc, file model.StringID = noString, noString, noString
+		stack             int32          = -1
+		err               error
+		firstEdge         = len(r.refs)
+		v                 uint64
+		s                 []byte
+		k                 int
+		typ               protowire.Type
+		num               protowire.Number
+	)
+	for p := 0; p < len(b); p += k {
+		num, typ, k = protowire.ConsumeTag(b[p:])
+		if k < 0 {
+			return r.wireErr(section, off+int64(p), k)
+		}
+		p += k
+		at := off + int64(p)
+		switch typ {
+		case protowire.VarintType:
+			v, k = protowire.ConsumeVarint(b[p:])
+			if k < 0 {
+				return r.wireErr(section, at, k)
+			}
+			switch num {
+			case nodeID:
+				id, haveID = v, true
+			case nodeSize:
+				size, haveSize = v, true
+			case nodeCoarseType:
+				coarse = v
+			case nodeTypeNameRef:
+				typeName, err = r.ref(r.two, v, "two-byte", section, at)
+			case nodeClassNameRef:
+				class, err = r.ref(r.one, v, "one-byte", section, at)
+			case nodeScriptFilenameRef:
+				file, err = r.ref(r.one, v, "one-byte", section, at)
+			case nodeDescriptiveRef:
+				desc, err = r.ref(r.two, v, "two-byte", section, at)
+			}
+		case protowire.BytesType:
+			s, k = protowire.ConsumeBytes(b[p:])
+			if k < 0 {
+				return r.wireErr(section, at, k)
+			}
+			at += int64(k - len(s))
+			switch num {
+			case nodeEdges:
+				err = r.edge(s, at)
+			case nodeTypeName:
+				typeName, err = r.addTwo(s, section, at)
+			case nodeClassName:
+				class = r.addOne(s)
+			case nodeScriptFilename:
+				file = r.addOne(s)
+			case nodeDescriptive:
+				desc, err = r.addTwo(s, section, at)
+			case nodeAllocationStack:
+				stack, err = r.frame(s, at)
+			}
+		default:
+			k = protowire.ConsumeFieldValue(num, typ, b[p:])
+			if k < 0 {
+				return r.wireErr(section, at, k)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case !haveID:
+		return r.errAt(section, off, "node without an id")
+	case typeName == noString:
+		return r.errAt(section, off, "node %d without a typeName", id)
+	case !haveSize:
+		return r.errAt(section, off, "node %d without a size", id)
+	case coarse >= numCoarse:
+		return r.errAt(section, off, "node %d has coarse type %d, not one of SpiderMonkey's %d", id, coarse, numCoarse)
+	}
+	idx := int32(len(r.g.Nodes.ID))
+	if idx == math.MaxInt32 {
+		return r.errAt(section, off, "more than %d nodes", math.MaxInt32)
+	}
+	if !r.ids.Insert(id, idx) {
+		return r.errAt(section, off, "duplicate node id %d", id)
+	}
+	t, folded := r.nodeType(typeName, uint8(coarse), class != noString && class == r.function)
+	name := typeName
+	switch {
+	case folded:
+	case class != noString:
+		name = class
+	case desc != noString:
+		name = desc
+	case file != noString:
+		name = file
+	}
+	n := &r.g.Nodes
+	n.ID = push(n.ID, id)
+	n.Size = push(n.Size, size)
+	n.Type = push(n.Type, t)
+	n.Name = push(n.Name, name)
+	n.FirstEdge = push(n.FirstEdge, uint32(firstEdge))
+	if len(r.refs) > math.MaxUint32 {
+		return r.errAt(section, off, "more than %d edges", uint32(math.MaxUint32))
+	}
+	if stack >= 0 || r.g.TraceNodeID != nil {
+		r.allocatedAt(stack, size)
+	}
+	return nil
+}
+
+// allocatedAt records the allocation frame of the node just added (-1 for
+// none); the column starts with the first node that has one.
+func (r *reader) allocatedAt(frame int32, size uint64) {
+	g := r.g
+	if g.TraceNodeID == nil {
+		g.TraceNodeID = model.Alloc[uint32](len(g.Nodes.ID) - 1)
+	}
+	g.TraceNodeID = push(g.TraceNodeID, uint32(frame+1))
+	if frame >= 0 {
+		t := &g.Trace.Tree[frame]
+		t.Count++
+		t.Size += size
+	}
+}
+
+// nodeType returns the type table entry for a node, adding it on first
+// sight, and whether its type name was folded into a catch-all.
+func (r *reader) nodeType(name model.StringID, coarse uint8, function bool) (uint8, bool) {
+	key := typeKey{name, coarse, function}
+	if r.haveLast && key == r.lastKey {
+		return r.lastType, r.folded[name]
+	}
+	t, ok := r.types[key]
+	if !ok {
+		tn := r.g.Strings.At(name)
+		nt := model.NodeType{Namespace: Namespace, Name: tn, Category: category(tn, uint64(coarse), function)}
+		if len(r.g.NodeTypes) >= maxOwnTypes {
+			if r.folded == nil {
+				r.folded = map[model.StringID]bool{}
+			}
+			if !r.folded[name] {
+				r.folded[name] = true
+				r.g.Meta = append(r.g.Meta, model.KV{Key: MetaFoldedType, Value: tn})
+			}
+			nt.Name = FoldedTypeName
+		}
+		// Cannot fail: maxOwnTypes leaves an entry for each category's
+		// catch-all.
+		t, _ = r.g.AddNodeType(nt)
+		r.types[key] = t
+	}
+	r.lastKey, r.lastType, r.haveLast = key, t, true
+	return t, r.folded[name]
+}
+
+// edge decodes one Edge message of the current node.
+func (r *reader) edge(b []byte, off int64) error {
+	const section = "edge"
+	var (
+		referent uint64
+		have     bool
+		name     = r.empty
+		err      error
+	)
+	for p, k := 0, 0; p < len(b); p += k {
+		num, typ, k0 := protowire.ConsumeTag(b[p:])
+		if k0 < 0 {
+			return r.wireErr(section, off+int64(p), k0)
+		}
+		p += k0
+		at := off + int64(p)
+		switch {
+		case num == edgeReferent && typ == protowire.VarintType:
+			referent, k = protowire.ConsumeVarint(b[p:])
+			have = true
+		case num == edgeNameRef && typ == protowire.VarintType:
+			var v uint64
+			v, k = protowire.ConsumeVarint(b[p:])
+			if k >= 0 {
+				name, err = r.ref(r.two, v, "two-byte", section, at)
+			}
+		case num == edgeName && typ == protowire.BytesType:
+			var s []byte
+			s, k = protowire.ConsumeBytes(b[p:])
+			if k >= 0 {
+				name, err = r.addTwo(s, section, at+int64(k-len(s)))
+			}
+		default:
+			k = protowire.ConsumeFieldValue(num, typ, b[p:])
+		}
+		if k < 0 {
+			return r.wireErr(section, at, k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !have {
+		return r.errAt(section, off, "edge without a referent")
+	}
+	r.refs = push(r.refs, referent)
+	r.g.Edges.Name = push(r.g.Edges.Name, name)
+	return nil
+}
+
+// ref resolves a reference into a string table.
+func (r *reader) ref(table []model.StringID, v uint64, which, section string, off int64) (model.StringID, error) {
+	if v >= uint64(len(table)) {
+		return 0, r.errAt(section, off, "reference to %s string %d, but only %d are defined so far", which, v, len(table))
+	}
+	return table[v], nil
+}
+
+// addTwo appends a UTF-16LE string to the two-byte table.
+func (r *reader) addTwo(s []byte, section string, off int64) (model.StringID, error) {
+	if len(s)%2 != 0 {
+		return 0, r.errAt(section, off, "two-byte string of odd length %d", len(s))
+	}
+	u := r.utf8[:0]
+	for i := 0; i < len(s); i += 2 {
+		c := rune(s[i]) | rune(s[i+1])<<8
+		if utf16.IsSurrogate(c) && i+3 < len(s) {
+			if d := rune(s[i+2]) | rune(s[i+3])<<8; utf16.DecodeRune(c, d) != utf8.RuneError {
+				c = utf16.DecodeRune(c, d)
+				i += 2
+			}
+		}
+		u = utf8.AppendRune(u, c)
+	}
+	r.utf8 = u
+	id := r.strs.Intern(u)
+	r.two = append(r.two, id)
+	return id, nil
+}
+
+// addOne appends a one-byte string to the one-byte table: UTF-8 as it is,
+// anything else as Latin-1.
+func (r *reader) addOne(s []byte) model.StringID {
+	if !utf8.Valid(s) {
+		u := r.utf8[:0]
+		for _, c := range s {
+			u = utf8.AppendRune(u, rune(c))
+		}
+		r.utf8, s = u, u
+	}
+	id := r.strs.Intern(s)
+	r.one = append(r.one, id)
+	if r.function == noString && r.g.Strings.At(id) == "Function" {
+		r.function = id
+	}
+	return id
+}
+
+// frame decodes an allocation stack (a StackFrame message) and returns the
+// index of its innermost frame in g.Trace.Tree. A frame holds its parent
+// (caller) nested inside it; the chain is walked iteratively, so a deep
+// stack cannot overflow anything, and tree nodes are added oldest first, so
+// a parent's index is below its children's.
+func (r *reader) frame(b []byte, off int64) (int32, error) {
+	const section = "stack frame"
+	if r.g.Trace == nil {
+		r.g.Trace = &model.AllocationTrace{}
+		r.frames = map[uint64]int32{}
+	}
+	r.pending = r.pending[:0]
+	parent := int32(-1)
+	for b != nil {
+		data, dataOff, ref, isRef, err := r.frameFields(b, off)
+		if err != nil {
+			return 0, err
+		}
+		if isRef {
+			idx, ok := r.frames[ref]
+			if !ok {
+				return 0, r.errAt(section, off, "reference to stack frame %d, which is not defined before", ref)
+			}
+			parent = idx
+			break
+		}
+		if data == nil {
+			return 0, r.errAt(section, off, "stack frame with neither data nor a reference")
+		}
+		fn, parentMsg, parentOff, err := r.frameData(data, dataOff)
+		if err != nil {
+			return 0, err
+		}
+		r.pending = append(r.pending, pendingFrame{fn: fn, off: dataOff})
+		b, off = parentMsg, parentOff
+	}
+	t := r.g.Trace
+	for i := len(r.pending) - 1; i >= 0; i-- {
+		f := r.pending[i]
+		if _, dup := r.frames[f.fn.ID]; dup {
+			return 0, r.errAt(section, f.off, "stack frame %d defined twice", f.fn.ID)
+		}
+		idx := int32(len(t.Tree))
+		r.frames[f.fn.ID] = idx
+		t.Functions = append(t.Functions, f.fn)
+		t.Tree = append(t.Tree, model.TraceNode{ID: uint32(idx + 1), Function: uint32(idx), Parent: parent})
+		parent = idx
+	}
+	return parent, nil
+}
+
+// frameFields splits a StackFrame message into its data or its ref.
+func (r *reader) frameFields(b []byte, off int64) (data []byte, dataOff int64, ref uint64, isRef bool, err error) {
+	for p, k := 0, 0; p < len(b); p += k {
+		num, typ, k0 := protowire.ConsumeTag(b[p:])
+		if k0 < 0 {
+			return nil, 0, 0, false, r.wireErr("stack frame", off+int64(p), k0)
+		}
+		p += k0
+		switch {
+		case num == frameData && typ == protowire.BytesType:
+			data, k = protowire.ConsumeBytes(b[p:])
+			dataOff = off + int64(p+k-len(data))
+			isRef = false
+		case num == frameRef && typ == protowire.VarintType:
+			ref, k = protowire.ConsumeVarint(b[p:])
+			isRef = true
+		default:
+			k = protowire.ConsumeFieldValue(num, typ, b[p:])
+		}
+		if k < 0 {
+			return nil, 0, 0, false, r.wireErr("stack frame", off+int64(p), k)
+		}
+	}
+	return data, dataOff, ref, isRef, nil
+}
+
+// frameData decodes a StackFrame.Data message, interning its strings (its
+// own before its parent's, as Gecko does), and returns its parent's
+// StackFrame message, nil if it has none.
+func (r *reader) frameData(b []byte, off int64) (fn model.TraceFunction, parent []byte, parentOff int64, err error) {
+	const section = "stack frame"
+	var haveID bool
+	fn.Name, fn.ScriptName = r.empty, r.empty
+	for p, k := 0, 0; p < len(b); p += k {
+		num, typ, k0 := protowire.ConsumeTag(b[p:])
+		if k0 < 0 {
+			return fn, nil, 0, r.wireErr(section, off+int64(p), k0)
+		}
+		p += k0
+		at := off + int64(p)
+		var v uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			v, k = protowire.ConsumeVarint(b[p:])
+			switch {
+			case k < 0:
+			case num == dataID:
+				fn.ID, haveID = v, true
+			case num == dataLine:
+				fn.Line = int32(min(v, math.MaxInt32))
+			case num == dataColumn:
+				fn.Column = int32(min(v, math.MaxInt32))
+			case num == dataSourceRef:
+				fn.ScriptName, err = r.ref(r.two, v, "two-byte", section, at)
+			case num == dataFuncNameRef:
+				fn.Name, err = r.ref(r.two, v, "two-byte", section, at)
+			}
+		case protowire.BytesType:
+			s, k = protowire.ConsumeBytes(b[p:])
+			sOff := at + int64(k-len(s))
+			switch {
+			case k < 0:
+			case num == dataParent:
+				parent, parentOff = s, sOff
+			case num == dataSource:
+				fn.ScriptName, err = r.addTwo(s, section, sOff)
+			case num == dataFuncName:
+				fn.Name, err = r.addTwo(s, section, sOff)
+			}
+		default:
+			k = protowire.ConsumeFieldValue(num, typ, b[p:])
+		}
+		if k < 0 {
+			return fn, nil, 0, r.wireErr(section, at, k)
+		}
+		if err != nil {
+			return fn, nil, 0, err
+		}
+	}
+	if !haveID {
+		return fn, nil, 0, r.errAt(section, off, "stack frame data without an id")
+	}
+	return fn, parent, parentOff, nil
+}
+
+// finish resolves edge referents to node indexes, drops dangling edges,
+// sets the metadata and validates the graph.
+func (r *reader) finish() error {
+	g := r.g
+	g.Nodes.FirstEdge = push(g.Nodes.FirstEdge, uint32(len(r.refs)))
+	g.Root = 0
+	dangling := r.resolve()
+	r.refs = nil
+	if _, err := g.AddEdgeType(model.EdgeType{Namespace: Namespace, Name: EdgeTypeName}); err != nil {
+		return r.errAt("", -1, "%v", err)
+	}
+	g.Edges.Type = model.Alloc[uint8](len(g.Edges.To))
+	meta := []model.KV{
+		{Key: "format", Value: "spidermonkey.fxsnapshot"},
+		{Key: "producer", Value: "Gecko (SpiderMonkey)"},
+	}
+	if r.hasTimestamp {
+		meta = append(meta, model.KV{Key: MetaTimestamp, Value: strconv.FormatUint(r.timestamp, 10)})
+	}
+	meta = append(meta, model.KV{Key: MetaDanglingEdges, Value: strconv.Itoa(dangling)})
+	g.Meta = append(meta, g.Meta...)
+	if err := g.Validate(); err != nil {
+		return r.errAt("", -1, "%v", err)
+	}
+	return nil
+}
+
+// resolveChunk is how many edges one resolving goroutine takes at a time.
+const resolveChunk = 1 << 14
+
+// resolve turns the edges' referent ids into node indexes on every core
+// (the hash lookups are random memory accesses, the slowest part of a
+// read), then, if some referents are not nodes of the file, drops those
+// edges. It returns how many it dropped.
+func (r *reader) resolve() int {
+	g := r.g
+	n := len(g.Nodes.ID)
+	to := model.Alloc[model.NodeIndex](len(r.refs))
+	workers := runtime.GOMAXPROCS(0)
+	missing := make([]int, workers)
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(resolveChunk) - resolveChunk)
+				if lo >= len(r.refs) {
+					return
+				}
+				hi := min(lo+resolveChunk, len(r.refs))
+				for e := lo; e < hi; e++ {
+					t := r.ids.Get(r.refs[e])
+					to[e] = t
+					if t < 0 {
+						missing[w]++
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	dangling := 0
+	for _, m := range missing {
+		dangling += m
+	}
+	if dangling > 0 {
+		fe, names := g.Nodes.FirstEdge, g.Edges.Name
+		w := uint32(0)
+		for i := 0; i < n; i++ {
+			s, e := fe[i], fe[i+1]
+			fe[i] = w
+			for j := s; j < e; j++ {
+				if to[j] >= 0 {
+					to[w], names[w] = to[j], names[j]
+					w++
+				}
+			}
+		}
+		fe[n] = w
+		to, g.Edges.Name = to[:w], names[:w]
+	}
+	g.Edges.To = to
+	return dangling
+}
