@@ -1,0 +1,78 @@
+package analysis_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/heapx/heapx/analysis"
+)
+
+// analyzed caches one Analysis per fixture: the inspection tests read
+// several views of the same snapshots.
+var analyzed sync.Map
+
+func analyzeFixture(t *testing.T, name string) *analysis.Analysis {
+	t.Helper()
+	if a, ok := analyzed.Load(name); ok {
+		return a.(*analysis.Analysis)
+	}
+	a, err := analysis.Analyze(loadFixture(t, name), analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	analyzed.Store(name, a)
+	return a
+}
+
+// The page builds 30000 OrderLine with sku "SKU-" + (i+j+k)%50: short
+// concatenations V8 flattens, so 50 texts of 600 flat 20-byte copies each.
+func TestInspectDuplicateStringsChromium(t *testing.T) {
+	a := analyzeFixture(t, "chromium-small-page")
+	rows := a.DuplicateStrings(0)
+	sku := 0
+	for i, r := range rows {
+		if !strings.HasPrefix(r.Text, "SKU-") {
+			continue
+		}
+		sku++
+		if r.Count != 600 || r.Size != 20 || r.Total != 12000 || r.Wasted != 11980 {
+			t.Errorf("%q: %+v", r.Text, r)
+		}
+		if i >= 50 {
+			t.Errorf("%q ranks %d, want among the first 50", r.Text, i)
+		}
+		if got := a.Graph.NodeName(r.Example); got != r.Text {
+			t.Errorf("example of %q is named %q", r.Text, got)
+		}
+	}
+	if sku != 50 {
+		t.Errorf("%d SKU groups, want 50", sku)
+	}
+	if got := a.DuplicateStrings(3); len(got) != 3 || got[0] != rows[0] {
+		t.Errorf("limit 3: %+v", got)
+	}
+}
+
+// A synthetic graph: two equal strings, one of another size, a V8 cons
+// string named like them (skipped), and a unique string.
+func TestInspectDuplicateStringsSynthetic(t *testing.T) {
+	g := build([]tnode{
+		{"synthetic", "", 0},
+		{"string", "abc", 16}, {"string", "abc", 16}, {"string", "abc", 24},
+		{"concatenated string", "abc", 16}, {"string", "xyz", 16}, {"string", "abc", 16},
+	}, []tedge{
+		{from: 0, to: 1, typ: eElement, index: 1}, {from: 0, to: 2, typ: eElement, index: 2},
+		{from: 0, to: 3, typ: eElement, index: 3}, {from: 0, to: 4, typ: eElement, index: 4},
+		{from: 0, to: 5, typ: eElement, index: 5}, {from: 0, to: 6, typ: eElement, index: 6},
+	})
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := a.DuplicateStrings(0)
+	want := analysis.DuplicateString{Text: "abc", Count: 3, Size: 16, Total: 48, Wasted: 32, Example: 1}
+	if len(rows) != 1 || rows[0] != want {
+		t.Errorf("got %+v, want [%+v]", rows, want)
+	}
+}
