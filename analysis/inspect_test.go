@@ -76,3 +76,34 @@ func TestInspectDuplicateStringsSynthetic(t *testing.T) {
 		t.Errorf("got %+v, want [%+v]", rows, want)
 	}
 }
+
+// The page keeps 10 detached <div class="detached-root-K"> of 50 <span>
+// each in window.detachedTrees: Blink marks the 51 elements of each tree
+// detached, propagation adds the 50 Text nodes, the div's attribute data
+// and class-list string data (103 nodes), and each div retains 9480 bytes.
+func TestInspectDetachedDOMChromium(t *testing.T) {
+	a := analyzeFixture(t, "chromium-small-page")
+	rows := a.DetachedDOM(0)
+	if len(rows) != 10 {
+		t.Fatalf("%d trees, want 10", len(rows))
+	}
+	elements := 0
+	for k, r := range rows {
+		elements += r.Elements
+		want := `Detached <div class="detached-root-` + string(rune('0'+k)) + `">`
+		if r.Name != want || r.Elements != 51 || r.Nodes != 103 || r.Retained != 9480 {
+			t.Errorf("tree %d: %+v, want %s with 51 elements, 103 nodes, 9480 bytes", k, r, want)
+		}
+		steps := r.Path.Steps
+		if len(steps) < 2 || analysis.EdgeString(a.Graph, steps[len(steps)-2].Edge) != ".detachedTrees" ||
+			analysis.EdgeString(a.Graph, steps[len(steps)-1].Edge) != "["+string(rune('0'+k))+"]" {
+			t.Errorf("tree %d: path does not end in .detachedTrees[%d]: %+v", k, k, steps)
+		}
+	}
+	if elements != 510 {
+		t.Errorf("%d detached elements, want 510", elements)
+	}
+	if got := a.DetachedDOM(2); len(got) != 2 || got[1].Root != rows[1].Root {
+		t.Errorf("limit 2: %+v", got)
+	}
+}
