@@ -107,3 +107,28 @@ func TestInspectDetachedDOMChromium(t *testing.T) {
 		t.Errorf("limit 2: %+v", got)
 	}
 }
+
+// node-leak-3: the one onWork listener's context holds `retained`, the
+// Array of 1500 LeakedItem (447536 bytes retained; the context 454808).
+// chromium-small-page: 100 onThing closures, each with its own 140-byte
+// context capturing `captured`, a {index, payload} of 120 bytes retained.
+func TestInspectClosures(t *testing.T) {
+	a := analyzeFixture(t, "node-leak-3")
+	rows := a.Closures(1)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	r := rows[0]
+	if r.Name != "onWork" || r.Count != 1 || r.Contexts != 1 || r.ContextRetained != 454808 ||
+		len(r.Variables) != 1 || r.Variables[0] != "retained" || r.LargestVar != "retained" ||
+		r.LargestRetained != 447536 || a.Graph.NodeName(r.Largest) != "Array" {
+		t.Errorf("node-leak-3 top closure group %+v", r)
+	}
+	a = analyzeFixture(t, "chromium-small-page")
+	r = a.Closures(1)[0]
+	if r.Name != "onThing" || r.Count != 100 || r.Contexts != 100 || r.ContextRetained != 14000 ||
+		len(r.Variables) != 1 || r.Variables[0] != "captured" || r.LargestRetained != 120 ||
+		a.Classes.Name(r.Largest) != "{index, payload}" {
+		t.Errorf("chromium top closure group %+v", r)
+	}
+}
