@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"strconv"
-
 	"github.com/heapx/heapx/model"
 )
 
@@ -120,14 +118,4 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) []int32 {
 	bfs()
 	sc.put(queue)
 	return dist
-}
-
-// FormatDistance renders a distance as DevTools' grids do (toUIDistance):
-// the number for nodes reached from a user root, "−" (U+2212) for system
-// and unreachable ones.
-func FormatDistance(d int32) string {
-	if d >= 0 && d < BaseSystemDistance {
-		return strconv.Itoa(int(d))
-	}
-	return "\u2212"
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/jsonl"
 	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/query"
 )
 
 func newConvertCmd(stderr *os.File) *cobra.Command {
@@ -154,7 +155,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		what += ", with analysis results"
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s (%s, %s): %s nodes, %s edges in %.2f s (read %.2f s)\n", out, what,
-		humanSize(uint64(st.Size())), count(uint64(g.NumNodes())), count(uint64(g.NumEdges())),
+		query.HumanSize(uint64(st.Size())), query.Thousands(uint64(g.NumNodes())), query.Thousands(uint64(g.NumEdges())),
 		time.Since(start).Seconds(), d.readTime.Seconds())
 	return err
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/formats/jsonl"
-	"github.com/heapx/heapx/formats/v8"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/query"
 )
 
 // infoSchemaVersion is the version of the `heapx info --json` object. It
@@ -151,16 +152,16 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 		return "yes (" + detail + ")"
 	}
 	kv := newTable("", "")
-	kv.add("File", fmt.Sprintf("%s (%s, %s)", info.File, humanSize(uint64(info.FileSize)), info.Compression))
+	kv.add("File", fmt.Sprintf("%s (%s, %s)", info.File, query.HumanSize(uint64(info.FileSize)), info.Compression))
 	kv.add("Format", info.Format)
 	kv.add("Producer", info.Producer)
-	kv.add("Nodes", count(uint64(info.NodeCount)))
-	kv.add("Edges", count(uint64(info.EdgeCount)))
-	kv.add("Strings", count(uint64(info.StringCount)))
-	kv.add("Total self size", fmt.Sprintf("%s (%s bytes)", humanSize(info.TotalSelfSize), count(info.TotalSelfSize)))
-	kv.add("Locations", yesNo(info.HasLocations, count(uint64(info.LocationCount))))
+	kv.add("Nodes", query.Thousands(uint64(info.NodeCount)))
+	kv.add("Edges", query.Thousands(uint64(info.EdgeCount)))
+	kv.add("Strings", query.Thousands(uint64(info.StringCount)))
+	kv.add("Total self size", fmt.Sprintf("%s (%s bytes)", query.HumanSize(info.TotalSelfSize), query.Thousands(info.TotalSelfSize)))
+	kv.add("Locations", yesNo(info.HasLocations, query.Thousands(uint64(info.LocationCount))))
 	kv.add("Allocation trace", yesNo(info.HasAllocationTrace, ""))
-	kv.add("Detachedness", yesNo(info.HasDetachedness, count(uint64(info.DetachedNodeCount))+" detached"))
+	kv.add("Detachedness", yesNo(info.HasDetachedness, query.Thousands(uint64(info.DetachedNodeCount))+" detached"))
 	kv.add("Read time", strconv.FormatFloat(info.ReadSeconds, 'f', 2, 64)+" s")
 	if err := kv.writeRows(w); err != nil {
 		return err
@@ -169,7 +170,7 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 	fmt.Fprintln(w)
 	types := newTable("Node type", "Category", ">Count", ">Self size", ">%")
 	for _, t := range info.NodeTypes {
-		types.add(t.Type, t.Category, count(t.Count), humanSize(t.SelfSize), percent(t.SelfSize, info.TotalSelfSize))
+		types.add(t.Type, t.Category, query.Thousands(t.Count), query.HumanSize(t.SelfSize), query.PercentOf(t.SelfSize, info.TotalSelfSize))
 	}
 	if err := types.write(w); err != nil {
 		return err
@@ -178,7 +179,7 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 	fmt.Fprintln(w)
 	cats := newTable("Category", ">Count", ">Self size", ">%")
 	for _, c := range info.Categories {
-		cats.add(c.Category, count(c.Count), humanSize(c.SelfSize), percent(c.SelfSize, info.TotalSelfSize))
+		cats.add(c.Category, query.Thousands(c.Count), query.HumanSize(c.SelfSize), query.PercentOf(c.SelfSize, info.TotalSelfSize))
 	}
 	return cats.write(w)
 }

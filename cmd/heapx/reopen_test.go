@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/query"
 )
 
 // views runs summary, top and paths (on the given ids) with --json on path
@@ -39,7 +41,7 @@ func TestAnalysedFileAnswersLikeSnapshot(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			var top topJSON
+			var top query.TopJSON
 			if err := json.Unmarshal([]byte(ok(t, "top", "--json", "-n", "3", f.path)), &top); err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +78,7 @@ func TestAnalysedFileResultsAreUsed(t *testing.T) {
 	in := "../../testdata/node-basic.heapsnapshot.gz"
 	flat := filepath.Join(dir, "a.jsonl")
 	ok(t, "convert", "--analyze", in, flat)
-	var top topJSON
+	var top query.TopJSON
 	if err := json.Unmarshal([]byte(ok(t, "top", "--json", "-n", "1", in)), &top); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestAnalysedFileResultsAreUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	retained := func(path string) uint64 {
-		var top topJSON
+		var top query.TopJSON
 		if err := json.Unmarshal([]byte(ok(t, "top", "--json", "-n", "1", path)), &top); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/heapx/heapx/query"
 )
 
 // version is the release version, set at link time with
@@ -42,7 +44,11 @@ Node.js, Chrome and Electron, plain or gzip-compressed.`,
 		SilenceUsage:  true,
 	}
 	root.SetVersionTemplate("heapx {{.Version}}\n")
-	root.AddCommand(newInfoCmd(stderr), newSummaryCmd(stderr), newTopCmd(stderr), newPathsCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr))
+	root.AddCommand(newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newListCmd())
+	// Every registered analysis is a command of its own.
+	for _, q := range query.All() {
+		root.AddCommand(newQueryCmd(q, stderr))
+	}
 	return root
 }
 

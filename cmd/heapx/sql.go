@@ -22,6 +22,7 @@ import (
 	"github.com/heapx/heapx/formats"
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/query"
 )
 
 func init() {
@@ -255,21 +256,21 @@ func cacheFresh(db string, key []model.KV) bool {
 
 // runQuery runs one statement over the database at path through a
 // read-only connection and hands the rows to w.
-func runQuery(path, query string, w rowWriter) (err error) {
+func runQuery(path, stmt string, w rowWriter) (err error) {
 	conn, err := hsql.OpenReadOnly(path)
 	if err != nil {
 		return sqlError(path, err)
 	}
 	defer conn.Close()
-	st, trailing, err := conn.PrepareTransient(query)
+	st, trailing, err := conn.PrepareTransient(stmt)
 	if err != nil {
 		return sqlError(path, err)
 	}
 	defer st.Finalize()
-	if rest := strings.TrimSpace(query[len(query)-trailing:]); strings.Trim(rest, "; \t\r\n") != "" {
-		return fmt.Errorf("%s: give one SQL statement; this text follows the first: %q", path, shorten(rest, 40))
+	if rest := strings.TrimSpace(stmt[len(stmt)-trailing:]); strings.Trim(rest, "; \t\r\n") != "" {
+		return fmt.Errorf("%s: give one SQL statement; this text follows the first: %q", path, query.Shorten(rest, 40))
 	}
-	names := columnNames(conn, st, query[:len(query)-trailing])
+	names := columnNames(conn, st, stmt[:len(stmt)-trailing])
 	ncol := len(names)
 	row := make([]cell, ncol)
 	for first := true; ; first = false {
@@ -438,7 +439,7 @@ func (t *tableRows) row(cells []cell) error {
 			r[i] = c.text()
 		default:
 			t.numeric[i] = false
-			r[i] = shorten(c.text(), tableCellWidth)
+			r[i] = query.Shorten(c.text(), tableCellWidth)
 		}
 	}
 	t.t.add(r...)

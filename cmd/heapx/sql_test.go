@@ -17,9 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heapx/heapx/formats/v8"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/query"
 )
 
 // copyFixture copies a testdata dump into a fresh directory, so the cache
@@ -101,7 +102,7 @@ func TestSQLExamples(t *testing.T) {
 	t.Run("largest objects", func(t *testing.T) {
 		rows := sqlJSON(t, file, exampleLargest)
 		var top struct {
-			Nodes []nodeJSON `json:"nodes"`
+			Nodes []query.NodeJSON `json:"nodes"`
 		}
 		if err := json.Unmarshal([]byte(ok(t, "top", "--json", "-n", "11", file)), &top); err != nil {
 			t.Fatal(err)
@@ -507,7 +508,7 @@ func TestAnalysisCommandsReadDB(t *testing.T) {
 			// The persisted retained sizes are those the analysis computes.
 			rows := sqlJSON(t, db, `SELECT identifier, retained_size FROM nodes_full WHERE dominator IS NOT NULL ORDER BY retained_size DESC, identifier LIMIT 5`)
 			var top struct {
-				Nodes []nodeJSON `json:"nodes"`
+				Nodes []query.NodeJSON `json:"nodes"`
 			}
 			if err := json.Unmarshal([]byte(ok(t, "top", "--json", "-n", "1", db)), &top); err != nil {
 				t.Fatal(err)

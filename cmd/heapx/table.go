@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -76,44 +74,4 @@ func (t *table) write(w io.Writer) error {
 func (t *table) writeRows(w io.Writer) error {
 	t.noHeader = true
 	return t.write(w)
-}
-
-// humanSize formats a byte count the way the DevTools Memory panel does
-// (i18n.ByteUtilities.bytesToString: decimal units, one decimal below 100),
-// so numbers can be compared with the browser at a glance.
-func humanSize(n uint64) string {
-	if n < 1000 {
-		return strconv.FormatUint(n, 10) + " B"
-	}
-	units := []string{"kB", "MB", "GB", "TB"}
-	v, u := float64(n)/1000, 0
-	for v >= 1000 && u < len(units)-1 {
-		v /= 1000
-		u++
-	}
-	if v < 100 {
-		return fmt.Sprintf("%.1f %s", v, units[u])
-	}
-	return fmt.Sprintf("%.0f %s", v, units[u])
-}
-
-// count formats a count with thousands separators, for numbers people read.
-func count(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// percent formats part/total as a percentage with one decimal.
-func percent(part, total uint64) string {
-	if total == 0 {
-		return "0.0%"
-	}
-	return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(total))
 }

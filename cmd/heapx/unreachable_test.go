@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/query"
 )
 
 // TestSummaryUnreachable checks that the Chromium fixture's 80 unreachable
 // strings (DevTools' distance -5) are reported apart from the classes.
 func TestSummaryUnreachable(t *testing.T) {
 	const file = "../../testdata/chromium-small-page.heapsnapshot.gz"
-	var s summaryJSON
+	var s query.SummaryJSON
 	if err := json.Unmarshal([]byte(ok(t, "summary", "--json", file)), &s); err != nil {
 		t.Fatal(err)
 	}

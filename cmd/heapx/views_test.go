@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/query"
 )
 
 // viewsGolden is the part of a DevTools golden file the summary, top and
@@ -66,13 +68,13 @@ func TestSummaryMatchesDevTools(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			want := readViewsGolden(t, f.name)
-			var s summaryJSON
+			var s query.SummaryJSON
 			decodeStrict(t, ok(t, "summary", "--json", "-n", "0", f.path), &s)
 			if s.TotalSize != want.TotalSizeDevTools || s.ClassCount != want.AggregateClassCount || len(s.Classes) != s.ClassCount {
 				t.Errorf("total size %d, %d classes (%d listed); DevTools: %d, %d",
 					s.TotalSize, s.ClassCount, len(s.Classes), want.TotalSizeDevTools, want.AggregateClassCount)
 			}
-			byKey := map[string]classJSON{}
+			byKey := map[string]query.ClassJSON{}
 			for _, c := range s.Classes {
 				byKey[c.Key] = c
 			}
@@ -87,7 +89,7 @@ func TestSummaryMatchesDevTools(t *testing.T) {
 				}
 			}
 			// -n limits the rows, not the totals.
-			var top3 summaryJSON
+			var top3 query.SummaryJSON
 			decodeStrict(t, ok(t, "summary", "--json", "-n", "3", f.path), &top3)
 			if len(top3.Classes) != 3 || top3.ClassCount != s.ClassCount || top3.Classes[0] != s.Classes[0] {
 				t.Errorf("-n 3: %d rows of %d classes", len(top3.Classes), top3.ClassCount)
@@ -103,7 +105,7 @@ func TestTopMatchesDevTools(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			want := readViewsGolden(t, f.name)
-			var top topJSON
+			var top query.TopJSON
 			decodeStrict(t, ok(t, "top", "--json", "-n", strconv.Itoa(len(want.TopNodes)), f.path), &top)
 			if len(top.Nodes) != len(want.TopNodes) {
 				t.Fatalf("%d nodes, want %d", len(top.Nodes), len(want.TopNodes))
@@ -149,7 +151,7 @@ func TestPaths(t *testing.T) {
 			continue
 		}
 		checked++
-		var p pathsJSON
+		var p query.PathsJSON
 		decodeStrict(t, ok(t, "paths", "--json", "--id", strconv.FormatUint(w.ID, 10), "-n", "2", f.path), &p)
 		if p.Target.ID != w.ID || p.Target.RetainedSize != w.RetainedSize || len(p.Paths) == 0 {
 			t.Errorf("@%d: target %+v, %d paths", w.ID, p.Target, len(p.Paths))

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heapx/heapx/query"
+)
+
+// newQueryCmd makes the command of a registered query: its arguments
+// become flags, --json and --csv select the output, and its snapshots are
+// loaded and analysed in command-line order before it runs.
+func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
+	var asJSON, asCSV bool
+	vals := map[string]any{} // pointers to flag variables, by argument name
+	c := &cobra.Command{
+		Use:   q.Name + " " + q.Usage,
+		Short: q.Title,
+		Long:  q.Help,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if n := len(args); n < q.MinInputs || (q.MaxInputs > 0 && n > q.MaxInputs) {
+				return fmt.Errorf("%s needs %s, got %d (see heapx %s --help)", q.Name, inputsWanted(q), n, q.Name)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && asCSV {
+				return errors.New("--json and --csv cannot be used together")
+			}
+			values, err := argValues(q, vals)
+			if err != nil {
+				return err
+			}
+			ctx := &query.Context{Values: values}
+			for _, path := range args {
+				_, a, err := loadAndAnalyze(path, stderr)
+				if err != nil {
+					return err
+				}
+				ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Analysis: a})
+			}
+			r, err := q.Exec(ctx)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			switch {
+			case asJSON:
+				err = writeJSON(out, query.Encode(r, args))
+			case asCSV:
+				err = writeCSV(out, r)
+			default:
+				err = writeText(out, r)
+			}
+			if err != nil {
+				return err
+			}
+			if r.Failed != "" {
+				return errors.New(r.Failed)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	f.BoolVar(&asCSV, "csv", false, "print CSV (raw numbers) instead of text")
+	for _, a := range q.Args {
+		switch a.Kind {
+		case query.IntArg:
+			vals[a.Name] = f.IntP(a.Name, a.Short, a.Default.(int), a.Help)
+		case query.StringArg:
+			vals[a.Name] = f.StringP(a.Name, a.Short, a.Default.(string), a.Help)
+		case query.BoolArg:
+			vals[a.Name] = f.BoolP(a.Name, a.Short, a.Default.(bool), a.Help)
+		case query.FloatArg:
+			vals[a.Name] = f.Float64P(a.Name, a.Short, a.Default.(float64), a.Help)
+		case query.SizeArg:
+			vals[a.Name] = f.StringP(a.Name, a.Short, sizeDefault(a.Default.(uint64)), a.Help+" (e.g. 10MB, 512kB, 1GiB)")
+		}
+		if a.Required {
+			if err := c.MarkFlagRequired(a.Name); err != nil {
+				panic(err) // the flag is defined just above
+			}
+		}
+	}
+	return c
+}
+
+// sizeDefault shows a size flag's default; 0 reads as "off".
+func sizeDefault(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	return query.HumanSize(n)
+}
+
+// argValues reads the flag variables into the typed values queries get.
+func argValues(q *query.Query, vals map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(q.Args))
+	for _, a := range q.Args {
+		switch p := vals[a.Name].(type) {
+		case *int:
+			out[a.Name] = *p
+		case *bool:
+			out[a.Name] = *p
+		case *float64:
+			out[a.Name] = *p
+		case *string:
+			if a.Kind != query.SizeArg {
+				out[a.Name] = *p
+				continue
+			}
+			n, err := query.ParseSize(*p)
+			if err != nil {
+				return nil, fmt.Errorf("--%s: %w", a.Name, err)
+			}
+			out[a.Name] = n
+		}
+	}
+	return out, nil
+}
+
+// inputsWanted says how many snapshots a query takes, in words.
+func inputsWanted(q *query.Query) string {
+	files := strings.Fields(q.Usage)
+	var names []string
+	for _, f := range files {
+		if !strings.HasPrefix(f, "-") && strings.ToUpper(f) == f && f != "ID" && !strings.HasPrefix(f, "[") {
+			names = append(names, f)
+		}
+	}
+	switch {
+	case q.MinInputs == 1 && q.MaxInputs == 1:
+		return "exactly one FILE argument"
+	case q.MinInputs == q.MaxInputs:
+		return fmt.Sprintf("exactly %d snapshot arguments (%s)", q.MinInputs, strings.Join(names, " "))
+	case q.MaxInputs == 0:
+		return fmt.Sprintf("at least %d snapshot arguments", q.MinInputs)
+	}
+	return fmt.Sprintf("%d to %d snapshot arguments", q.MinInputs, q.MaxInputs)
+}
+
+// newListCmd lists the registered queries.
+func newListCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the analyses heapx can run",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			type argJSON struct {
+				Name    string `json:"name"`
+				Kind    string `json:"kind"`
+				Default any    `json:"default"`
+				Help    string `json:"help"`
+			}
+			type queryJSON struct {
+				Name      string    `json:"name"`
+				Group     string    `json:"group"`
+				Usage     string    `json:"usage"`
+				Title     string    `json:"title"`
+				MinInputs int       `json:"min_inputs"`
+				MaxInputs int       `json:"max_inputs"`
+				Args      []argJSON `json:"args"`
+			}
+			var list []queryJSON
+			t := newTable("Group", "Command", "Description")
+			for _, q := range query.All() {
+				qj := queryJSON{Name: q.Name, Group: q.Group, Usage: q.Usage, Title: q.Title, MinInputs: q.MinInputs,
+					MaxInputs: q.MaxInputs, Args: []argJSON{}}
+				for _, a := range q.Args {
+					qj.Args = append(qj.Args, argJSON{Name: a.Name, Kind: argKindName(a.Kind), Default: a.Default, Help: a.Help})
+				}
+				list = append(list, qj)
+				t.add(q.Group, q.Name+" "+q.Usage, q.Title)
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"schema_version": 1, "queries": list})
+			}
+			return t.write(cmd.OutOrStdout())
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return c
+}
+
+func argKindName(k query.ArgKind) string {
+	return [...]string{"int", "string", "bool", "float", "size"}[k]
+}

@@ -1,0 +1,419 @@
+package query
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/model"
+)
+
+// The views that predate the registry (summary, top, paths) keep their
+// released --json schemas: SummaryJSON, TopJSON and PathsJSON are those
+// schemas (documented in README.md), set as Result.JSON.
+
+// SummaryJSON is the `heapx summary --json` output.
+type SummaryJSON struct {
+	SchemaVersion int    `json:"schema_version"`
+	File          string `json:"file"`
+	Policy        string `json:"policy"`
+	// TotalSize is DevTools' total: the root's retained size plus
+	// extra_native_bytes; percentages are of it.
+	TotalSize  uint64      `json:"total_size"`
+	ClassCount int         `json:"class_count"`
+	Classes    []ClassJSON `json:"classes"`
+	// Unreachable describes the objects no root reaches over non-weak
+	// edges. DevTools hangs them under the root, so they are also counted
+	// in Classes (keeping the numbers equal to DevTools'); they are listed
+	// here so they are never silently mixed in.
+	Unreachable UnreachableJSON `json:"unreachable"`
+}
+
+// UnreachableJSON totals the unreachable objects, by class (largest
+// first; all of them with --unreachable, else the first 10).
+type UnreachableJSON struct {
+	Count   int                    `json:"count"`
+	Size    uint64                 `json:"shallow_size"`
+	Classes []UnreachableClassJSON `json:"classes"`
+}
+
+// UnreachableClassJSON is one class of unreachable objects.
+type UnreachableClassJSON struct {
+	Constructor string `json:"constructor"`
+	Count       int    `json:"count"`
+	Size        uint64 `json:"shallow_size"`
+}
+
+// ClassJSON is one Summary row.
+type ClassJSON struct {
+	Constructor string `json:"constructor"`
+	// Key is DevTools' class key: "," + name, or "script,line,column,name"
+	// for object classes split by allocation site.
+	Key          string        `json:"key"`
+	Location     *LocationJSON `json:"location,omitempty"`
+	Count        int           `json:"count"`
+	Distance     int32         `json:"distance"`
+	ShallowSize  uint64        `json:"shallow_size"`
+	RetainedSize uint64        `json:"retained_size"`
+}
+
+// LocationJSON is an allocation site, zero-based as V8 writes it.
+type LocationJSON struct {
+	ScriptID uint32 `json:"script_id"`
+	Line     uint32 `json:"line"`
+	Column   uint32 `json:"column"`
+}
+
+// TopJSON is the `heapx top --json` output.
+type TopJSON struct {
+	SchemaVersion int        `json:"schema_version"`
+	File          string     `json:"file"`
+	Policy        string     `json:"policy"`
+	TotalSize     uint64     `json:"total_size"`
+	Nodes         []NodeJSON `json:"nodes"`
+}
+
+// NodeJSON is one heap object in JSON output. The keys follow the DevTools
+// goldens in testdata/golden (id, type, name, distance, self/retained size),
+// so the two can be compared field by field.
+type NodeJSON struct {
+	ID          uint64 `json:"id"`
+	Type        string `json:"type"`
+	Name        string `json:"name"`
+	Constructor string `json:"constructor"`
+	// Distance is DevTools' raw distance: 1 for a user root (Node's
+	// global), 100000000 and up for objects reached only through
+	// internal roots, -5 for unreachable ones.
+	Distance     int32  `json:"distance"`
+	ShallowSize  uint64 `json:"shallow_size"`
+	RetainedSize uint64 `json:"retained_size"`
+	// DominatorID is the id of the immediate dominator, 0 for the root.
+	DominatorID uint64 `json:"dominator_id"`
+}
+
+// PathsJSON is the `heapx paths --json` output.
+type PathsJSON struct {
+	SchemaVersion int        `json:"schema_version"`
+	File          string     `json:"file"`
+	Target        NodeJSON   `json:"target"`
+	Paths         []PathJSON `json:"paths"`
+}
+
+// PathJSON is one retainer path, from the root to the target.
+type PathJSON struct {
+	// Distance is the path's DevTools-style cost: its length from a user
+	// root, or 100000000 plus its length when it starts at an internal
+	// (system) root.
+	Distance int64      `json:"distance"`
+	System   bool       `json:"system"`
+	Root     NodeJSON   `json:"root"`
+	Steps    []StepJSON `json:"steps"`
+}
+
+// StepJSON is one edge of a path and the object it leads to.
+type StepJSON struct {
+	EdgeType string `json:"edge_type"`
+	// EdgeName is the property name, variable name or element index.
+	EdgeName string `json:"edge_name"`
+	// Edge is the edge as DevTools writes it: ".x", "[3]", "->x", "{x}".
+	Edge string   `json:"edge"`
+	To   NodeJSON `json:"to"`
+}
+
+// NewNodeJSON converts an analysis row.
+func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
+	n := NodeJSON{
+		ID: r.ID, Type: r.Type, Name: r.Name, Constructor: r.Class, Distance: r.Distance,
+		ShallowSize: r.Shallow, RetainedSize: r.Retained,
+	}
+	if r.Dominator != model.NoNode {
+		n.DominatorID = g.Nodes.ID[r.Dominator]
+	}
+	return n
+}
+
+// ObjectName is a node as DevTools' Object column labels it: "name @id",
+// with the constructor standing in for an empty name (V8 leaves most
+// internal arrays unnamed). Long names are cut to MaxNameWidth.
+func ObjectName(n NodeJSON) string {
+	name := n.Name
+	if name == "" {
+		name = n.Constructor
+	}
+	return Shorten(name, MaxNameWidth) + " @" + strconv.FormatUint(n.ID, 10)
+}
+
+// MaxNameWidth bounds object names in tables: a cons string's name can be
+// a kilobyte of text.
+const MaxNameWidth = 48
+
+// Shorten cuts s to at most n characters, marking the cut with "…", and
+// makes control characters visible so one name stays on one line.
+func Shorten(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return '·'
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// limitArg is the -n argument of the queries with a row limit.
+func limitArg(def int) Arg {
+	return Arg{Name: "limit", Short: "n", Kind: IntArg, Default: def, Help: "number of rows to print (0: all)"}
+}
+
+// limit checks the -n value and returns it with 0 meaning all of total.
+func limit(c *Context, total int) (int, error) {
+	n := c.Int("limit")
+	if n < 0 {
+		return 0, fmt.Errorf("-n must be 0 or more, not %d", n)
+	}
+	if n == 0 || n > total {
+		n = total
+	}
+	return n, nil
+}
+
+// Column sets the basic views share.
+var (
+	colCount    = Column{Key: "count", Title: "Count", Kind: Count}
+	colDistance = Column{Key: "distance", Title: "Distance", Kind: Distance}
+	colShallow  = Column{Key: "shallow_size", Title: "Shallow size", Kind: Bytes}
+	colRetained = Column{Key: "retained_size", Title: "Retained size", Kind: Bytes}
+	colPercent  = Column{Key: "retained_percent", Title: "%", Kind: Percent}
+	colClass    = Column{Key: "constructor", Title: "Constructor", Kind: Text}
+	colObject   = Column{Key: "object", Title: "Object", Kind: Text}
+)
+
+func init() {
+	Register(&Query{
+		Name: "summary", Group: GroupBasic, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Show the classes that hold the memory, like DevTools' Summary view",
+		Help: `Show DevTools' Summary view: one row per constructor (class) with its
+object count, smallest distance from a root, total shallow size and
+retained size, largest retained size first. Numbers match the Chrome
+DevTools Memory panel. Objects unreachable from the roots are counted as
+DevTools counts them and totalled below the table; --unreachable lists
+them by class instead of the classes.`,
+		Args: []Arg{limitArg(20), {Name: "unreachable", Kind: BoolArg, Default: false,
+			Help: "list the unreachable objects by class (all classes in --json)"}},
+		Run: runSummary,
+	})
+	Register(&Query{
+		Name: "top", Group: GroupBasic, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Show the objects with the largest retained sizes",
+		Help: `Show the single objects that retain the most memory (the root
+excluded), largest first: what would be freed if that object alone became
+unreachable. Use an object's @id with 'heapx paths' to see what keeps it
+alive.`,
+		Args: []Arg{limitArg(20)},
+		Run:  runTop,
+	})
+	Register(&Query{
+		Name: "paths", Group: GroupBasic, Usage: "FILE --id ID", MinInputs: 1, MaxInputs: 1, NeedsRetainers: true,
+		Title: "Show what keeps an object alive: its shortest retainer paths from the roots",
+		Help: `Show the shortest retainer paths from the roots to the object with the
+given id (the @id in 'heapx top' and in DevTools), shortest first, paths
+from user roots (globals) before paths through internal roots. Weak edges
+are never followed.`,
+		Args: []Arg{{Name: "limit", Short: "n", Kind: IntArg, Default: 3, Help: "number of paths to print"},
+			{Name: "id", Kind: StringArg, Default: "", Required: true, Help: "id of the object whose retainers to show (required)"}},
+		Run: runPaths,
+	})
+}
+
+// BuildSummary returns the summary view of a with at most limit classes
+// (0: all) and the first 10 unreachable classes (all with
+// allUnreachable).
+func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable bool) *SummaryJSON {
+	rows := a.Summary()
+	s := &SummaryJSON{SchemaVersion: 1, File: path, Policy: a.Policy.Name, TotalSize: a.TotalSize(),
+		ClassCount: len(rows), Classes: []ClassJSON{}}
+	if limit > 0 && len(rows) > limit {
+		rows = rows[:limit]
+	}
+	for _, r := range rows {
+		c := ClassJSON{Constructor: r.Name, Key: r.Key, Count: r.Count, Distance: r.Distance,
+			ShallowSize: r.Shallow, RetainedSize: r.Retained}
+		if a.Classes.HasLoc[r.Class] {
+			l := a.Classes.Loc[r.Class]
+			c.Location = &LocationJSON{l.ScriptID, l.Line, l.Column}
+		}
+		s.Classes = append(s.Classes, c)
+	}
+	u := a.Unreachable()
+	s.Unreachable = UnreachableJSON{Count: u.Count, Size: u.Size, Classes: []UnreachableClassJSON{}}
+	for i, c := range u.ByClass {
+		if !allUnreachable && i == 10 {
+			break
+		}
+		s.Unreachable.Classes = append(s.Unreachable.Classes, UnreachableClassJSON{Constructor: c.Name, Count: c.Count, Size: c.Size})
+	}
+	return s
+}
+
+func runSummary(c *Context) (*Result, error) {
+	n := c.Int("limit")
+	if n < 0 {
+		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
+	}
+	sn := c.Snapshots[0]
+	s := BuildSummary(sn.Path, sn.Analysis, n, c.Bool("unreachable"))
+	r := &Result{JSON: s}
+	if c.Bool("unreachable") {
+		t := &Table{Columns: []Column{colClass, colCount, {Key: "shallow_size", Title: "Shallow size", Kind: Bytes}}}
+		for _, u := range s.Unreachable.Classes {
+			t.Rows = append(t.Rows, []any{u.Constructor, u.Count, u.Size})
+		}
+		r.Sections = []*Section{{Table: t}}
+		r.Notes = []string{fmt.Sprintf("%s objects (%s) unreachable from the roots", Thousands(uint64(s.Unreachable.Count)), HumanSize(s.Unreachable.Size))}
+		return r, nil
+	}
+	r.Sections = []*Section{{Table: summaryTable(s), Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
+	r.Notes = []string{fmt.Sprintf("%d of %s classes; total size %s (%s bytes)",
+		len(s.Classes), Thousands(uint64(s.ClassCount)), HumanSize(s.TotalSize), Thousands(s.TotalSize))}
+	if u := s.Unreachable; u.Count > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s objects (%s) are unreachable from the roots; they are counted above, as DevTools counts them (see --unreachable)",
+			Thousands(uint64(u.Count)), HumanSize(u.Size)))
+	}
+	return r, nil
+}
+
+// summaryTable is the Summary view as a table. A name shared by several
+// rows (one class per allocation site) gets its site, one-based as editors
+// count, so the rows can be told apart.
+func summaryTable(s *SummaryJSON) *Table {
+	seen := map[string]int{}
+	for _, c := range s.Classes {
+		seen[c.Constructor]++
+	}
+	t := &Table{Columns: []Column{colClass, colCount, colDistance, colShallow,
+		{Key: "shallow_percent", Title: "%", Kind: Percent}, colRetained, colPercent}}
+	for _, c := range s.Classes {
+		name := Shorten(c.Constructor, MaxNameWidth)
+		if l := c.Location; l != nil && seen[c.Constructor] > 1 {
+			name += fmt.Sprintf(" (script %d:%d:%d)", l.ScriptID, l.Line+1, l.Column+1)
+		}
+		t.Rows = append(t.Rows, []any{name, c.Count, c.Distance, c.ShallowSize, Share(c.ShallowSize, s.TotalSize),
+			c.RetainedSize, Share(c.RetainedSize, s.TotalSize)})
+	}
+	return t
+}
+
+func runTop(c *Context) (*Result, error) {
+	sn := c.Snapshots[0]
+	a := sn.Analysis
+	n, err := limit(c, a.Graph.NumNodes())
+	if err != nil {
+		return nil, err
+	}
+	t := &TopJSON{SchemaVersion: 1, File: sn.Path, Policy: a.Policy.Name, TotalSize: a.TotalSize(), Nodes: []NodeJSON{}}
+	for _, r := range a.Top(n) {
+		t.Nodes = append(t.Nodes, NewNodeJSON(a.Graph, r))
+	}
+	tb := &Table{Columns: []Column{colObject, colClass, colDistance, colShallow, colRetained, colPercent}}
+	for _, n := range t.Nodes {
+		tb.Rows = append(tb.Rows, []any{ObjectName(n), Shorten(n.Constructor, MaxNameWidth), n.Distance, n.ShallowSize, n.RetainedSize,
+			Share(n.RetainedSize, t.TotalSize)})
+	}
+	return &Result{JSON: t, Sections: []*Section{{Table: tb}},
+		Notes: []string{fmt.Sprintf("total size %s (%s bytes)", HumanSize(t.TotalSize), Thousands(t.TotalSize))}}, nil
+}
+
+// ParseID reads a node id as users write it: "12345" or "@12345".
+func ParseID(s string) (uint64, error) {
+	id, err := strconv.ParseUint(strings.TrimPrefix(s, "@"), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a node id (a number such as 12345 or @12345)", s)
+	}
+	return id, nil
+}
+
+// nodeByID finds the node with runtime id s ("123" or "@123") in sn.
+func nodeByID(sn Snapshot, s string) (model.NodeIndex, error) {
+	id, err := ParseID(s)
+	if err != nil {
+		return 0, fmt.Errorf("--id %w", err)
+	}
+	n, ok := sn.Analysis.NodeByID(id)
+	if !ok {
+		return 0, fmt.Errorf("%s: no node with id @%d", sn.Path, id)
+	}
+	return n, nil
+}
+
+func runPaths(c *Context) (*Result, error) {
+	k := c.Int("limit")
+	if k < 1 {
+		return nil, fmt.Errorf("-n must be 1 or more, not %d", k)
+	}
+	sn := c.Snapshots[0]
+	target, err := nodeByID(sn, c.String("id"))
+	if err != nil {
+		return nil, err
+	}
+	p := BuildPaths(sn.Path, sn.Analysis, target, k)
+	t := p.Target
+	r := &Result{JSON: p, Header: []string{fmt.Sprintf("Retainers of %s (%s; shallow size %s, retained size %s, distance %s)",
+		ObjectName(t), t.Constructor, HumanSize(t.ShallowSize), HumanSize(t.RetainedSize), DistanceText(t.Distance))}}
+	if len(p.Paths) == 0 {
+		r.Notes = []string{"No retainer path: nothing reachable from the roots keeps this object alive (it is garbage or only weakly held)."}
+		return r, nil
+	}
+	for i, path := range p.Paths {
+		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, path), Table: pathTable(path)})
+	}
+	return r, nil
+}
+
+func pathHeading(i int, p PathJSON) string {
+	kind := "from a user root"
+	if p.System {
+		kind = "from internal roots"
+	}
+	return fmt.Sprintf("Path %d: %d edges, %s", i+1, len(p.Steps), kind)
+}
+
+// pathTable is one retainer path as a table, root first.
+func pathTable(p PathJSON) *Table {
+	t := &Table{Columns: []Column{{Key: "edge", Title: "Retainer edge", Kind: Text}, colObject, colDistance, colShallow, colRetained}}
+	r := p.Root
+	if r.Name == "" {
+		r.Name = "(root)" // V8's root is an unnamed synthetic node
+	}
+	t.Rows = append(t.Rows, []any{"", ObjectName(r), r.Distance, r.ShallowSize, r.RetainedSize})
+	for _, s := range p.Steps {
+		t.Rows = append(t.Rows, []any{Shorten(s.Edge, MaxNameWidth), ObjectName(s.To), s.To.Distance, s.To.ShallowSize, s.To.RetainedSize})
+	}
+	return t
+}
+
+// BuildPaths returns up to k shortest retainer paths of target.
+func BuildPaths(path string, a *analysis.Analysis, target model.NodeIndex, k int) *PathsJSON {
+	g := a.Graph
+	nm := analysis.NewNamer(g, a.DOM)
+	out := &PathsJSON{SchemaVersion: 1, File: path, Target: NewNodeJSON(g, a.Row(nm, target)), Paths: []PathJSON{}}
+	for _, p := range a.Paths(target, analysis.PathOptions{K: k}) {
+		out.Paths = append(out.Paths, newPathJSON(a, nm, p))
+	}
+	return out
+}
+
+func newPathJSON(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) PathJSON {
+	g := a.Graph
+	node := func(n model.NodeIndex) NodeJSON { return NewNodeJSON(g, a.Row(nm, n)) }
+	pj := PathJSON{Distance: p.Cost, System: p.System, Root: node(g.Root), Steps: []StepJSON{}}
+	for _, s := range p.Steps {
+		pj.Steps = append(pj.Steps, StepJSON{
+			EdgeType: g.EdgeType(s.Edge).Name, EdgeName: g.EdgeName(s.Edge),
+			Edge: analysis.EdgeString(g, s.Edge), To: node(s.To),
+		})
+	}
+	return pj
+}
