@@ -132,3 +132,35 @@ func TestInspectClosures(t *testing.T) {
 		t.Errorf("chromium top closure group %+v", r)
 	}
 }
+
+// node-leak-3: the root's dominator children are led by the `global`
+// object (3079371 bytes retained); the leaking Array dominates its 1500
+// LeakedItem (56 bytes each, 84000 shallow, 431280 retained).
+func TestInspectDominatorTree(t *testing.T) {
+	a := analyzeFixture(t, "node-leak-3")
+	g := a.Graph
+	top := a.DominatedBy(g.Root, 2)
+	if len(top) != 2 || top[0].Name != "global" || top[0].Retained != 3079371 || top[1].Retained > top[0].Retained {
+		t.Errorf("root's children %+v", top)
+	}
+	byClass := a.DominatedByClass(g.Root, 1)
+	if len(byClass) != 1 || byClass[0].Class != "global" || byClass[0].Count != 1 || byClass[0].Retained != 3079371 {
+		t.Errorf("root's children by class %+v", byClass)
+	}
+	arr, ok := a.NodeByID(80593) // the onWork context's `retained`
+	if !ok {
+		t.Fatal("no @80593")
+	}
+	items := a.DominatedByClass(arr, 0)
+	if items[0] != (analysis.ClassGroup{Class: "LeakedItem", Count: 1500, Shallow: 84000, Retained: 431280, Example: items[0].Example}) {
+		t.Errorf("array's children by class %+v", items[0])
+	}
+	kids := a.DominatedBy(arr, 0)
+	var sum uint64
+	for _, k := range kids {
+		sum += k.Retained
+	}
+	if sum+a.Self[arr] != a.Dominators.Retained[arr] {
+		t.Errorf("children retain %d + self %d, want the array's %d", sum, a.Self[arr], a.Dominators.Retained[arr])
+	}
+}
