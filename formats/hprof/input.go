@@ -1,0 +1,104 @@
+package hprof
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/heapx/heapx/formats"
+)
+
+// input is a forward-only byte window over the (decompressed) dump. It
+// tracks the absolute offset for error messages and grows its buffer only
+// by doubling as data arrives, so a record whose length lies cannot make it
+// allocate more than twice what the input really holds.
+type input struct {
+	src  io.Reader
+	buf  []byte
+	r, w int   // unread bytes are buf[r:w]
+	base int64 // stream offset of buf[0]
+	name string
+	gz   bool  // src decompresses: its errors are bad input
+	err  error // first read error other than io.EOF
+}
+
+func newInput(src io.Reader, bufSize int, name string, gz bool) *input {
+	return &input{src: src, buf: make([]byte, bufSize), name: name, gz: gz}
+}
+
+// pos is the stream offset of the next unread byte.
+func (in *input) pos() int64 { return in.base + int64(in.r) }
+
+// fill makes at least n unread bytes available in buf[r:w]; it reports
+// false when the input ends (or fails) first.
+func (in *input) fill(n int) bool {
+	if in.w-in.r >= n {
+		return true
+	}
+	if in.r > 0 {
+		copy(in.buf, in.buf[in.r:in.w])
+		in.base += int64(in.r)
+		in.w -= in.r
+		in.r = 0
+	}
+	for in.w < n {
+		if in.w == len(in.buf) {
+			nb := make([]byte, 2*len(in.buf))
+			copy(nb, in.buf[:in.w])
+			in.buf = nb
+		}
+		m, err := in.src.Read(in.buf[in.w:])
+		in.w += m
+		if err != nil {
+			if err != io.EOF && in.err == nil {
+				in.err = err
+			}
+			return in.w >= n
+		}
+	}
+	return true
+}
+
+// skip advances n bytes; it reports false when the input ends first.
+func (in *input) skip(n int64) bool {
+	for {
+		if k := int64(in.w - in.r); n <= k {
+			in.r += int(n)
+			return true
+		} else {
+			n -= k
+		}
+		in.base += int64(in.w)
+		in.r, in.w = 0, 0
+		m, err := in.src.Read(in.buf)
+		in.w = m
+		if err != nil && m == 0 {
+			if err != io.EOF && in.err == nil {
+				in.err = err
+			}
+			return false
+		}
+	}
+}
+
+// errorf returns a FormatError at offset off.
+func (in *input) errorf(off int64, section, format string, args ...any) error {
+	return &formats.FormatError{File: in.name, Section: section, Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// truncated is the error for input that ended (or failed to decompress)
+// inside what starts at off. Read errors of a plain file are returned as
+// they are: they say nothing about the format.
+func (in *input) truncated(off int64, section, what string) error {
+	if in.err != nil {
+		if !in.gz {
+			return fmt.Errorf("%s: %w", in.name, in.err)
+		}
+		return in.errorf(in.pos(), section, "bad gzip data in %s: %v", what, in.err)
+	}
+	return in.errorf(off, section, "file ends inside %s (truncated dump?)", what)
+}
+
+func u2(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
+func u4(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
+func u8(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
