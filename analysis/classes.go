@@ -79,7 +79,9 @@ const (
 //     class per site, as DevTools' class key includes it.
 //
 // Types of other runtimes are classed by node name ("(" + type + ")" when
-// the name is empty). dom may be nil (no "Detached " renaming).
+// the name is empty), except string types, whose nodes are named by their
+// contents (HPROF's java.lang.String): they all get the type's name as
+// class. dom may be nil (no "Detached " renaming).
 //
 // DevTools keys classes by string-table index, so two different strings
 // with the same text would be two rows there (and then collide in its
@@ -104,7 +106,13 @@ func ClassifyNodes(g *model.Graph, dom *DOMState) *Classes {
 	fixed := make([]int64, len(g.NodeTypes))
 	for t, nt := range g.NodeTypes {
 		fixed[t] = -1
-		if t >= 256 || !k.nodeV8[t] {
+		if t >= 256 {
+			continue
+		}
+		if !k.nodeV8[t] {
+			if nt.Category.IsString() {
+				fixed[t] = int64(class(nt.Name))
+			}
 			continue
 		}
 		switch k.node[t] {
