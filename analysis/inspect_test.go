@@ -164,3 +164,31 @@ func TestInspectDominatorTree(t *testing.T) {
 		t.Errorf("children retain %d + self %d, want the array's %d", sum, a.Self[arr], a.Dominators.Retained[arr])
 	}
 }
+
+// node-leak-3's only user global is `bus` (the EventEmitter whose onWork
+// listener leaks, 467896 bytes); the page's are the five it assigns to
+// window plus window.__ready (true, 0 bytes), largest first.
+func TestInspectGlobalVariables(t *testing.T) {
+	a := analyzeFixture(t, "node-leak-3")
+	rows := a.GlobalVariables(0)
+	if len(rows) != 1 || rows[0].Name != "bus" || rows[0].Class != "EventEmitter" || rows[0].Retained != 467896 {
+		t.Errorf("node-leak-3 globals %+v", rows)
+	}
+	a = analyzeFixture(t, "chromium-small-page")
+	rows = a.GlobalVariables(0)
+	want := []struct {
+		name, class string
+		retained    uint64
+	}{
+		{"customers", "Map", 2881812}, {"leakyCache", "Object", 231056}, {"buffers", "Array", 229688},
+		{"detachedTrees", "Array", 94892}, {"handlers", "Array", 18084}, {"__ready", "true", 0},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("chromium globals %+v", rows)
+	}
+	for i, w := range want {
+		if r := rows[i]; r.Name != w.name || r.Class != w.class || r.Retained != w.retained || a.Graph.Edges.To[r.Edge] != r.Node {
+			t.Errorf("global %d: %+v, want %v", i, r, w)
+		}
+	}
+}
