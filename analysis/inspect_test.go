@@ -192,3 +192,38 @@ func TestInspectGlobalVariables(t *testing.T) {
 		}
 	}
 }
+
+// node-leak-3: every LeakedItem's shortest path is root -> global .bus ->
+// ._events -> .work (onWork) -> {context} -> ->retained (Array) -> [i]; the
+// merged tree is that one chain, 1500 objects retaining 431280 bytes.
+func TestInspectMergedPaths(t *testing.T) {
+	a := analyzeFixture(t, "node-leak-3")
+	var items []int32
+	for i := range a.Graph.Nodes.ID {
+		if a.Classes.Name(int32(i)) == "LeakedItem" {
+			items = append(items, int32(i))
+		}
+	}
+	tree := a.MergedPaths(items)
+	want := []struct{ edge, class string }{
+		{"", "(synthetic)"}, {".2", "global"}, {".bus", "EventEmitter"}, {"._events", "Object"},
+		{".work", "Function"}, {"{context}", "system / Context"}, {"->retained", "Array"}, {"[]", "LeakedItem"},
+	}
+	if len(tree) != len(want) {
+		t.Fatalf("merged tree %+v", tree)
+	}
+	for i, w := range want {
+		n := tree[i]
+		if n.Edge != w.edge || n.Class != w.class || n.Parent != int32(i-1) || n.Depth != i ||
+			n.Objects != 1500 || n.Retained != 431280 {
+			t.Errorf("tree node %d: %+v, want %v", i, n, w)
+		}
+	}
+	if tree[7].Ends != 1500 || a.Graph.NodeName(tree[4].Example) != "onWork" {
+		t.Errorf("leaf %+v, closure %q", tree[7], a.Graph.NodeName(tree[4].Example))
+	}
+	// The path read off the distances is as short as PathFinder.Find's.
+	if p := a.Paths(items[0], analysis.PathOptions{}); len(p) != 1 || len(p[0].Steps) != 7 {
+		t.Errorf("Find: %+v", p)
+	}
+}
