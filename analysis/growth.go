@@ -1,0 +1,254 @@
+package analysis
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/heapx/heapx/model"
+)
+
+// GrowthOptions tune Growth.
+type GrowthOptions struct {
+	// Limit caps each list of the result (classes, collections) to the
+	// largest growths; 0 keeps all.
+	Limit int
+}
+
+// ClassGrowth is a class whose instance count or total shallow size grows
+// at every step.
+type ClassGrowth struct {
+	// Name is the class name, Key its class key (see Classes.Key), which
+	// matches classes across snapshots.
+	Name, Key string
+	// Counts and Sizes are the instances with a non-zero shallow size and
+	// their shallow sizes, one per snapshot (the Summary view's numbers).
+	Counts []int
+	Sizes  []uint64
+	// CountGrows and SizeGrows say which series increases strictly at
+	// every step (at least one does).
+	CountGrows, SizeGrows bool
+}
+
+// CollectionGrowth is one collection, matched by id, whose element count
+// grows at every step.
+type CollectionGrowth struct {
+	ID uint64 // the runtime's node id, the same in every snapshot
+	// Nodes are its node indexes, one per snapshot.
+	Nodes []model.NodeIndex
+	// Class is its class in the last snapshot.
+	Class string
+	// Elements and Retained are its element count (see Growth) and
+	// retained size, one per snapshot.
+	Elements []int
+	Retained []uint64
+}
+
+// GrowthResult is the outcome of Growth.
+type GrowthResult struct {
+	// Matching is MatchByID when every consecutive pair of snapshots has
+	// stable ids (IDOverlap, the smallest share of one snapshot's ids found
+	// in the next, is at least StableIDFraction). With MatchByClass single
+	// collections cannot be followed and Collections is empty.
+	Matching  Matching
+	IDOverlap float64
+	// Classes grow in count or size at every step, sorted by size growth
+	// (last minus first), then count growth, both descending, then name.
+	Classes []ClassGrowth
+	// Collections grow in element count at every step, sorted by that
+	// growth, descending, then by id.
+	Collections []CollectionGrowth
+}
+
+// Growth finds what grows at every step across snaps, oldest first (at
+// least two; nil otherwise, or without classes):
+//
+//   - classes, matched by class key, whose instance count or total shallow
+//     size increases strictly from each snapshot to the next;
+//   - collections, matched by node id (so only where ids are stable),
+//     whose element count increases strictly at every step. A node's
+//     element count is the number of its element edges (a V8 JSArray, a
+//     Java or SpiderMonkey array); a node without any counts the entries
+//     of the arrays it holds through internal or property edges instead: a
+//     V8 Map's or Set's hash table (whose entries are internal edges with
+//     numeric names), a Java ArrayList's elementData. A V8 array's backing
+//     store is reallocated as it grows, so it is the JSArray, whose id
+//     stays, that is followed.
+func Growth(snaps []*Analysis, opt GrowthOptions) *GrowthResult {
+	if len(snaps) < 2 {
+		return nil
+	}
+	for _, a := range snaps {
+		if a.Classes == nil {
+			return nil
+		}
+	}
+	r := &GrowthResult{Classes: classGrowth(snaps)}
+	r.IDOverlap = 1
+	for i := 0; i+1 < len(snaps); i++ {
+		r.IDOverlap = min(r.IDOverlap, idOverlap(snaps[i].Graph, sortedIDs(snaps[i+1].Graph)))
+	}
+	if r.IDOverlap < StableIDFraction {
+		r.Matching = MatchByClass
+	} else {
+		r.Collections = collectionGrowth(snaps)
+	}
+	if opt.Limit > 0 {
+		r.Classes = r.Classes[:min(opt.Limit, len(r.Classes))]
+		r.Collections = r.Collections[:min(opt.Limit, len(r.Collections))]
+	}
+	return r
+}
+
+// classGrowth returns the classes that grow at every step.
+func classGrowth(snaps []*Analysis) []ClassGrowth {
+	keys := map[string]int{}
+	var rows []ClassGrowth
+	for s, a := range snaps {
+		joint := make([]int, len(a.Classes.Names))
+		for c := range a.Classes.Names {
+			k := a.Classes.Key(uint32(c))
+			j, ok := keys[k]
+			if !ok {
+				j = len(rows)
+				keys[k] = j
+				rows = append(rows, ClassGrowth{Name: a.Classes.Names[c], Key: k,
+					Counts: make([]int, len(snaps)), Sizes: make([]uint64, len(snaps))})
+			}
+			joint[c] = j
+		}
+		for v, size := range a.Self {
+			if size != 0 {
+				row := &rows[joint[a.Classes.Of[v]]]
+				row.Counts[s]++
+				row.Sizes[s] += size
+			}
+		}
+	}
+	var out []ClassGrowth
+	for _, row := range rows {
+		row.CountGrows, row.SizeGrows = true, true
+		for s := 1; s < len(snaps); s++ {
+			row.CountGrows = row.CountGrows && row.Counts[s] > row.Counts[s-1]
+			row.SizeGrows = row.SizeGrows && row.Sizes[s] > row.Sizes[s-1]
+		}
+		if row.CountGrows || row.SizeGrows {
+			out = append(out, row)
+		}
+	}
+	last := len(snaps) - 1
+	sort.SliceStable(out, func(a, b int) bool {
+		x, y := &out[a], &out[b]
+		dx, dy := int64(x.Sizes[last])-int64(x.Sizes[0]), int64(y.Sizes[last])-int64(y.Sizes[0])
+		if dx != dy {
+			return dx > dy
+		}
+		if cx, cy := x.Counts[last]-x.Counts[0], y.Counts[last]-y.Counts[0]; cx != cy {
+			return cx > cy
+		}
+		return cmp16(x.Name, y.Name) < 0
+	})
+	return out
+}
+
+// collectionGrowth follows every node of the first snapshot with elements
+// through the others by id.
+func collectionGrowth(snaps []*Analysis) []CollectionGrowth {
+	// Per snapshot, the nodes with elements in id order and their counts.
+	type coll struct {
+		node  int32
+		count int32
+	}
+	lists := make([][]coll, len(snaps))
+	for s, a := range snaps {
+		g := a.Graph
+		k := newKinds(g)
+		var l []coll
+		for v := 0; v < g.NumNodes(); v++ {
+			if c := elementCount(g, k, int32(v)); c > 0 {
+				l = append(l, coll{int32(v), int32(c)})
+			}
+		}
+		id := g.Nodes.ID
+		slices.SortFunc(l, func(x, y coll) int {
+			switch {
+			case id[x.node] < id[y.node]:
+				return -1
+			case id[x.node] > id[y.node]:
+				return 1
+			}
+			return 0
+		})
+		lists[s] = l
+	}
+	var out []CollectionGrowth
+	first := snaps[0].Graph.Nodes.ID
+next:
+	for _, c := range lists[0] {
+		id := first[c.node]
+		cg := CollectionGrowth{ID: id, Nodes: []int32{c.node}, Elements: []int{int(c.count)}}
+		for s := 1; s < len(snaps); s++ {
+			ids := snaps[s].Graph.Nodes.ID
+			l := lists[s]
+			i := sort.Search(len(l), func(i int) bool { return ids[l[i].node] >= id })
+			if i == len(l) || ids[l[i].node] != id || int(l[i].count) <= cg.Elements[s-1] {
+				continue next
+			}
+			cg.Nodes = append(cg.Nodes, l[i].node)
+			cg.Elements = append(cg.Elements, int(l[i].count))
+		}
+		for s, a := range snaps {
+			cg.Retained = append(cg.Retained, a.Dominators.Retained[cg.Nodes[s]])
+		}
+		last := snaps[len(snaps)-1]
+		cg.Class = last.Classes.Name(cg.Nodes[len(snaps)-1])
+		out = append(out, cg)
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		x, y := &out[a], &out[b]
+		dx, dy := x.Elements[len(x.Elements)-1]-x.Elements[0], y.Elements[len(y.Elements)-1]-y.Elements[0]
+		if dx != dy {
+			return dx > dy
+		}
+		return x.ID < y.ID
+	})
+	return out
+}
+
+// elementCount is node v's number of elements (see Growth).
+func elementCount(g *model.Graph, k *kinds, v int32) int {
+	s, e := g.EdgeRange(v)
+	n := 0
+	for x := s; x < e; x++ {
+		if k.edge[g.Edges.Type[x]] == eElement {
+			n++
+		}
+	}
+	if n > 0 {
+		return n
+	}
+	for x := s; x < e; x++ {
+		t := g.Edges.To[x]
+		if ek := k.edge[g.Edges.Type[x]]; (ek != eInternal && ek != eProperty) || k.nodeKindOf(g, t) != kArray {
+			continue
+		}
+		ts, te := g.EdgeRange(t)
+		elems, numbered := 0, 0
+		for y := ts; y < te; y++ {
+			switch k.edge[g.Edges.Type[y]] {
+			case eElement:
+				elems++
+			case eInternal:
+				if _, err := strconv.ParseUint(g.EdgeName(y), 10, 32); err == nil {
+					numbered++
+				}
+			}
+		}
+		if elems > 0 {
+			n += elems
+		} else {
+			n += numbered
+		}
+	}
+	return n
+}
