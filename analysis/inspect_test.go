@@ -227,3 +227,32 @@ func TestInspectMergedPaths(t *testing.T) {
 		t.Errorf("Find: %+v", p)
 	}
 }
+
+// chromium-small-page: window.customers is a Map of 2000 Customer keyed by
+// number (its OrderedHashMap table shows the 2000 values) and ranks first;
+// window.handlers holds 100 closures. node-leak-3: the leaking Array holds
+// 1500 LeakedItem, second after a 2048-element internal Array of Node's.
+func TestInspectCollections(t *testing.T) {
+	a := analyzeFixture(t, "chromium-small-page")
+	rows := a.Collections(0)
+	if r := rows[0]; r.Class != "Map" || r.Elements != 2000 || r.Retained != 2881812 || r.Backing < 0 {
+		t.Errorf("chromium first collection %+v", r)
+	}
+	found := false
+	for _, r := range rows {
+		if r.Class == "Array" && r.Elements == 100 && r.Retained == 18084 {
+			found = true
+		}
+		if r.Node == rows[0].Backing {
+			t.Errorf("backing store %d listed on its own", r.Node)
+		}
+	}
+	if !found {
+		t.Error("window.handlers (Array of 100, 18084 bytes) not listed")
+	}
+	a = analyzeFixture(t, "node-leak-3")
+	rows = a.Collections(2)
+	if len(rows) != 2 || rows[1].Class != "Array" || rows[1].Elements != 1500 || rows[1].Retained != 447536 || rows[0].Elements != 2048 {
+		t.Errorf("node-leak-3 collections %+v", rows)
+	}
+}
