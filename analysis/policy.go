@@ -77,10 +77,8 @@ var RawPolicy = Policy{Name: "raw", SkipSelfEdges: true}
 // ephemeron, self and inner shortcut edges are skipped; no page-owned rule,
 // no size redistribution).
 func DefaultPolicy(g *model.Graph) Policy {
-	for _, t := range g.NodeTypes {
-		if t.Namespace == v8Namespace {
-			return DevToolsPolicy
-		}
+	if isV8(g) {
+		return DevToolsPolicy
 	}
 	return Policy{Name: "default", SkipEphemeronEdges: true, SkipSelfEdges: true, SkipInnerShortcuts: true}
 }
