@@ -256,3 +256,30 @@ func TestInspectCollections(t *testing.T) {
 		t.Errorf("node-leak-3 collections %+v", rows)
 	}
 }
+
+// chromium-small-page: the page's classes each have one shape (Customer
+// {id, name, orders, tags} 2000 × 28 bytes, Order 10000, OrderLine 30000)
+// and the onThing closures' captured objects are 100 plain {index,
+// payload}.
+func TestInspectObjectShapes(t *testing.T) {
+	a := analyzeFixture(t, "chromium-small-page")
+	want := map[string]analysis.ObjectShape{
+		"Customer":  {Name: "Customer", Properties: []string{"id", "name", "orders", "tags"}, Count: 2000, Shallow: 56000, Retained: 2852000},
+		"Order":     {Name: "Order", Properties: []string{"amount", "customer", "id", "lines"}, Count: 10000, Shallow: 280000, Retained: 2400000},
+		"OrderLine": {Name: "OrderLine", Properties: []string{"qty", "sku"}, Count: 30000, Shallow: 600000, Retained: 1200000},
+		"Object":    {Name: "Object", Properties: []string{"index", "payload"}, Count: 100, Shallow: 2000, Retained: 12000},
+	}
+	for _, r := range a.ObjectShapes(0) {
+		w, ok := want[r.Name]
+		if !ok || strings.Join(r.Properties, ",") != strings.Join(w.Properties, ",") {
+			continue
+		}
+		delete(want, r.Name)
+		if r.Count != w.Count || r.Shallow != w.Shallow || r.Retained != w.Retained || a.Graph.NodeName(r.Example) != w.Name {
+			t.Errorf("%s %v: %+v, want %+v", r.Name, r.Properties, r, w)
+		}
+	}
+	for _, w := range want {
+		t.Errorf("shape %s %v not found", w.Name, w.Properties)
+	}
+}

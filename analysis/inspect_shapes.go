@@ -1,0 +1,97 @@
+package analysis
+
+import (
+	"hash/maphash"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/heapx/heapx/model"
+)
+
+// ObjectShape is the objects of one constructor name with one set of
+// property names (memlab's object-shape).
+type ObjectShape struct {
+	Name       string   // the objects' node name ("Object" for plain objects)
+	Properties []string // the property names, sorted
+	Count      int      // objects of this shape
+	Shallow    uint64   // their shallow sizes
+	// Retained sums their retained sizes; an object of the shape that
+	// another one dominates is counted in both.
+	Retained uint64
+	Example  model.NodeIndex // the object with the smallest node index
+}
+
+// ObjectShapes groups the objects (model.CatObject; for V8 not the
+// "system / ..." internals) by node name and the sorted set of their
+// property names (model.EdgeProperty, "__proto__" left out), largest
+// retained sum first (then by count, then by example), at most limit.
+// Unlike Classes' inferred interfaces, which DevTools builds from the
+// first property names of plain objects, all property names count.
+//
+// Each object hashes its name and its property names order-independently
+// (a sum of per-name hashes), one sort of packed (hash, node) integers
+// brings equal hashes together, and equal shapes are confirmed by
+// comparing the sorted names, so no map of shapes is built.
+func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
+	g := a.Graph
+	k := newKinds(g)
+	proto := namedStrings(g, "__proto__")
+	isProp := func(e uint32) bool {
+		return k.edge[g.Edges.Type[e]] == eProperty && !proto.Has(int(g.Edges.Name[e]))
+	}
+	var objs []int32
+	for i, t := range g.Nodes.Type {
+		if g.NodeTypes[t].Category == model.CatObject && !(k.nodeV8[t] && strings.HasPrefix(g.NodeName(int32(i)), "system / ")) {
+			objs = append(objs, int32(i))
+		}
+	}
+	keys := hashKeys(objs, func(n int32) uint64 {
+		h := maphash.String(hashSeed, g.NodeName(n))
+		s, end := g.EdgeRange(n)
+		for e := s; e < end; e++ {
+			if isProp(e) {
+				h += maphash.String(hashSeed, g.Strings.At(g.Edges.Name[e])) * 0x9e3779b97f4a7c15
+			}
+		}
+		return h
+	})
+	props := func(n int32, buf []string) []string {
+		buf = buf[:0]
+		s, end := g.EdgeRange(n)
+		for e := s; e < end; e++ {
+			if isProp(e) {
+				buf = append(buf, g.Strings.At(g.Edges.Name[e]))
+			}
+		}
+		slices.Sort(buf)
+		return slices.Compact(buf)
+	}
+	var px, py []string
+	var rows []ObjectShape
+	groupSorted(keys, func(x, y int32) bool {
+		if g.NodeName(x) != g.NodeName(y) {
+			return false
+		}
+		px, py = props(x, px), props(y, py)
+		return slices.Equal(px, py)
+	}, func(group []int32) {
+		r := ObjectShape{Name: g.NodeName(group[0]), Properties: slices.Clone(props(group[0], px)), Count: len(group), Example: group[0]}
+		for _, n := range group {
+			r.Shallow += a.Self[n]
+			r.Retained += a.Dominators.Retained[n]
+		}
+		rows = append(rows, r)
+	})
+	sort.Slice(rows, func(i, j int) bool {
+		x, y := &rows[i], &rows[j]
+		if x.Retained != y.Retained {
+			return x.Retained > y.Retained
+		}
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		return x.Example < y.Example
+	})
+	return limitRows(rows, limit)
+}
