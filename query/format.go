@@ -84,3 +84,61 @@ func DistanceText(d int32) string {
 	}
 	return strconv.Itoa(int(d))
 }
+
+// FormatValue formats one value of a column of kind k for people, as
+// every front end shows it.
+func FormatValue(k Kind, v any) string {
+	switch k {
+	case Count:
+		if n, ok := asInt64(v); ok && n >= 0 {
+			return Thousands(uint64(n))
+		}
+	case Bytes:
+		if n, ok := asInt64(v); ok && n >= 0 {
+			return HumanSize(uint64(n))
+		}
+	case Percent:
+		if f, ok := v.(float64); ok {
+			return strconv.FormatFloat(f, 'f', 1, 64) + "%"
+		}
+	case ID:
+		if n, ok := asInt64(v); ok {
+			return "@" + strconv.FormatInt(n, 10)
+		}
+	case Distance:
+		if n, ok := asInt64(v); ok {
+			return DistanceText(int32(n))
+		}
+	case Delta, BytesDelta:
+		if n, ok := asInt64(v); ok {
+			sign, m := "+", uint64(n)
+			if n < 0 {
+				sign, m = "-", uint64(-n)
+			} else if n == 0 {
+				sign = ""
+			}
+			if k == Delta {
+				return sign + Thousands(m)
+			}
+			return sign + HumanSize(m)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// asInt64 converts the integer types queries put in rows.
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		return int64(x), true
+	}
+	return 0, false
+}

@@ -71,7 +71,7 @@ func sectionTable(s *query.Section) *table {
 		out := make([]string, len(cols))
 		for i, c := range cols {
 			if i < len(vals) {
-				out[i] = formatCell(c.Kind, vals[i])
+				out[i] = query.FormatValue(c.Kind, vals[i])
 			}
 		}
 		if len(out) > 0 {
@@ -98,63 +98,6 @@ func sectionTable(s *query.Section) *table {
 }
 
 func isNumeric(k query.Kind) bool { return k != query.Text }
-
-// formatCell formats one value of a column of kind k for people.
-func formatCell(k query.Kind, v any) string {
-	switch k {
-	case query.Count:
-		if n, ok := asInt64(v); ok && n >= 0 {
-			return query.Thousands(uint64(n))
-		}
-	case query.Bytes:
-		if n, ok := asInt64(v); ok && n >= 0 {
-			return query.HumanSize(uint64(n))
-		}
-	case query.Percent:
-		if f, ok := v.(float64); ok {
-			return strconv.FormatFloat(f, 'f', 1, 64) + "%"
-		}
-	case query.ID:
-		if n, ok := asInt64(v); ok {
-			return "@" + strconv.FormatInt(n, 10)
-		}
-	case query.Distance:
-		if n, ok := asInt64(v); ok {
-			return query.DistanceText(int32(n))
-		}
-	case query.Delta, query.BytesDelta:
-		if n, ok := asInt64(v); ok {
-			sign, m := "+", uint64(n)
-			if n < 0 {
-				sign, m = "-", uint64(-n)
-			} else if n == 0 {
-				sign = ""
-			}
-			if k == query.Delta {
-				return sign + query.Thousands(m)
-			}
-			return sign + query.HumanSize(m)
-		}
-	}
-	return fmt.Sprint(v)
-}
-
-// asInt64 converts the integer types queries put in rows.
-func asInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		return int64(x), true
-	}
-	return 0, false
-}
 
 // writeCSV renders a result as CSV with raw values (bytes as integers),
 // one header row of column keys. A result with several sections gets a
