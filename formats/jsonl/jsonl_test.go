@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -443,6 +444,78 @@ func TestTraceAnyOrder(t *testing.T) {
 	} {
 		if _, err := Read(strings.NewReader(head+bad), "bad.jsonl", ReadOptions{}); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestParallelBlocks reads a file of many blocks through the parallel
+// parser and checks it against the same records written with spaces,
+// which the line parser reads alone: same graph, same results, and errors
+// name the same lines.
+func TestParallelBlocks(t *testing.T) {
+	const n = 60000 // nodes; three edges each: ~4 MB, several blocks
+	var b strings.Builder
+	b.WriteString(lines(`["metadata","version_major","1"]`, decls,
+		`["record","node",["id","type","name","self_size","x:extra","heapx:shallow_size","heapx:retained_size","heapx:dominator","heapx:distance"]]`,
+		`["record","edge",["from","type","name","to"]]`,
+		`["node_type",0,"x:thing","object",[]]`,
+		`["node_type",1,"x:sub","object",[["more","number"]]]`,
+		`["edge_type",0,"x:ref","object property","strong","string"]`,
+		`["edge_type",1,"x:slot","array element","strong","index"]`,
+		`["string",0,""]`, `["string",1,"a"]`, `["metadata","heapx:root","1"]`, `["metadata","heapx:analysis","devtools"]`))
+	for i := 1; i <= n; i++ {
+		typ, extra := 0, ""
+		if i%1000 == 7 {
+			typ, extra = 1, ",42" // a subtype field: left to the line parser
+		}
+		dom := strconv.Itoa(2*(i/2) - 1) // node i/2
+		if i == 1 {
+			dom = "null"
+		}
+		fmt.Fprintf(&b, `["node",%d,%d,%d,%d,%d,%d,%d,%s,%d%s]`+"\n", 2*i-1, typ, i%2, i, i%5-2, i, n-i, dom, i%9-1, extra)
+		if i%5000 == 0 {
+			fmt.Fprintf(&b, `["string",%d,"s%d"]`+"\r\n", 1+i/5000, i) // other lines between runs, CRLF too
+		}
+	}
+	for i := 1; i <= n; i++ {
+		for k := 0; k < 3; k++ {
+			fmt.Fprintf(&b, `["edge",%d,%d,%d,%d]`+"\n", 2*i-1, k%2, k, 2*((i*7+k)%n)+1)
+		}
+	}
+	compact := b.String()
+	spaced := strings.ReplaceAll(compact, ",", ", ")
+	read := func(in string) (*model.Graph, *model.Results, error) {
+		var r model.Results
+		g, err := Read(strings.NewReader(in), "p.jsonl", ReadOptions{Results: &r})
+		return g, &r, err
+	}
+	g, r, err := read(compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, s, err := read(spaced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Compare(g, h, model.CompareOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if g.NumNodes() != n || g.NumEdges() != 3*n || !slices.Equal(r.Retained, s.Retained) || !slices.Equal(r.Dominator, s.Dominator) || !slices.Equal(r.Distance, s.Distance) {
+		t.Fatalf("%d nodes, %d edges; results differ", g.NumNodes(), g.NumEdges())
+	}
+	if v, _ := g.MetaValue(keySkippedField); !strings.Contains(v, "node.x:extra=60000") {
+		t.Errorf("skipped fields %q", v)
+	}
+	// A bad line deep in the file: reported with its line number either way.
+	ls := strings.SplitAfter(compact, "\n")
+	for _, bad := range []int{len(ls) - 5, len(ls) / 2, 40000} {
+		want := "line " + strconv.Itoa(bad+1) + ":"
+		for _, in := range []string{compact, spaced} {
+			ls := strings.SplitAfter(in, "\n")
+			ls[bad] = strings.Replace(ls[bad], ",", ",,", 1)
+			if _, _, err := read(strings.Join(ls, "")); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("bad line %d: error %v, want %q", bad+1, err, want)
+			}
 		}
 	}
 }

@@ -80,16 +80,8 @@ func (c *cursor) uint(what string) (uint64, error) {
 		c.ws()
 	}
 	b := c.b
-	i := c.i
-	start := i
-	var v uint64
-	for end := min(len(b), start+19); i < end; i++ {
-		d := b[i] - '0'
-		if d > 9 {
-			break
-		}
-		v = v*10 + uint64(d)
-	}
+	start := c.i
+	v, i := digits(b, start)
 	for ; i < len(b) && b[i]-'0' <= 9; i++ {
 		d := b[i] - '0'
 		if v > (1<<64-1-uint64(d))/10 {
@@ -109,6 +101,20 @@ func (c *cursor) uint(what string) (uint64, error) {
 		return 0, fmt.Errorf("expected %s (an integer), found a fraction or exponent", what)
 	}
 	return v, nil
+}
+
+// digits parses up to 19 decimal digits at b[i:], which cannot overflow,
+// and returns their value and the index after them.
+func digits(b []byte, i int) (uint64, int) {
+	var v uint64
+	for end := min(len(b), i+19); i < end; i++ {
+		d := b[i] - '0'
+		if d > 9 {
+			break
+		}
+		v = v*10 + uint64(d)
+	}
+	return v, i
 }
 
 // uintMax parses an unsigned integer no larger than max.

@@ -377,26 +377,41 @@ func (rd *reader) nextLine() ([]byte, error) {
 			rd.end -= rd.pos
 			rd.pos = 0
 		}
-		n, err := io.ReadFull(rd.src, rd.buf[rd.end:])
+		n, eof, err := fill(rd.src, rd.buf[rd.end:])
 		rd.end += n
+		rd.eof = eof
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) && n > 0 {
-				rd.eof = true
-				continue
-			}
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				rd.line++
-				return nil, rd.errorf("compressed input ends early (truncated file?)")
-			}
 			rd.line++
-			return nil, rd.errorf("reading input: %v", err)
+			return nil, rd.errorf("%v", err)
 		}
 	}
+}
+
+// fill reads into b until b is full or the input ends (eof). A read
+// error comes back worded for the user.
+func fill(src io.Reader, b []byte) (n int, eof bool, err error) {
+	n, err = io.ReadFull(src, b)
+	switch {
+	case err == nil:
+		return n, false, nil
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) && n > 0:
+		return n, true, nil
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return n, false, errors.New("compressed input ends early (truncated file?)")
+	}
+	return n, false, fmt.Errorf("reading input: %v", err)
 }
 
 func (rd *reader) run() error {
 	first := true
 	for {
+		if !first && rd.bulkAhead() {
+			// The rest of the file goes through the parallel parser.
+			if err := rd.runParallel(); err != nil {
+				return err
+			}
+			break
+		}
 		l, err := rd.nextLine()
 		if err != nil {
 			return err
@@ -411,21 +426,29 @@ func (rd *reader) run() error {
 			first = false
 			continue
 		}
-		if len(l) == 0 || len(l) == 1 && l[0] == '\r' {
-			continue
-		}
-		if err := rd.record(l); err != nil {
-			var fe *formats.FormatError
-			if errors.As(err, &fe) {
-				return err
-			}
-			return rd.errorf("%v", err)
+		if err := rd.handle(l); err != nil {
+			return err
 		}
 	}
 	if first {
 		return rd.errAt(0, "empty file, not a heapx flat file")
 	}
 	return rd.finish()
+}
+
+// handle reads one line other than the first.
+func (rd *reader) handle(l []byte) error {
+	if len(l) == 0 || len(l) == 1 && l[0] == '\r' {
+		return nil
+	}
+	if err := rd.record(l); err != nil {
+		var fe *formats.FormatError
+		if errors.As(err, &fe) {
+			return err
+		}
+		return rd.errorf("%v", err)
+	}
+	return nil
 }
 
 // version checks the first line: ["metadata","version_major","1"].
@@ -841,26 +864,24 @@ func (rd *reader) nodeRef(id uint64, kind uint8, at int) (int32, error) {
 	return -1, nil
 }
 
+// nodeRec is one node record's values as parsed, before the reader's
+// state (type table, string numbering, id map) is applied to them: the
+// parallel parse workers fill these, and so does node for one line.
+type nodeRec struct {
+	id, size, name    uint64
+	shallow, retained uint64
+	dom               uint64
+	typ               uint64 // the file's node type index
+	trace             uint32
+	dist              int32
+	det               uint8
+	domNull           bool
+	line, off         uint32 // in a parsed block: line and byte offset within it
+}
+
 func (rd *reader) node(d *decl) error {
 	c := &rd.c
-	g := rd.g
-	ns := &g.Nodes
-	n := len(ns.ID)
-	if n >= 1<<31-1 {
-		return fmt.Errorf("more than %d nodes", 1<<31-1)
-	}
-	if n == cap(ns.ID) {
-		rd.growNodes(n)
-	}
-	var id, size uint64
-	var typ uint8
-	var name uint32
-	var trace uint32
-	var det uint8
-	var shallow, retained uint64
-	var dist int32
-	dom := uint64(0)
-	domNull := false
+	var r nodeRec
 	for k, role := range d.roles {
 		if err := rd.sep(d, k); err != nil {
 			return err
@@ -869,42 +890,40 @@ func (rd *reader) node(d *decl) error {
 		var v uint64
 		switch role {
 		case fID:
-			id, err = c.uint("node id")
+			r.id, err = c.uint("node id")
 		case fType:
-			v, err = c.uint("node type")
+			r.typ, err = c.uint("node type")
 			if err == nil {
-				var ok bool
-				if typ, ok = rd.nodeTypeOf(v); !ok {
-					return fmt.Errorf("node type %d is not declared by a node_type record before this line", v)
+				if _, ok := rd.nodeTypeOf(r.typ); !ok {
+					return fmt.Errorf("node type %d is not declared by a node_type record before this line", r.typ)
 				}
 			}
 		case fName:
-			v, err = c.uint("node name (a string id)")
-			name = rd.strRef(v, refNodeName, n)
+			r.name, err = c.uint("node name (a string id)")
 		case fSize:
-			size, err = c.uint("self_size")
+			r.size, err = c.uint("self_size")
 		case fTraceNode:
 			if !c.null() {
 				v, err = c.uintMax("v8:trace_node_id", 1<<32-1)
-				trace = uint32(v)
+				r.trace = uint32(v)
 			}
 		case fDetach:
 			if !c.null() {
 				v, err = c.uintMax("v8:detachedness", 255)
-				det = uint8(v)
+				r.det = uint8(v)
 			}
 		case fShallow:
-			shallow, err = c.uint("heapx:shallow_size")
+			r.shallow, err = c.uint("heapx:shallow_size")
 		case fRetained:
-			retained, err = c.uint("heapx:retained_size")
+			r.retained, err = c.uint("heapx:retained_size")
 		case fDominator:
-			if domNull = c.null(); !domNull {
-				dom, err = c.uint("heapx:dominator (a node id or null)")
+			if r.domNull = c.null(); !r.domNull {
+				r.dom, err = c.uint("heapx:dominator (a node id or null)")
 			}
 		case fDistance:
 			var x int64
 			x, err = c.intRange("heapx:distance", -1<<31, 1<<31-1)
-			dist = int32(x)
+			r.dist = int32(x)
 		case fQuiet:
 			// Results are integers or null: checked as such, which costs
 			// a third of the general skip (no token copy, no float parse).
@@ -923,6 +942,8 @@ func (rd *reader) node(d *decl) error {
 		}
 	}
 	// Subtype fields of this node's type follow the declared ones.
+	g := rd.g
+	typ, _ := rd.nodeTypeOf(r.typ)
 	for _, f := range rd.subFields[typ] {
 		if err := c.expect(',', fmt.Sprintf("',' before subtype field %q of node type %s", f, g.NodeTypes[typ].QualifiedName())); err != nil {
 			return err
@@ -932,30 +953,44 @@ func (rd *reader) node(d *decl) error {
 		}
 		rd.subSkip["node_type "+g.NodeTypes[typ].QualifiedName()+"."+f]++
 	}
+	return rd.addNode(&r, typ)
+}
+
+// addNode appends a parsed node, of model type typ, to the columns.
+func (rd *reader) addNode(r *nodeRec, typ uint8) error {
+	g := rd.g
+	ns := &g.Nodes
+	n := len(ns.ID)
+	if n >= 1<<31-1 {
+		return fmt.Errorf("more than %d nodes", 1<<31-1)
+	}
+	if n == cap(ns.ID) {
+		rd.growNodes(n)
+	}
 	rd.nodeLines = append(rd.nodeLines, rd.line)
-	ns.ID = append(ns.ID, id)
+	ns.ID = append(ns.ID, r.id)
 	ns.Type = append(ns.Type, typ)
-	ns.Name = append(ns.Name, name)
-	ns.Size = append(ns.Size, size)
+	ns.Name = append(ns.Name, rd.strRef(r.name, refNodeName, n))
+	ns.Size = append(ns.Size, r.size)
 	if g.TraceNodeID != nil {
-		g.TraceNodeID = append(g.TraceNodeID, trace)
+		g.TraceNodeID = append(g.TraceNodeID, r.trace)
 	}
 	if g.Detachedness != nil {
-		g.Detachedness = append(g.Detachedness, det)
+		g.Detachedness = append(g.Detachedness, r.det)
 	}
-	if r := rd.res; r != nil {
-		r.Shallow = append(r.Shallow, shallow)
-		r.Retained = append(r.Retained, retained)
-		r.Distance = append(r.Distance, dist)
+	if res := rd.res; res != nil {
+		res.Shallow = append(res.Shallow, r.shallow)
+		res.Retained = append(res.Retained, r.retained)
+		res.Distance = append(res.Distance, r.dist)
 		// Dominators often come before the nodes they name: resolved
 		// at the end, from a raw column rather than a pending entry per
 		// node.
-		if domNull {
-			r.Dominator = append(r.Dominator, model.NoNode)
+		if r.domNull {
+			res.Dominator = append(res.Dominator, model.NoNode)
 		} else {
-			r.Dominator = append(r.Dominator, 0)
+			res.Dominator = append(res.Dominator, 0)
 		}
-		rd.domRaw = append(rd.domRaw, dom)
+		rd.domRaw = append(rd.domRaw, r.dom)
 	}
 	if len(rd.nodeLines) >= batch {
 		rd.flushNodes()
@@ -1015,14 +1050,6 @@ func (rd *reader) growEdges(n int) {
 
 func (rd *reader) edge(d *decl) error {
 	c := &rd.c
-	es := &rd.g.Edges
-	m := len(es.To)
-	if m >= 1<<32-1 {
-		return fmt.Errorf("more than %d edges", uint32(1<<32-1))
-	}
-	if m == cap(es.To) {
-		rd.growEdges(m)
-	}
 	var from, to, nameV uint64
 	var typ uint8
 	toNull, isSmi := false, false
@@ -1107,6 +1134,19 @@ func (rd *reader) edge(d *decl) error {
 		// The model has no edges to values that are not nodes.
 		rd.smi++
 		return nil
+	}
+	return rd.addEdge(from, typ, nameV, to)
+}
+
+// addEdge appends a parsed edge, of model type typ, to the columns.
+func (rd *reader) addEdge(from uint64, typ uint8, nameV, to uint64) error {
+	es := &rd.g.Edges
+	m := len(es.To)
+	if m >= 1<<32-1 {
+		return fmt.Errorf("more than %d edges", uint32(1<<32-1))
+	}
+	if m == cap(es.To) {
+		rd.growEdges(m)
 	}
 	var name uint32
 	if rd.g.EdgeTypes[typ].Indexed {
