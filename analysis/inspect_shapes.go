@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/heapx/heapx/model"
 )
@@ -16,8 +17,10 @@ type ObjectShape struct {
 	Properties []string // the property names, sorted
 	Count      int      // objects of this shape
 	Shallow    uint64   // their shallow sizes
-	// Retained sums their retained sizes; an object of the shape that
-	// another one dominates is counted in both.
+	// Retained sums the retained sizes of the objects that no other object
+	// of the shape dominates, as the Summary's per-class retained size
+	// does: an object nested in another of its shape is already in that
+	// one's retained size, so the total is never more than the heap.
 	Retained uint64
 	Example  model.NodeIndex // the object with the smallest node index
 }
@@ -32,7 +35,8 @@ type ObjectShape struct {
 // Each object hashes its name and its property names order-independently
 // (a sum of per-name hashes), one sort of packed (hash, node) integers
 // brings equal hashes together, and equal shapes are confirmed by
-// comparing the sorted names, so no map of shapes is built.
+// comparing the sorted names, so no map of shapes is built. The retained
+// sums take one walk of the dominator tree (groupRetained).
 func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 	g := a.Graph
 	k := newKinds(g)
@@ -69,6 +73,9 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 	}
 	var px, py []string
 	var rows []ObjectShape
+	// shape[n] is 1 + the row of object n, 0 for nodes of no shape.
+	shape := a.sc.get(g.NumNodes(), true)
+	defer a.sc.put(shape)
 	groupSorted(keys, func(x, y int32) bool {
 		if g.NodeName(x) != g.NodeName(y) {
 			return false
@@ -79,10 +86,13 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 		r := ObjectShape{Name: g.NodeName(group[0]), Properties: slices.Clone(props(group[0], px)), Count: len(group), Example: group[0]}
 		for _, n := range group {
 			r.Shallow += a.Self[n]
-			r.Retained += a.Dominators.Retained[n]
+			shape[n] = int32(len(rows) + 1)
 		}
 		rows = append(rows, r)
 	})
+	for i, ret := range groupRetained(a.Dominators, shape, len(rows), a.sc) {
+		rows[i].Retained = ret
+	}
 	sort.Slice(rows, func(i, j int) bool {
 		x, y := &rows[i], &rows[j]
 		if x.Retained != y.Retained {
@@ -94,4 +104,47 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 		return x.Example < y.Example
 	})
 	return limitRows(rows, limit)
+}
+
+// groupRetained sums per group the retained sizes of its members that no
+// other member of the group dominates: classRetained for any grouping,
+// where group[v] is 1 + v's group and 0 puts v in none. classRetained
+// reads the classes and shallow sizes in place instead, so the Summary
+// needs no group column. One walk of the dominator tree with an explicit
+// stack; active[g] counts the members of g on the stack.
+func groupRetained(dom *Dominators, group []int32, groups int, sc *scratch) []uint64 {
+	first, kids := dominatorChildren(dom, sc)
+	// Both live in one buffer that starts where first does.
+	defer sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)+len(kids)))
+	sums := make([]uint64, groups)
+	active := make([]int32, groups)
+	type frame struct {
+		node int32
+		next uint32
+	}
+	enter := func(v int32) {
+		if gr := group[v] - 1; gr >= 0 {
+			if active[gr] == 0 {
+				sums[gr] += dom.Retained[v]
+			}
+			active[gr]++
+		}
+	}
+	stack := []frame{{node: dom.Root, next: first[dom.Root]}}
+	enter(dom.Root)
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next < first[f.node+1] {
+			v := kids[f.next]
+			f.next++
+			stack = append(stack, frame{node: v, next: first[v]})
+			enter(v)
+			continue
+		}
+		if gr := group[f.node] - 1; gr >= 0 {
+			active[gr]--
+		}
+		stack = stack[:len(stack)-1]
+	}
+	return sums
 }
