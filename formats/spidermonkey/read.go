@@ -55,6 +55,9 @@ const (
 	plainBytesPerNode = 60
 	plainBytesPerEdge = 20
 	unknownSizeCap    = 1 << 16
+	// idMapShare is the percentage of the estimated node count the id
+	// table is sized for: the estimates are made high, for columns.
+	idMapShare = 75
 )
 
 // maxOwnTypes is how many node types get a table entry of their own; the
@@ -119,16 +122,23 @@ func read(in io.Reader, size int64, name string, opt Options) (*model.Graph, err
 	if opt.Progress != nil {
 		in = formats.ProgressReader(in, size, opt.Progress)
 	}
-	br := bufio.NewReaderSize(in, blockSize)
-	r := &reader{name: name, src: br, buf: make([]byte, blockSize), g: &model.Graph{},
+	// Small inputs get small buffers: a fuzzer or a test reading a few
+	// kilobytes should not allocate a block per call.
+	bs := blockSize
+	if size >= 0 && size < blockSize {
+		bs = max(int(size), 4096)
+	}
+	br := bufio.NewReaderSize(in, bs)
+	r := &reader{name: name, src: br, buf: make([]byte, bs), g: &model.Graph{},
 		types: map[typeKey]uint8{}, function: noString}
 	if head, _ := br.Peek(2); formats.IsGzip(head) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, &formats.FormatError{File: name, Section: "gzip", Offset: 0, Msg: "bad gzip header: " + err.Error()}
 		}
-		defer zr.Close()
-		r.src, r.gzip = zr, true
+		ar := newAsyncReader(zr, blockSize, func() { zr.Close() })
+		defer ar.Close()
+		r.src, r.gzip = ar, true
 	}
 	nodes, edges := unknownSizeCap, unknownSizeCap
 	switch {
@@ -138,6 +148,12 @@ func read(in io.Reader, size int64, name string, opt Options) (*model.Graph, err
 		nodes, edges = int(size/plainBytesPerNode), int(size/plainBytesPerEdge)
 	}
 	r.grow(nodes+1, edges)
+	// Unlike the columns, whose capacity past the data is never touched,
+	// the hash table is touched all over: it is sized for the nodes
+	// expected, not for an overestimate (the medium test dump needs 2M
+	// slots, 32 MB; an estimate 20% higher would double that), and grows
+	// if there are more.
+	r.ids = model.NewIDMap(nodes * idMapShare / 100)
 	r.strs = model.NewInterner(&r.g.Strings)
 	r.empty = r.strs.Intern(nil)
 	if err := r.readAll(); err != nil {
@@ -159,7 +175,6 @@ func (r *reader) grow(nodes, edges int) {
 	n.FirstEdge = model.Alloc[uint32](nodes + 1)[:0]
 	r.g.Edges.Name = model.Alloc[uint32](edges)[:0]
 	r.refs = model.Alloc[uint64](edges)[:0]
-	r.ids = model.NewIDMap(nodes)
 }
 
 // push appends v to s, growing it with model.Grow (huge pages, no garbage
@@ -252,6 +267,24 @@ func (r *reader) next(section string) ([]byte, int64, error) {
 // binaryMaxVarint is the longest varint (10 bytes for 64 bits).
 const binaryMaxVarint = 10
 
+// tag is protowire.ConsumeTag with a fast path for one-byte tags: every
+// field of CoreDump.proto has one.
+func tag(b []byte) (protowire.Number, protowire.Type, int) {
+	if len(b) > 0 && b[0] < 0x80 && b[0] >= 8 {
+		return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), 1
+	}
+	return protowire.ConsumeTag(b)
+}
+
+// varint is protowire.ConsumeVarint with a fast path for one-byte values
+// (sizes, coarse types, string references, lengths).
+func varint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return protowire.ConsumeVarint(b)
+}
+
 // wireErr reports a malformed field at off.
 func (r *reader) wireErr(section string, off int64, k int) error {
 	return r.errAt(section, off, "malformed protobuf field: %v", protowire.ParseError(k))
@@ -326,7 +359,7 @@ func (r *reader) node(b []byte, off int64) error {
 		num               protowire.Number
 	)
 	for p := 0; p < len(b); p += k {
-		num, typ, k = protowire.ConsumeTag(b[p:])
+		num, typ, k = tag(b[p:])
 		if k < 0 {
 			return r.wireErr(section, off+int64(p), k)
 		}
@@ -334,7 +367,7 @@ func (r *reader) node(b []byte, off int64) error {
 		at := off + int64(p)
 		switch typ {
 		case protowire.VarintType:
-			v, k = protowire.ConsumeVarint(b[p:])
+			v, k = varint(b[p:])
 			if k < 0 {
 				return r.wireErr(section, at, k)
 			}
@@ -482,7 +515,7 @@ func (r *reader) edge(b []byte, off int64) error {
 		err      error
 	)
 	for p, k := 0, 0; p < len(b); p += k {
-		num, typ, k0 := protowire.ConsumeTag(b[p:])
+		num, typ, k0 := tag(b[p:])
 		if k0 < 0 {
 			return r.wireErr(section, off+int64(p), k0)
 		}
@@ -490,11 +523,11 @@ func (r *reader) edge(b []byte, off int64) error {
 		at := off + int64(p)
 		switch {
 		case num == edgeReferent && typ == protowire.VarintType:
-			referent, k = protowire.ConsumeVarint(b[p:])
+			referent, k = varint(b[p:])
 			have = true
 		case num == edgeNameRef && typ == protowire.VarintType:
 			var v uint64
-			v, k = protowire.ConsumeVarint(b[p:])
+			v, k = varint(b[p:])
 			if k >= 0 {
 				name, err = r.ref(r.two, v, "two-byte", section, at)
 			}

@@ -1,0 +1,60 @@
+package spidermonkey
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/testfixtures"
+)
+
+// head returns the Metadata message and the first n Node messages of the
+// small Firefox dump, uncompressed: a real dump cut short, whose edges
+// mostly point past its end (dangling).
+func head(t testing.TB, n int) []byte {
+	t.Helper()
+	b := testfixtures.Gunzip(t, fixture("ff-small-page.fxsnapshot"))
+	p := 0
+	for range n + 1 {
+		l, k := protowire.ConsumeVarint(b[p:])
+		if k < 0 {
+			t.Fatal("bad fixture")
+		}
+		p += k + int(l)
+	}
+	return b[:p]
+}
+
+// FuzzRead feeds arbitrary bytes to the reader: it must return a graph that
+// validates or a FormatError, and never panic. Seeds: the head of the small
+// Firefox dump (its root and Window object with their hundreds of named
+// edges, and the first objects), plain and gzip-compressed, and the
+// synthetic dump with allocation stacks.
+func FuzzRead(f *testing.F) {
+	real := head(f, 40)
+	f.Add(real)
+	f.Add(gz(f, real))
+	f.Add(build(1234,
+		node{id: 1, typeName: s("JS::ubi::RootList"), size: 1, edges: []edge{{2, s("e")}, {3, ref(1)}}},
+		node{id: 2, typeName: s("JSObject"), size: 48, coarse: coarseObject, class: s("Function"),
+			stack: frame(100, frame(200, nil, 1, 1, ref(3), s("outer")), 3, 5, s("a.js"), s("inner"))},
+		node{id: 3, typeName: ref(2), size: 32, coarse: coarseObject, class: s("Object"), stack: stackRef(100)},
+		node{id: 4, typeName: s("nsIContent"), size: 40, coarse: coarseDOMNode, desc: s("DIV")},
+	))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Read(bytes.NewReader(data), "fuzz", Options{})
+		if err != nil {
+			var fe *formats.FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T is not a FormatError: %v", err, err)
+			}
+			return
+		}
+		if err := g.Validate(); err != nil {
+			t.Fatalf("graph returned without error does not validate: %v", err)
+		}
+	})
+}
