@@ -1,0 +1,35 @@
+package hprof
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/testfixtures"
+)
+
+// FuzzRead feeds arbitrary bytes to the reader: it must return a graph
+// that validates or a FormatError, and never panic. Seeds are the
+// hand-made tiny dumps (8- and 4-byte ids, stated sizes) and the first
+// 4 KB of a real JDK 17 dump (its header and name records).
+func FuzzRead(f *testing.F) {
+	f.Add(tinyDump(8, 0))
+	f.Add(tinyDump(4, 0))
+	f.Add(tinyDump(8, 12))
+	real := testfixtures.Gunzip(f, fixture("java-jshell-agent.hprof.gz"))
+	f.Add(bytes.Clone(real[:4096]))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Read(bytes.NewReader(data), "fuzz", Options{})
+		if err != nil {
+			var fe *formats.FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T is not a FormatError: %v", err, err)
+			}
+			return
+		}
+		if err := g.Validate(); err != nil {
+			t.Fatalf("graph returned without error does not validate: %v", err)
+		}
+	})
+}
