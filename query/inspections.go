@@ -1,0 +1,439 @@
+package query
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/model"
+)
+
+// The inspections: one query per analysis in analysis/inspect_*.go, the
+// questions a leak hunt asks after the Summary.
+
+func init() {
+	Register(&Query{
+		Name: "duplicates", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Find strings held many times with the same contents, and the bytes the copies waste",
+		Help: `Find the texts held by two or more string objects of the same size
+(memlab's duplicated strings), most wasted bytes first: the copies beyond
+the first, which interning or reusing one string would save. V8 (Node.js,
+Chrome): flat strings; concatenated and sliced strings are left out, as
+their text lives in the flat strings they point to. HPROF: java.lang.String
+objects by contents. Texts longer than V8's 1024-character name limit are
+compared by their first 1024 characters and their size.`,
+		Args: []Arg{limitArg(20)},
+		Run:  withLimit(DuplicatesResult),
+	})
+	Register(&Query{
+		Name: "detached", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1, NeedsRetainers: true,
+		Title: "Find detached DOM trees: elements removed from the page but still held by JavaScript",
+		Help: `Find the detached DOM trees of a browser snapshot, largest retained size
+first: each tree is a detached node whose immediate dominator is not
+detached, with the detached nodes below it, so the trees' sizes add up.
+Each tree comes with the shortest retainer path to its root: what to clear
+to free it. Chrome marks detached elements in its snapshots; for dumps
+without that information (SpiderMonkey, older V8) only native nodes
+already named "Detached ..." are found. Node.js has no DOM, but V8 may mark
+some of its native binding objects detached; they show up here.`,
+		Args: []Arg{limitArg(10)},
+		Run:  withLimit(DetachedResult),
+	})
+	Register(&Query{
+		Name: "closures", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Show what closures keep alive through the variables they capture",
+		Help: `Group the closures (JavaScript functions) by name and show what their
+contexts capture: the number of distinct contexts holding variables, their
+retained size, the captured variable names and the captured value that
+retains the most. A listener that captures a growing array shows up here.
+V8 (Node.js, Chrome): the function's innermost context; SpiderMonkey: its
+environment object. Variables of enclosing scopes are not listed.`,
+		Args: []Arg{limitArg(20)},
+		Run:  withLimit(closuresResult),
+	})
+	Register(&Query{
+		Name: "collections", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Show the largest collections (arrays, maps, sets) by element count",
+		Help: `List the collections by element count, largest first, with their
+retained sizes: caches and registries that only grow show up here. V8:
+arrays, Map and Set, counted through their backing stores (a Map keyed by
+objects counts keys and values). HPROF: arrays and java.util collections
+(ArrayList, ArrayDeque, HashMap...; a HashMap counts occupied buckets, not
+entries).`,
+		Args: []Arg{limitArg(20)},
+		Run:  withLimit(collectionsResult),
+	})
+	Register(&Query{
+		Name: "shapes", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Group objects by constructor and property names, largest retained size first",
+		Help: `Group the objects by constructor name and the set of their property
+names (memlab's object shapes), largest retained size first. Plain objects
+built by the same code share a shape even when DevTools' Summary lumps
+them into "Object". A shape's retained size counts each object once: an
+object held by another of the same shape is in that one's size. JavaScript
+objects of V8 and SpiderMonkey; for HPROF a shape is a class's fields.`,
+		Args: []Arg{limitArg(20)},
+		Run:  withLimit(shapesResult),
+	})
+	Register(&Query{
+		Name: "globals", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Show the global variables a program defined and what they retain",
+		Help: `List the global variables the program defined, largest retained size
+first (memlab's global-variable analysis). V8: properties of the global
+objects (Node.js's global, each Chrome window), without the runtime's own
+(built-in objects, Web APIs, native functions). HPROF: the static fields
+of every class, named Class.field.`,
+		Args: []Arg{limitArg(20)},
+		Run:  withLimit(globalsResult),
+	})
+	Register(&Query{
+		Name: "merged-paths", Group: GroupInspections, Usage: "FILE --class NAME", MinInputs: 1, MaxInputs: 1, NeedsRetainers: true,
+		Title: "Merge the shortest retainer paths of all instances of a class into one tree",
+		Help: `Take the shortest retainer path of every instance of a class and merge
+the paths into one tree from the root down (Eclipse MAT's "merge shortest
+paths to GC roots"): steps through objects of the same class over the same
+edge share a tree node, and element edges merge whatever their index. Each
+node counts the instances whose path passes there, so the branch holding
+most of them is the one to look at. Rows come depth first, largest branch
+first; -n cuts the tree after that many rows. Any runtime.`,
+		Args: []Arg{limitArg(100), {Name: "class", Kind: StringArg, Default: "", Required: true,
+			Help: "constructor (class) name of the objects, as the summary shows it (required)"}},
+		Run: runMergedPaths,
+	})
+	Register(&Query{
+		Name: "dominators", Group: GroupInspections, Usage: "FILE [--id ID] [--by-class]", MinInputs: 1, MaxInputs: 1,
+		Title: "Walk the dominator tree: what an object (or the root) alone keeps alive",
+		Help: `Show the children of a node in the dominator tree (Eclipse MAT's
+dominator tree), largest retained size first: the objects that stay alive
+only through it, whose retained sizes add up to its own. Without --id the
+node is the root, so the rows are the top-level holders of the heap;
+follow a row's @id with --id to go down a level. --by-class groups the
+children by class. Any runtime.`,
+		Args: []Arg{limitArg(20),
+			{Name: "id", Kind: StringArg, Default: "", Help: "id of the node whose children to show (default: the root)"},
+			{Name: "by-class", Kind: BoolArg, Default: false, Help: "group the children by class"}},
+		Run: runDominators,
+	})
+}
+
+// withLimit adapts an inspection of one snapshot and a row limit (0 or
+// less: all rows, as in the analysis package) to a query's Run. -n 0 is
+// passed on as math.MaxInt, which every inspection also reads as all.
+func withLimit(run func(sn Snapshot, limit int) (*Result, error)) func(c *Context) (*Result, error) {
+	return func(c *Context) (*Result, error) {
+		n, err := limit(c, math.MaxInt)
+		if err != nil {
+			return nil, err
+		}
+		return run(c.Snapshots[0], n)
+	}
+}
+
+// objectName is node n as the Object column shows it ("name @id").
+func objectName(a *analysis.Analysis, nm *analysis.Namer, n model.NodeIndex) string {
+	return ObjectName(NewNodeJSON(a.Graph, a.Row(nm, n)))
+}
+
+// shownNote says how many of total rows a table shows, when it is cut.
+func shownNote(shown, total int, what string) []string {
+	if shown >= total {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s of %s %s shown (-n 0 shows all).", Thousands(uint64(shown)), Thousands(uint64(total)), what)}
+}
+
+// DuplicatesResult lays out the duplicated strings of sn, at most limit
+// texts (0 or less: all), most wasted bytes first, with the totals over
+// all of them.
+func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	all := a.DuplicateStrings(0)
+	rows := all
+	if limit > 0 && len(rows) > limit {
+		rows = rows[:limit]
+	}
+	t := &Table{Columns: []Column{{Key: "text", Title: "Text", Kind: Text}, colCount,
+		{Key: "size", Title: "Size each", Kind: Bytes}, {Key: "wasted", Title: "Wasted", Kind: Bytes},
+		{Key: "total", Title: "Total", Kind: Bytes}, {Key: "example", Title: "Example", Kind: ID}}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []any{Shorten(r.Text, MaxNameWidth), r.Count, r.Size, r.Wasted, r.Total, a.Graph.Nodes.ID[r.Example]})
+	}
+	var copies int
+	var wasted, total uint64
+	for _, r := range all {
+		copies += r.Count
+		wasted += r.Wasted
+		total += r.Total
+	}
+	sec := &Section{Heading: "Duplicated strings (texts held by several string objects)", Table: t,
+		Chart: &Chart{Label: "text", Value: "wasted"}, Notes: shownNote(len(rows), len(all), "texts")}
+	r := &Result{Sections: []*Section{sec}}
+	if len(all) == 0 {
+		r.Notes = []string{"No string is held twice with the same contents."}
+		return r, nil
+	}
+	r.Notes = []string{fmt.Sprintf("%s texts held by %s string objects (%s); keeping one copy of each would save %s (%s of the heap).",
+		Thousands(uint64(len(all))), Thousands(uint64(copies)), HumanSize(total), HumanSize(wasted), PercentOf(wasted, a.TotalSize()))}
+	return r, nil
+}
+
+// maxPathSections bounds the per-tree path sections of the detached
+// query: past the first few trees the paths mostly repeat.
+const maxPathSections = 10
+
+// DetachedResult lays out the detached DOM trees of sn, at most limit
+// (0 or less: all), largest first: a table of the trees, then the
+// retainer path of each of the first maxPathSections.
+func DetachedResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	g := a.Graph
+	want := 0 // one tree more than shown tells whether the table is cut
+	if limit > 0 && limit < math.MaxInt {
+		want = limit + 1
+	}
+	trees := a.DetachedDOM(want)
+	more := limit > 0 && len(trees) > limit
+	if more {
+		trees = trees[:limit]
+	}
+	nm := analysis.NewNamer(g, a.DOM)
+	total := a.TotalSize()
+	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "root", Title: "Tree root", Kind: Text},
+		{Key: "elements", Title: "Elements", Kind: Count}, {Key: "nodes", Title: "Nodes", Kind: Count},
+		colRetained, colPercent, {Key: "held_by", Title: "Held by", Kind: Text}}}
+	r := &Result{Sections: []*Section{{Heading: "Detached DOM trees", Table: t}}}
+	var elements, nodes int
+	var retained uint64
+	for i, tr := range trees {
+		elements += tr.Elements
+		nodes += tr.Nodes
+		retained += tr.Retained
+		heldBy := ""
+		if s := tr.Path.Steps; len(s) > 0 {
+			last := s[len(s)-1]
+			heldBy = objectName(a, nm, last.From) + " " + Shorten(analysis.EdgeString(g, last.Edge), MaxNameWidth)
+		}
+		t.Rows = append(t.Rows, []any{i + 1, objectName(a, nm, tr.Root), tr.Elements, tr.Nodes, tr.Retained, Share(tr.Retained, total), heldBy})
+		if i >= maxPathSections {
+			continue
+		}
+		sec := &Section{Heading: fmt.Sprintf("Tree %d: %s, retaining %s", i+1, Shorten(tr.Name, MaxNameWidth), HumanSize(tr.Retained))}
+		if len(tr.Path.Steps) > 0 {
+			sec.Table = pathTable(newPathJSON(a, nm, tr.Path))
+			sec.Notes = []string{"The shortest retainer path to the tree's root, from the root."}
+		} else {
+			sec.Notes = []string{"No retainer path reaches the tree's root from the roots."}
+		}
+		r.Sections = append(r.Sections, sec)
+	}
+	switch {
+	case len(trees) == 0 && g.Detachedness == nil:
+		r.Notes = append(r.Notes, "No detached DOM node found. This dump has no detachedness information (only Chrome's snapshots have it), so only nodes already named \"Detached ...\" could be found.")
+	case len(trees) == 0:
+		r.Notes = append(r.Notes, "No detached DOM node: every DOM node in the snapshot is attached to a document.")
+	default:
+		which := "The"
+		if more {
+			which = "The largest" // -n cut the list
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("%s %s trees hold %s detached elements (%s nodes with their text and data) and retain %s.",
+			which, Thousands(uint64(len(trees))), Thousands(uint64(elements)), Thousands(uint64(nodes)), HumanSize(retained)))
+		if more {
+			r.Notes = append(r.Notes, "There are more trees: -n 0 shows all.")
+		}
+		if g.Detachedness == nil {
+			r.Notes = append(r.Notes, "This dump has no detachedness information: only nodes already named \"Detached ...\" were found.")
+		}
+		if len(trees) > maxPathSections {
+			r.Notes = append(r.Notes, fmt.Sprintf("Retainer paths are shown for the first %d trees; 'heapx paths --id ID' shows any other's.", maxPathSections))
+		}
+	}
+	return r, nil
+}
+
+func closuresResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	total := a.TotalSize()
+	t := &Table{Columns: []Column{{Key: "function", Title: "Function", Kind: Text}, colCount,
+		{Key: "contexts", Title: "Contexts", Kind: Count}, {Key: "context_retained", Title: "Context retained", Kind: Bytes},
+		{Key: "context_percent", Title: "%", Kind: Percent}, {Key: "variables", Title: "Captured variables", Kind: Text},
+		{Key: "largest", Title: "Largest captured value", Kind: Text}, {Key: "largest_retained", Title: "Its retained size", Kind: Bytes}}}
+	for _, r := range a.Closures(limit) {
+		largest := ""
+		if r.Largest != model.NoNode {
+			largest = Shorten(r.LargestVar, 24) + " = " + objectName(a, nm, r.Largest)
+		}
+		t.Rows = append(t.Rows, []any{Shorten(r.Name, MaxNameWidth), r.Count, r.Contexts, r.ContextRetained,
+			Share(r.ContextRetained, total), Shorten(strings.Join(r.Variables, ", "), MaxNameWidth), largest, r.LargestRetained})
+	}
+	return &Result{Sections: []*Section{{Heading: "Closures by function name, largest captured size first", Table: t,
+		Chart: &Chart{Label: "function", Value: "context_retained"}}}}, nil
+}
+
+func collectionsResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	total := a.TotalSize()
+	t := &Table{Columns: []Column{colObject, colClass, {Key: "elements", Title: "Elements", Kind: Count}, colRetained, colPercent}}
+	for _, r := range a.Collections(limit) {
+		t.Rows = append(t.Rows, []any{objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth), r.Elements, r.Retained, Share(r.Retained, total)})
+	}
+	return &Result{Sections: []*Section{{Heading: "Collections by element count", Table: t,
+		Chart: &Chart{Label: "object", Value: "retained_size"}}}}, nil
+}
+
+func shapesResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	total := a.TotalSize()
+	t := &Table{Columns: []Column{{Key: "shape", Title: "Shape", Kind: Text}, {Key: "properties", Title: "Properties", Kind: Count},
+		colCount, colShallow, colRetained, colPercent, {Key: "example", Title: "Example", Kind: ID}}}
+	for _, r := range a.ObjectShapes(limit) {
+		shape := r.Name + " {" + strings.Join(r.Properties, ", ") + "}"
+		t.Rows = append(t.Rows, []any{Shorten(shape, MaxNameWidth), len(r.Properties), r.Count, r.Shallow, r.Retained,
+			Share(r.Retained, total), a.Graph.Nodes.ID[r.Example]})
+	}
+	return &Result{Sections: []*Section{{Heading: "Object shapes (constructor and property names), largest retained size first", Table: t,
+		Chart: &Chart{Label: "shape", Value: "retained_size"}}}}, nil
+}
+
+func globalsResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	total := a.TotalSize()
+	t := &Table{Columns: []Column{{Key: "name", Title: "Variable", Kind: Text}, colObject, colClass, colRetained, colPercent}}
+	for _, r := range a.GlobalVariables(limit) {
+		t.Rows = append(t.Rows, []any{Shorten(r.Name, MaxNameWidth), objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth),
+			r.Retained, Share(r.Retained, total)})
+	}
+	r := &Result{Sections: []*Section{{Heading: "Global variables, largest retained size first", Table: t,
+		Chart: &Chart{Label: "name", Value: "retained_size"}}}}
+	if len(t.Rows) == 0 {
+		r.Notes = []string{"No user-defined global variable found."}
+	}
+	return r, nil
+}
+
+// classInstances returns the nodes whose class is named name, in node
+// order. Several classes can share a name (one per allocation site); all
+// of them count.
+func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, error) {
+	if a.Classes == nil {
+		return nil, fmt.Errorf("this analysis needs class names, which were not computed")
+	}
+	match := make([]bool, len(a.Classes.Names))
+	found := false
+	for c, n := range a.Classes.Names {
+		match[c] = n == name
+		found = found || match[c]
+	}
+	if !found {
+		return nil, fmt.Errorf("no class named %q (the names are the summary's Constructor column)", name)
+	}
+	var out []model.NodeIndex
+	for v, c := range a.Classes.Of {
+		if match[c] {
+			out = append(out, model.NodeIndex(v))
+		}
+	}
+	return out, nil
+}
+
+func runMergedPaths(c *Context) (*Result, error) {
+	n, err := limit(c, math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
+	sn := c.Snapshots[0]
+	a := sn.Analysis
+	name := c.String("class")
+	targets, err := classInstances(a, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sn.Path, err)
+	}
+	merged := a.MergedPaths(targets)
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	tree := &Tree{Columns: []Column{{Key: "edge", Title: "Edge", Kind: Text}, colClass,
+		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
+		{Key: "ends", Title: "Ending here", Kind: Count}, {Key: "example", Title: "Example", Kind: Text}}}
+	shown := min(n, len(merged))
+	// Preorder lists parents before children, so a prefix of it is a tree.
+	nodes := make([]*TreeNode, shown)
+	for i, m := range merged[:shown] {
+		nodes[i] = &TreeNode{Values: []any{Shorten(m.Edge, MaxNameWidth), Shorten(m.Class, MaxNameWidth), m.Objects, m.Retained, m.Ends,
+			objectName(a, nm, m.Example)}}
+		if m.Parent < 0 {
+			tree.Roots = append(tree.Roots, nodes[i])
+		} else {
+			p := nodes[m.Parent]
+			p.Children = append(p.Children, nodes[i])
+		}
+	}
+	reached := merged[0].Objects
+	r := &Result{
+		Header: []string{fmt.Sprintf("Shortest retainer paths of the %s instances of %s, merged by class and edge",
+			Thousands(uint64(len(targets))), Shorten(name, MaxNameWidth))},
+		Sections: []*Section{{Tree: tree, Notes: shownNote(shown, len(merged), "tree nodes")}},
+	}
+	if un := len(targets) - reached; un > 0 {
+		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", Thousands(uint64(un)))}
+	}
+	return r, nil
+}
+
+func runDominators(c *Context) (*Result, error) {
+	n, err := limit(c, math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
+	sn := c.Snapshots[0]
+	a := sn.Analysis
+	parent := a.Graph.Root
+	if id := c.String("id"); id != "" {
+		if parent, err = nodeByID(sn, id); err != nil {
+			return nil, err
+		}
+	}
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	total := a.TotalSize()
+	pr := NewNodeJSON(a.Graph, a.Row(nm, parent))
+	if parent == a.Graph.Root && pr.Name == "" {
+		pr.Name = "(root)" // V8's root is an unnamed synthetic node
+	}
+	r := &Result{Header: []string{fmt.Sprintf("Children of %s in the dominator tree (its retained size %s, shallow size %s)",
+		ObjectName(pr), HumanSize(pr.RetainedSize), HumanSize(pr.ShallowSize))}}
+	var sum uint64
+	if c.Bool("by-class") {
+		if a.Classes == nil {
+			return nil, fmt.Errorf("--by-class needs class names, which were not computed")
+		}
+		t := &Table{Columns: []Column{colClass, colCount, colShallow, colRetained, colPercent,
+			{Key: "example", Title: "Largest", Kind: Text}}}
+		for _, cg := range a.DominatedByClass(parent, n) {
+			sum += cg.Retained
+			t.Rows = append(t.Rows, []any{Shorten(cg.Class, MaxNameWidth), cg.Count, cg.Shallow, cg.Retained, Share(cg.Retained, total),
+				objectName(a, nm, cg.Example)})
+		}
+		r.Sections = []*Section{{Heading: "Dominator-tree children by class", Table: t, Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
+	} else {
+		t := &Table{Columns: []Column{colObject, colClass, colDistance, colShallow, colRetained, colPercent}}
+		for _, row := range a.DominatedBy(parent, n) {
+			sum += row.Retained
+			o := NewNodeJSON(a.Graph, row)
+			t.Rows = append(t.Rows, []any{ObjectName(o), Shorten(o.Constructor, MaxNameWidth), o.Distance, o.ShallowSize, o.RetainedSize,
+				Share(o.RetainedSize, total)})
+		}
+		r.Sections = []*Section{{Heading: "Dominator-tree children", Table: t, Chart: &Chart{Label: "object", Value: "retained_size"}}}
+	}
+	if len(r.Sections[0].Table.Rows) == 0 {
+		r.Notes = []string{"Nothing is dominated by this node: it keeps only itself alive."}
+		return r, nil
+	}
+	rest := "its own shallow size"
+	if sum+pr.ShallowSize < pr.RetainedSize {
+		rest += " and the children -n left out"
+	}
+	r.Notes = []string{fmt.Sprintf("The rows retain %s of the node's %s; the rest is %s.", HumanSize(sum), HumanSize(pr.RetainedSize), rest)}
+	return r, nil
+}
