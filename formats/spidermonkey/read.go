@@ -748,7 +748,7 @@ func (r *reader) finish() error {
 	g.Root = 0
 	dangling := r.resolve()
 	r.refs = nil
-	if _, err := g.AddEdgeType(model.EdgeType{Namespace: Namespace, Name: EdgeTypeName}); err != nil {
+	if _, err := g.AddEdgeType(model.EdgeType{Namespace: Namespace, Name: EdgeTypeName, Category: model.EdgeProperty}); err != nil {
 		return r.errAt("", -1, "%v", err)
 	}
 	g.Edges.Type = model.Alloc[uint8](len(g.Edges.To))

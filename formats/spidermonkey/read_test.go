@@ -199,6 +199,9 @@ func checkSynthetic(t *testing.T, g *model.Graph) {
 			t.Errorf("node %d: %q %v %s", n, g.NodeName(int32(n)), nt.Category, nt.QualifiedName())
 		}
 	}
+	if want := (model.EdgeType{Namespace: Namespace, Name: EdgeTypeName, Category: model.EdgeProperty}); len(g.EdgeTypes) != 1 || g.EdgeTypes[0] != want {
+		t.Errorf("edge types %+v", g.EdgeTypes)
+	}
 	var edges []string
 	for e := range g.NumEdges() {
 		edges = append(edges, g.EdgeName(uint32(e))+">"+g.NodeName(g.Edges.To[e]))

@@ -57,11 +57,15 @@
 // by their file; everything else by its type name. In Gecko's dumps a node
 // has at most one of the first three.
 //
-// Every edge has the one type "spidermonkey:edge" (category other, strong,
-// named): SpiderMonkey's edge names mix properties ("customers"), elements
-// ("objectElements[3]") and VM references ("shape"), and nothing in the
-// file tells them apart. Edges without a name get the empty string. The
-// root is node 0.
+// Every edge has the one type "spidermonkey:edge" (strong, named):
+// SpiderMonkey's edge names mix properties ("cb", "customers"), elements
+// ("objectElements[3]") and VM references ("shape", "JSFunction script",
+// "**UNKNOWN SLOT 1**"), and nothing in the file tells them apart. Its
+// category is object property: a quarter of the edges of a page's heap are
+// "shape" edges, but the names users look for are property names, and as
+// properties they read as DevTools writes them (".cb", ["vector element"])
+// and feed the analyses that look at properties. Edges without a name get
+// the empty string. The root is node 0.
 //
 // Allocation stacks (recorded only when allocation tracking was on) become
 // the model's allocation trace: each distinct stack frame is one

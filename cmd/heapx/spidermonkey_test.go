@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestSpiderMonkeyCLI runs the commands on the small Firefox heap snapshot
+// and checks them against what Firefox itself computed for that file
+// (testdata/spidermonkey/ff-small-page.oracle.json): node counts, the
+// census of the Object class and the retained size of the Window, which
+// the root dominates.
+func TestSpiderMonkeyCLI(t *testing.T) {
+	in := filepath.Join("..", "..", "testdata", "spidermonkey", "ff-small-page.fxsnapshot")
+	const (
+		nodes, edges = 155233, 410234
+		total        = 11327097
+		window       = 28111603261488 // the page's Window object
+		windowRet    = 10678080
+		buffer       = 37873259786416 // an ArrayBuffer the page holds in an array
+	)
+	var info struct {
+		Format    string `json:"format"`
+		Nodes     int    `json:"node_count"`
+		Edges     int    `json:"edge_count"`
+		TotalSelf uint64 `json:"total_self_size"`
+	}
+	decode := func(out string, v any) {
+		t.Helper()
+		if err := json.Unmarshal([]byte(out), v); err != nil {
+			t.Fatalf("%v in:\n%s", err, out)
+		}
+	}
+	decode(ok(t, "info", "--json", in), &info)
+	if info.Format != "spidermonkey.fxsnapshot" || info.Nodes != nodes || info.Edges != edges || info.TotalSelf != total {
+		t.Errorf("info: %+v", info)
+	}
+
+	var summary struct {
+		Classes []struct {
+			Constructor string `json:"constructor"`
+			Count       int    `json:"count"`
+			Shallow     uint64 `json:"shallow_size"`
+			Retained    uint64 `json:"retained_size"`
+		} `json:"classes"`
+	}
+	decode(ok(t, "summary", "--json", "-n", "0", in), &summary)
+	found := 0
+	for _, c := range summary.Classes {
+		switch c.Constructor {
+		case "Object": // Firefox's census by objectClass
+			found++
+			if c.Count != 105115 || c.Shallow != 5903272 {
+				t.Errorf("summary Object: %+v", c)
+			}
+		case "Window":
+			found++
+			if c.Count != 1 || c.Retained != windowRet {
+				t.Errorf("summary Window: %+v", c)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("summary lacks Object or Window: %+v", summary.Classes[:min(5, len(summary.Classes))])
+	}
+
+	var top struct {
+		Nodes []struct {
+			ID       uint64 `json:"id"`
+			Type     string `json:"type"`
+			Name     string `json:"name"`
+			Retained uint64 `json:"retained_size"`
+		} `json:"nodes"`
+	}
+	decode(ok(t, "top", "--json", "-n", "1", in), &top)
+	if len(top.Nodes) != 1 || top.Nodes[0].ID != window || top.Nodes[0].Type != "JSObject" || top.Nodes[0].Retained != windowRet {
+		t.Errorf("top: %+v", top.Nodes)
+	}
+
+	paths := ok(t, "paths", "--id", strconv.Itoa(buffer), in)
+	for _, want := range []string{"ArrayBuffer @37873259786416", "Window @28111603261488", `["vector element"]`, ".buffers", ".objectElements[2]"} {
+		if !strings.Contains(paths, want) {
+			t.Errorf("paths lacks %q:\n%s", want, paths)
+		}
+	}
+
+	for _, out := range []string{"ff.jsonl.gz", "ff.db"} {
+		p := filepath.Join(t.TempDir(), out)
+		ok(t, "convert", in, p)
+		decode(ok(t, "info", "--json", p), &info)
+		if info.Nodes != nodes || info.Edges != edges || info.TotalSelf != total {
+			t.Errorf("%s: info %+v", out, info)
+		}
+	}
+}
