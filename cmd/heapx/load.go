@@ -11,6 +11,7 @@ import (
 
 	"github.com/heapx/heapx/formats"
 	// Formats register themselves; importing one is what makes heapx read it.
+	_ "github.com/heapx/heapx/formats/hprof"
 	_ "github.com/heapx/heapx/formats/jsonl"
 	_ "github.com/heapx/heapx/formats/sqlite"
 	_ "github.com/heapx/heapx/formats/spidermonkey"

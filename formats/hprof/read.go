@@ -1005,7 +1005,12 @@ func primLetter(c byte) string {
 func (rd *reader) meta() {
 	g := rd.g
 	kv := func(k, v string) { g.Meta = append(g.Meta, model.KV{Key: k, Value: v}) }
+	producer := "Java VM"
+	if rd.version == "JAVA PROFILE 1.0.3" {
+		producer = "Android runtime"
+	}
 	kv("format", "hprof")
+	kv("producer", producer)
 	kv("hprof:version", rd.version)
 	kv("hprof:id_size", strconv.Itoa(rd.idSize))
 	kv("hprof:timestamp", strconv.FormatUint(rd.timestamp, 10))
