@@ -22,7 +22,9 @@ the first, which interning or reusing one string would save. V8 (Node.js,
 Chrome): flat strings; concatenated and sliced strings are left out, as
 their text lives in the flat strings they point to. HPROF: java.lang.String
 objects by contents. Texts longer than V8's 1024-character name limit are
-compared by their first 1024 characters and their size.`,
+compared by their first 1024 characters and their size. Firefox
+(SpiderMonkey) dumps do not record string contents, so there strings of
+one size are grouped under their type name ("JSString").`,
 		Args: []Arg{limitArg(20)},
 		Run:  withLimit(DuplicatesResult),
 	})
