@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 
 	"github.com/heapx/heapx/model"
 )
@@ -46,6 +47,10 @@ type item struct {
 type edgeRec struct {
 	from, typ, name, to uint64
 	line, off           uint32 // line number and byte offset in the block
+	// looked: a worker looked the endpoints up in the frozen id map, and
+	// fromIx and toIx are their indexes (-1: no such node yet).
+	fromIx, toIx int32
+	looked       bool
 }
 
 // chunk is one block and what the workers made of it.
@@ -91,6 +96,36 @@ type pipeline struct {
 	order chan *chunk // chunks in input order
 	free  chan *chunk
 	stop  chan struct{}
+
+	// ids, while not nil, is the id map frozen: every node read so far
+	// is in it and none is being added, so the workers look edge
+	// endpoints up themselves, on every core, instead of the resolver
+	// goroutine alone (a cache miss per edge). The reader freezes it at
+	// the first edges and thaws it before it adds a node again; a worker
+	// holds mu for reading while it uses ids.
+	mu      sync.RWMutex
+	ids     *model.IDMap
+	freezes int
+}
+
+// maxFreezes bounds the freezes of one read: each waits for the resolver,
+// which a file alternating nodes and edges would otherwise do per block.
+const maxFreezes = 4
+
+func (p *pipeline) freeze(ids *model.IDMap) {
+	p.mu.Lock()
+	p.ids = ids
+	p.mu.Unlock()
+	p.freezes++
+}
+
+// thaw waits for the workers to stop using the id map.
+func (p *pipeline) thaw() {
+	if p.ids != nil {
+		p.mu.Lock()
+		p.ids = nil
+		p.mu.Unlock()
+	}
 }
 
 // bulkAhead reports whether the next line is a node or edge record the
@@ -125,6 +160,8 @@ func (rd *reader) runParallel() error {
 	for i := 0; i < workers; i++ {
 		go p.work()
 	}
+	rd.pipe = p
+	defer func() { rd.pipe = nil }()
 	seed := rd.buf[rd.pos:rd.end]
 	go p.produce(rd.src, seed, rd.eof)
 	for ch := range p.order {
@@ -226,6 +263,9 @@ func (p *pipeline) work() {
 func (p *pipeline) parse(ch *chunk) {
 	b := ch.blk
 	ch.items, ch.nodes, ch.edges = ch.items[:0], ch.nodes[:0], ch.edges[:0]
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	ids := p.ids
 	var line uint32
 	for i := 0; i < len(b); line++ {
 		if p.plan.node != nil && bytes.HasPrefix(b[i:], []byte(`["node"`)) {
@@ -250,6 +290,20 @@ func (p *pipeline) parse(ch *chunk) {
 		i = end + 1
 	}
 	ch.lines = int64(line)
+	if ids == nil {
+		return
+	}
+	// Lookups in a tight loop of their own: between the parsing of
+	// lines, each would wait for its cache miss; here the CPU overlaps
+	// several (as in the resolver).
+	lastFrom, lastIx := uint64(0), int32(-1) // edges come grouped by source
+	for k := range ch.edges {
+		r := &ch.edges[k]
+		if r.from != lastFrom || lastIx < 0 {
+			lastFrom, lastIx = r.from, ids.Get(r.from)
+		}
+		r.fromIx, r.toIx, r.looked = lastIx, ids.Get(r.to), true
+	}
 }
 
 // run extends the last run of kind to end at record n, or starts one.
@@ -466,6 +520,12 @@ func (rd *reader) nodeSkips(d *decl) []int {
 // the line parser for its error.
 func (rd *reader) applyEdges(ch *chunk, recs []edgeRec, base int64) error {
 	d := rd.edgeD
+	if p := rd.pipe; p.ids == nil && p.freezes < maxFreezes {
+		if err := rd.sync(); err != nil {
+			return err
+		}
+		p.freeze(rd.rs.ids)
+	}
 	added := int64(0)
 	for k := range recs {
 		r := &recs[k]
@@ -477,11 +537,33 @@ func (rd *reader) applyEdges(ch *chunk, recs []edgeRec, base int64) error {
 			}
 			continue
 		}
-		if err := rd.addEdge(r.from, typ, r.name, r.to); err != nil {
+		if err := rd.addEdge(r, typ); err != nil {
 			return rd.errorf("%v", err)
 		}
 		added++
 	}
 	d.count += added
+	return nil
+}
+
+// addLooked appends edge m, whose endpoints a worker looked up; one not
+// found is resolved at the end, like any reference to a later node.
+func (rd *reader) addLooked(r *edgeRec, typ uint8, name uint32, m int) error {
+	if rd.toJob != nil && len(rd.toJob.vals) > 0 {
+		rd.flushEdges() // a lookup job covers consecutive edges
+	}
+	if r.fromIx >= 0 {
+		rd.lastFrom, rd.lastIdx = r.from, r.fromIx
+	} else {
+		rd.pend = append(rd.pend, pending{line: rd.line, id: r.from, at: uint32(m), kind: refEdgeFrom})
+	}
+	if r.toIx < 0 {
+		rd.pend = append(rd.pend, pending{line: rd.line, id: r.to, at: uint32(m), kind: refEdgeTo})
+	}
+	es := &rd.g.Edges
+	es.Type = append(es.Type, typ)
+	es.Name = append(es.Name, name)
+	es.To = append(es.To, r.toIx)
+	rd.from = append(rd.from, r.fromIx)
 	return nil
 }

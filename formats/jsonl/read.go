@@ -277,10 +277,11 @@ type reader struct {
 	// waits for a cache miss; done in a tight loop over a batch, the
 	// CPU overlaps many (measured 3x faster on 4M nodes / 12M edges).
 	rs        *resolver
-	inserted  int     // nodes [0, inserted) were sent to rs
-	nodeLines []int64 // lines of the nodes not sent yet
-	toJob     *resJob // edge targets being batched
-	fromJob   *resJob // edge sources the scan did not find
+	pipe      *pipeline // the parallel parser, while it runs
+	inserted  int       // nodes [0, inserted) were sent to rs
+	nodeLines []int64   // lines of the nodes not sent yet
+	toJob     *resJob   // edge targets being batched
+	fromJob   *resJob   // edge sources the scan did not find
 	lastFrom  uint64
 	lastIdx   int32 // index of lastFrom, -1 before the first edge
 	noScan    bool  // edges are not grouped by source in node order
@@ -789,6 +790,9 @@ func (rd *reader) flushNodes() {
 	if rd.inserted == len(ids) {
 		return
 	}
+	if rd.pipe != nil {
+		rd.pipe.thaw()
+	}
 	r := rd.resolver()
 	j := r.job(jobInsert, rd.inserted)
 	j.vals = append(j.vals, ids[rd.inserted:]...)
@@ -1135,11 +1139,13 @@ func (rd *reader) edge(d *decl) error {
 		rd.smi++
 		return nil
 	}
-	return rd.addEdge(from, typ, nameV, to)
+	return rd.addEdge(&edgeRec{from: from, name: nameV, to: to}, typ)
 }
 
-// addEdge appends a parsed edge, of model type typ, to the columns.
-func (rd *reader) addEdge(from uint64, typ uint8, nameV, to uint64) error {
+// addEdge appends a parsed edge, of model type typ, to the columns. Its
+// endpoints go to the id map, unless a parse worker looked them up.
+func (rd *reader) addEdge(r *edgeRec, typ uint8) error {
+	from, nameV, to := r.from, r.name, r.to
 	es := &rd.g.Edges
 	m := len(es.To)
 	if m >= 1<<32-1 {
@@ -1164,6 +1170,9 @@ func (rd *reader) addEdge(from uint64, typ uint8, nameV, to uint64) error {
 	// fails the file is in some other order, and sources go to the id
 	// map like targets.
 	fi := int32(-1)
+	if r.looked {
+		return rd.addLooked(r, typ, name, m)
+	}
 	if from == rd.lastFrom && rd.lastIdx >= 0 {
 		fi = rd.lastIdx
 	} else if !rd.noScan {
@@ -1180,16 +1189,16 @@ func (rd *reader) addEdge(from uint64, typ uint8, nameV, to uint64) error {
 			rd.noScan = true
 		}
 	}
-	r := rd.resolver()
+	rs := rd.resolver()
 	if fi < 0 {
 		if rd.fromJob == nil {
-			rd.fromJob = r.job(jobFrom, 0)
+			rd.fromJob = rs.job(jobFrom, 0)
 		}
 		j := rd.fromJob
 		j.vals, j.at, j.lines = append(j.vals, from), append(j.at, uint32(m)), append(j.lines, rd.line)
 	}
 	if rd.toJob == nil {
-		rd.toJob = r.job(jobTo, m)
+		rd.toJob = rs.job(jobTo, m)
 	}
 	j := rd.toJob
 	j.vals, j.lines = append(j.vals, to), append(j.lines, rd.line)
