@@ -3,7 +3,19 @@
 // formats/ and registers itself from an init function with a detector
 // (magic bytes, then file extension) and a reader, plus a writer when the
 // format can be written. Adding a format is adding one package and one
-// blank import in the command; nothing else changes.
+// blank import in the command; nothing else changes. The package (see
+// formats/v8, formats/spidermonkey):
+//
+//   - calls Register from init with a Name, its Extensions and a Detect
+//     strict enough not to claim other formats' heads (the registry
+//     breaks ties by extension);
+//   - reads with ReadFile (and ProgressReader) straight into the model's
+//     columns (model.Alloc, model.Grow, model.IDMap), returning a
+//     FormatError with the byte offset for bad input, never panicking;
+//   - has a FuzzRead target seeded from a small real dump, and tests that
+//     compare what it reads with the runtime's own tools.
+//
+// The command imports it blank in cmd/heapx/load.go.
 //
 // It also holds what every format shares: the FormatError type that names
 // the file, section and byte offset of bad input, and WriteFileAtomic, so

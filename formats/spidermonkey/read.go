@@ -752,6 +752,9 @@ func (r *reader) finish() error {
 		return r.errAt("", -1, "%v", err)
 	}
 	g.Edges.Type = model.Alloc[uint8](len(g.Edges.To))
+	if g.Trace != nil {
+		g.Trace.Tree = preorder(g.Trace.Tree)
+	}
 	meta := []model.KV{
 		{Key: "format", Value: "spidermonkey.fxsnapshot"},
 		{Key: "producer", Value: "Gecko (SpiderMonkey)"},
@@ -765,6 +768,51 @@ func (r *reader) finish() error {
 		return r.errAt("", -1, "%v", err)
 	}
 	return nil
+}
+
+// preorder returns the allocation tree in preorder, as the model keeps
+// it (V8's nested trace_tree is written from that order). Frames are added
+// as nodes' stacks reach them, so a frame can come after an unrelated
+// subtree that follows its parent. Tree node ids, which the TraceNodeID
+// column refers to, move with their nodes.
+func preorder(t []model.TraceNode) []model.TraceNode {
+	n := len(t)
+	// Children of each node (key parent+1; the roots under key 0), in
+	// index order, as offsets into kids.
+	start := make([]int32, n+2)
+	for _, x := range t {
+		start[x.Parent+2]++
+	}
+	for k := 1; k < len(start); k++ {
+		start[k] += start[k-1]
+	}
+	kids := make([]int32, n)
+	fill := append([]int32(nil), start[:n+1]...)
+	for i, x := range t {
+		kids[fill[x.Parent+1]] = int32(i)
+		fill[x.Parent+1]++
+	}
+	out := make([]model.TraceNode, 0, n)
+	pos := make([]int32, n) // old index -> new index
+	stack := make([]int32, 0, 64)
+	pushKids := func(key int32) {
+		for j := start[key+1] - 1; j >= start[key]; j-- {
+			stack = append(stack, kids[j])
+		}
+	}
+	pushKids(0)
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		x := t[i]
+		if x.Parent >= 0 {
+			x.Parent = pos[x.Parent]
+		}
+		pos[i] = int32(len(out))
+		out = append(out, x)
+		pushKids(i + 1)
+	}
+	return out
 }
 
 // resolveChunk is how many edges one resolving goroutine takes at a time.

@@ -237,6 +237,35 @@ func checkSynthetic(t *testing.T, g *model.Graph) {
 	}
 }
 
+// TestStackPreorder has a frame reached only after an unrelated stack:
+// the tree must still come out in preorder, node ids moving with nodes.
+func TestStackPreorder(t *testing.T) {
+	b := build(1,
+		node{id: 1, typeName: s("JS::ubi::RootList"), size: 1},
+		// Two-byte table: 0 RootList, 1 JSObject, 2 a.js, 3 inner, 4 outer.
+		node{id: 2, typeName: s("JSObject"), size: 8, coarse: coarseObject, class: s("Object"),
+			stack: frame(100, frame(200, nil, 1, 1, ref(2), s("outer")), 2, 1, s("a.js"), s("inner"))},
+		node{id: 3, typeName: ref(1), size: 8, coarse: coarseObject, class: ref(0),
+			stack: frame(300, nil, 9, 1, ref(2), s("other"))},
+		node{id: 4, typeName: ref(1), size: 8, coarse: coarseObject, class: ref(0),
+			stack: frame(400, stackRef(200), 5, 1, ref(2), s("mid"))},
+	)
+	g, err := Read(bytes.NewReader(b), "preorder", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range g.Trace.Tree {
+		got = append(got, g.Strings.At(g.Trace.Functions[x.Function].Name)+"/"+strconv.Itoa(int(x.ID))+"/"+strconv.Itoa(int(x.Parent)))
+	}
+	if s := strings.Join(got, " "); s != "outer/1/-1 inner/2/0 mid/4/0 other/3/-1" {
+		t.Errorf("tree (name/id/parent) %s", s)
+	}
+	if want := []uint32{0, 2, 3, 4}; !equal(g.TraceNodeID, want) {
+		t.Errorf("trace node ids %v, want %v", g.TraceNodeID, want)
+	}
+}
+
 func equal[T comparable](a, b []T) bool {
 	if len(a) != len(b) {
 		return false

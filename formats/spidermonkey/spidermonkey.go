@@ -69,12 +69,14 @@
 //
 // Allocation stacks (recorded only when allocation tracking was on) become
 // the model's allocation trace: each distinct stack frame is one
-// Trace.Tree node whose parent is its caller's frame, with one
-// Trace.Functions entry holding the frame's id, functionDisplayName, source,
-// line and column (one-based, as SpiderMonkey writes them), and
-// Graph.TraceNodeID gives each node its allocation frame (tree index + 1,
-// 0 for none). Tree nodes count the nodes allocated there and their sizes.
-// The frames' isSystem and isSelfHosted flags are not kept.
+// Trace.Tree node whose parent is its caller's frame (the tree in
+// preorder, as the model keeps it), with one Trace.Functions entry holding
+// the frame's id, functionDisplayName, source, line and column (one-based,
+// as SpiderMonkey writes them). A tree node's ID is the frame's rank in
+// order of first appearance, from 1, and Graph.TraceNodeID gives each node
+// the ID of its allocation frame (0 for none). Tree nodes count the nodes
+// allocated there and their sizes. The frames' isSystem and isSelfHosted
+// flags are not kept.
 //
 // Metadata: format "spidermonkey.fxsnapshot", producer "Gecko
 // (SpiderMonkey)", spidermonkey:timestamp_us (the Metadata message's
