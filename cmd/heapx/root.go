@@ -44,7 +44,7 @@ Node.js, Chrome and Electron, plain or gzip-compressed.`,
 		SilenceUsage:  true,
 	}
 	root.SetVersionTemplate("heapx {{.Version}}\n")
-	root.AddCommand(newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newListCmd())
+	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newListCmd())
 	// Every registered analysis is a command of its own.
 	for _, q := range query.All() {
 		root.AddCommand(newQueryCmd(q, stderr))

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/report"
+)
+
+// newReportCmd is `heapx report`, the main job: everything heapx can say
+// about a heap in one document.
+func newReportCmd(stderr *os.File) *cobra.Command {
+	var asJSON bool
+	var htmlPath, failOver string
+	var opt report.Options
+	c := &cobra.Command{
+		Use:   "report FILE [BASELINE...]",
+		Short: "Report what holds the memory and what looks like a leak (text, --json or --html)",
+		Long: `Report on a heap dump: an overview, the leak suspects with the paths that
+keep them alive, the top classes by retained size, duplicate strings and
+detached DOM trees. Given earlier snapshots of the same program as
+BASELINEs (oldest first), it also compares FILE with the last one, finds
+what grows in every snapshot and, with two or more baselines, runs memlab's
+leak detection (allocated between the first and the last baseline, still
+alive in FILE).
+
+--json prints the report as versioned JSON; --html PATH writes a single
+self-contained page with tables and charts. --fail-over and --fail-growth
+make the command exit with status 1 after the report when a leak is
+larger or the heap grew more than allowed, so CI can gate on leaks.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("report needs a FILE argument (see heapx report --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opt.Rows < 0 {
+				return fmt.Errorf("-n must be 0 or more, not %d", opt.Rows)
+			}
+			if opt.FailGrowth < 0 {
+				return fmt.Errorf("--fail-growth must be 0 or more, not %g", opt.FailGrowth)
+			}
+			if failOver != "" {
+				n, err := query.ParseSize(failOver)
+				if err != nil {
+					return fmt.Errorf("--fail-over: %w", err)
+				}
+				opt.FailOver = n
+			}
+			if opt.FailGrowth > 0 && len(args) < 2 {
+				return errors.New("--fail-growth needs a BASELINE snapshot to compare with")
+			}
+			// Baselines first, so the file reported on is read last and
+			// a mistyped baseline fails before the long part.
+			inputs := make([]report.Input, len(args))
+			for i := range args {
+				j := (i + 1) % len(args)
+				d, a, err := loadAndAnalyze(args[j], stderr)
+				if err != nil {
+					return err
+				}
+				inputs[j] = report.Input{Path: d.path, Format: d.format.Name, A: a}
+			}
+			r, err := report.Build(inputs[0], inputs[1:], opt)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			switch {
+			case htmlPath == "-":
+				err = r.WriteHTML(out)
+			case htmlPath != "":
+				err = formats.WriteFileAtomic(htmlPath, func(tmp string) error {
+					f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
+					if err != nil {
+						return err
+					}
+					bw := bufio.NewWriter(f)
+					if err := r.WriteHTML(bw); err != nil {
+						f.Close()
+						return err
+					}
+					if err := bw.Flush(); err != nil {
+						f.Close()
+						return err
+					}
+					return f.Close()
+				})
+				if err == nil && !asJSON {
+					_, err = fmt.Fprintf(out, "wrote %s\n", htmlPath)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case asJSON:
+				err = writeJSON(out, r.Doc())
+			case htmlPath == "":
+				err = writeReportText(out, r)
+			}
+			if err != nil {
+				return err
+			}
+			if len(r.Failures) > 0 {
+				return fmt.Errorf("report gate failed: %s", strings.Join(r.Failures, "; "))
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.StringVar(&htmlPath, "html", "", "write the report as a self-contained HTML page to `PATH` (- for stdout)")
+	f.IntVarP(&opt.Rows, "limit", "n", 15, "rows per table")
+	f.Float64Var(&opt.Threshold, "threshold", 10, "leak-suspect threshold, in percent of the heap")
+	f.StringVar(&failOver, "fail-over", "", "exit 1 when the leaked size is over `SIZE` (e.g. 10MB): the leaks' retained size with two or more baselines, the heap's growth with one, else the largest suspect's retained size")
+	f.Float64Var(&opt.FailGrowth, "fail-growth", 0, "exit 1 when the heap grew more than `PCT` percent since the first baseline")
+	return c
+}
+
+// writeReportText renders the report for a terminal: the overview, then
+// each part under a banner.
+func writeReportText(w io.Writer, r *report.Report) error {
+	t := newTable("", "")
+	for _, kv := range r.Overview {
+		t.add(kv[0]+":", kv[1])
+	}
+	if _, err := fmt.Fprintln(w, "== heapx report"); err != nil {
+		return err
+	}
+	if err := t.writeRows(w); err != nil {
+		return err
+	}
+	for _, p := range r.Parts {
+		if _, err := fmt.Fprintf(w, "\n== %s\n\n", p.Title); err != nil {
+			return err
+		}
+		if len(p.Result.Sections) == 0 && len(p.Result.Notes) == 0 {
+			if _, err := fmt.Fprintln(w, "Nothing to show."); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := writeText(w, p.Result); err != nil {
+			return err
+		}
+	}
+	for _, f := range r.Failures {
+		if _, err := fmt.Fprintf(w, "\nFAILED: %s\n", f); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapx/heapx/report"
+)
+
+// The leak fixtures: one Node process that leaks 500 LeakedItem per step
+// through the closure of an EventEmitter listener (onWork captures the
+// array `retained`), with a snapshot after each of three steps
+// (testdata/gen/make-fixtures.js).
+var leakSnaps = []string{"../../testdata/node-leak-3.heapsnapshot.gz", "../../testdata/node-leak-1.heapsnapshot.gz", "../../testdata/node-leak-2.heapsnapshot.gz"}
+
+// reportPart returns the rows of the first section of a report part.
+func reportPart(t *testing.T, d *report.Doc, key string) []map[string]any {
+	t.Helper()
+	for _, p := range d.Parts {
+		if p.Key == key {
+			if len(p.Result.Sections) == 0 {
+				return nil
+			}
+			return p.Result.Sections[0].Rows
+		}
+	}
+	t.Fatalf("report has no %q part", key)
+	return nil
+}
+
+// TestReportFindsTheLeak runs the README's main command and checks that
+// every part names the leak: the suspect is the 1,500 LeakedItem held by
+// the listener's array, memlab's method finds the 500 allocated between
+// the baselines with the path through onWork, and growth shows the class
+// and the array growing 500 -> 1,000 -> 1,500.
+func TestReportFindsTheLeak(t *testing.T) {
+	var d report.Doc
+	if err := json.Unmarshal([]byte(ok(t, append([]string{"report", "--json"}, leakSnaps...)...)), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.SchemaVersion != 1 || d.File != leakSnaps[0] || len(d.Baselines) != 2 || d.Format != "v8" || len(d.Failures) != 0 {
+		t.Errorf("report header: %+v", d)
+	}
+	sus := reportPart(t, &d, "suspects")
+	if len(sus) != 1 || sus[0]["class"] != "LeakedItem" || sus[0]["count"] != 1500.0 || sus[0]["holder"] != "EventEmitter @51427" {
+		t.Errorf("suspects: %v", sus)
+	}
+	leaks := reportPart(t, &d, "leaks")
+	if len(leaks) == 0 || !strings.Contains(leaks[0]["classes"].(string), "LeakedItem 500") {
+		t.Errorf("leaks: %v", leaks)
+	}
+	for _, p := range d.Parts {
+		if p.Key == "leaks" {
+			path := p.Result.Sections[1].Rows
+			var objs []string
+			for _, r := range path {
+				objs = append(objs, r["object"].(string))
+			}
+			if got := strings.Join(objs, " "); !strings.Contains(got, "EventEmitter @51427") || !strings.Contains(got, "onWork @74609") || !strings.Contains(got, "Array @80593") {
+				t.Errorf("leak path %q does not go through the listener", got)
+			}
+		}
+	}
+	grew := false
+	for _, r := range reportPart(t, &d, "growth") {
+		if r["constructor"] == "LeakedItem" && r["series"] == "500 → 1,000 → 1,500" {
+			grew = true
+		}
+	}
+	if !grew {
+		t.Errorf("growth does not show LeakedItem 500 → 1,000 → 1,500")
+	}
+	if d.LeakedSize != 144664 {
+		t.Errorf("leaked size %d, want 144664, the clusters' retained sizes (143760 of them the LeakedItem leak)", d.LeakedSize)
+	}
+}
+
+// TestReportText checks the text form names the parts and the suspect.
+func TestReportText(t *testing.T) {
+	out := ok(t, "report", leakSnaps[0])
+	for _, want := range []string{"== heapx report", "== Leak suspects", "1,500 instances of LeakedItem", "== Top classes by retained size", "== Duplicate strings", "== Detached DOM"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestReportGates checks --fail-over and --fail-growth: the report is still
+// printed, and the exit code is 1 with the reason on stderr.
+func TestReportGates(t *testing.T) {
+	r := heapx(t, append([]string{"report", "--fail-over", "100kB"}, leakSnaps...)...)
+	if r.code != 1 || !strings.Contains(r.stderr, "over the --fail-over limit 100 kB") || !strings.Contains(r.stdout, "FAILED:") {
+		t.Errorf("--fail-over 100kB: exit %d, stderr %q", r.code, r.stderr)
+	}
+	ok(t, append([]string{"report", "--fail-over", "1MB", "--fail-growth", "50"}, leakSnaps...)...)
+	r = heapx(t, "report", "--fail-growth", "1", leakSnaps[0], leakSnaps[1])
+	if r.code != 1 || !strings.Contains(r.stderr, "--fail-growth limit 1%") {
+		t.Errorf("--fail-growth 1: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = heapx(t, "report", "--fail-growth", "1", leakSnaps[0])
+	if r.code != 1 || !strings.Contains(r.stderr, "needs a BASELINE") {
+		t.Errorf("--fail-growth without a baseline: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = heapx(t, "report", "--fail-over", "lots", leakSnaps[0])
+	if r.code != 1 || !strings.Contains(r.stderr, "not a size") {
+		t.Errorf("--fail-over lots: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestReportHTML checks the page is complete and self-contained: every
+// part, a chart, and nothing loaded from elsewhere.
+func TestReportHTML(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	ok(t, append([]string{"report", "--html", out}, leakSnaps...)...)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{"<!DOCTYPE html>", "<svg class=\"chart\"", "LeakedItem", "id=\"suspects\"", "id=\"leaks\"", "id=\"growth\"", "id=\"classes\"", "</html>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("HTML report lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script", "src=\"http", "href=\"http", "ZgotmplZ"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("HTML report contains %q", bad)
+		}
+	}
+}

@@ -1,0 +1,250 @@
+// Package report composes heapx's main job: one document that says what
+// is in a heap and what looks like a leak, built from the registered
+// queries' results (summary, leak suspects, top classes, duplicate
+// strings, detached DOM and, given earlier snapshots, the diff, memlab's
+// leak detection and growth), with the gates CI uses to fail a build on a
+// leak. It renders the document as a self-contained HTML page (WriteHTML)
+// and gives the versioned JSON form (Doc); text is rendered by the
+// command line from the same results.
+package report
+
+import (
+	"fmt"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/query"
+)
+
+// SchemaVersion is the version of the report's JSON form (Doc). It
+// changes only when a released field changes meaning or disappears.
+const SchemaVersion = 1
+
+// Options tune Build.
+type Options struct {
+	// Threshold is the leak-suspect threshold in percent of the heap
+	// (0: 10, MAT's default).
+	Threshold float64
+	// Rows bounds every table (0: 15).
+	Rows int
+	// FailOver, when not 0, fails the report when the leaked size exceeds
+	// it (see Report.LeakedSize).
+	FailOver uint64
+	// FailGrowth, when not 0, fails the report when the heap grew by more
+	// than this many percent from the first baseline to the file.
+	FailGrowth float64
+}
+
+// Input is one analysed snapshot with what the report says about its
+// file.
+type Input struct {
+	Path   string
+	Format string // the format's name ("v8", "hprof")
+	A      *analysis.Analysis
+}
+
+// Report is the composed document.
+type Report struct {
+	// File is the snapshot reported on; Baselines the earlier ones,
+	// oldest first.
+	File      Input
+	Baselines []Input
+	// Overview lists facts about the file as label/value pairs.
+	Overview [][2]string
+	// Parts are the results in reading order, each with a title.
+	Parts []Part
+	// LeakedSize is what --fail-over compares: with two or more baselines
+	// the retained size of memlab's leak clusters, with one the growth of
+	// the heap's total size since it, without any the retained size of the
+	// largest leak suspect.
+	LeakedSize uint64
+	// LeakedSizeBasis says which of those LeakedSize is.
+	LeakedSizeBasis string
+	// Growth is the heap's growth in percent from the first baseline (0
+	// without baselines).
+	Growth float64
+	// Failures are the gates that failed, one sentence each.
+	Failures []string
+}
+
+// Part is one titled result of the report.
+type Part struct {
+	Key    string // stable identifier in JSON ("suspects")
+	Title  string
+	Result *query.Result
+}
+
+// Build runs the report's queries on file and its baselines.
+func Build(file Input, baselines []Input, opt Options) (*Report, error) {
+	if opt.Threshold == 0 {
+		opt.Threshold = 10
+	}
+	if opt.Rows == 0 {
+		opt.Rows = 15
+	}
+	a, g := file.A, file.A.Graph
+	r := &Report{File: file, Baselines: baselines}
+	total := a.TotalSize()
+	r.Overview = [][2]string{
+		{"File", file.Path},
+		{"Format", file.Format},
+		{"Objects", query.Thousands(uint64(g.NumNodes()))},
+		{"References", query.Thousands(uint64(g.NumEdges()))},
+		{"Total size", fmt.Sprintf("%s (%s bytes)", query.HumanSize(total), query.Thousands(total))},
+		{"Retained-size policy", a.Policy.Name},
+	}
+	if u := a.Unreachable(); u != nil && u.Count > 0 {
+		r.Overview = append(r.Overview, [2]string{"Unreachable", fmt.Sprintf("%s objects (%s)", query.Thousands(uint64(u.Count)), query.HumanSize(u.Size))})
+	}
+	sn := query.Snapshot{Path: file.Path, Analysis: a}
+	sus, err := query.SuspectsResult(sn, opt.Threshold, 10)
+	if err != nil {
+		return nil, err
+	}
+	r.add("suspects", "Leak suspects", sus)
+	largest := analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: opt.Threshold / 100})
+	r.LeakedSizeBasis = "retained size of the largest leak suspect"
+	if len(largest) > 0 {
+		r.LeakedSize = largest[0].Retained
+	}
+
+	if n := len(baselines); n > 0 {
+		first, last := baselines[0], baselines[n-1]
+		lastSn := query.Snapshot{Path: last.Path, Analysis: last.A}
+		if n >= 2 {
+			lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, 0)
+			if err != nil {
+				return nil, err
+			}
+			// The table lists every cluster; the paths of the first
+			// three say enough in a report (heapx leaks shows all).
+			if len(lr.Sections) > 4 {
+				lr.Sections = lr.Sections[:4]
+			}
+			r.add("leaks", "Leaks: allocated between the first and last baseline, still alive", lr)
+			r.LeakedSize, r.LeakedSizeBasis = 0, "retained size of the leaks found from the baselines"
+			for _, c := range res.Clusters {
+				r.LeakedSize += c.Retained
+			}
+		}
+		d, err := query.DiffResult(lastSn, sn, opt.Rows)
+		if err != nil {
+			return nil, err
+		}
+		r.add("diff", "Comparison with the last baseline", d)
+		if n == 1 {
+			r.LeakedSize, r.LeakedSizeBasis = 0, "growth of the total size since the baseline"
+			if bt := first.A.TotalSize(); total > bt {
+				r.LeakedSize = total - bt
+			}
+		}
+		series := make([]*analysis.Analysis, 0, n+1)
+		for _, b := range baselines {
+			series = append(series, b.A)
+		}
+		gr, _, err := query.GrowthResult(append(series, a), opt.Rows)
+		if err != nil {
+			return nil, err
+		}
+		r.add("growth", "Growing at every snapshot", gr)
+		if bt := first.A.TotalSize(); bt > 0 {
+			r.Growth = 100 * (float64(total) - float64(bt)) / float64(bt)
+		}
+	}
+
+	top := query.Lookup("summary")
+	sum, err := top.Exec(&query.Context{Snapshots: []query.Snapshot{sn}, Values: map[string]any{"limit": opt.Rows}})
+	if err != nil {
+		return nil, err
+	}
+	sum.JSON = nil // the report embeds every result in the generic form
+	r.add("classes", "Top classes by retained size", sum)
+	if dup, err := query.DuplicatesResult(sn, opt.Rows); err == nil {
+		r.add("duplicates", "Duplicate strings", dup)
+	} else {
+		return nil, err
+	}
+	det, err := query.DetachedResult(sn, opt.Rows)
+	if err != nil {
+		return nil, err
+	}
+	r.add("detached", "Detached DOM", det)
+
+	if opt.FailOver > 0 && r.LeakedSize > opt.FailOver {
+		r.Failures = append(r.Failures, fmt.Sprintf("leaked size %s (%s) is over the --fail-over limit %s",
+			query.HumanSize(r.LeakedSize), r.LeakedSizeBasis, query.HumanSize(opt.FailOver)))
+	}
+	if opt.FailGrowth > 0 {
+		if len(baselines) == 0 {
+			return nil, fmt.Errorf("--fail-growth needs a BASELINE snapshot to compare with")
+		}
+		if r.Growth > opt.FailGrowth {
+			r.Failures = append(r.Failures, fmt.Sprintf("the heap grew %.1f%% since %s, over the --fail-growth limit %g%%",
+				r.Growth, baselines[0].Path, opt.FailGrowth))
+		}
+	}
+	return r, nil
+}
+
+func (r *Report) add(key, title string, res *query.Result) {
+	r.Parts = append(r.Parts, Part{Key: key, Title: title, Result: res})
+}
+
+// Doc is the report's JSON form (`heapx report --json`).
+type Doc struct {
+	SchemaVersion int      `json:"schema_version"`
+	File          string   `json:"file"`
+	Baselines     []string `json:"baselines"`
+	Format        string   `json:"format"`
+	Nodes         int      `json:"nodes"`
+	Edges         int      `json:"edges"`
+	// TotalSize is the heap's total size (DevTools' total for V8).
+	TotalSize       uint64   `json:"total_size"`
+	Policy          string   `json:"policy"`
+	LeakedSize      uint64   `json:"leaked_size"`
+	LeakedSizeBasis string   `json:"leaked_size_basis"`
+	GrowthPercent   float64  `json:"growth_percent"`
+	Failures        []string `json:"failures"`
+	// Parts holds the generic form of each part's result
+	// (query.Document), in reading order.
+	Parts []DocPart `json:"parts"`
+}
+
+// DocPart is one part of the JSON form.
+type DocPart struct {
+	Key    string          `json:"key"`
+	Title  string          `json:"title"`
+	Result *query.Document `json:"result"`
+}
+
+// Doc returns the report's JSON form.
+func (r *Report) Doc() *Doc {
+	a := r.File.A
+	d := &Doc{SchemaVersion: SchemaVersion, File: r.File.Path, Baselines: []string{}, Format: r.File.Format,
+		Nodes: a.Graph.NumNodes(), Edges: a.Graph.NumEdges(), TotalSize: a.TotalSize(), Policy: a.Policy.Name,
+		LeakedSize: r.LeakedSize, LeakedSizeBasis: r.LeakedSizeBasis, GrowthPercent: r.Growth,
+		Failures: append([]string{}, r.Failures...), Parts: []DocPart{}}
+	for _, b := range r.Baselines {
+		d.Baselines = append(d.Baselines, b.Path)
+	}
+	for _, p := range r.Parts {
+		d.Parts = append(d.Parts, DocPart{Key: p.Key, Title: p.Title, Result: query.GenericDocument(p.Result, r.inputs(p.Key))})
+	}
+	return d
+}
+
+// inputs lists the snapshots a part was computed from.
+func (r *Report) inputs(key string) []string {
+	switch key {
+	case "leaks":
+		return []string{r.Baselines[0].Path, r.Baselines[len(r.Baselines)-1].Path, r.File.Path}
+	case "diff":
+		return []string{r.Baselines[len(r.Baselines)-1].Path, r.File.Path}
+	case "growth":
+		var in []string
+		for _, b := range r.Baselines {
+			in = append(in, b.Path)
+		}
+		return append(in, r.File.Path)
+	}
+	return []string{r.File.Path}
+}
