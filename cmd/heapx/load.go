@@ -13,8 +13,8 @@ import (
 	// Formats register themselves; importing one is what makes heapx read it.
 	_ "github.com/heapx/heapx/formats/hprof"
 	_ "github.com/heapx/heapx/formats/jsonl"
-	_ "github.com/heapx/heapx/formats/sqlite"
 	_ "github.com/heapx/heapx/formats/spidermonkey"
+	_ "github.com/heapx/heapx/formats/sqlite"
 	_ "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
