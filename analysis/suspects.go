@@ -52,7 +52,8 @@ type Suspect struct {
 //     Threshold are grouped by class; a class whose instances there retain
 //     at least Threshold in sum is a class suspect ("1,500 instances of
 //     LeakedItem accumulated in one array"), attached to the object suspect
-//     whose accumulation point is that node when there is one.
+//     whose accumulation point is that node when there is one; groups at
+//     the nodes between a holder and its point are not reported again.
 //
 // The root and synthetic nodes are never holders: they group roots. In
 // V8 graphs the user roots (global objects) are neither holders nor
@@ -132,6 +133,9 @@ func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
 	// Object suspects: accumulation points and the heads of their chains.
 	var out []Suspect
 	byPoint := map[model.NodeIndex]int{}
+	// onChain marks the nodes above an accumulation point up to its
+	// holder: their children's memory is that suspect's, already told.
+	onChain := map[model.NodeIndex]bool{}
 	for s, v := range cands {
 		if isOpaque(v) {
 			continue
@@ -152,6 +156,10 @@ func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
 		}
 		byPoint[v] = len(out)
 		out = append(out, Suspect{Holder: head, Retained: dom.Retained[head], Point: v})
+		for u := v; u != head; {
+			u = dom.IDom[u]
+			onChain[u] = true
+		}
 	}
 
 	// Class suspects, attached to the object suspect at the same point.
@@ -164,7 +172,7 @@ func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
 		// Children of a V8 global are the program's own state; only
 		// the root's and synthetic nodes' children are grouped in MAT's
 		// "top-level dominators by class" way.
-		if p := cands[key.slot]; p != g.Root && opaque.Has(int(p)) {
+		if p := cands[key.slot]; (p != g.Root && opaque.Has(int(p))) || onChain[p] {
 			continue
 		}
 		if gr.count >= 2 && gr.retained >= min {

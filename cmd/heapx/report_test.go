@@ -131,3 +131,45 @@ func TestReportHTML(t *testing.T) {
 		}
 	}
 }
+
+// reportJSON runs `heapx report --json` and decodes it.
+func reportJSON(t *testing.T, args ...string) *report.Doc {
+	t.Helper()
+	var d report.Doc
+	if err := json.Unmarshal([]byte(ok(t, append([]string{"report", "--json"}, args...)...)), &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+// TestReportOtherRuntimes checks the report finds the known leaks of the
+// corpus dumps of the other runtimes (../shared/corpus/MANIFEST.md):
+// Firefox's page keeps 150,000 LeakyEvent (SpiderMonkey's class "Object")
+// in window.eventLog; Chromium's page holds 10 detached div trees of 50
+// spans; the Java LeakDemo's static state (class LeakDemo) holds the 400
+// sessions that own the 20,000 RequestRecord.
+func TestReportOtherRuntimes(t *testing.T) {
+	ff := reportJSON(t, "../../testdata/spidermonkey/ff-medium-page.fxsnapshot")
+	sus := reportPart(t, ff, "suspects")
+	if len(sus) == 0 || sus[0]["class"] != "Object" || sus[0]["count"] != 150000.0 || !strings.HasPrefix(sus[0]["holder"].(string), "Window @") {
+		t.Errorf("Firefox suspects: %v", sus)
+	}
+	ch := reportJSON(t, "../../testdata/chromium-small-page.heapsnapshot.gz")
+	det := reportPart(t, ch, "detached")
+	if len(det) != 10 {
+		t.Errorf("Chromium: %d detached trees, want 10", len(det))
+	}
+	for _, r := range det {
+		if r["elements"] != 51.0 || !strings.HasPrefix(r["root"].(string), `Detached <div class="detached-root-`) {
+			t.Errorf("Chromium detached tree %v, want a detached-root div of 51 elements", r)
+		}
+	}
+	java := reportJSON(t, "../../testdata/hprof/java-leakdemo-small.hprof.gz")
+	sus = reportPart(t, java, "suspects")
+	if len(sus) == 0 || sus[0]["holder"] != "class LeakDemo @4279238824" || sus[0]["class"] != "LeakDemo$Session" || sus[0]["count"] != 400.0 {
+		t.Errorf("Java suspects: %v", sus)
+	}
+	if java.Format != "hprof" || ff.Format != "spidermonkey" {
+		t.Errorf("formats %q, %q", java.Format, ff.Format)
+	}
+}
