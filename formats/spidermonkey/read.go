@@ -78,9 +78,13 @@ type reader struct {
 	eof      bool
 	rerr     error // the input's read error, other than io.EOF
 
-	g    *model.Graph
-	strs *model.Interner
+	g *model.Graph
 	// two and one are Gecko's string tables, as StringIDs in g.Strings.
+	// Gecko de-duplicates each table, so strings are added as they come,
+	// without an interner of their own (a page's dump has a hundred
+	// thousand distinct edge names); a text in both tables is stored
+	// twice, which nothing keyed by StringID minds (classes are keyed by
+	// text).
 	two, one []model.StringID
 	utf8     []byte // scratch for string conversion
 	empty    model.StringID
@@ -154,8 +158,7 @@ func read(in io.Reader, size int64, name string, opt Options) (*model.Graph, err
 	// slots, 32 MB; an estimate 20% higher would double that), and grows
 	// if there are more.
 	r.ids = model.NewIDMap(nodes * idMapShare / 100)
-	r.strs = model.NewInterner(&r.g.Strings)
-	r.empty = r.strs.Intern(nil)
+	r.empty = r.g.Strings.Add(nil)
 	if err := r.readAll(); err != nil {
 		return nil, err
 	}
@@ -580,7 +583,7 @@ func (r *reader) addTwo(s []byte, section string, off int64) (model.StringID, er
 		u = utf8.AppendRune(u, c)
 	}
 	r.utf8 = u
-	id := r.strs.Intern(u)
+	id := r.g.Strings.Add(u)
 	r.two = append(r.two, id)
 	return id, nil
 }
@@ -595,9 +598,9 @@ func (r *reader) addOne(s []byte) model.StringID {
 		}
 		r.utf8, s = u, u
 	}
-	id := r.strs.Intern(s)
+	id := r.g.Strings.Add(s)
 	r.one = append(r.one, id)
-	if r.function == noString && r.g.Strings.At(id) == "Function" {
+	if r.function == noString && string(s) == "Function" {
 		r.function = id
 	}
 	return id
