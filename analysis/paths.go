@@ -26,7 +26,8 @@ func EdgeLabel(g *model.Graph, e uint32) string {
 // EdgeString returns an edge as DevTools writes it in text
 // (JSHeapSnapshotEdge.toString): "->x" for a context variable, "[3]" for an
 // element, "[[x]]" for a weak edge, ".x" or `["x y"]` for a property or
-// shortcut, "{x}" for internal and hidden edges.
+// shortcut, "{x}" for internal and hidden edges (and for other runtimes'
+// edges of no neutral category).
 func EdgeString(g *model.Graph, e uint32) string {
 	k := newKinds(g)
 	name := g.EdgeName(e)
@@ -48,6 +49,11 @@ func EdgeString(g *model.Graph, e uint32) string {
 		}
 		return `["` + name + `"]`
 	case eInternal, eHidden:
+		return "{" + name + "}"
+	}
+	if g.EdgeType(e).Namespace != v8Namespace {
+		// Other runtimes' edges without a JavaScript reading (HPROF's
+		// root-kind edges, "sticky class") read best as internal ones.
 		return "{" + name + "}"
 	}
 	return "?" + name + "?"
