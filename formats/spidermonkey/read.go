@@ -90,8 +90,11 @@ type reader struct {
 	empty    model.StringID
 	function model.StringID // "Function", once seen; noString before
 
-	ids  *model.IDMap
-	refs []uint64 // per edge, the referent's id, resolved by resolve
+	ids *model.IDMap
+	// newIDs are the ids of the last nodes read, not yet in ids (see
+	// addIDs), with their messages' offsets for the duplicate error.
+	newIDs []pendingID
+	refs   []uint64 // per edge, the referent's id, resolved by resolve
 
 	types    map[typeKey]uint8
 	lastKey  typeKey
@@ -115,6 +118,19 @@ type typeKey struct {
 	coarse   uint8
 	function bool
 }
+
+// pendingID is a node id waiting to go into the id table.
+type pendingID struct {
+	id  uint64
+	off int64
+}
+
+// idBatch is how many node ids are inserted into the id table at a time.
+// Each insert misses the cache (the table is spread over tens of MB);
+// inserted back to back, the misses overlap, where between the parsing of
+// two nodes they did not: measured 35 against 90 ms for the medium dump's
+// 914k ids.
+const idBatch = 4096
 
 // pendingFrame is a stack frame whose parent chain is still being read.
 type pendingFrame struct {
@@ -320,6 +336,9 @@ func (r *reader) readAll() error {
 	if len(r.g.Nodes.ID) == 0 {
 		return r.errAt("node", r.base+int64(r.end), "no root node: the input ends after the Metadata message")
 	}
+	if err := r.addIDs(); err != nil {
+		return err
+	}
 	return r.finish()
 }
 
@@ -434,9 +453,6 @@ func (r *reader) node(b []byte, off int64) error {
 	if idx == math.MaxInt32 {
 		return r.errAt(section, off, "more than %d nodes", math.MaxInt32)
 	}
-	if !r.ids.Insert(id, idx) {
-		return r.errAt(section, off, "duplicate node id %d", id)
-	}
 	t, folded := r.nodeType(typeName, uint8(coarse), class != noString && class == r.function)
 	name := typeName
 	switch {
@@ -454,12 +470,31 @@ func (r *reader) node(b []byte, off int64) error {
 	n.Type = push(n.Type, t)
 	n.Name = push(n.Name, name)
 	n.FirstEdge = push(n.FirstEdge, uint32(firstEdge))
+	r.newIDs = append(r.newIDs, pendingID{id, off})
+	if len(r.newIDs) == idBatch {
+		if err := r.addIDs(); err != nil {
+			return err
+		}
+	}
 	if len(r.refs) > math.MaxUint32 {
 		return r.errAt(section, off, "more than %d edges", uint32(math.MaxUint32))
 	}
 	if stack >= 0 || r.g.TraceNodeID != nil {
 		r.allocatedAt(stack, size)
 	}
+	return nil
+}
+
+// addIDs inserts the pending node ids into the id table, failing on a
+// duplicate.
+func (r *reader) addIDs() error {
+	base := int32(len(r.g.Nodes.ID) - len(r.newIDs))
+	for i, p := range r.newIDs {
+		if !r.ids.Insert(p.id, base+int32(i)) {
+			return r.errAt("node", p.off, "duplicate node id %d", p.id)
+		}
+	}
+	r.newIDs = r.newIDs[:0]
 	return nil
 }
 

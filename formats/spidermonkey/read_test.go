@@ -384,12 +384,23 @@ func TestBadInput(t *testing.T) {
 	// offset of its value is length (1 byte) + id tag and value + ref tag.
 	badRef := appendVarint(appendVarint(nil, nodeID, 1), nodeTypeNameRef, 1)
 	dup := build(1, node{id: 1, typeName: s("R"), size: 1}, node{id: 1, typeName: ref(0), size: 1})
+	// A duplicate found when a full batch of ids goes into the table.
+	many := []node{{id: 1, typeName: s("R"), size: 1}}
+	for i := range idBatch + 10 {
+		many = append(many, node{id: uint64(10 + i), typeName: ref(0), size: 1})
+	}
+	late := len(build(1, many...)) + 1
+	many = append(many, node{id: 100, typeName: ref(0), size: 1})
+	for i := range idBatch {
+		many = append(many, node{id: uint64(1_000_000 + i), typeName: ref(0), size: 1})
+	}
 	for _, c := range []struct {
 		name string
 		in   []byte
 		msg  string
 		off  int64
 	}{
+		{"duplicate id in a later batch", build(1, many...), "duplicate node id 100", int64(late)},
 		{"truncated gzip", small[:len(small)/2], "corrupt or truncated gzip stream", -1},
 		{"gzip trailer missing", gz(t, good)[:len(gz(t, good))-4], "corrupt or truncated gzip stream", -1},
 		{"varint overflow", append(good[:metaLen:metaLen], bytes.Repeat([]byte{0xff}, 11)...), "malformed message length", int64(metaLen)},
