@@ -85,10 +85,15 @@
 //
 // # Retained sizes
 //
-// Firefox's dominator tree (JS::ubi::DominatorTree) treats every edge as
-// retaining; so does analysis.DefaultPolicy for this namespace (no edge
-// here is weak, a shortcut or an ephemeron), and the retained sizes heapx
-// computes for the test dumps equal Firefox's (see read_test.go).
+// Firefox's dominator tree (JS::ubi::DominatorTree, what DevTools' memory
+// panel shows) treats every edge as retaining. So does
+// analysis.DefaultPolicy here, as no edge of this namespace is weak, a
+// shortcut or an ephemeron, and no edge rule needs explaining: for both
+// test dumps the root's retained size and those of the twelve nodes the
+// root dominates most (Window, HTMLDocument, the UL of the page, ...) equal
+// Firefox's to the byte (TestOracle). The root's is the total self size,
+// as every node of a core dump is reachable: Gecko writes the nodes of a
+// breadth-first walk from the root.
 package spidermonkey
 
 import (
