@@ -3,8 +3,8 @@
 // an object alive.
 //
 // Today it reads V8 heap snapshots (.heapsnapshot and .heaptimeline from
-// Node.js, Chrome and Electron, plain or gzip-compressed). Run `heapx help`
-// for the commands.
+// Node.js, Chrome and Electron, plain or gzip-compressed) and Firefox heap
+// snapshots (.fxsnapshot). Run `heapx help` for the commands.
 package main
 
 import (

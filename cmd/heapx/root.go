@@ -36,7 +36,8 @@ func newRootCmd(stderr *os.File) *cobra.Command {
 		Long: `heapx reads heap dumps and reports what is in them.
 
 It reads V8 heap snapshots (.heapsnapshot, .heaptimeline), as written by
-Node.js, Chrome and Electron, plain or gzip-compressed.`,
+Node.js, Chrome and Electron, plain or gzip-compressed, and Firefox heap
+snapshots (.fxsnapshot).`,
 		Version: buildVersion(),
 		// Errors are printed by run, once, as "heapx: <error>"; a usage
 		// dump after a failed read would bury the message.
