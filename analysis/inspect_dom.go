@@ -85,11 +85,15 @@ func (a *Analysis) DetachedDOM(limit int) []DetachedTree {
 	})
 	rows = limitRows(rows, limit)
 	nm := NewNamer(g, dom)
-	pf := NewPathFinder(g, a.Retainers(), a.Roots, PathOptions{K: 1})
+	roots := make([]model.NodeIndex, len(rows))
+	for i := range rows {
+		roots[i] = rows[i].Root
+	}
+	paths := a.ShortestPaths(roots)
 	for i := range rows {
 		rows[i].Name = nm.Name(rows[i].Root)
-		if p := pf.Find(rows[i].Root); len(p) > 0 {
-			rows[i].Path = p[0]
+		if paths[i].Cost >= 0 {
+			rows[i].Path = paths[i]
 		}
 	}
 	return rows

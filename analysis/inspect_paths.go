@@ -31,14 +31,12 @@ type MergedPathNode struct {
 // descending. Unreachable targets are left out (the root has Objects equal
 // to the targets with a path).
 //
-// Each path is read off the path finder's distances (PathFinder.Distance):
-// from the target, step to the first retainer one unit nearer the roots,
-// so a path costs one scan of retainers per step and no search. It is a
-// shortest path with the cost PathFinder.Find uses; where several are
-// equally short it may pick another one than Find.
+// The paths come from one BFS (ShortestPaths): each is a shortest path
+// with the cost PathFinder.Find uses; where several are equally short it
+// may pick another one than Find.
 func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 	g := a.Graph
-	pf := NewPathFinder(g, a.Retainers(), a.Roots, PathOptions{K: 1})
+	k := newKinds(g)
 	type key struct {
 		parent int32
 		class  string
@@ -47,32 +45,30 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 	}
 	nodes := []MergedPathNode{{Parent: -1, Class: a.className(g.Root), Example: g.Root}}
 	index := map[key]int32{}
-	var steps []PathStep
-	for _, t := range targets {
-		steps = pf.shortestSteps(t, steps[:0])
-		if steps == nil {
+	paths := a.ShortestPaths(targets)
+	for i, t := range targets {
+		if paths[i].Cost < 0 || (len(paths[i].Steps) == 0 && t != g.Root) {
 			continue
 		}
 		ret := a.Dominators.Retained[t]
 		cur := int32(0)
 		nodes[0].Objects++
 		nodes[0].Retained += ret
-		for i := len(steps) - 1; i >= 0; i-- {
-			s := steps[i]
+		for _, s := range paths[i].Steps {
 			et := g.Edges.Type[s.Edge]
-			k := key{parent: cur, class: a.className(s.To), etype: et, name: g.Edges.Name[s.Edge]}
-			if pf.k.indexed[et] {
-				k.name = 0
+			ky := key{parent: cur, class: a.className(s.To), etype: et, name: g.Edges.Name[s.Edge]}
+			if k.indexed[et] {
+				ky.name = 0
 			}
-			next, ok := index[k]
+			next, ok := index[ky]
 			if !ok {
 				label := "[]"
-				if !pf.k.indexed[et] {
+				if !k.indexed[et] {
 					label = EdgeString(g, s.Edge)
 				}
-				nodes = append(nodes, MergedPathNode{Parent: cur, Depth: nodes[cur].Depth + 1, Edge: label, Class: k.class, Example: s.To})
+				nodes = append(nodes, MergedPathNode{Parent: cur, Depth: nodes[cur].Depth + 1, Edge: label, Class: ky.class, Example: s.To})
 				next = int32(len(nodes) - 1)
-				index[k] = next
+				index[ky] = next
 			}
 			cur = next
 			nodes[cur].Objects++
@@ -113,39 +109,4 @@ func preorder(nodes []MergedPathNode) []MergedPathNode {
 	}
 	walk(0, -1)
 	return out
-}
-
-// shortestSteps appends to buf one shortest path's steps from target back
-// to the root (target's step first), or returns nil when no path reaches
-// target.
-func (pf *PathFinder) shortestSteps(target model.NodeIndex, buf []PathStep) []PathStep {
-	g := pf.g
-	if pf.h[target] < 0 {
-		return nil
-	}
-	for v := target; v != g.Root; {
-		if pf.isUser.Has(int(v)) && pf.h[v] == 1 {
-			s, end := g.EdgeRange(g.Root)
-			for e := s; e < end; e++ {
-				if g.Edges.To[e] == v && pf.allowed(e, v) {
-					return append(buf, PathStep{From: g.Root, Edge: e, To: v})
-				}
-			}
-			return nil
-		}
-		found := false
-		s, end := pf.ret.Of(v)
-		for r := s; r < end; r++ {
-			e, u := pf.ret.Edge[r], pf.ret.From[r]
-			if pf.h[u] >= 0 && pf.h[u]+1 == pf.h[v] && pf.allowed(e, v) && !pf.ignNodes.Has(int(u)) {
-				buf = append(buf, PathStep{From: u, Edge: e, To: v})
-				v, found = u, true
-				break
-			}
-		}
-		if !found {
-			return nil
-		}
-	}
-	return buf
 }

@@ -145,22 +145,27 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 	bIDs, tIDs = nil, nil
 
 	// Cluster the candidates by path shape; objs are in node order.
-	pf := NewPathFinder(g, final.Retainers(), final.Roots, PathOptions{K: 1})
+	// One BFS gives every candidate's path (ShortestPaths), where a
+	// search per object would need the retainer index.
+	var cands []model.NodeIndex
+	for v := 0; v < n; v++ {
+		if cand.Has(v) {
+			cands = append(cands, int32(v))
+		}
+	}
+	paths := final.ShortestPaths(cands)
 	type object struct{ node, cluster int32 }
 	var objs []object
 	clusterOf := map[string]int32{}
 	var clusterSize []int
 	var key []byte
-	for v := 0; v < n; v++ {
-		if !cand.Has(v) {
-			continue
-		}
-		ps := pf.Find(int32(v))
-		if len(ps) == 0 || len(ps[0].Steps) > opt.MaxPathLength {
+	for i, v := range cands {
+		ps := paths[i]
+		if ps.Cost < 0 || len(ps.Steps) > opt.MaxPathLength {
 			r.NoPath++
 			continue
 		}
-		key = pathShape(key[:0], g, final.Classes, ps[0])
+		key = pathShape(key[:0], g, final.Classes, ps)
 		c, ok := clusterOf[string(key)]
 		if !ok {
 			c = int32(len(clusterSize))
@@ -242,7 +247,7 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 	}
 	for i := range r.Clusters {
 		lc := &r.Clusters[i]
-		lc.Path = pf.Find(lc.Representative)[0]
+		lc.Path = paths[sort.Search(len(cands), func(j int) bool { return cands[j] >= lc.Representative })]
 		lc.Classes = leakClasses(final, hist[i])
 	}
 	sort.SliceStable(r.Clusters, func(a, b int) bool {

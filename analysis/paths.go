@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"container/heap"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -141,45 +143,140 @@ func (pf *PathFinder) allowed(e uint32, t int32) bool {
 // without user roots). It is the exact remaining cost, so the search below
 // is A* with a consistent heuristic and finds paths in cost order.
 func (pf *PathFinder) costs() []int64 {
-	g := pf.g
-	n := g.NumNodes()
-	h := make([]int64, n)
+	h := make([]int64, pf.g.NumNodes())
+	rootBFS(pf.g, pf.roots, h, func(e uint32, t int32) bool {
+		if e == noParent { // a user root
+			return !pf.ignNodes.Has(int(t))
+		}
+		return pf.allowed(e, t)
+	}, nil, nil)
+	return h
+}
+
+// noParent marks a node without a BFS tree edge (a start of the walk).
+const noParent = ^uint32(0)
+
+// rootBFS is the two-phase BFS of PathFinder.costs and ShortestPaths: from
+// the user roots at cost 1 (those allowed admits with edge noParent),
+// then from the root at BaseSystemDistance (0 without user roots), over
+// the edges allowed admits; h receives each node's cost, -1 where none reaches it.
+// With parent it records each reached node's BFS tree edge (noParent for
+// the starts). With stop it ends as soon as stop returns true for a node
+// just reached, whose cost (and tree path) is then final: a BFS reaches
+// every node first by a cheapest path.
+func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t int32) bool, parent []uint32, stop func(t int32) bool) {
 	for i := range h {
 		h[i] = -1
 	}
-	if n == 0 {
-		return h
+	if len(h) == 0 {
+		return
 	}
 	var queue []int32
-	bfs := func() {
+	reach := func(t int32, cost int64, e uint32) bool {
+		h[t] = cost
+		if parent != nil {
+			parent[t] = e
+		}
+		queue = append(queue, t)
+		return stop != nil && stop(t)
+	}
+	bfs := func() bool {
 		for i := 0; i < len(queue); i++ {
 			v := queue[i]
 			s, end := g.EdgeRange(v)
 			for e := s; e < end; e++ {
 				t := g.Edges.To[e]
-				if h[t] >= 0 || !pf.allowed(e, t) {
+				if h[t] >= 0 || !allowed(e, t) {
 					continue
 				}
-				h[t] = h[v] + 1
-				queue = append(queue, t)
+				if reach(t, h[v]+1, e) {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	for _, u := range pf.roots.User {
-		if !pf.ignNodes.Has(int(u)) && h[u] < 0 {
-			h[u] = 1
-			queue = append(queue, u)
+	for _, u := range roots.User {
+		if h[u] < 0 && allowed(noParent, u) && reach(u, 1, noParent) {
+			return
 		}
 	}
-	bfs()
-	if len(pf.roots.User) > 0 {
-		h[g.Root] = int64(BaseSystemDistance)
-	} else {
-		h[g.Root] = 0
+	if bfs() {
+		return
 	}
-	queue = append(queue[:0], g.Root)
+	queue = queue[:0]
+	if len(roots.User) > 0 {
+		reach(g.Root, int64(BaseSystemDistance), noParent)
+	} else {
+		reach(g.Root, 0, noParent)
+	}
 	bfs()
-	return h
+}
+
+// ShortestPaths returns one shortest retainer path to each target, with
+// the preferences of PathFinder.Find (a path from a user root before one
+// from elsewhere at the root, then the shortest), without a retainer
+// index: a forward BFS from the roots records each node's tree edge and
+// stops once every target is reached. It costs 12 bytes per node where
+// PathFinder needs the 8-byte-per-edge retainer index and a full BFS, so
+// it is the one to use for a few paths to a large heap's objects. An
+// unreachable target gets a Path with Cost -1 and no steps; the root gets
+// an empty system path, as from Find.
+func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
+	g := a.Graph
+	n := g.NumNodes()
+	k := newKinds(g)
+	allowed := func(e uint32, _ int32) bool { return e == noParent || !k.weak[g.Edges.Type[e]] }
+	want := NewBits(n)
+	left := 0
+	for _, t := range targets {
+		if !want.Has(int(t)) {
+			want.Set(int(t))
+			left++
+		}
+	}
+	h := make([]int64, n)
+	parent := make([]uint32, n)
+	rootBFS(g, a.Roots, h, allowed, parent, func(t int32) bool {
+		if want.Has(int(t)) {
+			left--
+		}
+		return left == 0
+	})
+	fe := g.Nodes.FirstEdge
+	source := func(e uint32) int32 { // the node whose edge range holds e
+		return int32(sort.Search(n, func(i int) bool { return fe[i+1] > e }))
+	}
+	out := make([]Path, len(targets))
+	for i, t := range targets {
+		if h[t] < 0 {
+			out[i] = Path{Cost: -1}
+			continue
+		}
+		p := Path{Cost: h[t]}
+		v := t
+		for parent[v] != noParent {
+			e := parent[v]
+			from := source(e)
+			p.Steps = append(p.Steps, PathStep{From: from, Edge: e, To: v})
+			v = from
+		}
+		if v != g.Root {
+			// A user root: the path starts with the root's edge to it.
+			s, end := g.EdgeRange(g.Root)
+			for e := s; e < end; e++ {
+				if g.Edges.To[e] == v && allowed(e, v) {
+					p.Steps = append(p.Steps, PathStep{From: g.Root, Edge: e, To: v})
+					break
+				}
+			}
+		} else {
+			p.System = true
+		}
+		slices.Reverse(p.Steps)
+		out[i] = p
+	}
+	return out
 }
 
 // Distance returns the cost of the cheapest path to n, or -1 when no path

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapx/heapx/model"
+
 	"github.com/heapx/heapx/analysis"
 )
 
@@ -59,5 +61,48 @@ func TestLeakSuspectsThreshold(t *testing.T) {
 	// Halving the threshold must not lose the suspects found above it.
 	if got := analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: 0.05}); len(got) < 1 {
 		t.Errorf("5%%: %d suspects", len(got))
+	}
+}
+
+// TestShortestPathsMatchFind checks ShortestPaths against PathFinder.Find
+// on every fixture: for a sample of nodes the costs and System flags are
+// equal, each path is a chain of real edges from the root, and
+// unreachable nodes have none.
+func TestShortestPathsMatchFind(t *testing.T) {
+	for _, name := range []string{"node-leak-3", "chromium-small-page", "node-internals"} {
+		a := analyzeFixture(t, name)
+		g := a.Graph
+		var targets []model.NodeIndex
+		for v := 0; v < g.NumNodes(); v += 97 {
+			targets = append(targets, model.NodeIndex(v))
+		}
+		got := a.ShortestPaths(targets)
+		pf := analysis.NewPathFinder(g, a.Retainers(), a.Roots, analysis.PathOptions{K: 1})
+		for i, v := range targets {
+			want := pf.Find(v)
+			p := got[i]
+			if len(want) == 0 {
+				if p.Cost != -1 && v != g.Root {
+					t.Errorf("%s: node %d has a path of cost %d, Find none", name, v, p.Cost)
+				}
+				continue
+			}
+			if p.Cost != want[0].Cost || p.System != want[0].System || len(p.Steps) != len(want[0].Steps) {
+				t.Errorf("%s: node %d: cost %d system %v %d steps, Find %d %v %d", name, v, p.Cost, p.System, len(p.Steps),
+					want[0].Cost, want[0].System, len(want[0].Steps))
+				continue
+			}
+			from := g.Root
+			for _, st := range p.Steps {
+				s, end := g.EdgeRange(st.From)
+				if st.From != from || st.Edge < s || st.Edge >= end || g.Edges.To[st.Edge] != st.To {
+					t.Fatalf("%s: node %d: broken step %+v", name, v, st)
+				}
+				from = st.To
+			}
+			if len(p.Steps) > 0 && from != v {
+				t.Errorf("%s: node %d: path ends at %d", name, v, from)
+			}
+		}
 	}
 }

@@ -216,7 +216,7 @@ alive.`,
 		Run:  runTop,
 	})
 	Register(&Query{
-		Name: "paths", Group: GroupBasic, Usage: "FILE --id ID", MinInputs: 1, MaxInputs: 1, NeedsRetainers: true,
+		Name: "paths", Group: GroupBasic, Usage: "FILE --id ID", MinInputs: 1, MaxInputs: 1,
 		Title: "Show what keeps an object alive: its shortest retainer paths from the roots",
 		Help: `Show the shortest retainer paths from the roots to the object with the
 given id (the @id in 'heapx top' and in DevTools), shortest first, paths

@@ -19,7 +19,7 @@ only class counts and sizes are compared, and the output says so.`,
 		Run:  runDiff,
 	})
 	Register(&Query{
-		Name: "leaks", Group: GroupLeaks, Usage: "BASELINE TARGET FINAL", MinInputs: 3, MaxInputs: 3, NeedsRetainers: true,
+		Name: "leaks", Group: GroupLeaks, Usage: "BASELINE TARGET FINAL", MinInputs: 3, MaxInputs: 3,
 		Title: "Find objects allocated between two snapshots and still alive in a third (memlab's method)",
 		Help: `Find leaks as memlab's find-leaks does: objects allocated after BASELINE
 and by TARGET (their ids are in TARGET, not in BASELINE) that are still

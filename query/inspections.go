@@ -29,7 +29,7 @@ one size are grouped under their type name ("JSString").`,
 		Run:  withLimit(DuplicatesResult),
 	})
 	Register(&Query{
-		Name: "detached", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1, NeedsRetainers: true,
+		Name: "detached", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
 		Title: "Find detached DOM trees: elements removed from the page but still held by JavaScript",
 		Help: `Find the detached DOM trees of a browser snapshot, largest retained size
 first: each tree is a detached node whose immediate dominator is not
@@ -90,7 +90,7 @@ of every class, named Class.field.`,
 		Run:  withLimit(globalsResult),
 	})
 	Register(&Query{
-		Name: "merged-paths", Group: GroupInspections, Usage: "FILE --class NAME", MinInputs: 1, MaxInputs: 1, NeedsRetainers: true,
+		Name: "merged-paths", Group: GroupInspections, Usage: "FILE --class NAME", MinInputs: 1, MaxInputs: 1,
 		Title: "Merge the shortest retainer paths of all instances of a class into one tree",
 		Help: `Take the shortest retainer path of every instance of a class and merge
 the paths into one tree from the root down (Eclipse MAT's "merge shortest

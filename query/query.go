@@ -181,10 +181,7 @@ type Query struct {
 	// no limit).
 	MinInputs, MaxInputs int
 	Args                 []Arg
-	// NeedsRetainers tells the front end that Run walks retainer paths, so
-	// a progress display can say so; it changes nothing else.
-	NeedsRetainers bool
-	Run            func(c *Context) (*Result, error)
+	Run                  func(c *Context) (*Result, error)
 }
 
 var (

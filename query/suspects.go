@@ -9,7 +9,7 @@ import (
 
 func init() {
 	Register(&Query{
-		Name: "suspects", Group: GroupLeaks, Usage: "FILE", MinInputs: 1, MaxInputs: 1, NeedsRetainers: true,
+		Name: "suspects", Group: GroupLeaks, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
 		Title: "Find leak suspects: objects and classes holding a large share of the heap, and where it accumulates",
 		Help: `Find leak suspects as Eclipse MAT's Leak Suspects report does: objects
 whose retained size is at least --threshold percent of the heap, walked
@@ -45,6 +45,11 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, error) 
 		{Key: "class", Title: "Accumulated class", Kind: Text}, colCount,
 		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
 	r := &Result{Sections: []*Section{{Heading: fmt.Sprintf("Leak suspects (objects or classes retaining at least %g%% of %s)", threshold, HumanSize(total)), Table: t}}}
+	points := make([]model.NodeIndex, len(sus))
+	for i, s := range sus {
+		points[i] = s.Point
+	}
+	paths := a.ShortestPaths(points)
 	for i, s := range sus {
 		holder, class := "", ""
 		if s.Holder != model.NoNode {
@@ -56,8 +61,8 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, error) 
 		point := node(s.Point)
 		t.Rows = append(t.Rows, []any{i + 1, holder, s.Retained, Share(s.Retained, total), ObjectName(point), class, s.Count, s.ClassRetained})
 		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(s, holder, point, class, total))}
-		if p := a.Paths(s.Point, analysis.PathOptions{K: 1}); len(p) > 0 {
-			sec.Table = pathTable(newPathJSON(a, nm, p[0]))
+		if p := paths[i]; p.Cost >= 0 {
+			sec.Table = pathTable(newPathJSON(a, nm, p))
 			sec.Notes = []string{"The shortest retainer path to the accumulation point, from the root."}
 		} else {
 			sec.Notes = []string{"No retainer path reaches the accumulation point from the roots."}
