@@ -1,10 +1,11 @@
 // Command heapx reads heap dumps and answers the questions a heap viewer
-// answers: what is in the heap, which classes take the memory and what keeps
-// an object alive.
+// answers: what is in the heap, what looks like a leak, which classes take
+// the memory and what keeps an object alive.
 //
-// Today it reads V8 heap snapshots (.heapsnapshot and .heaptimeline from
-// Node.js, Chrome and Electron, plain or gzip-compressed) and Firefox heap
-// snapshots (.fxsnapshot). Run `heapx help` for the commands.
+// It reads V8 heap snapshots (.heapsnapshot and .heaptimeline from Node.js,
+// Chrome and Electron), Firefox heap snapshots (.fxsnapshot), Java HPROF
+// dumps and the exchange format (.jsonl, .db), plain or gzip-compressed.
+// Run `heapx help` for the commands; `heapx report` is the main job.
 package main
 
 import (

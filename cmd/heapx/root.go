@@ -32,12 +32,15 @@ func buildVersion() string {
 func newRootCmd(stderr *os.File) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "heapx",
-		Short: "Inspect heap dumps (V8 .heapsnapshot / .heaptimeline) from the command line",
-		Long: `heapx reads heap dumps and reports what is in them.
+		Short: "Find leaks and what holds the memory in heap dumps (V8, Firefox, Java HPROF)",
+		Long: `heapx reads heap dumps and reports what is in them and what looks like
+a leak. Start with 'heapx report FILE [BASELINE...]'; 'heapx list' shows
+every analysis.
 
-It reads V8 heap snapshots (.heapsnapshot, .heaptimeline), as written by
-Node.js, Chrome and Electron, plain or gzip-compressed, and Firefox heap
-snapshots (.fxsnapshot).`,
+It reads V8 heap snapshots (.heapsnapshot, .heaptimeline) as written by
+Node.js, Chrome and Electron, Firefox heap snapshots (.fxsnapshot), Java
+HPROF dumps (.hprof), and heapx's exchange format (.jsonl, .db), plain or
+gzip-compressed.`,
 		Version: buildVersion(),
 		// Errors are printed by run, once, as "heapx: <error>"; a usage
 		// dump after a failed read would bury the message.
