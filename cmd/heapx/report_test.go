@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"image/color"
+	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,5 +174,62 @@ func TestReportOtherRuntimes(t *testing.T) {
 	}
 	if java.Format != "hprof" || ff.Format != "spidermonkey" {
 		t.Errorf("formats %q, %q", java.Format, ff.Format)
+	}
+}
+
+// TestReportHTMLInChromium opens the HTML report in headless Chromium, as
+// a person would, and checks what the browser made of it: the DOM it
+// parsed holds the parts and the suspect, and the screenshot it drew is a
+// page, not a blank. It skips where Chromium is not installed (.ci/run
+// installs Debian's package).
+func TestReportHTMLInChromium(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not installed")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	ok(t, append([]string{"report", "--html", page}, leakSnaps...)...)
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + filepath.Join(dir, "profile"), "--window-size=1280,1600"}
+	dom, err := exec.Command(browser, append(args, "--dump-dom", "file://"+page)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	for _, want := range []string{"Leak suspects", "1,500 instances of LeakedItem", "<svg class=\"chart\"", "Top classes by retained size"} {
+		if !strings.Contains(string(dom), want) {
+			t.Errorf("the page Chromium parsed lacks %q", want)
+		}
+	}
+	shot := filepath.Join(dir, "report.png")
+	if out, err := exec.Command(browser, append(args, "--screenshot="+shot, "file://"+page)...).CombinedOutput(); err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A rendered report has the dark header, white cards, grey table
+	// headings and blue bars: many colours. A blank or error page has few.
+	colours := map[color.RGBA]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 4 {
+		for x := b.Min.X; x < b.Max.X; x += 4 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colours[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 255}] = true
+		}
+	}
+	if b.Dx() != 1280 || len(colours) < 50 {
+		t.Errorf("screenshot %dx%d with %d colours: not a rendered report", b.Dx(), b.Dy(), len(colours))
+	}
+	header := img.At(20, 10)
+	if r, g, bl, _ := header.RGBA(); r>>8 > 80 || bl>>8 < 60 || g>>8 > 80 {
+		t.Errorf("the top of the page is %v, not the report's dark blue header", header)
 	}
 }
