@@ -163,7 +163,10 @@ type reader struct {
 	edgeT    idIndex // edgetypeid -> model index
 	ids      *model.IDMap
 	rootSeen bool
-	smi      int // edges skipped for holding a small integer
+	// fromPacked: nodes, edges, locations and the results asked for came
+	// from heapx_packed, and their tables are not read.
+	fromPacked bool
+	smi        int // edges skipped for holding a small integer
 
 	nStrings, nNodes, nEdges int64 // count(*) of the big tables
 
@@ -190,7 +193,7 @@ func (r *reader) read() error {
 	if err := r.schema(); err != nil {
 		return err
 	}
-	steps := []func() error{r.metadata, r.counts, r.types, r.strings, r.nodes, r.edges, r.extensions, r.unknown, r.results}
+	steps := []func() error{r.metadata, r.counts, r.types, r.strings, r.cached, r.nodes, r.edges, r.extensions, r.unknown, r.results}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -614,7 +617,32 @@ var errNotDense = errors.New("seq is not 0..n-1")
 // rowid) and each row put at its seq: walking the seq index instead would
 // cost a B-tree lookup per row. Only a file whose seq values are not
 // 0..n-1 is read a second time, ORDER BY seq.
+// cached reads the columns from heapx_packed when it can.
+func (r *reader) cached() (err error) {
+	r.fromPacked, err = r.packed()
+	return err
+}
+
+// idMap makes sure r.ids is built: by the node scan, or here, from the
+// identifiers heapx_packed held, for the first row that names a node.
+func (r *reader) idMap() error {
+	if r.ids != nil {
+		return nil
+	}
+	ids := r.g.Nodes.ID
+	r.ids = model.NewIDMap(len(ids))
+	for i, id := range ids {
+		if !r.ids.Insert(id, int32(i)) {
+			return r.fail("node identifier %d repeats", int64(id))
+		}
+	}
+	return nil
+}
+
 func (r *reader) nodes() error {
+	if r.fromPacked {
+		return nil
+	}
 	r.section = "node"
 	sel, err := r.columns("node", "node", []string{"identifier", "seq", "nodetypeid", "name", "self_size"},
 		[]string{"v8_trace_node_id", "v8_detachedness"})
@@ -790,6 +818,9 @@ const parallelEdges = 1 << 16
 // in a heapx file, which is checked; any other order is regrouped with a
 // stable counting sort, which keeps each node's edges in seq order (1.8).
 func (r *reader) edges() error {
+	if r.fromPacked {
+		return nil
+	}
 	g := r.g
 	r.section = "edge"
 	sel, err := r.columns("edge", "edge", []string{"seq", "source", "edgetypeid", "label", "dest"}, []string{"smi"})
@@ -1056,6 +1087,9 @@ func (r *reader) extensions() error {
 			last++
 			return last, nil
 		}
+		if err := r.idMap(); err != nil {
+			return 0, err
+		}
 		n := r.ids.Get(uint64(v))
 		if n < 0 {
 			return 0, r.fail("row %s: %d is not a node identifier", row, v)
@@ -1110,28 +1144,31 @@ func (r *reader) extensions() error {
 	// every location has one, else dropped and reported.
 	var scripts []model.NodeIndex
 	withScript := 0
-	err := ints("v8_location", "v8:location", "seq", []string{"seq", "node_identifier", "script_id", "line", "column"}, []string{"script_node_identifier"}, func(v []int64, has []bool, row fmt.Stringer) error {
-		n, err := node(v[1], row)
-		if err != nil {
-			return err
-		}
-		var l [3]uint32
-		for i, what := range []string{"script_id", "line", "column"} {
-			if l[i], err = u32(v[2+i], what, row); err != nil {
+	var err error
+	if !r.fromPacked { // else the locations came with the nodes
+		err = ints("v8_location", "v8:location", "seq", []string{"seq", "node_identifier", "script_id", "line", "column"}, []string{"script_node_identifier"}, func(v []int64, has []bool, row fmt.Stringer) error {
+			n, err := node(v[1], row)
+			if err != nil {
 				return err
 			}
-		}
-		g.Locations = append(g.Locations, model.Location{Node: n, ScriptID: l[0], Line: l[1], Column: l[2]})
-		script := model.NoNode
-		if has[0] {
-			if script = r.ids.Get(uint64(v[5])); script < 0 {
-				return r.fail("row %s: script_node_identifier %d is not a node identifier", row, v[5])
+			var l [3]uint32
+			for i, what := range []string{"script_id", "line", "column"} {
+				if l[i], err = u32(v[2+i], what, row); err != nil {
+					return err
+				}
 			}
-			withScript++
-		}
-		scripts = append(scripts, script)
-		return nil
-	})
+			g.Locations = append(g.Locations, model.Location{Node: n, ScriptID: l[0], Line: l[1], Column: l[2]})
+			script := model.NoNode
+			if has[0] {
+				if script = r.ids.Get(uint64(v[5])); script < 0 {
+					return r.fail("row %s: script_node_identifier %d is not a node identifier", row, v[5])
+				}
+				withScript++
+			}
+			scripts = append(scripts, script)
+			return nil
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -1296,6 +1333,7 @@ var knownTables = map[string]bool{
 	"metadata": true, "strings": true, "node_types": true, "node_type_fields": true, "edge_types": true,
 	"node": true, "edge": true, "v8_location": true, "v8_trace_function": true, "v8_trace_node": true,
 	"v8_sample": true, "v8_section": true, "heapx_gc_root": true, "extension_record": true, "heapx_result": true,
+	"heapx_packed": true,
 }
 
 // unknown counts the records heapx cannot hold (7.2): rows of unknown
@@ -1337,6 +1375,9 @@ func (r *reader) unknown() error {
 // policy in heapx:analysis goes with them; a consumer that applies
 // another policy must not use them.
 func (r *reader) results() error {
+	if r.fromPacked {
+		return nil // read with the nodes, if asked for
+	}
 	res := r.opt.Results
 	if res != nil {
 		*res = model.Results{}

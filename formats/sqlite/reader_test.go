@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -494,4 +495,73 @@ func TestNodesFullView(t *testing.T) {
 			t.Errorf("results %v: nodes_full %q, %v; want %q", r != nil, got, err, want)
 		}
 	}
+}
+
+// TestPackedCache: a file written with results carries heapx_packed, which
+// the reader uses instead of the rows while it is complete and no row it
+// derives from has changed: a change empties it (the triggers), missing
+// parts send the reader to the rows, and the rows always win.
+func TestPackedCache(t *testing.T) {
+	g := fan()
+	g.Locations = []model.Location{{Node: 2, ScriptID: 7, Line: 8, Column: 9}}
+	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2, 3}, Retained: []uint64{6, 5, 2, 3},
+		Dominator: []model.NodeIndex{model.NoNode, 0, 1, 0}, Distance: []int32{0, 1, 2, 1}}
+	db := filepath.Join(t.TempDir(), "p.db")
+	if err := Save(db, g, Options{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() (*model.Graph, model.Results) {
+		t.Helper()
+		var back model.Results
+		h, err := ReadFile(db, formats.ReadOptions{Results: &back})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, back
+	}
+	h, back := read()
+	if err := model.Compare(g, h, ignoreMeta); err != nil || !reflect.DeepEqual(*res, back) || len(skippedOf(h)) != 0 {
+		t.Fatalf("round trip: %v; results %+v; skipped %v", err, back, skippedOf(h))
+	}
+	// Without its triggers, the cache is what is read (which is why a
+	// tool that drops them must drop the cache too).
+	mutate(t, db, `DROP TRIGGER heapx_packed_node_update`, `UPDATE node SET self_size = 99 WHERE seq = 0`)
+	if h, _ := read(); h.Nodes.Size[0] != g.Nodes.Size[0] {
+		t.Fatalf("self_size %d: the cache was not used", h.Nodes.Size[0])
+	}
+	// With them, changing a row empties it.
+	mutate(t, db, `UPDATE edge SET dest = 1 WHERE seq = 6`)
+	if n := countRows(t, db, "heapx_packed"); n != 0 {
+		t.Fatalf("%d cache rows left after an edge changed", n)
+	}
+	h, back = read()
+	if h.Nodes.Size[0] != 99 || h.Nodes.ID[h.Edges.To[6]] != 1 || !reflect.DeepEqual(*res, back) {
+		t.Errorf("rows after the change: size %d, edge 6 to id %d, results %+v", h.Nodes.Size[0], h.Nodes.ID[h.Edges.To[6]], back)
+	}
+	// A cache that does not hold what its header says is not used.
+	db2 := filepath.Join(t.TempDir(), "p2.db")
+	if err := Save(db2, g, Options{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	mutate(t, db2, `DROP TRIGGER heapx_packed_edge_update`, `UPDATE edge SET dest = 1 WHERE seq = 6`,
+		`UPDATE heapx_packed SET data = substr(data, 1, 8) WHERE name = 'edge.to'`)
+	db = db2
+	if h, _ := read(); h.Nodes.ID[h.Edges.To[6]] != 1 {
+		t.Error("a truncated cache column was used")
+	}
+}
+
+// countRows counts a table's rows.
+func countRows(t *testing.T, path, table string) int64 {
+	t.Helper()
+	conn, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var n int64
+	if err := query(conn, "SELECT count(*) FROM "+table, func(st *sqlite.Stmt) error { n = st.ColumnInt64(0); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -242,7 +242,7 @@ func (w *writer) write() error {
 			return fmt.Errorf("creating a view: %w", err)
 		}
 	}
-	return nil
+	return w.packed()
 }
 
 // idsAscend reports whether identifiers ascend in node order with at most
