@@ -38,7 +38,7 @@ var builtinGlobals = func() map[string]bool {
 		global process Buffer setTimeout setInterval setImmediate clearTimeout clearInterval
 		clearImmediate queueMicrotask structuredClone atob btoa fetch crypto performance navigator
 		URL URLSearchParams Event EventTarget CustomEvent AbortController AbortSignal
-		window self document location top parent frames opener chrome CSS`) {
+		window self document location top parent frames opener chrome CSS netscape InstallTrigger`) {
 		m[s] = true
 	}
 	return m
@@ -56,6 +56,13 @@ var builtinGlobals = func() map[string]bool {
 // internal (hidden, internal array, heap number, "system / ..." such as an
 // AccessorPair) or a function without a source location (a native or API
 // function: Chrome's ~1000 Web IDL interfaces).
+//
+// SpiderMonkey: the global objects are what the "baseshape_global" edges
+// of the shapes lead to (a page's Window). A property is kept unless its
+// name is a builtin or not an identifier (the engine's own slots, such as
+// "CLASS_OBJECT(Object)" or "global-lexical-env"), or its value is an
+// accessor (js::GetterSetter: the DOM's attributes), an engine structure
+// (the object's shape) or a function without a script (a native one).
 //
 // Other runtimes (HPROF): every class object (model.CatShape) is an owner
 // and its property edges are its static fields, named "Class.field".
@@ -82,6 +89,9 @@ func (a *Analysis) GlobalVariables(limit int) []GlobalVariable {
 			if k.nodeV8[g.Nodes.Type[owner]] && a.builtinGlobal(k, located, name, g.Edges.To[e]) {
 				continue
 			}
+			if g.NodeType(owner).Namespace == spiderMonkeyNamespace && a.builtinSpiderMonkeyGlobal(name, g.Edges.To[e]) {
+				continue
+			}
 			if g.NodeType(owner).Category == model.CatShape {
 				name = g.NodeName(owner) + "." + name
 			}
@@ -105,6 +115,18 @@ func (a *Analysis) globalObjects(k *kinds) []model.NodeIndex {
 	v8 := false
 	for t := range g.NodeTypes {
 		v8 = v8 || (t < 256 && k.nodeV8[t])
+	}
+	if !v8 && isSpiderMonkey(g) {
+		link := namedStrings(g, "baseshape_global")
+		seen := NewBits(g.NumNodes())
+		for e, to := range g.Edges.To {
+			if !k.indexed[g.Edges.Type[e]] && link.Has(int(g.Edges.Name[e])) && !seen.Has(int(to)) {
+				seen.Set(int(to))
+				out = append(out, to)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+		return out
 	}
 	if !v8 {
 		for i, t := range g.Nodes.Type {
@@ -151,4 +173,54 @@ func (a *Analysis) builtinGlobal(k *kinds, located Bits, name string, v model.No
 		}
 	}
 	return strings.HasPrefix(g.NodeName(v), "system / ")
+}
+
+// spiderMonkeyNamespace is the namespace of the SpiderMonkey reader's
+// node and edge types.
+const spiderMonkeyNamespace = "spidermonkey"
+
+// isSpiderMonkey reports whether g has SpiderMonkey's node types.
+func isSpiderMonkey(g *model.Graph) bool {
+	for _, t := range g.NodeTypes {
+		if t.Namespace == spiderMonkeyNamespace {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinSpiderMonkeyGlobal reports whether property name of a
+// SpiderMonkey global, holding v, is the browser's rather than the page's
+// (see GlobalVariables).
+func (a *Analysis) builtinSpiderMonkeyGlobal(name string, v model.NodeIndex) bool {
+	g := a.Graph
+	if builtinGlobals[name] || strings.HasPrefix(name, "on") || !isIdentifier(name) {
+		return true
+	}
+	switch t := g.NodeType(v); {
+	case t.Name == "js::GetterSetter", t.Category == model.CatShape, t.Category == model.CatInternal:
+		return true // a DOM attribute's accessors, the object's own shape
+	}
+	if g.NodeType(v).Category != model.CatClosure {
+		return false
+	}
+	s, end := g.EdgeRange(v)
+	for e := s; e < end; e++ {
+		switch g.NodeType(g.Edges.To[e]).Category {
+		case model.CatFunctionInfo, model.CatCode:
+			return false // it has a script: the page's function
+		}
+	}
+	return true
+}
+
+// isIdentifier reports whether s is a JavaScript identifier (ASCII
+// letters, digits, '_' and '$', not starting with a digit).
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -45,9 +45,12 @@ func (a *Analysis) DuplicateStrings(limit int) []DuplicateString {
 			take[t] = nt.Category == model.CatString || !k.nodeV8[t]
 		}
 	}
+	// A string named after its own type carries no contents: Firefox's
+	// core dumps name every string "JSString". Such strings would all
+	// look like copies of one text.
 	var members []int32
 	for i, t := range g.Nodes.Type {
-		if take[t] {
+		if take[t] && (k.nodeV8[t] || g.NodeName(int32(i)) != g.NodeTypes[t].Name) {
 			members = append(members, int32(i))
 		}
 	}

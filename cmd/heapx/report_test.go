@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/report"
 )
 
@@ -231,5 +232,34 @@ func TestReportHTMLInChromium(t *testing.T) {
 	header := img.At(20, 10)
 	if r, g, bl, _ := header.RGBA(); r>>8 > 80 || bl>>8 < 60 || g>>8 > 80 {
 		t.Errorf("the top of the page is %v, not the report's dark blue header", header)
+	}
+}
+
+// TestInspectionsOtherRuntimes checks inspections on Firefox and Java
+// dumps: the Firefox page's own globals (small.html sets exactly these five
+// window properties) without the browser's; no duplicate strings from a
+// dump that records no string contents; and LeakDemo's leaking static
+// list, the ArrayList of 6,667 AuditListener, as its largest collection.
+func TestInspectionsOtherRuntimes(t *testing.T) {
+	doc := func(args ...string) query.Document {
+		var d query.Document
+		if err := json.Unmarshal([]byte(ok(t, args...)), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	var names []string
+	for _, r := range doc("globals", "--json", "../../testdata/spidermonkey/ff-small-page.fxsnapshot").Sections[0].Rows {
+		names = append(names, r["name"].(string))
+	}
+	if got := strings.Join(names, " "); got != "customers buffers leakyCache detachedTrees handlers" {
+		t.Errorf("Firefox globals %q", got)
+	}
+	if r := doc("duplicates", "--json", "../../testdata/spidermonkey/ff-small-page.fxsnapshot").Sections[0].Rows; len(r) != 0 {
+		t.Errorf("Firefox duplicates: %v", r[0])
+	}
+	r := doc("collections", "--json", "-n", "1", "../../testdata/hprof/java-leakdemo-small.hprof.gz").Sections[0].Rows
+	if len(r) != 1 || r[0]["elements"] != 6667.0 || !strings.HasPrefix(r[0]["object"].(string), "java.util.ArrayList @") {
+		t.Errorf("Java collections: %v", r)
 	}
 }
