@@ -4,9 +4,10 @@
 // order the file declares. Plain or gzip-compressed (.jsonl, .jsonl.gz).
 //
 // Both directions stream. The writer formats nodes and edges on every core
-// and writes them in order; the reader keeps one block of input, parses
-// each line straight into the model's columns and resolves node
-// identifiers through a flat hash table, never a Go object per node.
+// and writes them in order; the reader cuts its input into line-aligned
+// blocks, parses the node and edge lines of each on every core, applies
+// them to the model's columns in file order and resolves node identifiers
+// through a flat hash table, never a Go object per node.
 package jsonl
 
 import (

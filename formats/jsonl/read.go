@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -1857,15 +1859,8 @@ func (rd *reader) finish() error {
 	}
 	rd.pend = nil
 	if r := rd.res; r != nil {
-		for i, d := range r.Dominator {
-			if d == model.NoNode {
-				continue
-			}
-			j := ids.Get(rd.domRaw[i])
-			if j < 0 {
-				return rd.errAt(0, "node %d (id %d): heapx:dominator names node id %d, which no node record has", i, g.Nodes.ID[i], rd.domRaw[i])
-			}
-			r.Dominator[i] = j
+		if i := resolveDominators(ids, r.Dominator, rd.domRaw); i >= 0 {
+			return rd.errAt(0, "node %d (id %d): heapx:dominator names node id %d, which no node record has", i, g.Nodes.ID[i], rd.domRaw[i])
 		}
 		rd.domRaw = nil
 	}
@@ -1910,6 +1905,39 @@ func (rd *reader) finish() error {
 		return rd.errAt(0, "%v", err)
 	}
 	return nil
+}
+
+// resolveDominators turns the nodes' dominator ids into indexes, a cache
+// miss each, on every core: the id map is complete and only read. It
+// returns the first node whose dominator is no node, or -1.
+func resolveDominators(ids *model.IDMap, dom []model.NodeIndex, raw []uint64) int {
+	parts := runtime.GOMAXPROCS(0)
+	bad := make([]int, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := len(dom)*p/parts, len(dom)*(p+1)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bad[p] = -1
+			for i := lo; i < hi; i++ {
+				if dom[i] == model.NoNode {
+					continue
+				}
+				if dom[i] = ids.Get(raw[i]); dom[i] < 0 {
+					bad[p] = i
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, i := range bad {
+		if i >= 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 func refWhat(kind uint8) string {
