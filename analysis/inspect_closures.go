@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/heapx/heapx/model"
 )
@@ -34,8 +35,8 @@ type ClosureGroup struct {
 // count, then by example node), at most limit groups.
 //
 // A closure's context is the node its edge named "context" (V8's internal
-// edge to the system / Context) or "environment" (SpiderMonkey's
-// environment object) leads to, or the closure itself when it has closure
+// edge to the system / Context) or "environment" leads to (in SpiderMonkey
+// dumps: the target of an environment class, such as LexicalEnvironment), or the closure itself when it has closure
 // variable edges (model.EdgeContext) of its own; the captured variables are
 // that node's closure-variable edges. Only the innermost context is read:
 // variables of enclosing scopes (V8's "previous" chain) are not listed. A
@@ -60,6 +61,26 @@ func (a *Analysis) Closures(limit int) []ClosureGroup {
 			}
 		}
 		return model.NoNode
+	}
+	if isSpiderMonkey(g) {
+		// Firefox's dumps name a closure's environment slot
+		// "**UNKNOWN SLOT 1**" and give every edge one type: the
+		// context is the edge target of an environment class, and its
+		// variables are its edges named like identifiers, but for the
+		// engine's own ("shape", "enclosing_environment").
+		isVar = func(e uint32) bool {
+			name := g.EdgeName(e)
+			return isIdentifier(name) && name != "shape" && name != "enclosing_environment"
+		}
+		contextOf = func(c int32) int32 {
+			s, end := g.EdgeRange(c)
+			for e := s; e < end; e++ {
+				if to := g.Edges.To[e]; isEnvironmentClass(g.NodeName(to)) {
+					return to
+				}
+			}
+			return model.NoNode
+		}
 	}
 	var closures []int32
 	for i, t := range g.Nodes.Type {
@@ -124,4 +145,10 @@ func (a *Analysis) Closures(limit int) []ClosureGroup {
 		return x.Example < y.Example
 	})
 	return limitRows(rows, limit)
+}
+
+// isEnvironmentClass reports whether a SpiderMonkey object class is a
+// scope environment (what a closure captures variables in).
+func isEnvironmentClass(name string) bool {
+	return strings.HasSuffix(name, "Environment") || name == "Call" || name == "NamedLambdaObject"
 }

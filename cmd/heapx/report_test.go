@@ -237,7 +237,8 @@ func TestReportHTMLInChromium(t *testing.T) {
 
 // TestInspectionsOtherRuntimes checks inspections on Firefox and Java
 // dumps: the Firefox page's own globals (small.html sets exactly these five
-// window properties) without the browser's; no duplicate strings from a
+// window properties) without the browser's; the closures' captured
+// variables; no duplicate strings from a
 // dump that records no string contents; and LeakDemo's leaking static
 // list, the ArrayList of 6,667 AuditListener, as its largest collection.
 func TestInspectionsOtherRuntimes(t *testing.T) {
@@ -257,6 +258,12 @@ func TestInspectionsOtherRuntimes(t *testing.T) {
 	}
 	if r := doc("duplicates", "--json", "../../testdata/spidermonkey/ff-small-page.fxsnapshot").Sections[0].Rows; len(r) != 0 {
 		t.Errorf("Firefox duplicates: %v", r[0])
+	}
+	// The page's 100 onThing closures each capture `captured` in a
+	// LexicalEnvironment; the 101st environment is the script's own.
+	cl := doc("closures", "--json", "-n", "1", "../../testdata/spidermonkey/ff-small-page.fxsnapshot").Sections[0].Rows
+	if len(cl) != 1 || cl[0]["contexts"] != 101.0 || !strings.Contains(cl[0]["variables"].(string), "captured") {
+		t.Errorf("Firefox closures: %v", cl)
 	}
 	r := doc("collections", "--json", "-n", "1", "../../testdata/hprof/java-leakdemo-small.hprof.gz").Sections[0].Rows
 	if len(r) != 1 || r[0]["elements"] != 6667.0 || !strings.HasPrefix(r[0]["object"].(string), "java.util.ArrayList @") {
