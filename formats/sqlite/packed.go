@@ -152,8 +152,10 @@ func (w *writer) packed() error {
 
 // packed reads nodes, edges, locations and (if asked for) results from
 // heapx_packed, when the file has it and it agrees with the tables'
-// counts; ok=false sends the reader to the rows.
-func (r *reader) packed() (ok bool, err error) {
+// counts; ok=false sends the reader to the rows. While two connections of
+// their own read the blobs, meanwhile reads something else on r.conn; it
+// is not called when ok is false for want of a usable cache.
+func (r *reader) packed(meanwhile func() error) (ok bool, err error) {
 	if _, has := r.tables["heapx_packed"]; !has || !littleEndian {
 		return false, nil
 	}
@@ -246,20 +248,21 @@ func (r *reader) packed() (ok bool, err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conn := r.conn
-			if k > 0 {
-				c, err := OpenReadOnly(r.file)
-				if err != nil {
-					errs[k] = err
-					return
-				}
-				defer c.Close()
-				conn = c
+			c, err := OpenReadOnly(r.file)
+			if err != nil {
+				errs[k] = err
+				return
 			}
-			complete[k], errs[k] = readParts(conn, halves[k], want)
+			defer c.Close()
+			complete[k], errs[k] = readParts(c, halves[k], want)
 		}()
 	}
+	err = meanwhile()
 	wg.Wait()
+	r.section = "heapx_packed"
+	if err != nil {
+		return false, err
+	}
 	for k := range errs {
 		if errs[k] != nil {
 			return false, errs[k]

@@ -193,7 +193,7 @@ func (r *reader) read() error {
 	if err := r.schema(); err != nil {
 		return err
 	}
-	steps := []func() error{r.metadata, r.counts, r.types, r.strings, r.cached, r.nodes, r.edges, r.extensions, r.unknown, r.results}
+	steps := []func() error{r.metadata, r.counts, r.types, r.cached, r.nodes, r.edges, r.extensions, r.unknown, r.results}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -617,9 +617,17 @@ var errNotDense = errors.New("seq is not 0..n-1")
 // rowid) and each row put at its seq: walking the seq index instead would
 // cost a B-tree lookup per row. Only a file whose seq values are not
 // 0..n-1 is read a second time, ORDER BY seq.
-// cached reads the columns from heapx_packed when it can.
+// cached reads the columns from heapx_packed when it can, and the strings
+// (which it does not hold) meanwhile or else.
 func (r *reader) cached() (err error) {
-	r.fromPacked, err = r.packed()
+	read := false
+	r.fromPacked, err = r.packed(func() error {
+		read = true
+		return r.strings()
+	})
+	if err == nil && !read {
+		err = r.strings()
+	}
 	return err
 }
 
