@@ -44,6 +44,11 @@ type Analysis struct {
 	sc      *scratch // buffers earlier passes left for later ones
 	retOnce sync.Once
 	ret     *model.Retainers
+	// The BFS tree ShortestPaths reads paths off: each node's cost and
+	// tree edge, computed on first use.
+	treeOnce sync.Once
+	treeCost []int64
+	treeEdge []uint32
 }
 
 // ErrEmptyGraph is returned for a graph without nodes.

@@ -149,7 +149,7 @@ func (pf *PathFinder) costs() []int64 {
 			return !pf.ignNodes.Has(int(t))
 		}
 		return pf.allowed(e, t)
-	}, nil, nil)
+	}, nil)
 	return h
 }
 
@@ -159,12 +159,11 @@ const noParent = ^uint32(0)
 // rootBFS is the two-phase BFS of PathFinder.costs and ShortestPaths: from
 // the user roots at cost 1 (those allowed admits with edge noParent),
 // then from the root at BaseSystemDistance (0 without user roots), over
-// the edges allowed admits; h receives each node's cost, -1 where none reaches it.
-// With parent it records each reached node's BFS tree edge (noParent for
-// the starts). With stop it ends as soon as stop returns true for a node
-// just reached, whose cost (and tree path) is then final: a BFS reaches
-// every node first by a cheapest path.
-func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t int32) bool, parent []uint32, stop func(t int32) bool) {
+// the edges allowed admits; h receives each node's cost, -1 where none
+// reaches it. With parent it records each reached node's BFS tree edge
+// (noParent for the starts): a BFS reaches every node first by a cheapest
+// path.
+func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t int32) bool, parent []uint32) {
 	for i := range h {
 		h[i] = -1
 	}
@@ -172,38 +171,30 @@ func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t i
 		return
 	}
 	var queue []int32
-	reach := func(t int32, cost int64, e uint32) bool {
+	reach := func(t int32, cost int64, e uint32) {
 		h[t] = cost
 		if parent != nil {
 			parent[t] = e
 		}
 		queue = append(queue, t)
-		return stop != nil && stop(t)
 	}
-	bfs := func() bool {
+	bfs := func() {
 		for i := 0; i < len(queue); i++ {
 			v := queue[i]
 			s, end := g.EdgeRange(v)
 			for e := s; e < end; e++ {
-				t := g.Edges.To[e]
-				if h[t] >= 0 || !allowed(e, t) {
-					continue
-				}
-				if reach(t, h[v]+1, e) {
-					return true
+				if t := g.Edges.To[e]; h[t] < 0 && allowed(e, t) {
+					reach(t, h[v]+1, e)
 				}
 			}
 		}
-		return false
 	}
 	for _, u := range roots.User {
-		if h[u] < 0 && allowed(noParent, u) && reach(u, 1, noParent) {
-			return
+		if h[u] < 0 && allowed(noParent, u) {
+			reach(u, 1, noParent)
 		}
 	}
-	if bfs() {
-		return
-	}
+	bfs()
 	queue = queue[:0]
 	if len(roots.User) > 0 {
 		reach(g.Root, int64(BaseSystemDistance), noParent)
@@ -216,33 +207,24 @@ func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t i
 // ShortestPaths returns one shortest retainer path to each target, with
 // the preferences of PathFinder.Find (a path from a user root before one
 // from elsewhere at the root, then the shortest), without a retainer
-// index: a forward BFS from the roots records each node's tree edge and
-// stops once every target is reached. It costs 12 bytes per node where
-// PathFinder needs the 8-byte-per-edge retainer index and a full BFS, so
-// it is the one to use for a few paths to a large heap's objects. An
-// unreachable target gets a Path with Cost -1 and no steps; the root gets
-// an empty system path, as from Find.
+// index: one forward BFS from the roots records each node's tree edge, the
+// first time any paths are asked for, and every later call reads paths off
+// that tree. It costs 12 bytes per node where PathFinder needs the
+// 8-byte-per-edge retainer index and a BFS per search, so it is the one to
+// use for paths to many objects of a large heap. An unreachable target
+// gets a Path with Cost -1 and no steps; the root gets an empty system
+// path, as from Find. Safe for concurrent use.
 func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 	g := a.Graph
 	n := g.NumNodes()
 	k := newKinds(g)
 	allowed := func(e uint32, _ int32) bool { return e == noParent || !k.weak[g.Edges.Type[e]] }
-	want := NewBits(n)
-	left := 0
-	for _, t := range targets {
-		if !want.Has(int(t)) {
-			want.Set(int(t))
-			left++
-		}
-	}
-	h := make([]int64, n)
-	parent := make([]uint32, n)
-	rootBFS(g, a.Roots, h, allowed, parent, func(t int32) bool {
-		if want.Has(int(t)) {
-			left--
-		}
-		return left == 0
+	a.treeOnce.Do(func() {
+		a.treeCost = make([]int64, n)
+		a.treeEdge = make([]uint32, n)
+		rootBFS(g, a.Roots, a.treeCost, allowed, a.treeEdge)
 	})
+	h, parent := a.treeCost, a.treeEdge
 	fe := g.Nodes.FirstEdge
 	source := func(e uint32) int32 { // the node whose edge range holds e
 		return int32(sort.Search(n, func(i int) bool { return fe[i+1] > e }))

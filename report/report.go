@@ -9,7 +9,10 @@
 package report
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/query"
@@ -92,82 +95,104 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		{"Total size", fmt.Sprintf("%s (%s bytes)", query.HumanSize(total), query.Thousands(total))},
 		{"Retained-size policy", a.Policy.Name},
 	}
-	if u := a.Unreachable(); u != nil && u.Count > 0 {
-		r.Overview = append(r.Overview, [2]string{"Unreachable", fmt.Sprintf("%s objects (%s)", query.Thousands(uint64(u.Count)), query.HumanSize(u.Size))})
-	}
+	// The parts only read the analyses, so they run side by side; each
+	// fills its own slot, and the slots keep the reading order.
 	sn := query.Snapshot{Path: file.Path, Analysis: a}
-	sus, err := query.SuspectsResult(sn, opt.Threshold, 10)
-	if err != nil {
-		return nil, err
+	type slot struct {
+		key, title string
+		res        *query.Result
 	}
-	r.add("suspects", "Leak suspects", sus)
-	largest := analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: opt.Threshold / 100})
-	r.LeakedSizeBasis = "retained size of the largest leak suspect"
-	if len(largest) > 0 {
-		r.LeakedSize = largest[0].Retained
+	var slots []*slot
+	var tasks []func() error
+	part := func(key, title string, run func() (*query.Result, error)) {
+		sl := &slot{key: key, title: title}
+		slots = append(slots, sl)
+		tasks = append(tasks, func() (err error) {
+			sl.res, err = run()
+			return err
+		})
 	}
-
+	var unreachable *analysis.UnreachableReport
+	tasks = append(tasks, func() error { unreachable = a.Unreachable(); return nil })
+	var largest []analysis.Suspect
+	part("suspects", "Leak suspects", func() (*query.Result, error) {
+		largest = analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: opt.Threshold / 100})
+		return query.SuspectsResult(sn, opt.Threshold, 10)
+	})
+	var leaks *analysis.LeakResult
 	if n := len(baselines); n > 0 {
 		first, last := baselines[0], baselines[n-1]
 		lastSn := query.Snapshot{Path: last.Path, Analysis: last.A}
 		if n >= 2 {
-			lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, 0)
-			if err != nil {
-				return nil, err
-			}
-			// The table lists every cluster; the paths of the first
-			// three say enough in a report (heapx leaks shows all).
-			if len(lr.Sections) > 4 {
-				lr.Sections = lr.Sections[:4]
-			}
-			r.add("leaks", "Leaks: allocated between the first and last baseline, still alive", lr)
-			r.LeakedSize, r.LeakedSizeBasis = 0, "retained size of the leaks found from the baselines"
-			for _, c := range res.Clusters {
-				r.LeakedSize += c.Retained
-			}
+			part("leaks", "Leaks: allocated between the first and last baseline, still alive", func() (*query.Result, error) {
+				lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, 0)
+				if err != nil {
+					return nil, err
+				}
+				// The table lists every cluster; the paths of the
+				// first three say enough in a report (heapx leaks
+				// shows all).
+				if len(lr.Sections) > 4 {
+					lr.Sections = lr.Sections[:4]
+				}
+				leaks = res
+				return lr, nil
+			})
 		}
-		d, err := query.DiffResult(lastSn, sn, opt.Rows)
+		part("diff", "Comparison with the last baseline", func() (*query.Result, error) {
+			return query.DiffResult(lastSn, sn, opt.Rows)
+		})
+		part("growth", "Growing at every snapshot", func() (*query.Result, error) {
+			series := make([]*analysis.Analysis, 0, n+1)
+			for _, b := range baselines {
+				series = append(series, b.A)
+			}
+			gr, _, err := query.GrowthResult(append(series, a), opt.Rows)
+			return gr, err
+		})
+	}
+	part("classes", "Top classes by retained size", func() (*query.Result, error) {
+		sum, err := query.Lookup("summary").Exec(&query.Context{Snapshots: []query.Snapshot{sn}, Values: map[string]any{"limit": opt.Rows}})
 		if err != nil {
 			return nil, err
 		}
-		r.add("diff", "Comparison with the last baseline", d)
-		if n == 1 {
+		sum.JSON = nil // the report embeds every result in the generic form
+		return sum, nil
+	})
+	part("duplicates", "Duplicate strings", func() (*query.Result, error) { return query.DuplicatesResult(sn, opt.Rows) })
+	part("detached", "Detached DOM", func() (*query.Result, error) { return query.DetachedResult(sn, opt.Rows) })
+	if err := runAll(tasks); err != nil {
+		return nil, err
+	}
+	for _, sl := range slots {
+		r.add(sl.key, sl.title, sl.res)
+	}
+
+	if u := unreachable; u != nil && u.Count > 0 {
+		r.Overview = append(r.Overview, [2]string{"Unreachable", fmt.Sprintf("%s objects (%s)", query.Thousands(uint64(u.Count)), query.HumanSize(u.Size))})
+	}
+	r.LeakedSizeBasis = "retained size of the largest leak suspect"
+	if len(largest) > 0 {
+		r.LeakedSize = largest[0].Retained
+	}
+	if n := len(baselines); n > 0 {
+		bt := baselines[0].A.TotalSize()
+		switch {
+		case leaks != nil:
+			r.LeakedSize, r.LeakedSizeBasis = 0, "retained size of the leaks found from the baselines"
+			for _, c := range leaks.Clusters {
+				r.LeakedSize += c.Retained
+			}
+		case n == 1:
 			r.LeakedSize, r.LeakedSizeBasis = 0, "growth of the total size since the baseline"
-			if bt := first.A.TotalSize(); total > bt {
+			if total > bt {
 				r.LeakedSize = total - bt
 			}
 		}
-		series := make([]*analysis.Analysis, 0, n+1)
-		for _, b := range baselines {
-			series = append(series, b.A)
-		}
-		gr, _, err := query.GrowthResult(append(series, a), opt.Rows)
-		if err != nil {
-			return nil, err
-		}
-		r.add("growth", "Growing at every snapshot", gr)
-		if bt := first.A.TotalSize(); bt > 0 {
+		if bt > 0 {
 			r.Growth = 100 * (float64(total) - float64(bt)) / float64(bt)
 		}
 	}
-
-	top := query.Lookup("summary")
-	sum, err := top.Exec(&query.Context{Snapshots: []query.Snapshot{sn}, Values: map[string]any{"limit": opt.Rows}})
-	if err != nil {
-		return nil, err
-	}
-	sum.JSON = nil // the report embeds every result in the generic form
-	r.add("classes", "Top classes by retained size", sum)
-	if dup, err := query.DuplicatesResult(sn, opt.Rows); err == nil {
-		r.add("duplicates", "Duplicate strings", dup)
-	} else {
-		return nil, err
-	}
-	det, err := query.DetachedResult(sn, opt.Rows)
-	if err != nil {
-		return nil, err
-	}
-	r.add("detached", "Detached DOM", det)
 
 	if opt.FailOver > 0 && r.LeakedSize > opt.FailOver {
 		r.Failures = append(r.Failures, fmt.Sprintf("leaked size %s (%s) is over the --fail-over limit %s",
@@ -247,4 +272,27 @@ func (r *Report) inputs(key string) []string {
 		return append(in, r.File.Path)
 	}
 	return []string{r.File.Path}
+}
+
+// runAll runs tasks on as many goroutines as there are cores and returns
+// their errors joined (nil when all succeed).
+func runAll(tasks []func() error) error {
+	errs := make([]error, len(tasks))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(tasks)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = tasks[i]()
+			}
+		}()
+	}
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
 }
