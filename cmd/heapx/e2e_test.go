@@ -85,6 +85,23 @@ func ok(t *testing.T, args ...string) string {
 	return r.stdout
 }
 
+// okJSON runs heapx like ok and decodes its stdout into v.
+func okJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	out := ok(t, args...)
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("heapx %v: %v in:\n%s", args, err, out)
+	}
+}
+
+// infoCounts is the part of `heapx info --json` the format tests check.
+type infoCounts struct {
+	Format    string `json:"format"`
+	Nodes     int    `json:"node_count"`
+	Edges     int    `json:"edge_count"`
+	TotalSelf uint64 `json:"total_self_size"`
+}
+
 // fixture is one testdata dump and its DevTools golden file.
 type fixture struct {
 	name, path string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,19 +17,8 @@ func TestHPROFCLI(t *testing.T) {
 		total        = 10672168
 		leakDemo     = 0xff1000a8 // the class LeakDemo, whose statics hold the leak
 	)
-	var info struct {
-		Format    string `json:"format"`
-		Nodes     int    `json:"node_count"`
-		Edges     int    `json:"edge_count"`
-		TotalSelf uint64 `json:"total_self_size"`
-	}
-	decode := func(out string, v any) {
-		t.Helper()
-		if err := json.Unmarshal([]byte(out), v); err != nil {
-			t.Fatalf("%v in:\n%s", err, out)
-		}
-	}
-	decode(ok(t, "info", "--json", in), &info)
+	var info infoCounts
+	okJSON(t, &info, "info", "--json", in)
 	if info.Format != "hprof" || info.Nodes != nodes || info.Edges != edges || info.TotalSelf != total {
 		t.Errorf("info: %+v", info)
 	}
@@ -43,7 +31,7 @@ func TestHPROFCLI(t *testing.T) {
 			Retained    uint64 `json:"retained_size"`
 		} `json:"classes"`
 	}
-	decode(ok(t, "summary", "--json", "-n", "0", in), &summary)
+	okJSON(t, &summary, "summary", "--json", "-n", "0", in)
 	want := map[string][3]uint64{ // count, shallow, retained: VisualVM's
 		"LeakDemo$RequestRecord": {20000, 640000, 8564528},
 		"LeakDemo$Session":       {400, 12800, 5950240},
@@ -69,7 +57,7 @@ func TestHPROFCLI(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"nodes"`
 	}
-	decode(ok(t, "top", "--json", "-n", "1", in), &top)
+	okJSON(t, &top, "top", "--json", "-n", "1", in)
 	if len(top.Nodes) != 1 || top.Nodes[0].ID != leakDemo || top.Nodes[0].Name != "class LeakDemo" {
 		t.Errorf("top: %+v", top.Nodes)
 	}
@@ -85,7 +73,7 @@ func TestHPROFCLI(t *testing.T) {
 	for _, out := range []string{"java.jsonl.gz", "java.db"} {
 		p := filepath.Join(t.TempDir(), out)
 		ok(t, "convert", in, p)
-		decode(ok(t, "info", "--json", p), &info)
+		okJSON(t, &info, "info", "--json", p)
 		if info.Nodes != nodes || info.Edges != edges || info.TotalSelf != total {
 			t.Errorf("%s: info %+v", out, info)
 		}

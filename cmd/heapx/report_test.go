@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"image/color"
 	"image/png"
 	"os"
@@ -41,10 +40,7 @@ func reportPart(t *testing.T, d *report.Doc, key string) []map[string]any {
 // the baselines with the path through onWork, and growth shows the class
 // and the array growing 500 -> 1,000 -> 1,500.
 func TestReportFindsTheLeak(t *testing.T) {
-	var d report.Doc
-	if err := json.Unmarshal([]byte(ok(t, append([]string{"report", "--json"}, leakSnaps...)...)), &d); err != nil {
-		t.Fatal(err)
-	}
+	d := *reportJSON(t, leakSnaps...)
 	if d.SchemaVersion != 1 || d.File != leakSnaps[0] || len(d.Baselines) != 2 || d.Format != "v8" || len(d.Failures) != 0 {
 		t.Errorf("report header: %+v", d)
 	}
@@ -140,9 +136,7 @@ func TestReportHTML(t *testing.T) {
 func reportJSON(t *testing.T, args ...string) *report.Doc {
 	t.Helper()
 	var d report.Doc
-	if err := json.Unmarshal([]byte(ok(t, append([]string{"report", "--json"}, args...)...)), &d); err != nil {
-		t.Fatal(err)
-	}
+	okJSON(t, &d, append([]string{"report", "--json"}, args...)...)
 	return &d
 }
 
@@ -244,9 +238,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 func TestInspectionsOtherRuntimes(t *testing.T) {
 	doc := func(args ...string) query.Document {
 		var d query.Document
-		if err := json.Unmarshal([]byte(ok(t, args...)), &d); err != nil {
-			t.Fatal(err)
-		}
+		okJSON(t, &d, args...)
 		return d
 	}
 	var names []string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,19 +21,8 @@ func TestSpiderMonkeyCLI(t *testing.T) {
 		windowRet    = 10678080
 		buffer       = 37873259786416 // an ArrayBuffer the page holds in an array
 	)
-	var info struct {
-		Format    string `json:"format"`
-		Nodes     int    `json:"node_count"`
-		Edges     int    `json:"edge_count"`
-		TotalSelf uint64 `json:"total_self_size"`
-	}
-	decode := func(out string, v any) {
-		t.Helper()
-		if err := json.Unmarshal([]byte(out), v); err != nil {
-			t.Fatalf("%v in:\n%s", err, out)
-		}
-	}
-	decode(ok(t, "info", "--json", in), &info)
+	var info infoCounts
+	okJSON(t, &info, "info", "--json", in)
 	if info.Format != "spidermonkey.fxsnapshot" || info.Nodes != nodes || info.Edges != edges || info.TotalSelf != total {
 		t.Errorf("info: %+v", info)
 	}
@@ -47,7 +35,7 @@ func TestSpiderMonkeyCLI(t *testing.T) {
 			Retained    uint64 `json:"retained_size"`
 		} `json:"classes"`
 	}
-	decode(ok(t, "summary", "--json", "-n", "0", in), &summary)
+	okJSON(t, &summary, "summary", "--json", "-n", "0", in)
 	found := 0
 	for _, c := range summary.Classes {
 		switch c.Constructor {
@@ -75,7 +63,7 @@ func TestSpiderMonkeyCLI(t *testing.T) {
 			Retained uint64 `json:"retained_size"`
 		} `json:"nodes"`
 	}
-	decode(ok(t, "top", "--json", "-n", "1", in), &top)
+	okJSON(t, &top, "top", "--json", "-n", "1", in)
 	if len(top.Nodes) != 1 || top.Nodes[0].ID != window || top.Nodes[0].Type != "JSObject" || top.Nodes[0].Retained != windowRet {
 		t.Errorf("top: %+v", top.Nodes)
 	}
@@ -90,7 +78,7 @@ func TestSpiderMonkeyCLI(t *testing.T) {
 	for _, out := range []string{"ff.jsonl.gz", "ff.db"} {
 		p := filepath.Join(t.TempDir(), out)
 		ok(t, "convert", in, p)
-		decode(ok(t, "info", "--json", p), &info)
+		okJSON(t, &info, "info", "--json", p)
 		if info.Nodes != nodes || info.Edges != edges || info.TotalSelf != total {
 			t.Errorf("%s: info %+v", out, info)
 		}
