@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"github.com/heapx/heapx/model"
 )
@@ -90,7 +89,7 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 		}
 		rows = append(rows, r)
 	})
-	for i, ret := range groupRetained(a.Dominators, shape, len(rows), a.sc) {
+	for i, ret := range groupRetained(a.Dominators, func(v int32) int32 { return shape[v] - 1 }, len(rows), a.sc) {
 		rows[i].Retained = ret
 	}
 	sort.Slice(rows, func(i, j int) bool {
@@ -104,47 +103,4 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 		return x.Example < y.Example
 	})
 	return limitRows(rows, limit)
-}
-
-// groupRetained sums per group the retained sizes of its members that no
-// other member of the group dominates: classRetained for any grouping,
-// where group[v] is 1 + v's group and 0 puts v in none. classRetained
-// reads the classes and shallow sizes in place instead, so the Summary
-// needs no group column. One walk of the dominator tree with an explicit
-// stack; active[g] counts the members of g on the stack.
-func groupRetained(dom *Dominators, group []int32, groups int, sc *scratch) []uint64 {
-	first, kids := dominatorChildren(dom, sc)
-	// Both live in one buffer that starts where first does.
-	defer sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)+len(kids)))
-	sums := make([]uint64, groups)
-	active := make([]int32, groups)
-	type frame struct {
-		node int32
-		next uint32
-	}
-	enter := func(v int32) {
-		if gr := group[v] - 1; gr >= 0 {
-			if active[gr] == 0 {
-				sums[gr] += dom.Retained[v]
-			}
-			active[gr]++
-		}
-	}
-	stack := []frame{{node: dom.Root, next: first[dom.Root]}}
-	enter(dom.Root)
-	for len(stack) > 0 {
-		f := &stack[len(stack)-1]
-		if f.next < first[f.node+1] {
-			v := kids[f.next]
-			f.next++
-			stack = append(stack, frame{node: v, next: first[v]})
-			enter(v)
-			continue
-		}
-		if gr := group[f.node] - 1; gr >= 0 {
-			active[gr]--
-		}
-		stack = stack[:len(stack)-1]
-	}
-	return sums
 }

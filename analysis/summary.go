@@ -118,45 +118,58 @@ func dominatorChildren(dom *Dominators, sc *scratch) (first []uint32, kids []int
 	return first, kids
 }
 
-// classRetained computes maxRet per class with an explicit-stack walk of
-// the dominator tree: a node with a non-zero shallow size counts unless an
-// ancestor of the same class already counted.
+// classRetained computes maxRet per class: a node with a non-zero shallow
+// size counts unless an ancestor of the same class already counted.
 func classRetained(cls *Classes, self []uint64, dom *Dominators, sc *scratch) []uint64 {
+	return groupRetained(dom, func(v int32) int32 {
+		if self[v] == 0 {
+			return -1
+		}
+		return int32(cls.Of[v])
+	}, len(cls.Names), sc)
+}
+
+// groupRetained sums per group the retained sizes of its members that no
+// other member of the group dominates, so nested members are not counted
+// twice; groupOf gives a node's group, -1 for none. One walk of the
+// dominator tree with an explicit stack; active[g] counts the members of
+// g on the stack.
+func groupRetained(dom *Dominators, groupOf func(v int32) int32, groups int, sc *scratch) []uint64 {
 	first, kids := dominatorChildren(dom, sc)
 	// Both live in one buffer that starts where first does.
 	defer sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)+len(kids)))
-	maxRet := make([]uint64, len(cls.Names))
-	active := make([]int32, len(cls.Names))
+	sums := make([]uint64, groups)
+	active := make([]int32, groups)
 	type frame struct {
-		node    int32
-		next    uint32
-		counted bool
+		node  int32
+		next  uint32
+		group int32
 	}
-	stack := []frame{{node: dom.Root, next: first[dom.Root]}}
-	enter := func(v int32) bool {
-		c := cls.Of[v]
-		if self[v] != 0 && active[c] == 0 {
-			maxRet[c] += dom.Retained[v]
-			active[c]++
-			return true
+	enter := func(v int32) frame {
+		gr := groupOf(v)
+		if gr >= 0 {
+			if active[gr] == 0 {
+				sums[gr] += dom.Retained[v]
+			}
+			active[gr]++
 		}
-		return false
+		return frame{node: v, next: first[v], group: gr}
 	}
-	stack[0].counted = enter(dom.Root)
+	stack := []frame{enter(dom.Root)}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		if f.next < first[f.node+1] {
 			v := kids[f.next]
 			f.next++
-			stack = append(stack, frame{node: v, next: first[v], counted: enter(v)})
+			stack = append(stack, enter(v))
 			continue
 		}
-		if f.counted {
-			active[cls.Of[f.node]]--
+		if f.group >= 0 {
+			active[f.group]--
 		}
 		stack = stack[:len(stack)-1]
 	}
-	return maxRet
+	return sums
 }
 
 // TopRetained returns the n nodes with the largest retained sizes, the
