@@ -49,6 +49,9 @@ type Analysis struct {
 	treeOnce sync.Once
 	treeCost []int64
 	treeEdge []uint32
+	// The Unreachable report, computed on first use.
+	unreachOnce sync.Once
+	unreach     *UnreachableReport
 }
 
 // ErrEmptyGraph is returned for a graph without nodes.
@@ -246,12 +249,15 @@ func (a *Analysis) DominatorChain(n model.NodeIndex) []model.NodeIndex {
 }
 
 // Unreachable reports the nodes the root does not reach over non-weak
-// edges, by class, with their shallow sizes. It needs classes.
+// edges, by class, with their shallow sizes. It needs classes. The report
+// is computed on first use and shared (the summary and the report's
+// overview both want it); do not modify it.
 func (a *Analysis) Unreachable() *UnreachableReport {
 	if a.Classes == nil {
 		return nil
 	}
-	return Unreachable(a.Graph, Reachable(a.Graph), a.Classes, a.Self)
+	a.unreachOnce.Do(func() { a.unreach = Unreachable(a.Graph, Reachable(a.Graph), a.Classes, a.Self) })
+	return a.unreach
 }
 
 // Statistics returns DevTools' Statistics view.

@@ -114,7 +114,7 @@ func LeaksResult(base, target, final Snapshot, limit int, minRetained uint64) (*
 		clusters = clusters[:limit]
 	}
 	for i, cl := range clusters {
-		ex := ObjectName(NewNodeJSON(a.Graph, a.Row(nm, cl.Representative)))
+		ex := objectName(a, nm, cl.Representative)
 		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
 		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, Thousands(uint64(cl.Objects)), HumanSize(cl.Retained)),
 			Table: pathTable(newPathJSON(a, nm, cl.Path))}

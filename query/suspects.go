@@ -26,15 +26,17 @@ starts below them.`,
 
 // SuspectsResult computes the leak suspects of sn as a Result: a table of
 // the suspects, then one section per suspect with its sentence and the
-// path to its accumulation point.
-func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, error) {
+// path to its accumulation point. It also returns every suspect found,
+// largest first, before limit cut the list.
+func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analysis.Suspect, error) {
 	if threshold <= 0 || threshold > 100 {
-		return nil, fmt.Errorf("--threshold must be above 0 and at most 100, not %g", threshold)
+		return nil, nil, fmt.Errorf("--threshold must be above 0 and at most 100, not %g", threshold)
 	}
 	a := sn.Analysis
 	g := a.Graph
-	sus := analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: threshold / 100})
+	all := analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: threshold / 100})
 	total := a.Dominators.Retained[g.Root]
+	sus := all
 	if limit > 0 && len(sus) > limit {
 		sus = sus[:limit]
 	}
@@ -53,7 +55,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, error) 
 	for i, s := range sus {
 		holder, class := "", ""
 		if s.Holder != model.NoNode {
-			holder = ObjectName(node(s.Holder))
+			holder = objectName(a, nm, s.Holder)
 		}
 		if s.Count > 0 {
 			class = Shorten(a.Classes.Names[s.Class], MaxNameWidth)
@@ -72,7 +74,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, error) 
 	if len(sus) == 0 {
 		r.Notes = []string{fmt.Sprintf("No object or class retains %g%% of the heap; try a lower --threshold.", threshold)}
 	}
-	return r, nil
+	return r, all, nil
 }
 
 // suspectSentence says what a suspect is in one sentence, in the words of
@@ -99,5 +101,6 @@ func runSuspects(c *Context) (*Result, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
 	}
-	return SuspectsResult(c.Snapshots[0], c.Float("threshold"), n)
+	r, _, err := SuspectsResult(c.Snapshots[0], c.Float("threshold"), n)
+	return r, err
 }

@@ -116,8 +116,9 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	tasks = append(tasks, func() error { unreachable = a.Unreachable(); return nil })
 	var largest []analysis.Suspect
 	part("suspects", "Leak suspects", func() (*query.Result, error) {
-		largest = analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: opt.Threshold / 100})
-		return query.SuspectsResult(sn, opt.Threshold, 10)
+		res, all, err := query.SuspectsResult(sn, opt.Threshold, 10)
+		largest = all
+		return res, err
 	})
 	var leaks *analysis.LeakResult
 	if n := len(baselines); n > 0 {
