@@ -639,10 +639,7 @@ func (rd *reader) metadata() error {
 		}
 		rd.rootID, rd.haveRoot = id, true
 	case keyNodeCount:
-		if err := count(0); err != nil {
-			return err
-		}
-
+		return count(0)
 	case keyEdgeCount:
 		return count(1)
 	case keyStringCount:
