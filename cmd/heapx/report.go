@@ -79,6 +79,8 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			case htmlPath == "-":
 				err = r.WriteHTML(out)
 			case htmlPath != "":
+				// An interrupt must not leave the temporary page behind.
+				stop := cleanUpOnInterrupt(stderr, htmlPath)
 				err = formats.WriteFileAtomic(htmlPath, func(tmp string) error {
 					f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
 					if err != nil {
@@ -95,6 +97,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 					}
 					return f.Close()
 				})
+				stop()
 				if err == nil && !asJSON {
 					_, err = fmt.Fprintf(out, "wrote %s\n", htmlPath)
 				}
