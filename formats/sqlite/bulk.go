@@ -38,6 +38,27 @@ type inserter struct {
 }
 
 // newInserter prepares the statements that insert total rows into table's
+// insertAll inserts the n rows of a small table: row adds row i's values,
+// and the inserter is closed whatever happens. A table with no rows is
+// left alone.
+func insertAll(conn *sqlite.Conn, table string, n int, columns []string, row func(in *inserter, i int)) error {
+	if n == 0 {
+		return nil
+	}
+	in, err := newInserter(conn, table, int64(n), columns...)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		row(in, i)
+		if err := in.End(); err != nil {
+			in.Close()
+			return err
+		}
+	}
+	return in.Close()
+}
+
 // columns.
 func newInserter(conn *sqlite.Conn, table string, total int64, columns ...string) (*inserter, error) {
 	cols := make([]string, len(columns))

@@ -313,20 +313,11 @@ func (w *writer) metadata() error {
 		}
 	}
 	ms = append(ms, w.opt.Meta...)
-	in, err := newInserter(w.conn, "metadata", int64(len(ms)), "seq", "key", "value")
-	if err != nil {
-		return err
-	}
-	for i, kv := range ms {
+	return insertAll(w.conn, "metadata", len(ms), []string{"seq", "key", "value"}, func(in *inserter, i int) {
 		in.Seq(int64(i))
-		in.Text(kv.Key)
-		in.Text(kv.Value)
-		if err := in.End(); err != nil {
-			in.Close()
-			return err
-		}
-	}
-	return in.Close()
+		in.Text(ms[i].Key)
+		in.Text(ms[i].Value)
+	})
 }
 
 // qualified is a type's name as the file spells it: namespace:name, or
@@ -340,47 +331,32 @@ func qualified(ns, name string) string {
 
 func (w *writer) types() error {
 	g := w.g
-	nt, err := newInserter(w.conn, "node_types", int64(len(g.NodeTypes)), "nodetypeid", "name", "category", "table_name")
-	if err != nil {
-		return err
-	}
-	for i, t := range g.NodeTypes {
-		nt.Int(int64(i))
-		nt.Text(qualified(t.Namespace, t.Name))
-		nt.Text(t.Category.String())
+	err := insertAll(w.conn, "node_types", len(g.NodeTypes), []string{"nodetypeid", "name", "category", "table_name"}, func(in *inserter, i int) {
+		t := g.NodeTypes[i]
+		in.Int(int64(i))
+		in.Text(qualified(t.Namespace, t.Name))
+		in.Text(t.Category.String())
 		if v := tableName(t.Category); v != "" {
-			nt.Text(v)
+			in.Text(v)
 		} else {
-			nt.Null()
+			in.Null()
 		}
-		if err := nt.End(); err != nil {
-			nt.Close()
-			return err
-		}
-	}
-	if err := nt.Close(); err != nil {
-		return err
-	}
-	et, err := newInserter(w.conn, "edge_types", int64(len(g.EdgeTypes)), "edgetypeid", "name", "category", "strength", "name_kind")
+	})
 	if err != nil {
 		return err
 	}
-	for i, t := range g.EdgeTypes {
-		et.Int(int64(i))
-		et.Text(qualified(t.Namespace, t.Name))
-		et.Text(t.Category.String())
-		et.Text(t.Strength.String())
+	return insertAll(w.conn, "edge_types", len(g.EdgeTypes), []string{"edgetypeid", "name", "category", "strength", "name_kind"}, func(in *inserter, i int) {
+		t := g.EdgeTypes[i]
+		in.Int(int64(i))
+		in.Text(qualified(t.Namespace, t.Name))
+		in.Text(t.Category.String())
+		in.Text(t.Strength.String())
 		if t.Indexed {
-			et.Text("index")
+			in.Text("index")
 		} else {
-			et.Text("string")
+			in.Text("string")
 		}
-		if err := et.End(); err != nil {
-			et.Close()
-			return err
-		}
-	}
-	return et.Close()
+	})
 }
 
 func (w *writer) strings() error {
@@ -488,11 +464,8 @@ func (w *writer) extensions() error {
 		if scripts != nil {
 			cols = append(cols, "script_node_identifier") // else NULL
 		}
-		in, err := newInserter(w.conn, "v8_location", int64(len(g.Locations)), cols...)
-		if err != nil {
-			return err
-		}
-		for i, l := range g.Locations {
+		err := insertAll(w.conn, "v8_location", len(g.Locations), cols, func(in *inserter, i int) {
+			l := g.Locations[i]
 			in.Seq(int64(i))
 			in.Int(int64(ids[l.Node]))
 			in.Int(int64(l.ScriptID))
@@ -501,83 +474,53 @@ func (w *writer) extensions() error {
 			if scripts != nil {
 				in.Int(int64(ids[scripts[i]]))
 			}
-			if err := in.End(); err != nil {
-				in.Close()
-				return err
-			}
-		}
-		w.progress(int64(len(g.Locations)))
-		if err := in.Close(); err != nil {
+		})
+		if err != nil {
 			return err
 		}
+		w.progress(int64(len(g.Locations)))
 	}
 	if t := g.Trace; t != nil {
 		if err := w.trace(t); err != nil {
 			return err
 		}
 	}
-	if len(g.Sections) > 0 {
-		in, err := newInserter(w.conn, "v8_section", int64(len(g.Sections)), "seq", "name", "fields", "values")
-		if err != nil {
-			return err
+	err := insertAll(w.conn, "v8_section", len(g.Sections), []string{"seq", "name", "fields", "values"}, func(in *inserter, i int) {
+		s := g.Sections[i]
+		fields := s.Fields
+		if fields == nil {
+			fields = []string{}
 		}
-		for i, s := range g.Sections {
-			fields := s.Fields
-			if fields == nil {
-				fields = []string{}
+		fj, _ := json.Marshal(fields)
+		vals := make([]byte, 0, 8*len(s.Values)+2)
+		vals = append(vals, '[')
+		for j, v := range s.Values {
+			if j > 0 {
+				vals = append(vals, ',')
 			}
-			fj, _ := json.Marshal(fields)
-			vals := make([]byte, 0, 8*len(s.Values)+2)
-			vals = append(vals, '[')
-			for j, v := range s.Values {
-				if j > 0 {
-					vals = append(vals, ',')
-				}
-				vals = strconv.AppendInt(vals, v, 10)
-			}
-			vals = append(vals, ']')
-			in.Seq(int64(i))
-			in.Text(s.Name)
-			in.Text(string(fj))
-			in.Text(string(vals))
-			if err := in.End(); err != nil {
-				in.Close()
-				return err
-			}
+			vals = strconv.AppendInt(vals, v, 10)
 		}
-		if err := in.Close(); err != nil {
-			return err
-		}
+		vals = append(vals, ']')
+		in.Seq(int64(i))
+		in.Text(s.Name)
+		in.Text(string(fj))
+		in.Text(string(vals))
+	})
+	if err != nil {
+		return err
 	}
-	if len(g.GCRoots) > 0 {
-		in, err := newInserter(w.conn, "heapx_gc_root", int64(len(g.GCRoots)), "seq", "node_identifier", "kind")
-		if err != nil {
-			return err
-		}
-		for i, r := range g.GCRoots {
-			in.Seq(int64(i))
-			in.Int(int64(ids[r.Node]))
-			in.Text(g.RootKinds[r.Kind])
-			if err := in.End(); err != nil {
-				in.Close()
-				return err
-			}
-		}
-		if err := in.Close(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return insertAll(w.conn, "heapx_gc_root", len(g.GCRoots), []string{"seq", "node_identifier", "kind"}, func(in *inserter, i int) {
+		r := g.GCRoots[i]
+		in.Seq(int64(i))
+		in.Int(int64(ids[r.Node]))
+		in.Text(g.RootKinds[r.Kind])
+	})
 }
 
 func (w *writer) trace(t *model.AllocationTrace) error {
-	if len(t.Functions) > 0 {
-		in, err := newInserter(w.conn, "v8_trace_function", int64(len(t.Functions)),
-			"idx", "function_id", "name", "script_name", "script_id", "line", "column")
-		if err != nil {
-			return err
-		}
-		for i, f := range t.Functions {
+	err := insertAll(w.conn, "v8_trace_function", len(t.Functions),
+		[]string{"idx", "function_id", "name", "script_name", "script_id", "line", "column"}, func(in *inserter, i int) {
+			f := t.Functions[i]
 			in.Seq(int64(i))
 			in.Int(int64(f.ID))
 			in.Int(int64(f.Name))
@@ -585,56 +528,27 @@ func (w *writer) trace(t *model.AllocationTrace) error {
 			in.Int(int64(f.ScriptID))
 			in.Int(int64(f.Line))
 			in.Int(int64(f.Column))
-			if err := in.End(); err != nil {
-				in.Close()
-				return err
-			}
-		}
-		if err := in.Close(); err != nil {
-			return err
-		}
+		})
+	if err != nil {
+		return err
 	}
-	if len(t.Tree) > 0 {
-		in, err := newInserter(w.conn, "v8_trace_node", int64(len(t.Tree)),
-			"idx", "parent", "id", "function_index", "count", "size")
-		if err != nil {
-			return err
-		}
-		for i, n := range t.Tree {
-			in.Seq(int64(i))
-			in.Int(int64(n.Parent))
-			in.Int(int64(n.ID))
-			in.Int(int64(n.Function))
-			in.Int(int64(n.Count))
-			in.Int(int64(n.Size))
-			if err := in.End(); err != nil {
-				in.Close()
-				return err
-			}
-		}
-		if err := in.Close(); err != nil {
-			return err
-		}
+	err = insertAll(w.conn, "v8_trace_node", len(t.Tree), []string{"idx", "parent", "id", "function_index", "count", "size"}, func(in *inserter, i int) {
+		n := t.Tree[i]
+		in.Seq(int64(i))
+		in.Int(int64(n.Parent))
+		in.Int(int64(n.ID))
+		in.Int(int64(n.Function))
+		in.Int(int64(n.Count))
+		in.Int(int64(n.Size))
+	})
+	if err != nil {
+		return err
 	}
-	if len(t.Samples) > 0 {
-		in, err := newInserter(w.conn, "v8_sample", int64(len(t.Samples)), "seq", "timestamp_us", "last_assigned_id")
-		if err != nil {
-			return err
-		}
-		for i, s := range t.Samples {
-			in.Seq(int64(i))
-			in.Int(int64(s.TimestampMicros))
-			in.Int(int64(s.LastAssignedID))
-			if err := in.End(); err != nil {
-				in.Close()
-				return err
-			}
-		}
-		if err := in.Close(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return insertAll(w.conn, "v8_sample", len(t.Samples), []string{"seq", "timestamp_us", "last_assigned_id"}, func(in *inserter, i int) {
+		in.Seq(int64(i))
+		in.Int(int64(t.Samples[i].TimestampMicros))
+		in.Int(int64(t.Samples[i].LastAssignedID))
+	})
 }
 
 func (w *writer) results() error {
