@@ -138,6 +138,27 @@ func TestStrings(t *testing.T) {
 	}
 }
 
+func TestStringsAddBlock(t *testing.T) {
+	var s Strings
+	s.AddString("before")
+	lens := make([]uint32, indexChunk+2) // crosses an index chunk
+	lens[0], lens[1], lens[len(lens)-1] = 3, 0, 2
+	data := []byte("abczz")
+	if !s.AddBlock(data, lens) {
+		t.Fatal("AddBlock refused lengths that add up")
+	}
+	after := s.AddString("after")
+	if s.Len() != 1+len(lens)+1 || s.At(1) != "abc" || s.At(2) != "" || s.At(StringID(len(lens))) != "zz" || s.At(after) != "after" {
+		t.Errorf("read back %q %q %q %q, len %d", s.At(1), s.At(2), s.At(StringID(len(lens))), s.At(after), s.Len())
+	}
+	if string(data) != "abczz" {
+		t.Errorf("a later Add wrote into the block: %q", data)
+	}
+	if s.AddBlock([]byte("abc"), []uint32{1, 1}) {
+		t.Error("AddBlock took lengths that do not add up to the data")
+	}
+}
+
 func TestAllocGrow(t *testing.T) {
 	a := Alloc[uint64](1 << 20)
 	if len(a) != 1<<20 || a[12345] != 0 {

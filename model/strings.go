@@ -58,6 +58,35 @@ func (s *Strings) Add(b []byte) StringID {
 	return id
 }
 
+// AddBlock appends len(lens) strings stored back to back in data and
+// reports whether their lengths add up to len(data). The table keeps data
+// as one chunk of its arena, without copying: a reader that has a whole
+// string table in one buffer (a cache of one) adds it in one step.
+func (s *Strings) AddBlock(data []byte, lens []uint32) bool {
+	var total uint64
+	for _, n := range lens {
+		total += uint64(n)
+	}
+	if total != uint64(len(data)) {
+		return false
+	}
+	k := uint64(len(s.chunks))
+	s.chunks = append(s.chunks, data[:len(data):len(data)])
+	var off uint64
+	for _, n := range lens {
+		if s.n%indexChunk == 0 {
+			s.loc = append(s.loc, make([]uint64, 0, indexChunk))
+			s.lens = append(s.lens, make([]uint32, 0, indexChunk))
+		}
+		last := len(s.loc) - 1
+		s.loc[last] = append(s.loc[last], k<<40|off)
+		s.lens[last] = append(s.lens[last], n)
+		off += uint64(n)
+		s.n++
+	}
+	return true
+}
+
 // AddString is Add for a string.
 func (s *Strings) AddString(v string) StringID {
 	return s.Add(unsafe.Slice(unsafe.StringData(v), len(v)))

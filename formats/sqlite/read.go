@@ -617,18 +617,13 @@ var errNotDense = errors.New("seq is not 0..n-1")
 // rowid) and each row put at its seq: walking the seq index instead would
 // cost a B-tree lookup per row. Only a file whose seq values are not
 // 0..n-1 is read a second time, ORDER BY seq.
-// cached reads the columns from heapx_packed when it can, and the strings
-// (which it does not hold) meanwhile or else.
+// cached reads the columns from heapx_packed when it can, and else the
+// strings, which the row path needs first.
 func (r *reader) cached() (err error) {
-	read := false
-	r.fromPacked, err = r.packed(func() error {
-		read = true
-		return r.strings()
-	})
-	if err == nil && !read {
-		err = r.strings()
+	if r.fromPacked, err = r.packed(); err != nil || r.fromPacked {
+		return err
 	}
-	return err
+	return r.strings()
 }
 
 // idMap makes sure r.ids is built: by the node scan, or here, from the

@@ -525,9 +525,11 @@ func TestPackedCache(t *testing.T) {
 	}
 	// Without its triggers, the cache is what is read (which is why a
 	// tool that drops them must drop the cache too).
-	mutate(t, db, `DROP TRIGGER heapx_packed_node_update`, `UPDATE node SET self_size = 99 WHERE seq = 0`)
-	if h, _ := read(); h.Nodes.Size[0] != g.Nodes.Size[0] {
-		t.Fatalf("self_size %d: the cache was not used", h.Nodes.Size[0])
+	name0 := g.Strings.At(g.Nodes.Name[0])
+	mutate(t, db, `DROP TRIGGER heapx_packed_node_update`, `UPDATE node SET self_size = 99 WHERE seq = 0`,
+		`DROP TRIGGER heapx_packed_strings_update`, fmt.Sprintf(`UPDATE strings SET data = 'renamed' WHERE stringid = %d`, g.Nodes.Name[0]))
+	if h, _ := read(); h.Nodes.Size[0] != g.Nodes.Size[0] || h.Strings.At(h.Nodes.Name[0]) != name0 {
+		t.Fatalf("self_size %d, name %q: the cache was not used", h.Nodes.Size[0], h.Strings.At(h.Nodes.Name[0]))
 	}
 	// With them, changing a row empties it.
 	mutate(t, db, `UPDATE edge SET dest = 1 WHERE seq = 6`)
@@ -548,6 +550,26 @@ func TestPackedCache(t *testing.T) {
 	db = db2
 	if h, _ := read(); h.Nodes.ID[h.Edges.To[6]] != 1 {
 		t.Error("a truncated cache column was used")
+	}
+	// Nor is one whose strings are not at stringids 0..n-1, or whose
+	// column is not a blob.
+	rename := func(shift int) string {
+		return fmt.Sprintf(`UPDATE strings SET data = 'renamed' WHERE stringid = %d`, int(g.Nodes.Name[0])+shift)
+	}
+	for i, change := range [][]string{
+		{`UPDATE strings SET stringid = stringid + 1000`, `UPDATE node SET name = name + 1000`,
+			`UPDATE edge SET label = label + 1000 WHERE edgetypeid IN (SELECT edgetypeid FROM edge_types WHERE name_kind = 'string')`, rename(1000)},
+		{`UPDATE heapx_packed SET data = CAST(data AS TEXT) WHERE name = 'string.length'`, rename(0)},
+	} {
+		db = filepath.Join(t.TempDir(), fmt.Sprintf("s%d.db", i))
+		if err := Save(db, g, Options{Results: res}); err != nil {
+			t.Fatal(err)
+		}
+		mutate(t, db, append([]string{`DROP TRIGGER heapx_packed_strings_update`, `DROP TRIGGER heapx_packed_node_update`,
+			`DROP TRIGGER heapx_packed_edge_update`}, change...)...)
+		if h, _ := read(); h.Strings.At(h.Nodes.Name[0]) != "renamed" {
+			t.Errorf("%s: name %q, the cache was used", change[0], h.Strings.At(h.Nodes.Name[0]))
+		}
 	}
 }
 
