@@ -182,16 +182,40 @@ func TestCategoryNames(t *testing.T) {
 }
 
 func TestIDMap(t *testing.T) {
+	// Small odd ids (the direct table), even ones and odd ones past its
+	// span (the hash table, grown well past its first size), mixed.
 	m := NewIDMap(4)
-	for i := 0; i < 10000; i++ { // grows well past its first size
-		if !m.Insert(uint64(2*i+1), int32(i)) {
-			t.Fatalf("insert %d refused", i)
+	span := uint64(1024 * directSpan)
+	ids := []uint64{}
+	for i := uint64(0); i < 5000; i++ {
+		ids = append(ids, 2*i+1, 2*i+2, 2*(span+i)+1, 0x7f00_0000_0000+8*i)
+	}
+	for i, id := range ids {
+		if !m.Insert(id, int32(i)) {
+			t.Fatalf("insert %d (id %d) refused", i, id)
 		}
 	}
-	if m.Insert(7, 99) {
-		t.Error("duplicate id accepted")
+	for i, id := range ids {
+		if got := m.Get(id); got != int32(i) {
+			t.Fatalf("Get(%d) = %d, want %d", id, got, i)
+		}
 	}
-	if m.Get(7) != 3 || m.Get(19999) != 9999 || m.Get(2) != -1 {
-		t.Errorf("lookups %d %d %d", m.Get(7), m.Get(19999), m.Get(2))
+	for _, id := range []uint64{7, 8, 2*span + 1, 0x7f00_0000_0000} {
+		if m.Insert(id, 99) {
+			t.Errorf("duplicate id %d accepted", id)
+		}
+	}
+	for _, id := range []uint64{0, 10001, 10002 + 2*span, 2*(span+6000) + 1, 0x7f00_0000_0004} {
+		if got := m.Get(id); got != -1 {
+			t.Errorf("absent id %d found at %d", id, got)
+		}
+	}
+	if m.direct == nil || m.n != 15000 {
+		t.Errorf("direct table %v, %d hashed; want the 5,000 small odd ids direct", m.direct != nil, m.n)
+	}
+	// Addresses only: no direct table; an empty map finds nothing.
+	a := NewIDMap(10)
+	if a.Get(1) != -1 || a.Get(2) != -1 || !a.Insert(0x1000, 0) || a.Get(0x1000) != 0 || a.direct != nil {
+		t.Error("an address-only map")
 	}
 }
