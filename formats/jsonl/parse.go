@@ -297,6 +297,15 @@ func (c *cursor) hex4() (rune, bool) {
 	return r, true
 }
 
+// nextStr parses a comma and the string after it: the next field of a
+// record with a fixed layout.
+func (c *cursor) nextStr(what string) ([]byte, error) {
+	if err := c.expect(',', "','"); err != nil {
+		return nil, err
+	}
+	return c.str(what)
+}
+
 // strs parses an array of strings (null is an empty array).
 func (c *cursor) strs(what string) ([]string, error) {
 	if c.null() {

@@ -466,16 +466,10 @@ func (rd *reader) version(l []byte) error {
 	if t, err := c.str("record type"); err != nil || string(t) != "metadata" {
 		return rd.errorf("%s", want)
 	}
-	if c.expect(',', "','") != nil {
+	if k, err := c.nextStr("key"); err != nil || string(k) != keyVersion {
 		return rd.errorf("%s", want)
 	}
-	if k, err := c.str("key"); err != nil || string(k) != keyVersion {
-		return rd.errorf("%s", want)
-	}
-	if err := c.expect(',', "','"); err != nil {
-		return rd.errorf("%v", err)
-	}
-	v, err := c.str("version_major")
+	v, err := c.nextStr("version_major")
 	if err != nil {
 		return rd.errorf("%v", err)
 	}
@@ -595,18 +589,12 @@ func (rd *reader) skipField(d *decl, k int) error {
 
 func (rd *reader) metadata() error {
 	c := &rd.c
-	if err := c.expect(',', "','"); err != nil {
-		return err
-	}
-	k, err := c.str("metadata key")
+	k, err := c.nextStr("metadata key")
 	if err != nil {
 		return err
 	}
 	key := string(k)
-	if err := c.expect(',', "','"); err != nil {
-		return err
-	}
-	v, err := c.str("metadata value")
+	v, err := c.nextStr("metadata value")
 	if err != nil {
 		return err
 	}
@@ -656,10 +644,7 @@ func (rd *reader) metadata() error {
 
 func (rd *reader) declare() error {
 	c := &rd.c
-	if err := c.expect(',', "','"); err != nil {
-		return err
-	}
-	n, err := c.str("declared record type")
+	n, err := c.nextStr("declared record type")
 	if err != nil {
 		return err
 	}
@@ -1364,10 +1349,7 @@ func (rd *reader) subtypeFields() ([]string, error) {
 			return nil, err
 		}
 		names = append(names, string(n))
-		if err := c.expect(',', "','"); err != nil {
-			return nil, err
-		}
-		if _, err := c.str("subtype field kind"); err != nil {
+		if _, err := c.nextStr("subtype field kind"); err != nil {
 			return nil, err
 		}
 		if err := c.expect(']', "']' ending a [name, kind] pair"); err != nil {
