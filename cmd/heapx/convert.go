@@ -16,7 +16,6 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/formats/jsonl"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -112,7 +111,6 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	// one being written before exiting.
 	defer cleanUpOnInterrupt(stderr, out)()
 
-	jsonl.Generator = "heapx " + buildVersion()
 	res := &model.Results{}
 	d, err := loadResults(in, stderr, res)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/query"
 )
 
@@ -14,6 +15,12 @@ import (
 // -ldflags "-X main.version=v1.2.3". When it is empty, the module version
 // recorded by `go install module@version` is used instead.
 var version string
+
+func init() {
+	// The generator metadata of the exchange files heapx writes (convert,
+	// sql's cached copies) names this build.
+	exchange.Generator = "heapx " + buildVersion()
+}
 
 // buildVersion returns the version --version prints.
 func buildVersion() string {

@@ -25,12 +25,6 @@ import (
 	"github.com/heapx/heapx/query"
 )
 
-func init() {
-	// The generator metadata of the .db files heapx writes names this
-	// build.
-	hsql.Generator = "heapx " + buildVersion()
-}
-
 func newSQLCmd(stderr *os.File) *cobra.Command {
 	var asJSON, asCSV bool
 	c := &cobra.Command{

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/formats/v8"
+	v8 "github.com/heapx/heapx/formats/v8"
 )
 
 // FuzzRead feeds arbitrary bytes to the reader: it must return a graph that

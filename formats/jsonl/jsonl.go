@@ -34,33 +34,9 @@ func init() {
 	})
 }
 
-// VersionMajor is the version of the format this package reads and writes.
-const VersionMajor = 1
-
 // FormatName is the value the reader records under the metadata key
 // "format".
 const FormatName = "heapx.jsonl"
-
-// Metadata keys the format itself defines (docs/format.md, 2.1). The
-// reader consumes these instead of copying them into Graph.Meta, and the
-// writer writes its own instead of the graph's, so a jsonl -> jsonl round
-// trip does not pile them up.
-const (
-	keyVersion      = "version_major"
-	keyGenerator    = "generator"
-	keyRoot         = "heapx:root"
-	keyNodeCount    = "heapx:node_count"
-	keyEdgeCount    = "heapx:edge_count"
-	keyStringCount  = "heapx:string_count"
-	keyAnalysis     = "heapx:analysis"
-	keySourceFormat = "heapx:source_format"
-	keySkippedRecs  = "heapx:skipped_records"
-	keySkippedField = "heapx:skipped_fields"
-)
-
-// Generator is written as the generator metadata; the command sets it to
-// its version ("heapx v1.2.3").
-var Generator = "heapx"
 
 // firstLine is what every file starts with (docs/format.md, 5.2).
 var firstLinePrefix = []byte(`["metadata","version_major",`)

@@ -13,13 +13,14 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/formats/exchange"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
 // ignoreMeta are the keys a reader sets for the file it read.
-var ignoreMeta = model.CompareOptions{IgnoreMeta: []string{"format", keySourceFormat, keyGenerator}}
+var ignoreMeta = model.CompareOptions{IgnoreMeta: []string{"format", exchange.KeySourceFormat, exchange.KeyGenerator}}
 
 // TestRoundTripFixtures writes every fixture as JSON Lines and reads it
 // back: the graph must come back identical, column for column.
@@ -45,7 +46,7 @@ func TestRoundTripFixtures(t *testing.T) {
 				t.Errorf("format %q", f)
 			}
 			src, _ := g.MetaValue("format")
-			if f, _ := h.MetaValue(keySourceFormat); f != src {
+			if f, _ := h.MetaValue(exchange.KeySourceFormat); f != src {
 				t.Errorf("source format %q, want %q", f, src)
 			}
 			// Writing the read graph again gives the same bytes.
@@ -228,7 +229,7 @@ func TestLocationScripts(t *testing.T) {
 	if g.LocationScripts != nil || len(g.Locations) != 3 {
 		t.Errorf("some null: scripts %v, %d locations", g.LocationScripts, len(g.Locations))
 	}
-	if v, _ := g.MetaValue(keySkippedField); v != "v8:location.script=2" {
+	if v, _ := g.MetaValue(exchange.KeySkippedFields); v != "v8:location.script=2" {
 		t.Errorf("skipped fields %q", v)
 	}
 	// A script that is no node.
@@ -503,7 +504,7 @@ func TestParallelBlocks(t *testing.T) {
 	if g.NumNodes() != n || g.NumEdges() != 3*n || !slices.Equal(r.Retained, s.Retained) || !slices.Equal(r.Dominator, s.Dominator) || !slices.Equal(r.Distance, s.Distance) {
 		t.Fatalf("%d nodes, %d edges; results differ", g.NumNodes(), g.NumEdges())
 	}
-	if v, _ := g.MetaValue(keySkippedField); !strings.Contains(v, "node.x:extra=60000") {
+	if v, _ := g.MetaValue(exchange.KeySkippedFields); !strings.Contains(v, "node.x:extra=60000") {
 		t.Errorf("skipped fields %q", v)
 	}
 	// A bad line deep in the file: reported with its line number either way.

@@ -9,12 +9,12 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/model"
 )
 
@@ -466,15 +466,15 @@ func (rd *reader) version(l []byte) error {
 	if t, err := c.str("record type"); err != nil || string(t) != "metadata" {
 		return rd.errorf("%s", want)
 	}
-	if k, err := c.nextStr("key"); err != nil || string(k) != keyVersion {
+	if k, err := c.nextStr("key"); err != nil || string(k) != exchange.KeyVersion {
 		return rd.errorf("%s", want)
 	}
 	v, err := c.nextStr("version_major")
 	if err != nil {
 		return rd.errorf("%v", err)
 	}
-	if string(v) != strconv.Itoa(VersionMajor) {
-		return rd.errorf("unsupported heapx format version_major %q: this heapx reads version %d", v, VersionMajor)
+	if string(v) != strconv.Itoa(exchange.VersionMajor) {
+		return rd.errorf("unsupported heapx format version_major %q: this heapx reads version %d", v, exchange.VersionMajor)
 	}
 	return rd.end1()
 }
@@ -614,25 +614,25 @@ func (rd *reader) metadata() error {
 		return nil
 	}
 	switch key {
-	case keyVersion:
-		if val != strconv.Itoa(VersionMajor) {
+	case exchange.KeyVersion:
+		if val != strconv.Itoa(exchange.VersionMajor) {
 			return fmt.Errorf("a second version_major, %q, contradicts the first", val)
 		}
-	case keyGenerator:
+	case exchange.KeyGenerator:
 		rd.meta = append(rd.meta, model.KV{Key: key, Value: val})
-	case keyRoot:
+	case exchange.KeyRoot:
 		id, err := strconv.ParseUint(val, 10, 64)
 		if err != nil {
 			return fmt.Errorf("metadata %s: %q is not a node identifier", key, val)
 		}
 		rd.rootID, rd.haveRoot = id, true
-	case keyNodeCount:
+	case exchange.KeyNodeCount:
 		return count(0)
-	case keyEdgeCount:
+	case exchange.KeyEdgeCount:
 		return count(1)
-	case keyStringCount:
+	case exchange.KeyStringCount:
 		return count(2)
-	case keyAnalysis:
+	case exchange.KeyAnalysis:
 		if rd.opt.Results != nil {
 			rd.opt.Results.Policy = val
 		}
@@ -1313,8 +1313,7 @@ func (rd *reader) nodeType(d *decl) error {
 	if len(g.NodeTypes) == 256 {
 		return fmt.Errorf("more than 256 node types (heapx's limit)")
 	}
-	ns, n := splitName(name)
-	g.NodeTypes = append(g.NodeTypes, model.NodeType{Namespace: ns, Name: n, Category: categoryOf(cat)})
+	g.NodeTypes = append(g.NodeTypes, exchange.NodeType(name, cat))
 	t := uint8(len(g.NodeTypes) - 1)
 	if index < 256 {
 		rd.smallNT[index] = int16(t) + 1
@@ -1407,8 +1406,7 @@ func (rd *reader) edgeType(d *decl) error {
 	if len(g.EdgeTypes) == 256 {
 		return fmt.Errorf("more than 256 edge types (heapx's limit)")
 	}
-	ns, n := splitName(name)
-	g.EdgeTypes = append(g.EdgeTypes, model.EdgeType{Namespace: ns, Name: n, Category: edgeCategoryOf(cat), Strength: strengthOf(strength), Indexed: kind == "index"})
+	g.EdgeTypes = append(g.EdgeTypes, exchange.EdgeType(name, cat, strength, kind))
 	t := uint8(len(g.EdgeTypes) - 1)
 	if index < 256 {
 		rd.smallET[index] = int16(t) + 1
@@ -1416,37 +1414,6 @@ func (rd *reader) edgeType(d *decl) error {
 		rd.edgeTypeIx[index] = t
 	}
 	return nil
-}
-
-// splitName splits "ns:name" at the first colon; a name without one has
-// no namespace.
-func splitName(s string) (string, string) {
-	if i := strings.IndexByte(s, ':'); i > 0 {
-		return s[:i], s[i+1:]
-	}
-	return "", s
-}
-
-func categoryOf(s string) model.Category         { return enumByName(s, model.CatOther) }
-func edgeCategoryOf(s string) model.EdgeCategory { return enumByName(s, model.EdgeOther) }
-func strengthOf(s string) model.Strength         { return enumByName(s, model.Strong) }
-
-// enumByName is the value of E whose name (String) is s, or def if none
-// is. def must be what String returns past E's last value, which is where
-// the search stops.
-func enumByName[E interface {
-	~uint8
-	String() string
-}](s string, def E) E {
-	for c := E(0); c < 64; c++ {
-		if c.String() == s {
-			return c
-		}
-		if c > 0 && c.String() == def.String() {
-			break
-		}
-	}
-	return def
 }
 
 func (rd *reader) location(d *decl) error {
@@ -2065,7 +2032,7 @@ func (rd *reader) skippedMeta() []model.KV {
 	}
 	slices.Sort(recs)
 	for _, r := range recs {
-		out = append(out, model.KV{Key: keySkippedRecs, Value: r})
+		out = append(out, model.KV{Key: exchange.KeySkippedRecords, Value: r})
 	}
 	var fields []string
 	for _, d := range rd.decls {
@@ -2080,7 +2047,7 @@ func (rd *reader) skippedMeta() []model.KV {
 	}
 	slices.Sort(fields)
 	for _, f := range fields {
-		out = append(out, model.KV{Key: keySkippedField, Value: f})
+		out = append(out, model.KV{Key: exchange.KeySkippedFields, Value: f})
 	}
 	return out
 }

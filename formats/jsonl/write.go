@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/model"
 )
 
@@ -130,16 +131,6 @@ func (wr *writer) declare(record string, fields ...string) error {
 	return wr.line()
 }
 
-// reserved reports whether a graph metadata key is one the writer writes
-// itself (docs/format.md, 2.1).
-func reserved(key string) bool {
-	switch key {
-	case keyVersion, keyGenerator, keyRoot, keyNodeCount, keyEdgeCount, keyStringCount, keyAnalysis, "format":
-		return true
-	}
-	return false
-}
-
 // nodeFields is the node declaration for g: the optional columns are
 // declared only when the graph has them.
 func (wr *writer) nodeFields() []string {
@@ -158,29 +149,7 @@ func (wr *writer) nodeFields() []string {
 
 func (wr *writer) header() error {
 	g := wr.g
-	ms := []model.KV{
-		{Key: keyVersion, Value: strconv.Itoa(VersionMajor)},
-		{Key: keyGenerator, Value: Generator},
-		{Key: keyNodeCount, Value: strconv.Itoa(g.NumNodes())},
-		{Key: keyEdgeCount, Value: strconv.Itoa(g.NumEdges())},
-		{Key: keyStringCount, Value: strconv.Itoa(g.Strings.Len())},
-	}
-	if g.NumNodes() > 0 {
-		ms = append(ms, model.KV{Key: keyRoot, Value: strconv.FormatUint(g.Nodes.ID[g.Root], 10)})
-	}
-	if f, ok := g.MetaValue("format"); ok {
-		if _, has := g.MetaValue(keySourceFormat); !has {
-			ms = append(ms, model.KV{Key: keySourceFormat, Value: f})
-		}
-	}
-	if wr.res != nil {
-		ms = append(ms, model.KV{Key: keyAnalysis, Value: wr.res.Policy})
-	}
-	for _, kv := range g.Meta {
-		if !reserved(kv.Key) {
-			ms = append(ms, kv)
-		}
-	}
+	ms := exchange.Metadata(g, wr.res)
 	for _, kv := range ms {
 		if err := wr.meta(kv.Key, kv.Value); err != nil {
 			return err
@@ -228,7 +197,7 @@ func (wr *writer) header() error {
 	for i, t := range g.NodeTypes {
 		wr.start("node_type")
 		wr.uint(uint64(i))
-		wr.str(qualified(t.Namespace, t.Name))
+		wr.str(exchange.TypeName(t.Namespace, t.Name))
 		wr.str(t.Category.String())
 		wr.buf = append(wr.buf, ",[]"...)
 		if err := wr.line(); err != nil {
@@ -238,7 +207,7 @@ func (wr *writer) header() error {
 	for i, t := range g.EdgeTypes {
 		wr.start("edge_type")
 		wr.uint(uint64(i))
-		wr.str(qualified(t.Namespace, t.Name))
+		wr.str(exchange.TypeName(t.Namespace, t.Name))
 		wr.str(t.Category.String())
 		wr.str(t.Strength.String())
 		if t.Indexed {
@@ -259,15 +228,6 @@ func (wr *writer) header() error {
 		}
 	}
 	return nil
-}
-
-// qualified is a type's name as the file spells it: namespace:name, or
-// the bare name for a type without namespace.
-func qualified(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + ":" + name
 }
 
 // nodes formats the node records in parallel chunks.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/formats/v8"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
 

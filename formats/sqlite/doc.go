@@ -49,10 +49,6 @@ func init() {
 // Name is the format's name in the registry.
 const Name = "sqlite"
 
-// VersionMajor is the version of the exchange format this package reads
-// and writes (metadata version_major).
-const VersionMajor = 1
-
 // ApplicationID is what heapx writes into the SQLite header's application
 // id field (PRAGMA application_id): the ASCII bytes "heap". It lets a
 // reader that sees only the first bytes of a file (the registry's Detect)

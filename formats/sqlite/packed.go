@@ -11,6 +11,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/model"
 )
 
@@ -238,7 +239,7 @@ func (r *reader) packed() (ok bool, err error) {
 	}
 	var res model.Results
 	if results && r.opt.Results != nil {
-		res = model.Results{Policy: r.meta[keyAnalysis], Shallow: model.Alloc[uint64](n), Retained: model.Alloc[uint64](n),
+		res = model.Results{Policy: r.meta[exchange.KeyAnalysis], Shallow: model.Alloc[uint64](n), Retained: model.Alloc[uint64](n),
 			Dominator: model.Alloc[model.NodeIndex](n), Distance: model.Alloc[int32](n)}
 		want["result.shallow_size"], want["result.retained_size"] = asBytes(res.Shallow), asBytes(res.Retained)
 		want["result.dominator"], want["result.distance"] = asBytes(res.Dominator), asBytes(res.Distance)

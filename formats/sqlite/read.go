@@ -15,6 +15,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/model"
 )
 
@@ -204,12 +205,12 @@ func (r *reader) read() error {
 	sort.Strings(r.skippedRecs)
 	sort.Strings(r.skippedFields)
 	for _, s := range r.skippedRecs {
-		g.Meta = append(g.Meta, model.KV{Key: keySkippedRecs, Value: s})
+		g.Meta = append(g.Meta, model.KV{Key: exchange.KeySkippedRecords, Value: s})
 	}
 	for _, s := range r.skippedFields {
-		g.Meta = append(g.Meta, model.KV{Key: keySkippedField, Value: s})
+		g.Meta = append(g.Meta, model.KV{Key: exchange.KeySkippedFields, Value: s})
 	}
-	for key, n := range map[string]int{keyNodeCount: g.NumNodes(), keyEdgeCount: g.NumEdges() + r.smiEdges(), keyStringCount: g.Strings.Len()} {
+	for key, n := range map[string]int{exchange.KeyNodeCount: g.NumNodes(), exchange.KeyEdgeCount: g.NumEdges() + r.smiEdges(), exchange.KeyStringCount: g.Strings.Len()} {
 		if v, ok := r.meta[key]; ok && v != strconv.Itoa(n) {
 			return r.fail("metadata %s is %s but the file holds %d", key, v, n)
 		}
@@ -414,18 +415,18 @@ func (r *reader) metadata() error {
 		}
 	}
 	// The version decides how to read everything else: check it first.
-	v, ok := r.meta[keyVersion]
+	v, ok := r.meta[exchange.KeyVersion]
 	if !ok {
 		return r.fail("no version_major: not a heapx dump, or one cut short")
 	}
-	if v != strconv.Itoa(VersionMajor) {
-		return r.fail("version_major is %q; this heapx reads version %d (a newer heapx may read it)", v, VersionMajor)
+	if v != strconv.Itoa(exchange.VersionMajor) {
+		return r.fail("version_major is %q; this heapx reads version %d (a newer heapx may read it)", v, exchange.VersionMajor)
 	}
 	g := r.g
-	g.Meta = append(g.Meta, model.KV{Key: keyFormat, Value: FormatName})
+	g.Meta = append(g.Meta, model.KV{Key: exchange.KeyFormat, Value: FormatName})
 	for _, kv := range kvs {
 		switch kv.Key {
-		case keyVersion, keyRoot, keyNodeCount, keyEdgeCount, keyStringCount, keyAnalysis:
+		case exchange.KeyVersion, exchange.KeyRoot, exchange.KeyNodeCount, exchange.KeyEdgeCount, exchange.KeyStringCount, exchange.KeyAnalysis:
 			continue
 		}
 		g.Meta = append(g.Meta, kv)
@@ -440,41 +441,6 @@ func hasColumn(cols []string, c string) bool {
 		}
 	}
 	return false
-}
-
-// splitName splits a namespaced type name at its first ':'.
-func splitName(s string) (ns, name string) {
-	if i := strings.IndexByte(s, ':'); i > 0 {
-		return s[:i], s[i+1:]
-	}
-	return "", s
-}
-
-func parseCategory(s string) model.Category {
-	for c := model.Category(0); c.String() != "other" || c == 0; c++ {
-		if c.String() == s {
-			return c
-		}
-	}
-	return model.CatOther
-}
-
-func parseEdgeCategory(s string) model.EdgeCategory {
-	for c := model.EdgeCategory(0); c.String() != "other" || c == 0; c++ {
-		if c.String() == s {
-			return c
-		}
-	}
-	return model.EdgeOther
-}
-
-func parseStrength(s string) model.Strength {
-	for _, x := range []model.Strength{model.Strong, model.Weak, model.Shortcut, model.Ephemeron} {
-		if x.String() == s {
-			return x
-		}
-	}
-	return model.Strong
 }
 
 func (r *reader) types() error {
@@ -502,8 +468,7 @@ func (r *reader) types() error {
 		if len(g.NodeTypes) == 256 {
 			return r.fail("more than 256 node types; heapx holds at most 256")
 		}
-		ns, n := splitName(name)
-		g.NodeTypes = append(g.NodeTypes, model.NodeType{Namespace: ns, Name: n, Category: parseCategory(cat)})
+		g.NodeTypes = append(g.NodeTypes, exchange.NodeType(name, cat))
 		ids = append(ids, id)
 		return nil
 	})
@@ -536,9 +501,7 @@ func (r *reader) types() error {
 		if len(g.EdgeTypes) == 256 {
 			return r.fail("more than 256 edge types; heapx holds at most 256")
 		}
-		ns, n := splitName(f[0])
-		g.EdgeTypes = append(g.EdgeTypes, model.EdgeType{Namespace: ns, Name: n, Category: parseEdgeCategory(f[1]),
-			Strength: parseStrength(f[2]), Indexed: f[3] == "index"})
+		g.EdgeTypes = append(g.EdgeTypes, exchange.EdgeType(f[0], f[1], f[2], f[3]))
 		ids = append(ids, id)
 		return nil
 	})
@@ -663,7 +626,7 @@ func (r *reader) nodes() error {
 	ns.Size = model.Alloc[uint64](int(n))
 	ns.FirstEdge = model.Alloc[uint32](int(n) + 1)
 	var rootID uint64
-	root, hasRoot := r.meta[keyRoot]
+	root, hasRoot := r.meta[exchange.KeyRoot]
 	if hasRoot {
 		v, err := strconv.ParseUint(root, 10, 64)
 		if err != nil {
@@ -1405,7 +1368,7 @@ func (r *reader) results() error {
 	if res == nil {
 		return nil
 	}
-	policy := r.meta[keyAnalysis]
+	policy := r.meta[exchange.KeyAnalysis]
 	sel, err := r.columns("heapx_result", "heapx_result", []string{"node_identifier", "shallow_size", "retained_size", "dominator", "distance"}, nil)
 	if err != nil {
 		return err

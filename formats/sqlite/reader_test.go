@@ -13,6 +13,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/model"
 )
 
@@ -200,7 +201,7 @@ func TestUnknownIsSkipped(t *testing.T) {
 	var rest []model.KV
 	for _, kv := range h.Meta {
 		switch kv.Key {
-		case keySkippedRecs, keySkippedField:
+		case exchange.KeySkippedRecords, exchange.KeySkippedFields:
 			skipped = append(skipped, kv.Key+" "+kv.Value)
 		default:
 			rest = append(rest, kv)
@@ -269,7 +270,7 @@ func skippedOf(g *model.Graph) []string {
 		return nil
 	}
 	for _, kv := range g.Meta {
-		if kv.Key == keySkippedField {
+		if kv.Key == exchange.KeySkippedFields {
 			out = append(out, kv.Value)
 		}
 	}
@@ -453,12 +454,12 @@ func TestSmallIntegerEdgesInParallelScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := h.MetaValue(keySkippedRecs); v != "edge(smi)=1" {
+	if v, _ := h.MetaValue(exchange.KeySkippedRecords); v != "edge(smi)=1" {
 		t.Errorf("skipped %q", v)
 	}
 	var rest []model.KV
 	for _, kv := range h.Meta {
-		if kv.Key != keySkippedRecs {
+		if kv.Key != exchange.KeySkippedRecords {
 			rest = append(rest, kv)
 		}
 	}

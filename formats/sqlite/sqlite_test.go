@@ -8,7 +8,8 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/formats/exchange"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
 
@@ -72,7 +73,7 @@ func TestRoundTripFixtures(t *testing.T) {
 			if v, _ := h.MetaValue("format"); v != FormatName {
 				t.Errorf("format %q", v)
 			}
-			if v, _ := h.MetaValue(keySourceFormat); !strings.HasPrefix(v, "v8.heap") {
+			if v, _ := h.MetaValue(exchange.KeySourceFormat); !strings.HasPrefix(v, "v8.heap") {
 				t.Errorf("heapx:source_format %q", v)
 			}
 		})
@@ -80,7 +81,7 @@ func TestRoundTripFixtures(t *testing.T) {
 }
 
 // ignoreMeta are the keys a reader sets for the file it read.
-var ignoreMeta = model.CompareOptions{IgnoreMeta: []string{keyFormat, keySourceFormat, keyGenerator}}
+var ignoreMeta = model.CompareOptions{IgnoreMeta: []string{exchange.KeyFormat, exchange.KeySourceFormat, exchange.KeyGenerator}}
 
 // compareGraphs fails t unless h holds exactly g's graph.
 func compareGraphs(t *testing.T, g, h *model.Graph) {

@@ -10,6 +10,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/model"
 )
 
@@ -25,10 +26,6 @@ type Options struct {
 	// records there which input a cached copy was made from).
 	Meta []model.KV
 }
-
-// Generator is written as the generator metadata; the command sets it to
-// its version ("heapx v1.2.3").
-var Generator = "heapx"
 
 // pageSize is the database page size. 16 KB pages make the bulk insert
 // and the index builds measurably faster than SQLite's default 4 KB (fewer
@@ -257,61 +254,9 @@ func idsAscend(ids []uint64) bool {
 	return down*100 <= len(ids)
 }
 
-// Metadata keys the format defines (docs/format.md 2.1). The reader
-// consumes these instead of copying them into Graph.Meta, and the writer
-// writes its own instead of the graph's, so a round trip does not pile
-// them up.
-const (
-	keyVersion      = "version_major"
-	keyGenerator    = "generator"
-	keyRoot         = "heapx:root"
-	keyNodeCount    = "heapx:node_count"
-	keyEdgeCount    = "heapx:edge_count"
-	keyStringCount  = "heapx:string_count"
-	keyAnalysis     = "heapx:analysis"
-	keySourceFormat = "heapx:source_format"
-	keySkippedRecs  = "heapx:skipped_records"
-	keySkippedField = "heapx:skipped_fields"
-	// keyFormat is the model's own key for the format a graph was read
-	// from; files carry it as heapx:source_format.
-	keyFormat = "format"
-)
-
-// reserved reports whether a graph metadata key is one the writer writes
-// itself.
-func reserved(key string) bool {
-	switch key {
-	case keyVersion, keyGenerator, keyRoot, keyNodeCount, keyEdgeCount, keyStringCount, keyAnalysis, keyFormat:
-		return true
-	}
-	return false
-}
-
 func (w *writer) metadata() error {
 	g := w.g
-	ms := []model.KV{
-		{Key: keyVersion, Value: strconv.Itoa(VersionMajor)},
-		{Key: keyGenerator, Value: Generator},
-		{Key: keyNodeCount, Value: strconv.Itoa(g.NumNodes())},
-		{Key: keyEdgeCount, Value: strconv.Itoa(g.NumEdges())},
-		{Key: keyStringCount, Value: strconv.Itoa(g.Strings.Len())},
-	}
-	if g.NumNodes() > 0 {
-		ms = append(ms, model.KV{Key: keyRoot, Value: strconv.FormatUint(g.Nodes.ID[g.Root], 10)})
-	}
-	if f, ok := g.MetaValue(keyFormat); ok {
-		if _, has := g.MetaValue(keySourceFormat); !has {
-			ms = append(ms, model.KV{Key: keySourceFormat, Value: f})
-		}
-	}
-	if w.res != nil {
-		ms = append(ms, model.KV{Key: keyAnalysis, Value: w.res.Policy})
-	}
-	for _, kv := range g.Meta {
-		if !reserved(kv.Key) {
-			ms = append(ms, kv)
-		}
-	}
+	ms := exchange.Metadata(g, w.res)
 	ms = append(ms, w.opt.Meta...)
 	return insertAll(w.conn, "metadata", len(ms), []string{"seq", "key", "value"}, func(in *inserter, i int) {
 		in.Seq(int64(i))
@@ -320,21 +265,12 @@ func (w *writer) metadata() error {
 	})
 }
 
-// qualified is a type's name as the file spells it: namespace:name, or
-// the bare name for a type without namespace.
-func qualified(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + ":" + name
-}
-
 func (w *writer) types() error {
 	g := w.g
 	err := insertAll(w.conn, "node_types", len(g.NodeTypes), []string{"nodetypeid", "name", "category", "table_name"}, func(in *inserter, i int) {
 		t := g.NodeTypes[i]
 		in.Int(int64(i))
-		in.Text(qualified(t.Namespace, t.Name))
+		in.Text(exchange.TypeName(t.Namespace, t.Name))
 		in.Text(t.Category.String())
 		if v := tableName(t.Category); v != "" {
 			in.Text(v)
@@ -348,7 +284,7 @@ func (w *writer) types() error {
 	return insertAll(w.conn, "edge_types", len(g.EdgeTypes), []string{"edgetypeid", "name", "category", "strength", "name_kind"}, func(in *inserter, i int) {
 		t := g.EdgeTypes[i]
 		in.Int(int64(i))
-		in.Text(qualified(t.Namespace, t.Name))
+		in.Text(exchange.TypeName(t.Namespace, t.Name))
 		in.Text(t.Category.String())
 		in.Text(t.Strength.String())
 		if t.Indexed {
