@@ -3,6 +3,7 @@
 package testfixtures
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	"compress/gzip"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/model"
 )
 
 // Dir is the repository's testdata directory.
@@ -54,4 +58,23 @@ func Gunzip(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// CheckRead is what every reader promises for any input, fuzzed or
+// damaged: it returns a *formats.FormatError (naming file, section and
+// offset), or a graph that validates. It fails t otherwise and reports
+// whether g was read.
+func CheckRead(t testing.TB, g *model.Graph, err error) bool {
+	t.Helper()
+	if err != nil {
+		var fe *formats.FormatError
+		if !errors.As(err, &fe) {
+			t.Fatalf("error %T is not a FormatError: %v", err, err)
+		}
+		return false
+	}
+	if err := g.Validate(); err != nil {
+		t.Fatalf("graph returned without error does not validate: %v", err)
+	}
+	return true
 }
