@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/query"
 )
 
 // TestHPROFCLI runs the commands on the small LeakDemo Java dump and
@@ -23,14 +25,7 @@ func TestHPROFCLI(t *testing.T) {
 		t.Errorf("info: %+v", info)
 	}
 
-	var summary struct {
-		Classes []struct {
-			Constructor string `json:"constructor"`
-			Count       int    `json:"count"`
-			Shallow     uint64 `json:"shallow_size"`
-			Retained    uint64 `json:"retained_size"`
-		} `json:"classes"`
-	}
+	var summary query.SummaryJSON
 	okJSON(t, &summary, "summary", "--json", "-n", "0", in)
 	want := map[string][3]uint64{ // count, shallow, retained: VisualVM's
 		"LeakDemo$RequestRecord": {20000, 640000, 8564528},
@@ -41,7 +36,7 @@ func TestHPROFCLI(t *testing.T) {
 	for _, c := range summary.Classes {
 		if w, ok := want[c.Constructor]; ok {
 			delete(want, c.Constructor)
-			if uint64(c.Count) != w[0] || c.Shallow != w[1] || (w[2] != 0 && c.Retained != w[2]) {
+			if uint64(c.Count) != w[0] || c.ShallowSize != w[1] || (w[2] != 0 && c.RetainedSize != w[2]) {
 				t.Errorf("summary %s: %+v, want %v", c.Constructor, c, w)
 			}
 		}
@@ -50,13 +45,7 @@ func TestHPROFCLI(t *testing.T) {
 		t.Errorf("summary lacks %v", want)
 	}
 
-	var top struct {
-		Nodes []struct {
-			ID   uint64 `json:"id"`
-			Type string `json:"type"`
-			Name string `json:"name"`
-		} `json:"nodes"`
-	}
+	var top query.TopJSON
 	okJSON(t, &top, "top", "--json", "-n", "1", in)
 	if len(top.Nodes) != 1 || top.Nodes[0].ID != leakDemo || top.Nodes[0].Name != "class LeakDemo" {
 		t.Errorf("top: %+v", top.Nodes)

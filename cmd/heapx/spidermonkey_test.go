@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/query"
 )
 
 // TestSpiderMonkeyCLI runs the commands on the small Firefox heap snapshot
@@ -27,26 +29,19 @@ func TestSpiderMonkeyCLI(t *testing.T) {
 		t.Errorf("info: %+v", info)
 	}
 
-	var summary struct {
-		Classes []struct {
-			Constructor string `json:"constructor"`
-			Count       int    `json:"count"`
-			Shallow     uint64 `json:"shallow_size"`
-			Retained    uint64 `json:"retained_size"`
-		} `json:"classes"`
-	}
+	var summary query.SummaryJSON
 	okJSON(t, &summary, "summary", "--json", "-n", "0", in)
 	found := 0
 	for _, c := range summary.Classes {
 		switch c.Constructor {
 		case "Object": // Firefox's census by objectClass
 			found++
-			if c.Count != 105115 || c.Shallow != 5903272 {
+			if c.Count != 105115 || c.ShallowSize != 5903272 {
 				t.Errorf("summary Object: %+v", c)
 			}
 		case "Window":
 			found++
-			if c.Count != 1 || c.Retained != windowRet {
+			if c.Count != 1 || c.RetainedSize != windowRet {
 				t.Errorf("summary Window: %+v", c)
 			}
 		}
@@ -55,16 +50,9 @@ func TestSpiderMonkeyCLI(t *testing.T) {
 		t.Errorf("summary lacks Object or Window: %+v", summary.Classes[:min(5, len(summary.Classes))])
 	}
 
-	var top struct {
-		Nodes []struct {
-			ID       uint64 `json:"id"`
-			Type     string `json:"type"`
-			Name     string `json:"name"`
-			Retained uint64 `json:"retained_size"`
-		} `json:"nodes"`
-	}
+	var top query.TopJSON
 	okJSON(t, &top, "top", "--json", "-n", "1", in)
-	if len(top.Nodes) != 1 || top.Nodes[0].ID != window || top.Nodes[0].Type != "JSObject" || top.Nodes[0].Retained != windowRet {
+	if len(top.Nodes) != 1 || top.Nodes[0].ID != window || top.Nodes[0].Type != "JSObject" || top.Nodes[0].RetainedSize != windowRet {
 		t.Errorf("top: %+v", top.Nodes)
 	}
 
