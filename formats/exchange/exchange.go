@@ -7,6 +7,7 @@
 package exchange
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -130,4 +131,20 @@ func byName[E interface {
 		}
 	}
 	return def
+}
+
+// Writable checks what a writer of either form is given: g must
+// validate, and res, when it holds results (Shallow not nil), must fit g.
+// It returns the results to write, nil for none.
+func Writable(g *model.Graph, res *model.Results) (*model.Results, error) {
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("not writing an invalid graph: %w", err)
+	}
+	if res == nil || res.Shallow == nil {
+		return nil, nil
+	}
+	if err := res.Check(g); err != nil {
+		return nil, err
+	}
+	return res, nil
 }

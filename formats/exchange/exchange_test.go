@@ -62,3 +62,24 @@ func TestMetadata(t *testing.T) {
 		t.Errorf("Metadata:\n keys %q\n want %q\n values %q\n want %q", keys, wantKeys, values, wantValues)
 	}
 }
+
+func TestWritable(t *testing.T) {
+	g := &model.Graph{}
+	g.Strings.AddString("")
+	g.Nodes = model.Nodes{ID: []uint64{1}, Type: []uint8{0}, Name: []model.StringID{0}, Size: []uint64{0}, FirstEdge: []uint32{0, 0}}
+	g.NodeTypes = []model.NodeType{{Name: "object", Category: model.CatObject}}
+	fits := &model.Results{Shallow: []uint64{0}, Retained: []uint64{0}, Dominator: []model.NodeIndex{model.NoNode}, Distance: []int32{0}}
+	if res, err := Writable(g, fits); err != nil || res != fits {
+		t.Errorf("fitting results: %v, %v", res, err)
+	}
+	if res, err := Writable(g, &model.Results{Policy: "devtools"}); err != nil || res != nil {
+		t.Errorf("empty results are none: %v, %v", res, err)
+	}
+	if _, err := Writable(g, &model.Results{Shallow: []uint64{0, 0}}); err == nil {
+		t.Error("results for two nodes accepted for a graph of one")
+	}
+	g.Nodes.FirstEdge = []uint32{0, 5}
+	if _, err := Writable(g, nil); err == nil {
+		t.Error("an invalid graph accepted")
+	}
+}

@@ -36,17 +36,9 @@ const (
 // then the extension records. Nodes and edges, nearly all of the output,
 // are formatted on every core.
 func Write(w io.Writer, g *model.Graph, opt WriteOptions) error {
-	if err := g.Validate(); err != nil {
-		return fmt.Errorf("jsonl: not writing an invalid graph: %w", err)
-	}
-	res := opt.Results
-	if res != nil && res.Shallow == nil {
-		res = nil
-	}
-	if res != nil {
-		if err := res.Check(g); err != nil {
-			return fmt.Errorf("jsonl: %w", err)
-		}
+	res, err := exchange.Writable(g, opt.Results)
+	if err != nil {
+		return fmt.Errorf("jsonl: %w", err)
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	wr := &writer{w: bw, g: g, res: res, progress: opt.Progress, total: int64(g.NumNodes() + g.NumEdges())}

@@ -91,17 +91,9 @@ func syncFile(path string) error {
 // must not exist or be empty. It is not atomic by itself; Save and
 // formats.Save are.
 func WriteFile(path string, g *model.Graph, opt Options) (err error) {
-	if err := g.Validate(); err != nil {
-		return fmt.Errorf("sqlite: not writing an invalid graph: %w", err)
-	}
-	res := opt.Results
-	if res != nil && res.Shallow == nil {
-		res = nil
-	}
-	if res != nil {
-		if err := res.Check(g); err != nil {
-			return fmt.Errorf("sqlite: %w", err)
-		}
+	res, err := exchange.Writable(g, opt.Results)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		return fmt.Errorf("sqlite: %s is not empty; a dump is written into a new file", path)
