@@ -5,13 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/heapx/heapx/formats"
 	_ "github.com/heapx/heapx/formats/jsonl"
 	_ "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -231,23 +231,9 @@ func TestTinyDump(t *testing.T) {
 }
 
 // TestRoundTrip writes a real dump to .jsonl.gz and .db through the
-// registry and reads it back unchanged.
+// registry and reads it back unchanged, its source format named.
 func TestRoundTrip(t *testing.T) {
-	g := open(t, "java-jshell-agent.hprof.gz")
-	for _, out := range []string{"rt.jsonl.gz", "rt.db"} {
-		p := filepath.Join(t.TempDir(), out)
-		to, _ := formats.ByExtension(p)
-		if err := formats.Save(p, to, g, formats.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		h, _, err := formats.Open(p, formats.ReadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := model.Compare(g, h, model.CompareOptions{IgnoreMeta: []string{"format", "heapx:source_format", "generator"}}); err != nil {
-			t.Errorf("%s: %v", out, err)
-		}
-	}
+	testfixtures.CheckExchangeRoundTrip(t, open(t, "java-jshell-agent.hprof.gz"))
 }
 
 // TestBadInput checks that broken dumps give a FormatError at the right

@@ -15,6 +15,7 @@ import (
 	"github.com/heapx/heapx/formats"
 	_ "github.com/heapx/heapx/formats/jsonl"
 	_ "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -327,23 +328,7 @@ func TestRoundTrip(t *testing.T) {
 		if f.Name != "spidermonkey" {
 			t.Fatalf("%s detected as %s", path, f.Name)
 		}
-		for _, out := range []string{"rt.jsonl.gz", "rt.db"} {
-			p := filepath.Join(t.TempDir(), out)
-			to, _ := formats.ByExtension(p)
-			if err := formats.Save(p, to, g, formats.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			h, _, err := formats.Open(p, formats.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := model.Compare(g, h, model.CompareOptions{IgnoreMeta: []string{"format", "heapx:source_format", "generator"}}); err != nil {
-				t.Errorf("%s -> %s: %v", filepath.Base(path), out, err)
-			}
-			if v, _ := h.MetaValue("heapx:source_format"); v != "spidermonkey.fxsnapshot" {
-				t.Errorf("%s: source format %q", out, v)
-			}
-		}
+		testfixtures.CheckExchangeRoundTrip(t, g)
 	}
 }
 

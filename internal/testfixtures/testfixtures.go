@@ -78,3 +78,32 @@ func CheckRead(t testing.TB, g *model.Graph, err error) bool {
 	}
 	return true
 }
+
+// CheckExchangeRoundTrip writes g to both forms of the exchange format
+// (.jsonl.gz and .db, through the registry: the caller imports
+// formats/jsonl and formats/sqlite) and fails t unless each reads back
+// equal to g and names g's format as its source.
+func CheckExchangeRoundTrip(t testing.TB, g *model.Graph) {
+	t.Helper()
+	source, _ := g.MetaValue("format")
+	for _, out := range []string{"rt.jsonl.gz", "rt.db"} {
+		p := filepath.Join(t.TempDir(), out)
+		to, ok := formats.ByExtension(p)
+		if !ok {
+			t.Fatalf("no format writes %s: import formats/jsonl and formats/sqlite", out)
+		}
+		if err := formats.Save(p, to, g, formats.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h, _, err := formats.Open(p, formats.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := model.Compare(g, h, model.CompareOptions{IgnoreMeta: []string{"format", "heapx:source_format", "generator"}}); err != nil {
+			t.Errorf("%s: %v", out, err)
+		}
+		if v, _ := h.MetaValue("heapx:source_format"); v != source {
+			t.Errorf("%s: source format %q, want %q", out, v, source)
+		}
+	}
+}
