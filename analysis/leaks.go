@@ -1,8 +1,8 @@
 package analysis
 
 import (
-	"encoding/binary"
 	"sort"
+	"strings"
 
 	"github.com/heapx/heapx/model"
 )
@@ -13,13 +13,16 @@ type LeakOptions struct {
 	// reported only when its retained size in the final snapshot exceeds
 	// it. 0 is memlab's --trace-all-objects (any retained size above 0).
 	MinRetained uint64
-	// MaxPathLength drops objects whose shortest retainer path has more
-	// edges than this, as memlab drops traces longer than 100; 0 means
-	// 100.
+	// MaxPathLength drops objects whose trace has more steps than this,
+	// as memlab drops traces longer than 100; 0 means 100. A trace's
+	// repeated hops count once (see traceShapes), so the items of a long
+	// linked list are not dropped for its length.
 	MaxPathLength int
 	// Examples is how many reported objects each cluster lists (node
 	// indexes in the final snapshot, in node order); 0 lists none.
 	Examples int
+	// Internals keeps the leaks of the engine's own objects (see Leaks).
+	Internals bool
 }
 
 // LeakClass counts a cluster's leaked objects of one class.
@@ -27,26 +30,30 @@ type LeakClass struct {
 	Class uint32 // index into the final snapshot's Classes.Names
 	Name  string
 	Count int
+	// Reported counts those of them that are reported objects (the
+	// cluster's traced objects, not dominated by another leaked one).
+	Reported int
 	// Shallow sums their shallow sizes in the final snapshot.
 	Shallow uint64
 }
 
-// LeakCluster is one leak: leaked objects whose shortest retainer paths
-// have the same shape, with the objects they dominate folded in.
+// LeakCluster is one leak: leaked objects whose retainer traces are
+// similar, with the leaked objects they dominate.
 type LeakCluster struct {
-	// Count is the number of reported objects: those the paths end at.
+	// Count is the number of reported objects: the leaked objects no other
+	// leaked object dominates, whose traces were clustered.
 	Count int
 	// Objects counts the leaked objects of the cluster: the reported ones
-	// and those folded into them (memlab's cluster count, which lists
-	// both as traces of one cluster).
+	// and those they dominate (memlab's cluster count, which lists both as
+	// traces of one cluster).
 	Objects int
 	// Retained is the sum of the reported objects' retained sizes in the
 	// final snapshot. No reported object dominates another, so nothing is
 	// counted twice (memlab's aggregateDominatorMetrics).
 	Retained uint64
 	// Representative is the reported object with the largest retained
-	// size (the first in node order on ties) and Path its shortest
-	// retainer path in the final snapshot.
+	// size (the one with the shortest trace, then the first in node order
+	// on ties) and Path its retainer path in the final snapshot.
 	Representative model.NodeIndex
 	Path           Path
 	// Classes counts the cluster's objects by class, most first.
@@ -66,11 +73,15 @@ type LeakResult struct {
 	// Allocated counts the target's nodes whose id is not in the
 	// baseline; Leaked those of them still in the final snapshot.
 	Allocated, Leaked int
-	// Trivial counts leaked numbers, strings and VM-internal nodes, which
-	// memlab never reports; Small the other leaked objects whose retained
-	// size is not above MinRetained; NoPath the objects left that have no
-	// strong retainer path, or one longer than MaxPathLength.
-	Trivial, Small, NoPath int
+	// Trivial counts leaked numbers, strings, VM-internal ("hidden") nodes
+	// and compiled code, which memlab never reports; Small the other
+	// leaked objects whose retained size is not above MinRetained; NoPath
+	// the objects left whose reported object has no retainer trace, or
+	// one longer than MaxPathLength; Internal those left out because the
+	// leaked object at their top is the engine's own (an object shape,
+	// "system / ..." objects other than closure contexts) and
+	// LeakOptions.Internals is off.
+	Trivial, Small, NoPath, Internal int
 	// Clusters are sorted by retained size, largest first.
 	Clusters []LeakCluster
 }
@@ -85,21 +96,41 @@ type LeakResult struct {
 //     in the baseline;
 //   - filtered as memlab's FilterTrivialNode rule does: heap numbers,
 //     strings of every representation and VM-internal nodes (V8 "hidden")
-//     are not leaks; then, as its FilterOverSizedNodeAsLeak rule, nor is
-//     an object whose retained size is not above MinRetained;
-//   - each remaining object's shortest retainer path in the final
-//     snapshot (PathFinder: from a user root if there is one);
-//   - clustering: where memlab compares traces by a similarity score,
-//     objects are grouped here by the exact shape of their path, the
-//     sequence of (edge type, edge name, class of the node reached) from
-//     the root, with element and other indexed edge names left out (so
-//     the items of one array share a shape);
-//   - folding: a cluster whose every object is dominated (in the final
-//     snapshot) by an object of another cluster at least as large, with
-//     no other leaked object between them, is folded into that cluster:
-//     the 500 arrays of 500 leaked items are part of the items' leak, not
-//     a leak of their own, while one new backing store holding 500 leaked
-//     items does not swallow them.
+//     are not leaks, nor is compiled code (memlab's path finder never
+//     enters it, so it never reports it); then, as its
+//     FilterOverSizedNodeAsLeak rule, nor is an object whose retained size
+//     is not above MinRetained;
+//   - a leaked object dominated (in the final snapshot) by another leaked
+//     object belongs to that one's leak: its every retainer path runs
+//     through the dominator, so its trace has the dominator's as a prefix,
+//     which memlab's similarity scores 1. Only the leaked objects no other
+//     leaked object dominates (the reported ones) are traced and
+//     clustered, which also keeps a leaked linked list linear: its first
+//     leaked item dominates the rest;
+//   - each reported object's trace is its shortest retainer path in the
+//     final snapshot over the edges memlab's path finder follows (see
+//     leakTree), from a user root if there is one, as `paths` does;
+//   - traces with the same shape are one group: the same edge types and
+//     names and the same node types and names from the root, numeric
+//     edge names (element indexes, hash-table slots) matched as memlab
+//     matches them, and repeated hops (a linked list's .next.next...)
+//     folded into one (see traceShapes);
+//   - groups are clustered by memlab's trace similarity (traceSimilarity,
+//     threshold 0.8), which joins traces that differ in a property name
+//     (a string-keyed cache's `byToken.tok_1f3a`) or a class on the way.
+//     memlab joins each trace to the first cluster whose representative is
+//     similar enough, in the order it found the objects, so its clusters
+//     change with that order; here the groups are taken largest first
+//     (then in node order) and each joins the first similar cluster, so
+//     the outcome depends only on the snapshot, and a group only starts a
+//     cluster when no larger one is similar: at least as few clusters as
+//     memlab makes.
+//
+// With Internals off, clusters whose reported object is the engine's own
+// (an object shape, a "system / ..." object other than a closure context:
+// feedback vectors, allocation sites, the JIT's maps) are left out: they
+// come from code being optimised, not from the program's data, and a user
+// can do nothing about them.
 //
 // Retained sizes are those of the final Analysis (DevTools' policy and
 // shallow sizes, where memlab uses raw self sizes). All three analyses
@@ -126,12 +157,12 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 	g := final.Graph
 	n := g.NumNodes()
 	k := newKinds(g)
-	leaked, cand := NewBits(n), NewBits(n)
+	cand := NewBits(n)
+	var cands []model.NodeIndex // in node order
 	for v, id := range g.Nodes.ID {
 		if !hasID(tIDs, id) || hasID(bIDs, id) {
 			continue
 		}
-		leaked.Set(v)
 		r.Leaked++
 		switch {
 		case isTrivialLeak(k, g, int32(v)):
@@ -140,151 +171,203 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 			r.Small++
 		default:
 			cand.Set(v)
-		}
-	}
-	bIDs, tIDs = nil, nil
-
-	// Cluster the candidates by path shape; objs are in node order.
-	// One BFS gives every candidate's path (ShortestPaths), where a
-	// search per object would need the retainer index.
-	var cands []model.NodeIndex
-	for v := 0; v < n; v++ {
-		if cand.Has(v) {
 			cands = append(cands, int32(v))
 		}
 	}
-	paths := final.ShortestPaths(cands)
-	type object struct{ node, cluster int32 }
-	var objs []object
-	clusterOf := map[string]int32{}
-	var clusterSize []int
-	var key []byte
+	bIDs, tIDs = nil, nil
+	candIndex := func(v int32) int {
+		i := sort.Search(len(cands), func(i int) bool { return cands[i] >= v })
+		if i < len(cands) && cands[i] == v {
+			return i
+		}
+		return -1
+	}
+
+	// Each candidate's top: the outermost leaked object dominating it
+	// (itself when none does).
+	near := nearestMarkedDominators(final.Dominators.IDom, cand, cands, func(v int32) int32 { return v })
+	top := make([]int32, len(cands)) // candidate index of the top
+	for i := range top {
+		top[i] = -1
+	}
+	var stack []int
+	for i := range cands {
+		j := i
+		for top[j] < 0 && near[j] >= 0 {
+			stack = append(stack, j)
+			j = candIndex(near[j])
+		}
+		if top[j] < 0 {
+			top[j] = int32(j)
+		}
+		for _, s := range stack {
+			top[s] = top[j]
+		}
+		stack = stack[:0]
+	}
+	size := make([]int32, len(cands)) // objects per top
+	for _, t := range top {
+		size[t]++
+	}
+
+	// Trace the tops and group them by trace shape.
+	tree := newLeakTree(final)
+	shapes := newTraceShapes(tree)
+	groupOf := map[int32]int32{} // shape -> group
+	type group struct {
+		shape int32
+		tops  []int // candidate indexes, in node order
+		count int   // objects
+	}
+	var groups []group
+	internal := func(v int32) bool {
+		switch k.nodeKindOf(g, v) {
+		case kShape:
+			return true
+		case kObject:
+			name := g.NodeName(v)
+			return strings.HasPrefix(name, "system / ") && name != "system / Context"
+		}
+		return false
+	}
 	for i, v := range cands {
-		ps := paths[i]
-		if ps.Cost < 0 || len(ps.Steps) > opt.MaxPathLength {
-			r.NoPath++
+		if top[i] != int32(i) {
 			continue
 		}
-		key = pathShape(key[:0], g, final.Classes, ps)
-		c, ok := clusterOf[string(key)]
+		if !opt.Internals && internal(v) {
+			r.Internal += int(size[i])
+			continue
+		}
+		if tree.cost[v] < 0 {
+			r.NoPath += int(size[i])
+			continue
+		}
+		sh := shapes.shape(v)
+		if int(shapes.depth[sh]) > opt.MaxPathLength {
+			r.NoPath += int(size[i])
+			continue
+		}
+		gi, ok := groupOf[sh]
 		if !ok {
-			c = int32(len(clusterSize))
-			clusterOf[string(key)] = c
-			clusterSize = append(clusterSize, 0)
+			gi = int32(len(groups))
+			groupOf[sh] = gi
+			groups = append(groups, group{shape: sh})
 		}
-		clusterSize[c]++
-		objs = append(objs, object{node: int32(v), cluster: c})
+		groups[gi].tops = append(groups[gi].tops, i)
+		groups[gi].count += int(size[i])
 	}
-	clusterOf = nil
-	clusterOfNode := func(v int32) int32 {
-		i := sort.Search(len(objs), func(i int) bool { return objs[i].node >= v })
-		if v < 0 || i == len(objs) || objs[i].node != v {
-			return -1
+	groupOf = nil
+
+	// Cluster the groups, largest first, each joining the first cluster
+	// whose representative trace is similar.
+	sort.SliceStable(groups, func(a, b int) bool {
+		if groups[a].count != groups[b].count {
+			return groups[a].count > groups[b].count
 		}
-		return objs[i].cluster
+		return groups[a].tops[0] < groups[b].tops[0]
+	})
+	type cluster struct {
+		trace  []traceElem
+		groups []int
+	}
+	var clusters []cluster
+	for gi := range groups {
+		tr := shapes.elements(groups[gi].shape)
+		joined := false
+		for ci := range clusters {
+			if ci >= maxClusterComparisons {
+				break
+			}
+			if traceSimilarity(clusters[ci].trace, tr) >= similarTraceThreshold {
+				clusters[ci].groups = append(clusters[ci].groups, gi)
+				joined = true
+				break
+			}
+		}
+		if !joined {
+			clusters = append(clusters, cluster{trace: tr, groups: []int{gi}})
+		}
 	}
 
-	// Fold a cluster into another when the nearest candidate dominating
-	// each of its objects lies in that one cluster, at least as large.
-	owner := nearestMarkedDominators(final.Dominators.IDom, cand, objs, func(o object) int32 { return o.node })
-	const none, mixed = -1, -2
-	into := make([]int32, len(clusterSize))
-	for i := range into {
-		into[i] = none
+	// Build the clusters: their tops, then every candidate under them.
+	clusterOfTop := make([]int32, len(cands))
+	for i := range clusterOfTop {
+		clusterOfTop[i] = -1
 	}
-	for i, o := range objs {
-		to := clusterOfNode(owner[i])
-		if to < 0 {
-			to = mixed
+	r.Clusters = make([]LeakCluster, len(clusters))
+	hist := make([]map[uint32]LeakClass, len(clusters))
+	for ci, c := range clusters {
+		lc := &r.Clusters[ci]
+		lc.Representative = model.NoNode
+		var tops []int
+		for _, gi := range c.groups {
+			tops = append(tops, groups[gi].tops...)
 		}
-		if into[o.cluster] == none {
-			into[o.cluster] = to
-		} else if into[o.cluster] != to {
-			into[o.cluster] = mixed
+		sort.Ints(tops)
+		for _, i := range tops {
+			clusterOfTop[i] = int32(ci)
+			v := cands[i]
+			ret := final.Dominators.Retained[v]
+			lc.Count++
+			lc.Retained += ret
+			if rep := lc.Representative; rep < 0 || ret > final.Dominators.Retained[rep] ||
+				ret == final.Dominators.Retained[rep] && tree.cost[v] < tree.cost[rep] {
+				lc.Representative = v
+			}
+			if len(lc.Examples) < opt.Examples {
+				lc.Examples = append(lc.Examples, v)
+			}
 		}
+		hist[ci] = map[uint32]LeakClass{}
 	}
-	for c, to := range into {
-		if to < 0 || int(to) == c || clusterSize[to] < clusterSize[c] {
-			into[c] = none
+	for i, v := range cands {
+		ci := clusterOfTop[top[i]]
+		if ci < 0 {
+			continue
 		}
-	}
-	resolve := func(c int32) int32 {
-		for into[c] != none {
-			c = into[c]
-		}
-		return c
-	}
-
-	// Build the clusters that remain.
-	out := make([]int32, len(clusterSize)) // cluster -> index in r.Clusters + 1
-	var hist []map[uint32]LeakClass
-	for _, o := range objs {
-		c := resolve(o.cluster)
-		if out[c] == 0 {
-			r.Clusters = append(r.Clusters, LeakCluster{Representative: model.NoNode})
-			hist = append(hist, map[uint32]LeakClass{})
-			out[c] = int32(len(r.Clusters))
-		}
-		lc := &r.Clusters[out[c]-1]
-		lc.Objects++
-		cl := final.Classes.Of[o.node]
-		h := hist[out[c]-1][cl]
+		r.Clusters[ci].Objects++
+		cl := final.Classes.Of[v]
+		h := hist[ci][cl]
 		h.Count++
-		h.Shallow += final.Self[o.node]
-		hist[out[c]-1][cl] = h
-		if c != o.cluster {
-			continue // folded
+		if top[i] == int32(i) {
+			h.Reported++
 		}
-		ret := final.Dominators.Retained[o.node]
-		lc.Count++
-		lc.Retained += ret
-		if lc.Representative < 0 || ret > final.Dominators.Retained[lc.Representative] {
-			lc.Representative = o.node
-		}
-		if len(lc.Examples) < opt.Examples {
-			lc.Examples = append(lc.Examples, o.node)
-		}
+		h.Shallow += final.Self[v]
+		hist[ci][cl] = h
 	}
-	for i := range r.Clusters {
-		lc := &r.Clusters[i]
-		lc.Path = paths[sort.Search(len(cands), func(j int) bool { return cands[j] >= lc.Representative })]
-		lc.Classes = leakClasses(final, hist[i])
+	for ci := range r.Clusters {
+		lc := &r.Clusters[ci]
+		lc.Path = tree.path(lc.Representative)
+		lc.Classes = leakClasses(final, hist[ci])
 	}
 	sort.SliceStable(r.Clusters, func(a, b int) bool {
 		x, y := &r.Clusters[a], &r.Clusters[b]
 		if x.Retained != y.Retained {
 			return x.Retained > y.Retained
 		}
-		return x.Count > y.Count
+		if x.Objects != y.Objects {
+			return x.Objects > y.Objects
+		}
+		return x.Representative < y.Representative
 	})
 	return r
 }
 
+// maxClusterComparisons bounds the clusters a trace group is compared
+// with: past it, a group that matched none of the first ones starts a
+// cluster of its own, so thousands of unrelated leaks cost at most
+// groups x maxClusterComparisons comparisons.
+const maxClusterComparisons = 1000
+
 // isTrivialLeak is memlab's FilterTrivialNode: numbers, strings and
-// VM-internal ("hidden") nodes are never leaks.
+// VM-internal ("hidden") nodes are never leaks; nor is compiled code,
+// which memlab's path finder never reaches.
 func isTrivialLeak(k *kinds, g *model.Graph, v int32) bool {
 	switch k.nodeKindOf(g, v) {
-	case kNumber, kString, kConsString, kSlicedString, kHidden:
+	case kNumber, kString, kConsString, kSlicedString, kHidden, kCode:
 		return true
 	}
 	return false
-}
-
-// pathShape appends p's shape to key: per step the edge type, the edge
-// name (none for indexed edges, so array positions do not matter) and the
-// class of the node reached.
-func pathShape(key []byte, g *model.Graph, cls *Classes, p Path) []byte {
-	for _, s := range p.Steps {
-		t := g.Edges.Type[s.Edge]
-		name := g.Edges.Name[s.Edge]
-		if g.EdgeTypes[t].Indexed {
-			name = ^uint32(0)
-		}
-		key = append(key, t)
-		key = binary.LittleEndian.AppendUint32(key, name)
-		key = binary.LittleEndian.AppendUint32(key, cls.Of[s.To])
-	}
-	return key
 }
 
 // nearestMarkedDominators returns, for each item, the nearest strict
@@ -326,8 +409,10 @@ func nearestMarkedDominators[T any](idom []int32, marked Bits, items []T, node f
 	return res
 }
 
-// leakClasses turns a class histogram into LeakClass rows, most first,
-// then by name.
+// leakClasses turns a class histogram into LeakClass rows: the classes of
+// the reported objects first (the leak's own objects before what they
+// hold: a list's Item before the data of its 300,000 items), then by
+// count, then by name.
 func leakClasses(a *Analysis, h map[uint32]LeakClass) []LeakClass {
 	rows := make([]LeakClass, 0, len(h))
 	for c, x := range h {
@@ -335,6 +420,9 @@ func leakClasses(a *Analysis, h map[uint32]LeakClass) []LeakClass {
 		rows = append(rows, x)
 	}
 	sort.Slice(rows, func(x, y int) bool {
+		if rows[x].Reported != rows[y].Reported {
+			return rows[x].Reported > rows[y].Reported
+		}
 		if rows[x].Count != rows[y].Count {
 			return rows[x].Count > rows[y].Count
 		}

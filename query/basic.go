@@ -388,11 +388,39 @@ func pathTable(p PathJSON) *Table {
 		r.Name = "(root)" // V8's root is an unnamed synthetic node
 	}
 	t.Rows = append(t.Rows, []any{"", ObjectName(r), r.Distance, r.ShallowSize, r.RetainedSize})
-	for _, s := range p.Steps {
-		t.Rows = append(t.Rows, []any{Shorten(s.Edge, MaxNameWidth), ObjectName(s.To), s.To.Distance, s.To.ShallowSize, s.To.RetainedSize})
+	row := func(s StepJSON) []any {
+		return []any{Shorten(s.Edge, MaxNameWidth), ObjectName(s.To), s.To.Distance, s.To.ShallowSize, s.To.RetainedSize}
+	}
+	for i := 0; i < len(p.Steps); {
+		// A run of hops through one edge name and class (a linked list, a
+		// timer list) shows its first and last hops and how many between.
+		j := i + 1
+		for j < len(p.Steps) && p.Steps[j].Edge == p.Steps[i].Edge && p.Steps[j].To.Constructor == p.Steps[i].To.Constructor {
+			j++
+		}
+		if j-i < 2*pathRunEnds+2 {
+			for ; i < j; i++ {
+				t.Rows = append(t.Rows, row(p.Steps[i]))
+			}
+			continue
+		}
+		for k := i; k < i+pathRunEnds; k++ {
+			t.Rows = append(t.Rows, row(p.Steps[k]))
+		}
+		hidden := j - i - 2*pathRunEnds
+		t.Rows = append(t.Rows, []any{"…", fmt.Sprintf("%s more %s %s", Thousands(uint64(hidden)),
+			Shorten(p.Steps[i].Edge, MaxNameWidth), Shorten(p.Steps[i].To.Constructor, MaxNameWidth)), nil, nil, nil})
+		for k := j - pathRunEnds; k < j; k++ {
+			t.Rows = append(t.Rows, row(p.Steps[k]))
+		}
+		i = j
 	}
 	return t
 }
+
+// pathRunEnds is how many hops of a long run of like hops a path table
+// shows at each end.
+const pathRunEnds = 2
 
 // BuildPaths returns up to k shortest retainer paths of target.
 func BuildPaths(path string, a *analysis.Analysis, target model.NodeIndex, k int) *PathsJSON {

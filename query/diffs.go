@@ -23,14 +23,21 @@ only class counts and sizes are compared, and the output says so.`,
 		Title: "Find objects allocated between two snapshots and still alive in a third (memlab's method)",
 		Help: `Find leaks as memlab's find-leaks does: objects allocated after BASELINE
 and by TARGET (their ids are in TARGET, not in BASELINE) that are still
-alive in FINAL, without numbers, strings and VM internals and without
-objects retaining no more than --min-retained bytes. Each leaked object's
-shortest retainer path in FINAL is taken, and objects whose paths have the
-same shape are one leak, shown with a count, its classes and one path.
+alive in FINAL, without numbers, strings, code and VM internals and
+without objects retaining no more than --min-retained bytes. A leaked
+object dominated by another belongs to that one's leak; the others are
+traced by their shortest retainer path in FINAL, and objects whose traces
+are similar (memlab's similarity: the same path but for a property name, a
+collection slot or the length of a linked list) are one leak, shown with a
+count, its classes and one path. Leaks of the engine's own objects (object
+shapes, feedback vectors: code being optimised) are left out unless
+--internals.
 Take BASELINE before the action you suspect, TARGET after it, and FINAL
 after undoing it (or after repeating it).`,
 		Args: []Arg{limitArg(10), {Name: "min-retained", Kind: SizeArg, Default: uint64(0),
-			Help: "ignore leaked objects retaining no more than this"}},
+			Help: "ignore leaked objects retaining no more than this"},
+			{Name: "internals", Kind: BoolArg, Default: false,
+				Help: "also report leaks of the engine's own objects (object shapes, feedback, allocation sites)"}},
 		Run: runLeaks,
 	})
 	Register(&Query{
@@ -98,8 +105,9 @@ func runDiff(c *Context) (*Result, error) {
 
 // LeaksResult runs memlab's leak detection over the three snapshots and
 // lays out one section per leak cluster.
-func LeaksResult(base, target, final Snapshot, limit int, minRetained uint64) (*Result, *analysis.LeakResult, error) {
-	lr := analysis.Leaks(base.Analysis, target.Analysis, final.Analysis, analysis.LeakOptions{MinRetained: minRetained, Examples: 5})
+func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptions) (*Result, *analysis.LeakResult, error) {
+	opt.Examples = 5
+	lr := analysis.Leaks(base.Analysis, target.Analysis, final.Analysis, opt)
 	if lr == nil {
 		return nil, nil, fmt.Errorf("leaks needs class names in the snapshots")
 	}
@@ -120,10 +128,14 @@ func LeaksResult(base, target, final Snapshot, limit int, minRetained uint64) (*
 			Table: pathTable(newPathJSON(a, nm, cl.Path))}
 		r.Sections = append(r.Sections, sec)
 	}
+	internals := ""
+	if !opt.Internals {
+		internals = fmt.Sprintf(", %s of the engine's own (--internals shows them)", Thousands(uint64(lr.Internal)))
+	}
 	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap),
-		fmt.Sprintf("%s objects allocated between BASELINE and TARGET, %s of them alive in FINAL; not reported: %s numbers, strings and VM internals, %s too small, %s without a retainer path.",
+		fmt.Sprintf("%s objects allocated between BASELINE and TARGET, %s of them alive in FINAL; not reported: %s numbers, strings, code and VM internals, %s too small, %s without a retainer path%s.",
 			Thousands(uint64(lr.Allocated)), Thousands(uint64(lr.Leaked)), Thousands(uint64(lr.Trivial)),
-			Thousands(uint64(lr.Small)), Thousands(uint64(lr.NoPath)))}
+			Thousands(uint64(lr.Small)), Thousands(uint64(lr.NoPath)), internals)}
 	return r, lr, nil
 }
 
@@ -148,7 +160,8 @@ func runLeaks(c *Context) (*Result, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
 	}
-	r, _, err := LeaksResult(c.Snapshots[0], c.Snapshots[1], c.Snapshots[2], n, c.Size("min-retained"))
+	r, _, err := LeaksResult(c.Snapshots[0], c.Snapshots[1], c.Snapshots[2], n,
+		analysis.LeakOptions{MinRetained: c.Size("min-retained"), Internals: c.Bool("internals")})
 	return r, err
 }
 

@@ -88,6 +88,9 @@ func DistanceText(d int32) string {
 // FormatValue formats one value of a column of kind k for people, as
 // every front end shows it.
 func FormatValue(k Kind, v any) string {
+	if v == nil {
+		return "" // a cell with no value, such as the sizes of elided path hops
+	}
 	switch k {
 	case Count:
 		if n, ok := asInt64(v); ok && n >= 0 {

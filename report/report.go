@@ -126,7 +126,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		lastSn := query.Snapshot{Path: last.Path, Analysis: last.A}
 		if n >= 2 {
 			part("leaks", "Leaks: allocated between the first and last baseline, still alive", func() (*query.Result, error) {
-				lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, 0)
+				lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, analysis.LeakOptions{})
 				if err != nil {
 					return nil, err
 				}

@@ -139,7 +139,7 @@ func writeCSV(w io.Writer, r *query.Result) error {
 			}
 			for i := range cols {
 				cell := ""
-				if i < len(vals) {
+				if i < len(vals) && vals[i] != nil {
 					cell = fmt.Sprint(vals[i])
 				}
 				rec = append(rec, cell)

@@ -1,0 +1,362 @@
+package analysis
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/heapx/heapx/model"
+)
+
+// leakTree is the shortest-path tree leak traces are read from: one
+// two-phase BFS from the roots (user roots first, as PathFinder) over the
+// edges memlab's path finder follows (TraceFinder.annotateShortestPaths
+// with Utils.isMeaningfulEdge): no weak edges, no internal "code" edges and
+// no code objects, no hidden "sloppy_function_map" edges, no edges into
+// "system / NativeContext", "system / SourcePositionTableWithFrameCache",
+// "(map descriptors)" or "system / PropertyCell", no "feedback_cell"
+// edges. So no leak is traced through compiled code or the JIT's feedback,
+// which a program does not control, and code objects are never reached.
+type leakTree struct {
+	g      *model.Graph
+	roots  *Roots
+	cost   []int64  // edges from the start (user roots 1), -1 if unreached
+	parent []uint32 // tree edge into each reached node; noParent at starts
+	k      *kinds
+}
+
+// newLeakTree runs the BFS over a's graph.
+func newLeakTree(a *Analysis) *leakTree {
+	g := a.Graph
+	n := g.NumNodes()
+	t := &leakTree{g: g, roots: a.Roots, cost: make([]int64, n), parent: make([]uint32, n), k: newKinds(g)}
+	v8 := isV8(g)
+	meaningless := func(v int32) bool {
+		if t.k.nodeKindOf(g, v) == kCode {
+			return true
+		}
+		if !v8 {
+			return false
+		}
+		switch g.NodeName(v) {
+		case "system / NativeContext", "system / SourcePositionTableWithFrameCache",
+			"(map descriptors)", "system / PropertyCell":
+			return true
+		}
+		return false
+	}
+	rootBFS(g, a.Roots, t.cost, func(e uint32, to int32) bool {
+		if meaningless(to) {
+			return false
+		}
+		if e == noParent {
+			return true
+		}
+		et := g.Edges.Type[e]
+		if t.k.weak[et] {
+			return false
+		}
+		if !v8 || t.k.indexed[et] {
+			return true
+		}
+		switch g.Strings.At(g.Edges.Name[e]) {
+		case "code":
+			return t.k.edge[et] != eInternal
+		case "sloppy_function_map":
+			return t.k.edge[et] != eHidden
+		case "feedback_cell":
+			return false
+		}
+		return true
+	}, t.parent)
+	return t
+}
+
+// source returns the node whose edge range holds e.
+func (t *leakTree) source(e uint32) int32 {
+	fe := t.g.Nodes.FirstEdge
+	return int32(sort.Search(t.g.NumNodes(), func(i int) bool { return fe[i+1] > e }))
+}
+
+// startEdge returns the root's edge to the user root u, or noParent when u
+// is the root itself or the root has no such edge.
+func (t *leakTree) startEdge(u int32) uint32 {
+	g := t.g
+	if u == g.Root {
+		return noParent
+	}
+	s, end := g.EdgeRange(g.Root)
+	for e := s; e < end; e++ {
+		if g.Edges.To[e] == u && !t.k.weak[g.Edges.Type[e]] {
+			return e
+		}
+	}
+	return noParent
+}
+
+// path returns the tree path from the root to v (v must be reached).
+func (t *leakTree) path(v int32) Path {
+	p := Path{Cost: t.cost[v]}
+	for t.parent[v] != noParent {
+		e := t.parent[v]
+		from := t.source(e)
+		p.Steps = append(p.Steps, PathStep{From: from, Edge: e, To: v})
+		v = from
+	}
+	if e := t.startEdge(v); e != noParent {
+		p.Steps = append(p.Steps, PathStep{From: t.g.Root, Edge: e, To: v})
+	} else {
+		p.System = true
+	}
+	slices.Reverse(p.Steps)
+	return p
+}
+
+// traceStep is one step of a leak trace as memlab compares them: the edge
+// (its type and name) and the node it reaches (its type and name).
+// Numeric edge names (element indexes, a hash table's slots) are kept as
+// wild: memlab takes two numeric names as the same when their referrers
+// are (ClusterUtilsHelper's isSameEdge), and the referrer is the previous
+// step's node, part of the same key.
+type traceStep struct {
+	edgeType uint8
+	nodeType uint8
+	numeric  bool
+	edgeName uint32 // a StringID, or wild when numeric
+	nodeName uint32 // a StringID
+}
+
+const wild = ^uint32(0)
+
+// traceShapes interns leak traces as a trie of traceSteps, so the traces
+// of many objects share their common prefixes and each tree node's shape
+// is computed once, from its parent's: the traces of a 1M-item linked list
+// cost 1M steps, not 1M^2/2. A step that repeats the block of up to
+// maxPeriod steps before it is folded into it (the hops of a linked list,
+// of a timer list), so every item of one list has the same shape, as
+// memlab finds all of them similar (one trace a prefix of the other).
+type traceShapes struct {
+	t      *leakTree
+	parent []int32 // trie node -> its parent, -1 at the root
+	step   []traceStep
+	depth  []int32
+	child  map[trieKey]int32
+	of     []int32 // graph node -> its shape, -1 until computed
+	numStr map[uint32]bool
+}
+
+type trieKey struct {
+	parent int32
+	step   traceStep
+}
+
+// maxPeriod is the longest repeated block traceShapes folds.
+const maxPeriod = 3
+
+func newTraceShapes(t *leakTree) *traceShapes {
+	s := &traceShapes{t: t, child: map[trieKey]int32{}, of: make([]int32, t.g.NumNodes()), numStr: map[uint32]bool{}}
+	for i := range s.of {
+		s.of[i] = -1
+	}
+	// Trie node 0 is the root's: a trace starts at the root node.
+	s.parent = append(s.parent, -1)
+	s.step = append(s.step, traceStep{nodeType: t.g.Nodes.Type[t.g.Root], nodeName: t.g.Nodes.Name[t.g.Root], edgeName: wild})
+	s.depth = append(s.depth, 0)
+	s.of[t.g.Root] = 0
+	return s
+}
+
+// stepOf returns the trace step of edge e into node v.
+func (s *traceShapes) stepOf(e uint32, v int32) traceStep {
+	g := s.t.g
+	st := traceStep{edgeType: g.Edges.Type[e], nodeType: g.Nodes.Type[v], nodeName: g.Nodes.Name[v], edgeName: g.Edges.Name[e]}
+	if s.t.k.indexed[st.edgeType] || s.numericName(st.edgeName) {
+		st.numeric, st.edgeName = true, wild
+	}
+	return st
+}
+
+// numericName reports whether string id is a numeric name (representsNumber).
+func (s *traceShapes) numericName(id uint32) bool {
+	if v, ok := s.numStr[id]; ok {
+		return v
+	}
+	v := representsNumber(s.t.g.Strings.At(id))
+	s.numStr[id] = v
+	return v
+}
+
+// representsNumber is memlab's test of an edge name that is a number in
+// string form: it is one if JavaScript prints the number it parses to as
+// the same text ("12", "3.5"; not "08" or "1e3").
+func representsNumber(name string) bool {
+	if i, err := strconv.ParseInt(name, 10, 64); err == nil {
+		return strconv.FormatInt(i, 10) == name
+	}
+	if f, err := strconv.ParseFloat(name, 64); err == nil {
+		return strconv.FormatFloat(f, 'f', -1, 64) == name
+	}
+	return false
+}
+
+// extend returns the shape of trace p followed by step st.
+func (s *traceShapes) extend(p int32, st traceStep) int32 {
+	// st completes a repeat of the block of k steps before it: fold it
+	// into that block.
+	for k := 1; k <= maxPeriod && int(s.depth[p]) >= 2*k-1; k++ {
+		if s.repeats(p, st, k) {
+			return s.ancestor(p, k-1)
+		}
+	}
+	key := trieKey{p, st}
+	if c, ok := s.child[key]; ok {
+		return c
+	}
+	c := int32(len(s.parent))
+	s.parent = append(s.parent, p)
+	s.step = append(s.step, st)
+	s.depth = append(s.depth, s.depth[p]+1)
+	s.child[key] = c
+	return c
+}
+
+// repeats reports whether st and the last k-1 steps of p repeat the k
+// steps before those: with p = s1..sm, whether sm-k+2..sm,st equals
+// sm-2k+2..sm-k+1 (p must be at least 2k-1 steps deep).
+func (s *traceShapes) repeats(p int32, st traceStep, k int) bool {
+	if s.step[s.ancestor(p, k-1)] != st {
+		return false
+	}
+	for i := 0; i < k-1; i++ {
+		if s.step[s.ancestor(p, i)] != s.step[s.ancestor(p, i+k)] {
+			return false
+		}
+	}
+	return true
+}
+
+// ancestor returns the trie node i levels above p.
+func (s *traceShapes) ancestor(p int32, i int) int32 {
+	for ; i > 0; i-- {
+		p = s.parent[p]
+	}
+	return p
+}
+
+// shape returns node v's shape (v must be reached by the tree).
+func (s *traceShapes) shape(v int32) int32 {
+	if s.of[v] >= 0 {
+		return s.of[v]
+	}
+	t := s.t
+	var stack []int32
+	u := v
+	for s.of[u] < 0 {
+		stack = append(stack, u)
+		e := t.parent[u]
+		if e == noParent {
+			break // a start: its shape is the root's plus the root's edge
+		}
+		u = t.source(e)
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		w := stack[i]
+		if e := t.parent[w]; e != noParent {
+			s.of[w] = s.extend(s.of[t.source(e)], s.stepOf(e, w))
+		} else if e := t.startEdge(w); e != noParent {
+			s.of[w] = s.extend(0, s.stepOf(e, w))
+		} else {
+			s.of[w] = 0
+		}
+	}
+	return s.of[v]
+}
+
+// traceElem is one element of a trace in memlab's form: nodes and edges
+// alternate, starting with the root node.
+type traceElem struct {
+	edge    bool
+	typ     uint8
+	numeric bool
+	name    string
+}
+
+// elements returns shape p as memlab's alternating trace.
+func (s *traceShapes) elements(p int32) []traceElem {
+	g := s.t.g
+	out := make([]traceElem, 2*s.depth[p]+1)
+	for i := len(out) - 1; p >= 0; p = s.parent[p] {
+		st := s.step[p]
+		out[i] = traceElem{typ: st.nodeType, name: g.Strings.At(st.nodeName)}
+		i--
+		if i >= 0 {
+			out[i] = traceElem{edge: true, typ: st.edgeType, numeric: st.numeric}
+			if !st.numeric {
+				out[i].name = g.Strings.At(st.edgeName)
+			}
+			i--
+		}
+	}
+	return out
+}
+
+// similarTraceThreshold is memlab's SIMILAR_TRACE_THRESHOLD.
+const similarTraceThreshold = 0.8
+
+// traceSimilarity is memlab's trace similarity
+// (ClusterUtilsHelper.getSimilarityByTraceElementList, with its default
+// heuristics: no stop words, no similar-word patterns, no decay factors):
+// the two traces are compared element by element from the root, each
+// position weighing less than the one before (towards the leaked object
+// the weight falls from 1 to about 0.1), and the score is the matched
+// share of the weight. When the shorter trace ends with a score above 0.9
+// the rest is not looked at, so a trace that is a prefix of the other
+// scores 1.
+func traceSimilarity(t1, t2 []traceElem) float64 {
+	l1, l2 := len(t1), len(t2)
+	delta1, delta2 := 0.9/float64(l1), 0.9/float64(l2)
+	w1, w2 := 1.0, 1.0
+	l := max(l1, l2)
+	var matched, total float64
+	for i := 0; i < l; i++ {
+		if sameTraceElem(t1, t2, i) {
+			matched += w1 + w2
+		}
+		total += w1 + w2
+		const decay = 0.99
+		w1, w2, delta1, delta2 = w1*decay, w2*decay, delta1*decay, delta2*decay
+		if w1-delta1 >= 0 {
+			w1 -= delta1
+		}
+		if w2-delta2 >= 0 {
+			w2 -= delta2
+		}
+		if i+1 >= l1 || i+1 >= l2 {
+			if sim := matched / (total + 0.0001); sim > 0.9 {
+				return sim
+			}
+		}
+	}
+	return matched / (total + 0.0001)
+}
+
+// sameTraceElem is memlab's isSameOrSimilarElement at position i: nodes
+// of the same type and name; edges of the same type and name, where two
+// numeric names are the same when the nodes before them are.
+func sameTraceElem(t1, t2 []traceElem, i int) bool {
+	if i >= len(t1) || i >= len(t2) {
+		return false
+	}
+	a, b := t1[i], t2[i]
+	if a.edge != b.edge || a.typ != b.typ {
+		return false
+	}
+	if a.edge && a.numeric && b.numeric {
+		return i > 0 && t1[i-1].typ == t2[i-1].typ && t1[i-1].name == t2[i-1].name
+	}
+	if !a.edge && strings.HasPrefix(a.name, "Window / ") && strings.HasPrefix(b.name, "Window / ") {
+		return true
+	}
+	return a.numeric == b.numeric && a.name == b.name
+}
