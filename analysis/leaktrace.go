@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -74,10 +73,7 @@ func newLeakTree(a *Analysis) *leakTree {
 }
 
 // source returns the node whose edge range holds e.
-func (t *leakTree) source(e uint32) int32 {
-	fe := t.g.Nodes.FirstEdge
-	return int32(sort.Search(t.g.NumNodes(), func(i int) bool { return fe[i+1] > e }))
-}
+func (t *leakTree) source(e uint32) int32 { return edgeSource(t.g, e) }
 
 // startEdge returns the root's edge to the user root u, or noParent when u
 // is the root itself or the root has no such edge.

@@ -14,7 +14,7 @@ import (
 // "in"/"::": "[3]" for elements, the bare name for every other type (a
 // context variable, a property, an internal field), "(empty)" when empty.
 func EdgeLabel(g *model.Graph, e uint32) string {
-	k := newKinds(g)
+	k := kindsFor(g)
 	name := g.EdgeName(e)
 	if k.edge[g.Edges.Type[e]] == eElement {
 		return "[" + name + "]"
@@ -31,7 +31,7 @@ func EdgeLabel(g *model.Graph, e uint32) string {
 // shortcut, "{x}" for internal and hidden edges (and for other runtimes'
 // edges of no neutral category).
 func EdgeString(g *model.Graph, e uint32) string {
-	k := newKinds(g)
+	k := kindsFor(g)
 	name := g.EdgeName(e)
 	switch k.edge[g.Edges.Type[e]] {
 	case eContext:
@@ -106,6 +106,7 @@ type PathFinder struct {
 	ignEdges Bits
 	isUser   Bits
 	h        []int64 // cost from the virtual source, -1 if unreachable
+	seen     Bits    // build's scratch set, empty between calls
 }
 
 // NewPathFinder prepares path searches over g with retainer index ret
@@ -216,19 +217,8 @@ func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t i
 // path, as from Find. Safe for concurrent use.
 func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 	g := a.Graph
-	n := g.NumNodes()
 	k := newKinds(g)
-	allowed := func(e uint32, _ int32) bool { return e == noParent || !k.weak[g.Edges.Type[e]] }
-	a.treeOnce.Do(func() {
-		a.treeCost = make([]int64, n)
-		a.treeEdge = make([]uint32, n)
-		rootBFS(g, a.Roots, a.treeCost, allowed, a.treeEdge)
-	})
-	h, parent := a.treeCost, a.treeEdge
-	fe := g.Nodes.FirstEdge
-	source := func(e uint32) int32 { // the node whose edge range holds e
-		return int32(sort.Search(n, func(i int) bool { return fe[i+1] > e }))
-	}
+	h, parent := a.shortestPathTree()
 	out := make([]Path, len(targets))
 	for i, t := range targets {
 		if h[t] < 0 {
@@ -239,7 +229,7 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 		v := t
 		for parent[v] != noParent {
 			e := parent[v]
-			from := source(e)
+			from := edgeSource(g, e)
 			p.Steps = append(p.Steps, PathStep{From: from, Edge: e, To: v})
 			v = from
 		}
@@ -247,7 +237,7 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 			// A user root: the path starts with the root's edge to it.
 			s, end := g.EdgeRange(g.Root)
 			for e := s; e < end; e++ {
-				if g.Edges.To[e] == v && allowed(e, v) {
+				if g.Edges.To[e] == v && !k.weak[g.Edges.Type[e]] {
 					p.Steps = append(p.Steps, PathStep{From: g.Root, Edge: e, To: v})
 					break
 				}
@@ -259,6 +249,27 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 		out[i] = p
 	}
 	return out
+}
+
+// shortestPathTree returns the BFS tree ShortestPaths reads paths off:
+// each node's cost (-1 where no path reaches it) and tree edge (noParent
+// at the root and the user roots), computed on first use.
+func (a *Analysis) shortestPathTree() (cost []int64, parent []uint32) {
+	a.treeOnce.Do(func() {
+		g := a.Graph
+		k := newKinds(g)
+		n := g.NumNodes()
+		a.treeCost = make([]int64, n)
+		a.treeEdge = make([]uint32, n)
+		rootBFS(g, a.Roots, a.treeCost, func(e uint32, _ int32) bool { return e == noParent || !k.weak[g.Edges.Type[e]] }, a.treeEdge)
+	})
+	return a.treeCost, a.treeEdge
+}
+
+// edgeSource returns the node whose edge range holds edge e.
+func edgeSource(g *model.Graph, e uint32) int32 {
+	fe := g.Nodes.FirstEdge
+	return int32(sort.Search(g.NumNodes(), func(i int) bool { return fe[i+1] > e }))
 }
 
 // Distance returns the cost of the cheapest path to n, or -1 when no path
@@ -332,7 +343,8 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		heap.Push(q, int32(len(q.labels)-1))
 	}
 	push(pathLabel{node: target, prev: -1})
-	pops := map[int32]int{}
+	// pops counts each node's expansions (at most K, so a byte each).
+	pops := make([]uint8, g.NumNodes())
 	var out []Path
 	sysCost := int64(0)
 	if len(pf.roots.User) > 0 {
@@ -343,10 +355,12 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		li := heap.Pop(q).(int32)
 		l := q.labels[li]
 		if l.terminal {
-			out = append(out, pf.build(q.labels, li))
+			if p, ok := pf.build(q.labels, li); ok {
+				out = append(out, p)
+			}
 			continue
 		}
-		if pops[l.node] >= pf.opt.K {
+		if int(pops[l.node]) >= pf.opt.K {
 			continue
 		}
 		pops[l.node]++
@@ -382,10 +396,18 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 	return out
 }
 
-// onPath reports whether node u already occurs on the partial path that
-// label li heads, keeping paths simple.
+// onPathWindow is how many nodes back onPath looks. Retainer cycles are
+// mostly short (an object and its back pointer, the neighbours in a
+// doubly linked list), so a bounded look keeps the search linear on a
+// chain of millions (looking all the way back made it quadratic: a 3M
+// linked list's tail took minutes); the rare path that closes a longer
+// cycle is dropped when it completes (build).
+const onPathWindow = 64
+
+// onPath reports whether node u occurs among the last onPathWindow nodes
+// of the partial path that label li heads, keeping paths simple.
 func (pf *PathFinder) onPath(labels []pathLabel, li int32, u int32) bool {
-	for i := li; i >= 0; i = labels[i].prev {
+	for i, n := li, 0; i >= 0 && n < onPathWindow; i, n = labels[i].prev, n+1 {
 		if labels[i].node == u {
 			return true
 		}
@@ -393,20 +415,36 @@ func (pf *PathFinder) onPath(labels []pathLabel, li int32, u int32) bool {
 	return false
 }
 
-// build turns a terminal label into a Path.
-func (pf *PathFinder) build(labels []pathLabel, li int32) Path {
+// build turns a terminal label into a Path; ok is false when the path
+// visits a node twice (a cycle longer than onPath looks back).
+func (pf *PathFinder) build(labels []pathLabel, li int32) (p Path, ok bool) {
 	t := labels[li]
-	p := Path{System: t.system, Cost: t.cost}
+	p = Path{System: t.system, Cost: t.cost}
 	if t.prev < 0 {
-		return p // the target is the root
+		return p, true // the target is the root
 	}
 	// The terminal label's edge leads from the root to its prev label.
 	from, e := pf.g.Root, t.edge
+	if pf.seen == nil {
+		pf.seen = NewBits(pf.g.NumNodes())
+	}
+	ok = true
 	for i := t.prev; i >= 0; i = labels[i].prev {
+		if pf.seen.Has(int(labels[i].node)) {
+			ok = false
+			break
+		}
+		pf.seen.Set(int(labels[i].node))
 		p.Steps = append(p.Steps, PathStep{From: from, Edge: e, To: labels[i].node})
 		from, e = labels[i].node, labels[i].edge
 	}
-	return p
+	for _, s := range p.Steps {
+		pf.seen.Clear(int(s.To))
+	}
+	if !ok {
+		return Path{}, false
+	}
+	return p, true
 }
 
 // RetainerPaths returns up to opt.K shortest retainer paths from the root

@@ -436,7 +436,7 @@ func BuildPaths(path string, a *analysis.Analysis, target model.NodeIndex, k int
 func newPathJSON(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) PathJSON {
 	g := a.Graph
 	node := func(n model.NodeIndex) NodeJSON { return NewNodeJSON(g, a.Row(nm, n)) }
-	pj := PathJSON{Distance: p.Cost, System: p.System, Root: node(g.Root), Steps: []StepJSON{}}
+	pj := PathJSON{Distance: p.Cost, System: p.System, Root: node(g.Root), Steps: make([]StepJSON, 0, len(p.Steps))}
 	for _, s := range p.Steps {
 		pj.Steps = append(pj.Steps, StepJSON{
 			EdgeType: g.EdgeType(s.Edge).Name, EdgeName: g.EdgeName(s.Edge),

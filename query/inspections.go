@@ -363,7 +363,11 @@ func runMergedPaths(c *Context) (*Result, error) {
 	// Preorder lists parents before children, so a prefix of it is a tree.
 	nodes := make([]*TreeNode, shown)
 	for i, m := range merged[:shown] {
-		nodes[i] = &TreeNode{Values: []any{Shorten(m.Edge, MaxNameWidth), Shorten(m.Class, MaxNameWidth), m.Objects, m.Retained, m.Ends,
+		edge := Shorten(m.Edge, MaxNameWidth)
+		if m.Hops > 1 {
+			edge += fmt.Sprintf(" (up to %s hops)", Thousands(uint64(m.Hops)))
+		}
+		nodes[i] = &TreeNode{Values: []any{edge, Shorten(m.Class, MaxNameWidth), m.Objects, m.Retained, m.Ends,
 			objectName(a, nm, m.Example)}}
 		if m.Parent < 0 {
 			tree.Roots = append(tree.Roots, nodes[i])
