@@ -85,7 +85,15 @@ const (
 //
 // DevTools keys classes by string-table index, so two different strings
 // with the same text would be two rows there (and then collide in its
-// summary's key map); here classes are keyed by text.
+// summary's key map); here classes are keyed by text. That happens in real
+// bundles: esbuild's ESM interop (__toESM) gives the namespace object of a
+// CommonJS module exporting a function Function.prototype as prototype,
+// V8 names such objects "Function", and DevTools keys them by that name's
+// string while closures get a "Function" string of their own; both keys
+// become ",Function" and its Summary keeps whichever class it met later,
+// showing "Function ×8" and hiding every closure. heapx shows one
+// "Function" row with the closures and those objects, a deliberate
+// deviation (docs/devtools-deviations.md; testdata/devtools-quirks).
 func ClassifyNodes(g *model.Graph, dom *DOMState) *Classes {
 	n := g.NumNodes()
 	k := newKinds(g)

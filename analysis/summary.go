@@ -22,7 +22,8 @@ type ClassSummary struct {
 	// that have no other instance of the class above them in the dominator
 	// tree, so nested instances are not counted twice.
 	Retained uint64
-	// Distance is the smallest distance of an instance (see Distances).
+	// Distance is the smallest distance of an instance a root reaches
+	// (see Distances), NoDistance when no root reaches any.
 	Distance int32
 }
 
@@ -32,6 +33,15 @@ type ClassSummary struct {
 // size (both descending), then by first instance in node order. self is
 // the shallow size column (ShallowSizes); dist may be nil (Distance is then
 // 0).
+//
+// One deviation from DevTools: a class's distance is the minimum over the
+// instances a root reaches. DevTools takes the minimum over all
+// instances, so a single unreachable one (distance -5) turns the class's
+// distance into "−", which its grid also shows for "reached only from
+// internal roots": a JVM heap's byte[] and String, whose few unreachable
+// instances sit beside 50,000 reachable ones, would read as VM internals.
+// V8 writes few unreachable objects, and those of the fixtures have no
+// shallow size, so on V8 dumps the column equals DevTools'.
 func Summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dist []int32) []ClassSummary {
 	return summarize(g, cls, self, dom, dist, nil)
 }
@@ -59,7 +69,7 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dis
 		s := &rows[r-1]
 		s.Count++
 		s.Shallow += self[i]
-		if d < s.Distance {
+		if d != NoDistance && (d < s.Distance || s.Distance == NoDistance) {
 			s.Distance = d
 		}
 	}
