@@ -45,12 +45,9 @@ func (a *Analysis) DuplicateStrings(limit int) []DuplicateString {
 			take[t] = nt.Category == model.CatString || !k.nodeV8[t]
 		}
 	}
-	// A string named after its own type carries no contents: Firefox's
-	// core dumps name every string "JSString". Such strings would all
-	// look like copies of one text.
 	var members []int32
 	for i, t := range g.Nodes.Type {
-		if take[t] && (k.nodeV8[t] || g.NodeName(int32(i)) != g.NodeTypes[t].Name) {
+		if take[t] && hasContents(g, k, int32(i)) {
 			members = append(members, int32(i))
 		}
 	}
@@ -80,4 +77,31 @@ func (a *Analysis) DuplicateStrings(limit int) []DuplicateString {
 		return x.Example < y.Example
 	})
 	return limitRows(rows, limit)
+}
+
+// HasStringContents reports whether the dump records what its strings
+// say: false when it has strings but none with contents (Firefox's core
+// dumps name every string "JSString" and keep only its size), so no
+// question about texts, such as duplicates, can be answered.
+func (a *Analysis) HasStringContents() bool {
+	g := a.Graph
+	k := kindsFor(g)
+	seen := false
+	for i, t := range g.Nodes.Type {
+		if int(t) < len(g.NodeTypes) && g.NodeTypes[t].Category.IsString() {
+			if hasContents(g, k, int32(i)) {
+				return true
+			}
+			seen = true
+		}
+	}
+	return !seen
+}
+
+// hasContents reports whether string node n is named by its contents: a
+// string named after its own type carries none, and such strings would
+// all look like copies of one text.
+func hasContents(g *model.Graph, k *kinds, n int32) bool {
+	t := g.Nodes.Type[n]
+	return k.nodeV8[t] || g.NodeName(n) != g.NodeTypes[t].Name
 }

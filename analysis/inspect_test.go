@@ -83,7 +83,11 @@ func TestInspectDuplicateStringsSynthetic(t *testing.T) {
 // and class-list string data (103 nodes), and each div retains 9480 bytes.
 func TestInspectDetachedDOMChromium(t *testing.T) {
 	a := analyzeFixture(t, "chromium-small-page")
-	rows := a.DetachedDOM(0)
+	res := a.DetachedDOM(analysis.DetachedOptions{})
+	rows := res.Trees
+	if res.Source != analysis.DOMDetachedness || res.Total != 10 || res.Internal != 0 {
+		t.Errorf("source %d, %d trees, %d internal; want detachedness, 10, 0", res.Source, res.Total, res.Internal)
+	}
 	if len(rows) != 10 {
 		t.Fatalf("%d trees, want 10", len(rows))
 	}
@@ -103,7 +107,7 @@ func TestInspectDetachedDOMChromium(t *testing.T) {
 	if elements != 510 {
 		t.Errorf("%d detached elements, want 510", elements)
 	}
-	if got := a.DetachedDOM(2); len(got) != 2 || got[1].Root != rows[1].Root {
+	if got := a.DetachedDOM(analysis.DetachedOptions{Limit: 2}); len(got.Trees) != 2 || got.Trees[1].Root != rows[1].Root || got.Total != 10 {
 		t.Errorf("limit 2: %+v", got)
 	}
 }

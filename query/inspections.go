@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
@@ -23,8 +24,8 @@ Chrome): flat strings; concatenated and sliced strings are left out, as
 their text lives in the flat strings they point to. HPROF: java.lang.String
 objects by contents. Texts longer than V8's 1024-character name limit are
 compared by their first 1024 characters and their size. Firefox
-(SpiderMonkey) dumps do not record string contents, so there strings of
-one size are grouped under their type name ("JSString").`,
+(SpiderMonkey) dumps do not record string contents: there the command
+says so instead of listing anything.`,
 		Args: []Arg{limitArg(20)},
 		Run:  withLimit(DuplicatesResult),
 	})
@@ -35,12 +36,22 @@ one size are grouped under their type name ("JSString").`,
 first: each tree is a detached node whose immediate dominator is not
 detached, with the detached nodes below it, so the trees' sizes add up.
 Each tree comes with the shortest retainer path to its root: what to clear
-to free it. Chrome marks detached elements in its snapshots; for dumps
-without that information (SpiderMonkey, older V8) only native nodes
-already named "Detached ..." are found. Node.js has no DOM, but V8 may mark
-some of its native binding objects detached; they show up here.`,
-		Args: []Arg{limitArg(10)},
-		Run:  withLimit(DetachedResult),
+to free it; trees held the same way (the elements of one array) share one
+path table. Chrome marks detached elements in its snapshots; in Firefox's,
+the DOM nodes no document reaches through child-node edges are detached;
+in older V8 snapshots only native nodes already named "Detached ..." are
+found. Node.js and Java heaps have no DOM. V8 marks a few of Node.js's own
+binding objects detached ("Detached Node / BindingData"): they are not DOM
+and are left out unless --internals.`,
+		Args: []Arg{limitArg(10), {Name: "internals", Kind: BoolArg, Default: false,
+			Help: "also list the embedder's own objects V8 marks detached (Node.js's \"Node / ...\" binding objects)"}},
+		Run: func(c *Context) (*Result, error) {
+			n, err := limit(c, math.MaxInt)
+			if err != nil {
+				return nil, err
+			}
+			return DetachedResult(c.Snapshots[0], n, c.Bool("internals"))
+		},
 	})
 	Register(&Query{
 		Name: "closures", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
@@ -147,9 +158,13 @@ func shownNote(shown, total int, what string) []string {
 
 // DuplicatesResult lays out the duplicated strings of sn, at most limit
 // texts (0 or less: all), most wasted bytes first, with the totals over
-// all of them.
+// all of them. A dump without string contents gets a note saying so and
+// no table.
 func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 	a := sn.Analysis
+	if !a.HasStringContents() {
+		return &Result{Notes: []string{noStringContents}}, nil
+	}
 	all := a.DuplicateStrings(0)
 	rows := all
 	if limit > 0 && len(rows) > limit {
@@ -159,7 +174,7 @@ func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 		{Key: "size", Title: "Size each", Kind: Bytes}, {Key: "wasted", Title: "Wasted", Kind: Bytes},
 		{Key: "total", Title: "Total", Kind: Bytes}, {Key: "example", Title: "Example", Kind: ID}}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []any{Shorten(r.Text, MaxNameWidth), r.Count, r.Size, r.Wasted, r.Total, a.Graph.Nodes.ID[r.Example]})
+		t.Rows = append(t.Rows, []any{Shorten(visibleText(r.Text), MaxNameWidth), r.Count, r.Size, r.Wasted, r.Total, a.Graph.Nodes.ID[r.Example]})
 	}
 	var copies int
 	var wasted, total uint64
@@ -180,78 +195,196 @@ func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 	return r, nil
 }
 
-// maxPathSections bounds the per-tree path sections of the detached
-// query: past the first few trees the paths mostly repeat.
+// visibleText is a string's text as a table cell shows it: quoted when
+// it is empty or starts or ends with white space, which would not show
+// (a JVM's "" and " " are among its most duplicated strings).
+func visibleText(s string) string {
+	if s == "" || strings.TrimSpace(s) != s {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// noStringContents is what the duplicates view says about a dump whose
+// strings carry no text.
+const noStringContents = "This dump does not record string contents (Firefox's heap snapshots keep only each string's size), so duplicate strings cannot be found."
+
+// maxPathSections bounds the path sections of the detached query: past
+// the first few kinds of path they mostly repeat.
 const maxPathSections = 10
 
 // DetachedResult lays out the detached DOM trees of sn, at most limit
-// (0 or less: all), largest first: a table of the trees, then the
-// retainer path of each of the first maxPathSections.
-func DetachedResult(sn Snapshot, limit int) (*Result, error) {
+// (0 or less: all), largest first: a table of the trees, then a retainer
+// path per group of trees held the same way (analysis.GroupPaths), for
+// the first maxPathSections groups. internals keeps the embedder's own
+// objects V8 marks detached. A heap without DOM, or without a way to tell
+// detached nodes, gets a note saying so and no table.
+func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 	a := sn.Analysis
 	g := a.Graph
-	want := 0 // one tree more than shown tells whether the table is cut
-	if limit > 0 && limit < math.MaxInt {
-		want = limit + 1
+	dr := a.DetachedDOM(analysis.DetachedOptions{Limit: limit, Internals: internals})
+	trees := dr.Trees
+	r := &Result{}
+	leftOut := ""
+	if dr.Internal > 0 {
+		leftOut = fmt.Sprintf("V8 marks %s of Node.js's own objects detached (\"Detached Node / BindingData\" and the like in the summary); they are not DOM and are left out (--internals lists them).",
+			Thousands(uint64(dr.Internal)))
 	}
-	trees := a.DetachedDOM(want)
-	more := limit > 0 && len(trees) > limit
-	if more {
-		trees = trees[:limit]
+	if len(trees) == 0 {
+		switch dr.Source {
+		case analysis.NoDOM:
+			r.Notes = append(r.Notes, "This heap has no DOM (no node of the dump is a DOM node), so nothing can be detached.")
+		case analysis.DOMNamesOnly:
+			r.Notes = append(r.Notes, "No detached DOM node found. This dump does not say which DOM nodes are detached (Chrome's snapshots mark them, Firefox's have their child edges), so only nodes already named \"Detached ...\" could be found.")
+		default:
+			r.Notes = append(r.Notes, "No detached DOM node: every DOM node in the snapshot is attached to a document.")
+		}
+		if leftOut != "" {
+			r.Notes = append(r.Notes, leftOut)
+		}
+		return r, nil
 	}
 	nm := analysis.NewNamer(g, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "root", Title: "Tree root", Kind: Text},
 		{Key: "elements", Title: "Elements", Kind: Count}, {Key: "nodes", Title: "Nodes", Kind: Count},
 		colRetained, colPercent, {Key: "held_by", Title: "Held by", Kind: Text}}}
-	r := &Result{Sections: []*Section{{Heading: "Detached DOM trees", Table: t}}}
+	r.Sections = []*Section{{Heading: "Detached DOM trees", Table: t}}
 	var elements, nodes int
 	var retained uint64
+	paths := make([]analysis.Path, len(trees))
 	for i, tr := range trees {
 		elements += tr.Elements
 		nodes += tr.Nodes
 		retained += tr.Retained
+		paths[i] = tr.Path
 		heldBy := ""
 		if s := tr.Path.Steps; len(s) > 0 {
 			last := s[len(s)-1]
 			heldBy = objectName(a, nm, last.From) + " " + Shorten(analysis.EdgeString(g, last.Edge), MaxNameWidth)
 		}
 		t.Rows = append(t.Rows, []any{i + 1, objectName(a, nm, tr.Root), tr.Elements, tr.Nodes, tr.Retained, Share(tr.Retained, total), heldBy})
-		if i >= maxPathSections {
-			continue
-		}
-		sec := &Section{Heading: fmt.Sprintf("Tree %d: %s, retaining %s", i+1, Shorten(tr.Name, MaxNameWidth), HumanSize(tr.Retained))}
-		if len(tr.Path.Steps) > 0 {
-			sec.Table = pathTable(newPathJSON(a, nm, tr.Path))
-			sec.Notes = []string{"The shortest retainer path to the tree's root, from the root."}
-		} else {
-			sec.Notes = []string{"No retainer path reaches the tree's root from the roots."}
-		}
-		r.Sections = append(r.Sections, sec)
 	}
-	switch {
-	case len(trees) == 0 && g.Detachedness == nil:
-		r.Notes = append(r.Notes, "No detached DOM node found. This dump has no detachedness information (only Chrome's snapshots have it), so only nodes already named \"Detached ...\" could be found.")
-	case len(trees) == 0:
-		r.Notes = append(r.Notes, "No detached DOM node: every DOM node in the snapshot is attached to a document.")
-	default:
-		which := "The"
-		if more {
-			which = "The largest" // -n cut the list
+	groups := a.GroupPaths(paths)
+	for gi, gr := range groups {
+		if gi == maxPathSections {
+			break
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("%s %s trees hold %s detached elements (%s nodes with their text and data) and retain %s.",
-			which, Thousands(uint64(len(trees))), Thousands(uint64(elements)), Thousands(uint64(nodes)), HumanSize(retained)))
-		if more {
-			r.Notes = append(r.Notes, "There are more trees: -n 0 shows all.")
-		}
-		if g.Detachedness == nil {
-			r.Notes = append(r.Notes, "This dump has no detachedness information: only nodes already named \"Detached ...\" were found.")
-		}
-		if len(trees) > maxPathSections {
-			r.Notes = append(r.Notes, fmt.Sprintf("Retainer paths are shown for the first %d trees; 'heapx paths --id ID' shows any other's.", maxPathSections))
-		}
+		r.Sections = append(r.Sections, detachedPathSection(a, nm, trees, gr))
+	}
+	which := "The"
+	more := len(trees) < dr.Total
+	if more {
+		which = "The largest" // -n cut the list
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("%s %s trees hold %s detached elements (%s nodes with their text and data) and retain %s.",
+		which, Thousands(uint64(len(trees))), Thousands(uint64(elements)), Thousands(uint64(nodes)), HumanSize(retained)))
+	if more {
+		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", Thousands(uint64(dr.Total))))
+	}
+	switch dr.Source {
+	case analysis.DOMChildEdges:
+		r.Notes = append(r.Notes, "Firefox does not mark detached nodes: these are the DOM nodes no document reaches through child-node edges.")
+	case analysis.DOMNamesOnly:
+		r.Notes = append(r.Notes, "This dump does not say which DOM nodes are detached: only nodes already named \"Detached ...\" were found.")
+	case analysis.NoDOM:
+		r.Notes = append(r.Notes, "This heap has no DOM: these are the embedder's own objects V8 marks detached (--internals).")
+	}
+	if leftOut != "" {
+		r.Notes = append(r.Notes, leftOut)
+	}
+	if len(groups) > maxPathSections {
+		r.Notes = append(r.Notes, fmt.Sprintf("Retainer paths are shown for the first %d ways the trees are held; 'heapx paths --id ID' shows any other tree's.", maxPathSections))
 	}
 	return r, nil
+}
+
+// detachedPathSection lays out the retainer path of one group of trees:
+// the first member's path, with the edges where the members differ
+// written as the range of their indexes ("[0…9]").
+func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []analysis.DetachedTree, gr analysis.PathGroup) *Section {
+	first := trees[gr.Members[0]]
+	ranks := make([]int, len(gr.Members))
+	var retained uint64
+	for i, m := range gr.Members {
+		ranks[i] = m + 1
+		retained += trees[m].Retained
+	}
+	sec := &Section{Heading: fmt.Sprintf("Tree %d: %s, retaining %s", ranks[0], Shorten(first.Name, MaxNameWidth), HumanSize(retained))}
+	if len(ranks) > 1 {
+		sec.Heading = fmt.Sprintf("Trees %s: %s trees like %s, retaining %s", rankList(ranks), Thousands(uint64(len(ranks))),
+			Shorten(first.Name, MaxNameWidth), HumanSize(retained))
+	}
+	if len(first.Path.Steps) == 0 {
+		sec.Notes = []string{"No retainer path reaches the tree's root from the roots."}
+		if len(ranks) > 1 {
+			sec.Notes = []string{"No retainer path reaches these trees' roots from the roots."}
+		}
+		return sec
+	}
+	pj := newPathJSON(a, nm, first.Path)
+	var ranges []string
+	for i := range pj.Steps {
+		if gr.Low[i] != gr.High[i] {
+			pj.Steps[i].Edge = edgeRange(a.Graph, gr.Low[i], gr.High[i])
+			ranges = append(ranges, pj.Steps[i].Edge)
+		}
+	}
+	sec.Table = pathTable(pj)
+	sec.Notes = []string{"The shortest retainer path to the tree's root, from the root."}
+	if len(ranks) > 1 {
+		sec.Notes = []string{fmt.Sprintf("The shortest retainer paths to the trees' roots, from the root: they differ only in the index at %s; the objects shown are tree %d's.",
+			strings.Join(ranges, ", "), ranks[0])}
+		if len(ranges) == 0 {
+			sec.Notes = []string{fmt.Sprintf("The shortest retainer paths to the trees' roots, from the root: they go through objects of the same classes; the objects shown are tree %d's.", ranks[0])}
+		}
+	}
+	return sec
+}
+
+// edgeRange writes the edges low and high, which differ only in an index,
+// as one edge with the index range: "[0]" and "[9]" give "[0…9]",
+// ".objectElements[0]" and ".objectElements[19]" give
+// ".objectElements[0…19]".
+func edgeRange(g *model.Graph, low, high uint32) string {
+	lo, hi := analysis.EdgeString(g, low), analysis.EdgeString(g, high)
+	cut := func(s string) (string, string, string, bool) {
+		if len(s) < 3 {
+			return "", "", "", false
+		}
+		end := len(s) - 1 // the closing bracket
+		i := end
+		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+			i--
+		}
+		return s[:i], s[i:end], s[end:], i < end
+	}
+	lp, ln, le, ok1 := cut(lo)
+	hp, hn, he, ok2 := cut(hi)
+	if !ok1 || !ok2 || lp != hp || le != he {
+		return lo + " … " + hi
+	}
+	return lp + ln + "…" + hn + le
+}
+
+// rankList writes ascending ranks compactly: "1-10", "1, 3, 5-7".
+func rankList(ranks []int) string {
+	var b strings.Builder
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(ranks[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(ranks[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 func closuresResult(sn Snapshot, limit int) (*Result, error) {

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/formats"
+	_ "github.com/heapx/heapx/formats/hprof"
+	_ "github.com/heapx/heapx/formats/spidermonkey"
 	"github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/query"
@@ -34,6 +37,27 @@ func fixture(t *testing.T, name string) query.Snapshot {
 	}
 	sn := query.Snapshot{Path: path, Analysis: a}
 	snapshots.Store(name, sn)
+	return sn
+}
+
+// otherFixture analyses a dump of testdata/ in any format (the path
+// relative to testdata/), cached like fixture.
+func otherFixture(t *testing.T, rel string) query.Snapshot {
+	t.Helper()
+	if sn, ok := snapshots.Load(rel); ok {
+		return sn.(query.Snapshot)
+	}
+	path := filepath.Join(testfixtures.Dir(), rel)
+	g, _, err := formats.Open(path, formats.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn := query.Snapshot{Path: path, Analysis: a}
+	snapshots.Store(rel, sn)
 	return sn
 }
 
@@ -175,12 +199,13 @@ func TestDuplicatesQuery(t *testing.T) {
 
 // The page keeps 10 detached <div class="detached-root-K"> in
 // window.detachedTrees, 51 elements and 9480 bytes each: one table row per
-// tree, held by the array's element K, and one section with its path.
+// tree, held by the array's element K, and one path for all ten, its last
+// edge the index range [0…9].
 func TestDetachedQuery(t *testing.T) {
 	r := run(t, "detached", "chromium-small-page", nil)
 	rs := rows(t, r, 0)
-	if len(rs) != 10 || len(r.Sections) != 11 {
-		t.Fatalf("%d trees, %d sections; want 10 and 11", len(rs), len(r.Sections))
+	if len(rs) != 10 || len(r.Sections) != 2 {
+		t.Fatalf("%d trees, %d sections; want 10 and 2", len(rs), len(r.Sections))
 	}
 	for k, row := range rs {
 		root := fmt.Sprintf(`Detached <div class="detached-root-%d"> @`, k)
@@ -188,28 +213,45 @@ func TestDetachedQuery(t *testing.T) {
 			row["retained_size"] != uint64(9480) || !strings.HasSuffix(row["held_by"].(string), fmt.Sprintf(" [%d]", k)) {
 			t.Errorf("tree %d: %v", k, row)
 		}
-		path := rows(t, r, k+1)
-		last := path[len(path)-1]
-		if last["object"] != row["root"] || last["edge"] != fmt.Sprintf("[%d]", k) || path[len(path)-2]["edge"] != ".detachedTrees" {
-			t.Errorf("tree %d path ends %v after %v", k, last, path[len(path)-2])
-		}
+	}
+	sec := r.Sections[1]
+	if want := `Trees 1-10: 10 trees like Detached <div class="detached-root-0">, retaining 94.8 kB`; sec.Heading != want {
+		t.Errorf("path heading %q, want %q", sec.Heading, want)
+	}
+	path := rows(t, r, 1)
+	last := path[len(path)-1]
+	if last["object"] != rs[0]["root"] || last["edge"] != "[0…9]" || path[len(path)-2]["edge"] != ".detachedTrees" {
+		t.Errorf("path ends %v after %v", last, path[len(path)-2])
+	}
+	if len(sec.Notes) != 1 || !strings.Contains(sec.Notes[0], "differ only in the index at [0…9]; the objects shown are tree 1's") {
+		t.Errorf("path notes %q", sec.Notes)
 	}
 	if len(r.Notes) != 1 || r.Notes[0] != "The 10 trees hold 510 detached elements (1,030 nodes with their text and data) and retain 94.8 kB." {
 		t.Errorf("notes %q", r.Notes)
 	}
-	cut, err := query.DetachedResult(fixture(t, "chromium-small-page"), 2)
+	cut, err := query.DetachedResult(fixture(t, "chromium-small-page"), 2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(cut.Sections[0].Table.Rows); n != 2 || len(cut.Sections) != 3 || !strings.Contains(strings.Join(cut.Notes, " "), "-n 0 shows all") {
+	if n := len(cut.Sections[0].Table.Rows); n != 2 || len(cut.Sections) != 2 || !strings.Contains(strings.Join(cut.Notes, " "), "There are 10 trees in all: -n 0 shows all.") {
 		t.Errorf("limit 2: %d rows, %d sections, notes %q", n, len(cut.Sections), cut.Notes)
 	}
 }
 
-// A dump without the detachedness column (node-basic with it dropped, as
-// SpiderMonkey's and old V8's lack it) gets a note saying why nothing is
-// found.
-func TestDetachedQueryWithoutDetachedness(t *testing.T) {
+// Node.js has no DOM: the detached query says so rather than "none
+// found", and counts the 19 binding-object nodes V8 marks detached, which
+// --internals lists (8 trees). Without the detachedness column the
+// answer is the same.
+func TestDetachedQueryWithoutDOM(t *testing.T) {
+	r := run(t, "detached", "node-leak-3", nil)
+	if len(r.Sections) != 0 || len(r.Notes) != 2 || !strings.HasPrefix(r.Notes[0], "This heap has no DOM") ||
+		!strings.HasPrefix(r.Notes[1], "V8 marks 19 of Node.js's own objects detached") {
+		t.Errorf("node-leak-3: %d sections, notes %q", len(r.Sections), r.Notes)
+	}
+	r = run(t, "detached", "node-leak-3", map[string]any{"internals": true})
+	if rs := rows(t, r, 0); len(rs) != 8 || !strings.HasPrefix(rs[0]["root"].(string), "Detached Node / BindingData @") {
+		t.Errorf("node-leak-3 --internals: %v", rs)
+	}
 	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), "node-basic.heapsnapshot.gz"), v8.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -219,12 +261,57 @@ func TestDetachedQueryWithoutDetachedness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := query.DetachedResult(query.Snapshot{Path: "node-basic", Analysis: a}, 10)
+	r, err = query.DetachedResult(query.Snapshot{Path: "node-basic", Analysis: a}, 10, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Sections[0].Table.Rows) != 0 || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no detachedness information") {
-		t.Errorf("rows %v, notes %q", r.Sections[0].Table.Rows, r.Notes)
+	if len(r.Sections) != 0 || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "This heap has no DOM") {
+		t.Errorf("node-basic without detachedness: %d sections, notes %q", len(r.Sections), r.Notes)
+	}
+}
+
+// A JVM's most duplicated strings include "" and " ", which the table
+// quotes so they show.
+func TestDuplicatesQueryJava(t *testing.T) {
+	r, err := query.DuplicatesResult(otherFixture(t, "hprof/java-jshell-agent.hprof.gz"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]int{}
+	for _, row := range rows(t, r, 0) {
+		found[row["text"].(string)] = row["count"].(int)
+	}
+	if found[`""`] != 6 || found[`" "`] != 5 || found["invokeStatic"] != 12 {
+		t.Errorf(`"" x%d, " " x%d, invokeStatic x%d; want 6, 5, 12`, found[`""`], found[`" "`], found["invokeStatic"])
+	}
+}
+
+// Firefox's dumps: no string contents, so duplicates says so and lists
+// nothing; the detached trees are found by the DOM's child edges, and
+// the page's 10 div trees share one path through .objectElements[0…9].
+func TestInspectionsFirefox(t *testing.T) {
+	sn := otherFixture(t, "spidermonkey/ff-small-page.fxsnapshot")
+	r, err := query.DuplicatesResult(sn, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Sections) != 0 || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "This dump does not record string contents") {
+		t.Errorf("duplicates: %d sections, notes %q", len(r.Sections), r.Notes)
+	}
+	r, err = query.DetachedResult(sn, 10, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, r)
+	if rs := rows(t, r, 0); len(rs) != 10 || rs[0]["elements"] != 51 || rs[0]["nodes"] != 101 || len(r.Sections) != 2 {
+		t.Fatalf("detached: %d sections, rows %v", len(r.Sections), rs)
+	}
+	path := rows(t, r, 1)
+	if e := path[len(path)-2]["edge"]; e != ".objectElements[0…9]" {
+		t.Errorf("path edge %v, want .objectElements[0…9]", e)
+	}
+	if !strings.Contains(strings.Join(r.Notes, " "), "no document reaches through child-node edges") {
+		t.Errorf("notes %q", r.Notes)
 	}
 }
 

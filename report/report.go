@@ -161,7 +161,10 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		return sum, nil
 	})
 	part("duplicates", "Duplicate strings", func() (*query.Result, error) { return query.DuplicatesResult(sn, opt.Rows) })
-	part("detached", "Detached DOM", func() (*query.Result, error) { return query.DetachedResult(sn, opt.Rows) })
+	// A heap without DOM (Node.js, Java) has nothing to say here.
+	if a.DetachednessSource() != analysis.NoDOM {
+		part("detached", "Detached DOM", func() (*query.Result, error) { return query.DetachedResult(sn, opt.Rows, false) })
+	}
 	if err := runAll(tasks); err != nil {
 		return nil, err
 	}

@@ -41,10 +41,11 @@ func TestInspections(t *testing.T) {
 		t.Errorf("duplicates notes %q", doc.Notes)
 	}
 
-	// Text: the trees table, a path per tree, the totals.
+	// Text: the trees table, one path for the ten trees held alike, the
+	// totals.
 	det := ok(t, "detached", page)
 	for _, want := range []string{`Detached <div class="detached-root-0">`, `Detached <div class="detached-root-9">`,
-		"Tree 10: ", ".detachedTrees", "The 10 trees hold 510 detached elements"} {
+		"Trees 1-10: 10 trees like ", ".detachedTrees", "[0…9]", "The 10 trees hold 510 detached elements"} {
 		if !strings.Contains(det, want) {
 			t.Errorf("detached output lacks %q:\n%s", want, det)
 		}

@@ -80,12 +80,18 @@ func TestReportFindsTheLeak(t *testing.T) {
 	}
 }
 
-// TestReportText checks the text form names the parts and the suspect.
+// TestReportText checks the text form names the parts and the suspect,
+// and has no Detached DOM part for a Node.js heap, which has no DOM.
 func TestReportText(t *testing.T) {
 	out := ok(t, "report", leakSnaps[0])
-	for _, want := range []string{"== heapx report", "== Leak suspects", "1,500 instances of LeakedItem", "== Top classes by retained size", "== Duplicate strings", "== Detached DOM"} {
+	for _, want := range []string{"== heapx report", "== Leak suspects", "1,500 instances of LeakedItem", "== Top classes by retained size", "== Duplicate strings"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report text lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"== Detached DOM", "BindingData"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("report text of a Node.js heap has %q", bad)
 		}
 	}
 }
@@ -250,8 +256,9 @@ func TestInspectionsOtherRuntimes(t *testing.T) {
 	if got := strings.Join(names, " "); got != "customers buffers leakyCache detachedTrees handlers" {
 		t.Errorf("Firefox globals %q", got)
 	}
-	if r := doc("duplicates", "--json", "../../testdata/spidermonkey/ff-small-page.fxsnapshot").Sections[0].Rows; len(r) != 0 {
-		t.Errorf("Firefox duplicates: %v", r[0])
+	if d := doc("duplicates", "--json", "../../testdata/spidermonkey/ff-small-page.fxsnapshot"); len(d.Sections) != 0 ||
+		len(d.Notes) != 1 || !strings.HasPrefix(d.Notes[0], "This dump does not record string contents") {
+		t.Errorf("Firefox duplicates: %+v", d)
 	}
 	// The page's 100 onThing closures each capture `captured` in a
 	// LexicalEnvironment; the 101st environment is the script's own.

@@ -1,0 +1,85 @@
+package report_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/formats"
+	_ "github.com/heapx/heapx/formats/hprof"
+	_ "github.com/heapx/heapx/formats/spidermonkey"
+	_ "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
+	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/report"
+)
+
+// build reports on one dump of testdata/ (path relative to it).
+func build(t *testing.T, rel string) *report.Report {
+	t.Helper()
+	path := filepath.Join(testfixtures.Dir(), rel)
+	g, f, err := formats.Open(path, formats.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Build(report.Input{Path: path, Format: f.Name, A: a}, nil, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// part returns the report's part keyed key, or nil.
+func part(r *report.Report, key string) *query.Result {
+	for _, p := range r.Parts {
+		if p.Key == key {
+			return p.Result
+		}
+	}
+	return nil
+}
+
+// The report says only what the dump can tell: no Detached DOM part for a
+// Node.js or Java heap (no DOM; Node's binding objects V8 marks detached
+// are not DOM), one line instead of an empty duplicates table for Firefox
+// (no string contents), and Firefox's detached <section> trees, held in
+// one array, under one path with the index range.
+func TestReportPartsThatApply(t *testing.T) {
+	for _, rel := range []string{"node-leak-3.heapsnapshot.gz", "hprof/java-leakdemo-small.hprof.gz"} {
+		r := build(t, rel)
+		if p := part(r, "detached"); p != nil {
+			t.Errorf("%s: a Detached DOM part: %+v", rel, p)
+		}
+		if p := part(r, "duplicates"); p == nil || len(p.Sections) != 1 || len(p.Sections[0].Table.Rows) == 0 {
+			t.Errorf("%s: duplicates %+v", rel, p)
+		}
+	}
+	r := build(t, "spidermonkey/ff-medium-page.fxsnapshot")
+	dup := part(r, "duplicates")
+	if dup == nil || len(dup.Sections) != 0 || len(dup.Notes) != 1 || !strings.Contains(dup.Notes[0], "does not record string contents") {
+		t.Errorf("Firefox duplicates: %+v", dup)
+	}
+	det := part(r, "detached")
+	if det == nil || len(det.Sections) != 2 || len(det.Sections[0].Table.Rows) != 15 {
+		t.Fatalf("Firefox detached: %+v", det)
+	}
+	if h := det.Sections[1].Heading; h != "Trees 1-15: 15 trees like SECTION, retaining 940 kB" {
+		t.Errorf("Firefox detached path heading %q", h)
+	}
+	var html bytes.Buffer
+	if err := r.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	page := html.String()
+	for _, want := range []string{"does not record string contents", ".objectElements[0…14]", "Trees 1-15"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("Firefox HTML report lacks %q", want)
+		}
+	}
+}
