@@ -54,7 +54,12 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		{Key: "class", Title: "Accumulated class", Kind: Text}, {Key: "shape", Title: "Shape", Kind: Text},
 		{Key: "via", Title: "Looked through", Kind: Text}, colCount,
 		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
-	r := &Result{Sections: []*Section{{Heading: fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s)", threshold, HumanSize(total)), Table: t}}}
+	hasDOM := a.DOM != nil && a.DOM.Detached != nil
+	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, HumanSize(total))
+	if hasDOM {
+		heading += fmt.Sprintf(", detached DOM trees %g%%", threshold/10)
+	}
+	r := &Result{Sections: []*Section{{Heading: heading + ")", Table: t}}}
 	points := make([]model.NodeIndex, len(sus))
 	for i, s := range sus {
 		points[i] = s.Point
@@ -85,7 +90,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 	}
 	if len(sus) == 0 {
 		dom := ""
-		if a.DOM != nil && a.DOM.Detached != nil {
+		if hasDOM {
 			dom = fmt.Sprintf(", nor detached DOM %g%%", threshold/10)
 		}
 		r.Notes = []string{fmt.Sprintf("No leak suspect: no accumulation of the program's objects retains %g%% of the heap%s; "+
