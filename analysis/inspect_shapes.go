@@ -39,10 +39,7 @@ type ObjectShape struct {
 func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 	g := a.Graph
 	k := newKinds(g)
-	proto := namedStrings(g, "__proto__")
-	isProp := func(e uint32) bool {
-		return k.edge[g.Edges.Type[e]] == eProperty && !proto.Has(int(g.Edges.Name[e]))
-	}
+	sn := newShapeNames(g, k)
 	var objs []int32
 	for i, t := range g.Nodes.Type {
 		if g.NodeTypes[t].Category == model.CatObject && !(k.nodeV8[t] && strings.HasPrefix(g.NodeName(int32(i)), "system / ")) {
@@ -53,23 +50,13 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 		h := maphash.String(hashSeed, g.NodeName(n))
 		s, end := g.EdgeRange(n)
 		for e := s; e < end; e++ {
-			if isProp(e) {
+			if sn.isProperty(e) {
 				h += maphash.String(hashSeed, g.Strings.At(g.Edges.Name[e])) * 0x9e3779b97f4a7c15
 			}
 		}
 		return h
 	})
-	props := func(n int32, buf []string) []string {
-		buf = buf[:0]
-		s, end := g.EdgeRange(n)
-		for e := s; e < end; e++ {
-			if isProp(e) {
-				buf = append(buf, g.Strings.At(g.Edges.Name[e]))
-			}
-		}
-		slices.Sort(buf)
-		return slices.Compact(buf)
-	}
+	props := sn.names
 	var px, py []string
 	var rows []ObjectShape
 	// shape[n] is 1 + the row of object n, 0 for nodes of no shape.
@@ -103,4 +90,36 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 		return x.Example < y.Example
 	})
 	return limitRows(rows, limit)
+}
+
+// shapeNames reads objects' property names as ObjectShapes groups them:
+// the names of their property edges (model.EdgeProperty) but
+// "__proto__", sorted, each once.
+type shapeNames struct {
+	g     *model.Graph
+	k     *kinds
+	proto Bits // the StringIDs of "__proto__"
+}
+
+func newShapeNames(g *model.Graph, k *kinds) *shapeNames {
+	return &shapeNames{g: g, k: k, proto: namedStrings(g, "__proto__")}
+}
+
+// isProperty reports whether edge e names a property of its object.
+func (sn *shapeNames) isProperty(e uint32) bool {
+	return sn.k.edge[sn.g.Edges.Type[e]] == eProperty && !sn.proto.Has(int(sn.g.Edges.Name[e]))
+}
+
+// names returns n's property names, sorted and each once, in buf's memory.
+func (sn *shapeNames) names(n int32, buf []string) []string {
+	g := sn.g
+	buf = buf[:0]
+	s, end := g.EdgeRange(n)
+	for e := s; e < end; e++ {
+		if sn.isProperty(e) {
+			buf = append(buf, g.Strings.At(g.Edges.Name[e]))
+		}
+	}
+	slices.Sort(buf)
+	return slices.Compact(buf)
 }

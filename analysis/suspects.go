@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/heapx/heapx/model"
 )
@@ -9,7 +11,8 @@ import (
 // SuspectOptions tune LeakSuspects.
 type SuspectOptions struct {
 	// Threshold is the share of the total heap (0..1) a suspect must
-	// retain; 0 means 0.1, Eclipse MAT's default.
+	// retain; 0 means 0.1, Eclipse MAT's default. Detached DOM trees need
+	// a tenth of it (see LeakSuspects).
 	Threshold float64
 	// BigDrop is the share of a node's retained size its largest dominated
 	// child must keep for the walk down to go on; below it the memory is
@@ -18,81 +21,330 @@ type SuspectOptions struct {
 	BigDrop float64
 }
 
+// NoClass is a class index that names no class (Suspect.Via when no
+// collection internals were looked through).
+const NoClass = ^uint32(0)
+
+// SuspectField is a field through which a suspect's accumulated objects
+// are held: a static field of a Java class, a property of an object, a
+// global variable, a closure variable.
+type SuspectField struct {
+	Owner model.NodeIndex // the object the field belongs to
+	Edge  uint32          // the field: an edge of Owner
+	Count int             // the accumulated objects whose shortest path runs through the field
+	// Base and Access say how a program names Owner, where its shortest
+	// path reaches it from a JavaScript global object or a Java class
+	// over a few named fields (globalThis.fixture.customers): Base is the
+	// global object or class, Access the fields from it to Owner,
+	// outermost first (none when Owner is Base). Base is model.NoNode
+	// when Owner is reached otherwise (through a closure, an array).
+	Base   model.NodeIndex
+	Access []uint32
+}
+
 // Suspect is one leak suspect: an object holding a large share of the
-// heap, where its memory accumulates, and which class accumulates there.
+// heap, where its memory accumulates, the fields that hold it there, and
+// which class accumulates.
 type Suspect struct {
 	// Holder is the top of the suspect's dominator chain: the object whose
 	// removal would free Retained bytes (MAT's "suspect" object). It is
-	// model.NoNode for a class suspect with no single big holder.
+	// always an object of the program, never the root, a synthetic node,
+	// a global object or the runtime's own structure.
 	Holder model.NodeIndex
-	// Retained is Holder's retained size (or, without a holder, the
-	// accumulated instances' retained sum).
+	// Retained is Holder's retained size.
 	Retained uint64
 	// Point is the accumulation point: walking down from Holder along the
 	// largest dominated child while it keeps at least BigDrop of its
-	// parent's retained size, the last node before the size spreads out.
+	// parent's retained size, the last node before the size spreads out;
+	// where that is a collection's backing store (a V8 Map's table, a
+	// Java HashMap's HashMap$Node[]), the collection itself.
 	Point model.NodeIndex
-	// Class, Count and ClassRetained describe the class whose instances,
-	// dominated directly by Point, hold the most of its memory (Count is
-	// 0 when no class holds at least two instances there).
+	// Fields hold the accumulation, most objects first: Point's own
+	// fields when the objects sit in several named fields of it (a Java
+	// class's static fields), else the one field that holds Point (the
+	// global variable holding a Map).
+	Fields []SuspectField
+	// Class, Count and ClassRetained describe the accumulation: Count (at
+	// least two) objects of Class below Point, retaining ClassRetained.
+	// For detached DOM, Count is the trees and Class their roots' class.
 	Class         uint32
 	Count         int
 	ClassRetained uint64
+	// Via is the class of the collection internals the objects were found
+	// in (java.util.HashMap$Node, V8's "(object elements)"), looked
+	// through to Class; NoClass when they sit at Point themselves.
+	Via uint32
+	// Shape is, when Class is a generic "Object" (SpiderMonkey records no
+	// constructor names), the property names of the most common shape
+	// among the Count objects, sorted; ShapeCount is how many have it.
+	Shape      []string
+	ShapeCount int
+	// Detached says the accumulation is detached DOM trees (Class is
+	// their roots' class), of DetachedNodes nodes in all.
+	Detached      bool
+	DetachedNodes int
 }
 
-// LeakSuspects finds the objects and classes that retain a large share of
-// the heap, after Eclipse MAT's Leak Suspects report (FindLeaksQuery):
+// LeakSuspects finds where the memory of the heap accumulates in objects
+// a user can act on, after Eclipse MAT's Leak Suspects report
+// (FindLeaksQuery):
 //
 //   - a node retaining at least Threshold of the total is walked down the
 //     dominator tree to its accumulation point, the node below which the
 //     retained size is spread over many children; the topmost node of the
 //     chain that leads there is the holder (MAT's suspect), so one leak
 //     reached through a long chain of wrappers is reported once;
-//   - the instances directly dominated by a node that retains at least
-//     Threshold are grouped by class; a class whose instances there retain
-//     at least Threshold in sum is a class suspect ("1,500 instances of
-//     LeakedItem accumulated in one array"), attached to the object suspect
-//     whose accumulation point is that node when there is one; groups at
-//     the nodes between a holder and its point are not reported again.
+//   - the point must hold an accumulation: at least two objects of one
+//     class among the point's dominator-tree children, retaining at least
+//     Threshold together, none of them most of it (BigDrop). A point
+//     without one is no suspect: "the memory of X is spread over its
+//     children" names nothing to fix. MAT reports such single objects
+//     anyway; here a 2 MB script source or Firefox's document node
+//     would top the list;
+//   - collection internals are looked through: a point that is a
+//     collection's backing store is shown as the collection, and an
+//     accumulation of entry objects (java.util.HashMap$Node and the like,
+//     Java object arrays, V8's internal arrays) is replaced by the class
+//     the entries hold most memory in (12,000 Ticket, not 7,404
+//     HashMap$Node). MAT stops at the HashMap$Node[] and its entries: the
+//     collection's plumbing, not what the program put in it;
+//   - the fields holding the accumulation are named (MAT leaves that to
+//     its merged paths): for each accumulated object the first edge of its
+//     shortest path below the point; where at least half of them run
+//     through named fields (a class's static fields SESSIONS and
+//     LISTENERS) those are the fields, else the point is a container (an
+//     array, a map, an object used as a string-keyed cache) and the field
+//     is the one holding the point;
+//   - a generic class ("Object") is described by its objects' commonest
+//     shape, as the shapes inspection groups them;
+//   - detached DOM trees held by one object (looked through to a
+//     collection) are a suspect when they retain a tenth of Threshold:
+//     detached DOM is garbage the page still holds, a leak by definition
+//     (memlab reports every detached element), so its share of the heap
+//     need not be as large as that of live data to matter.
 //
-// The root and synthetic nodes are never holders: they group roots. In
-// V8 graphs the user roots (global objects) are neither holders nor
-// accumulation points for classes: a global holds the whole program's
-// state (every module function hangs off it), so it would top every
-// report; the walk starts below them. Results are sorted by retained size, largest first. Each is
-// computed in one pass over the dominator column plus work proportional to
-// the few nodes above the threshold.
+// Never suspects: the root and synthetic nodes, V8 user roots and the
+// JavaScript global objects (a global holds the whole program's state, so
+// the walk starts below it) are neither holders nor points; the runtime's
+// own structures (compiled code, V8 maps, hidden and "system / ..."
+// objects, internal arrays, Blink's and Node's C++ objects, SpiderMonkey
+// shapes and scripts) are never holders nor accumulated classes. MAT also
+// groups the root's dominator-tree children by class ("2,560 instances of
+// Function"); no single object frees those, so with nothing to act on
+// they are not reported. "No suspect" is an answer: the heap holds no
+// accumulation that large.
+//
+// Results are sorted by retained size, largest first. The passes are one
+// over the dominator column for the nodes above the threshold, one more
+// per collection looked through, and the walks up the shortest-path tree
+// from the accumulated objects.
 func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
-	g, dom := a.Graph, a.Dominators
+	if a.Classes == nil {
+		return nil
+	}
 	if opt.Threshold <= 0 {
 		opt.Threshold = 0.1
 	}
 	if opt.BigDrop <= 0 {
 		opt.BigDrop = 0.8
 	}
-	total := dom.Retained[g.Root]
-	min := uint64(opt.Threshold * float64(total))
-	if min == 0 {
-		min = 1
+	f := newSuspectFinder(a, opt)
+	found := f.accumulations()
+	found = append(found, f.detachedTrees(found)...)
+	var out []Suspect
+	for _, fs := range f.outermost(found) {
+		f.describe(&fs.Suspect, fs.objs)
+		out = append(out, fs.Suspect)
 	}
+	if f.memo != nil {
+		f.a.sc.put(f.memo)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Retained > out[j].Retained })
+	return out
+}
+
+// suspectFinder holds what LeakSuspects' steps share.
+type suspectFinder struct {
+	a       *Analysis
+	g       *model.Graph
+	k       *kinds
+	opt     SuspectOptions
+	min     uint64
+	v8      bool
+	hprof   bool
+	opaque  Bits   // never holders nor points: the root, V8 user roots, global objects
+	globals Bits   // JavaScript global objects
+	plumb   []int8 // per class: 0 unknown, 1 collection internals, 2 not
+	// memo and touched serve fields' walks (see fields).
+	memo    []int32 // from a.sc, returned by LeakSuspects
+	touched []int32
+}
+
+func newSuspectFinder(a *Analysis, opt SuspectOptions) *suspectFinder {
+	g := a.Graph
 	k := newKinds(g)
-	opaque := NewBits(g.NumNodes()) // nodes that are never suspects
-	opaque.Set(int(g.Root))
-	if isV8(g) {
+	f := &suspectFinder{a: a, g: g, k: k, opt: opt, v8: isV8(g),
+		opaque: NewBits(g.NumNodes()), globals: NewBits(g.NumNodes()), plumb: make([]int8, len(a.Classes.Names))}
+	for _, t := range g.NodeTypes {
+		f.hprof = f.hprof || t.Namespace == hprofNamespace
+	}
+	f.min = max(uint64(opt.Threshold*float64(a.Dominators.Retained[g.Root])), 1)
+	f.opaque.Set(int(g.Root))
+	if f.v8 {
 		for _, u := range a.Roots.User {
-			opaque.Set(int(u))
+			f.opaque.Set(int(u))
 		}
 	}
-	isOpaque := func(v model.NodeIndex) bool {
-		return opaque.Has(int(v)) || k.nodeKindOf(g, v) == kSynthetic
+	if f.v8 || isSpiderMonkey(g) { // for other runtimes globalObjects are class objects: holders
+		for _, u := range a.globalObjects(k) {
+			f.opaque.Set(int(u))
+			f.globals.Set(int(u))
+		}
 	}
+	return f
+}
 
+// hprofNamespace is the namespace of the HPROF reader's node and edge types.
+const hprofNamespace = "hprof"
+
+// isOpaque reports whether v is never a holder nor a point.
+func (f *suspectFinder) isOpaque(v model.NodeIndex) bool {
+	return f.opaque.Has(int(v)) || f.k.nodeKindOf(f.g, v) == kSynthetic
+}
+
+// internal reports whether v is the runtime's own structure rather than
+// the program's data, so it is neither a holder nor an accumulated class.
+func (f *suspectFinder) internal(v model.NodeIndex) bool {
+	g := f.g
+	switch kind := f.k.nodeKindOf(g, v); kind {
+	case kSynthetic, kCode, kHidden, kOther:
+		return true
+	case kShape:
+		return !f.hprof // V8 maps, SpiderMonkey shapes; a Java class object holds static fields
+	case kArray:
+		return f.v8 // V8's internal arrays; Java's arrays are the program's
+	case kObject, kNative:
+		if !f.v8 {
+			return false
+		}
+		name := g.NodeName(v)
+		if strings.HasPrefix(name, "system / ") {
+			return true
+		}
+		// Blink's C++ objects (blink::ComputedStyle) and Node's
+		// embedder objects (Node / BindingData), not the DOM.
+		return kind == kNative && (strings.Contains(name, "::") || strings.HasPrefix(name, "Node / "))
+	}
+	return false
+}
+
+// plumbing reports whether v is collection internals to look through:
+// V8's internal arrays and hidden nodes (an Array's elements store, a
+// Map's hash table), Java's object arrays (an ArrayList's Object[]) and
+// the entry classes of java.util's collections (HashMap$Node).
+func (f *suspectFinder) plumbing(v model.NodeIndex) bool {
+	c := f.a.Classes.Of[v]
+	if f.plumb[c] == 0 {
+		is := false
+		switch {
+		case f.v8:
+			kind := f.k.nodeKindOf(f.g, v)
+			is = kind == kArray || kind == kHidden
+		case f.hprof:
+			is = f.g.NodeType(v).Name == "object array" || javaEntryClass(f.a.Classes.Names[c])
+		}
+		f.plumb[c] = 2
+		if is {
+			f.plumb[c] = 1
+		}
+	}
+	return f.plumb[c] == 1
+}
+
+// collection returns the collection v is part of: v itself, or where v
+// is collection internals (a V8 Map's table, an Array's elements store, a
+// HashMap's HashMap$Node[], a subtree of a TreeMap's entries), the nearest
+// dominator that is not, unless that is opaque.
+func (f *suspectFinder) collection(v model.NodeIndex) model.NodeIndex {
+	idom := f.a.Dominators.IDom
+	for f.plumbing(v) && idom[v] >= 0 && !f.isOpaque(idom[v]) {
+		v = idom[v]
+	}
+	return v
+}
+
+// javaEntryClass reports whether a Java class is one java.util's
+// collections keep their elements in: HashMap$Node, HashMap$TreeNode,
+// LinkedHashMap$Entry, Hashtable$Entry, TreeMap$Entry, LinkedList$Node,
+// ConcurrentHashMap$Node and $TreeBin, ConcurrentSkipListMap$Index...
+func javaEntryClass(name string) bool {
+	i := strings.LastIndexByte(name, '$')
+	if !strings.HasPrefix(name, "java.util.") || i < 0 {
+		return false
+	}
+	switch name[i+1:] {
+	case "Node", "TreeNode", "Entry", "TreeBin", "ForwardingNode", "Index":
+		return true
+	}
+	return false
+}
+
+// found is a suspect with its accumulated objects, before describe.
+type found struct {
+	Suspect
+	objs []int32
+}
+
+// outermost drops the suspects inside another one's accumulation: a
+// suspect whose holder is one of another suspect's accumulated objects,
+// or dominated by one (at a low threshold each of 400 sessions would
+// otherwise be a suspect of its own next to the 400 sessions, as would
+// each of 20 detached trees next to the 20 trees). MAT gets the same by
+// starting only from the root's dominator-tree children.
+func (f *suspectFinder) outermost(all []found) []found {
+	idom := f.a.Dominators.IDom
+	owner := f.a.sc.get(f.g.NumNodes(), true) // 1 + the suspect whose object a node is
+	defer f.a.sc.put(owner)
+	for i, fs := range all {
+		for _, v := range fs.objs {
+			owner[v] = int32(i + 1)
+		}
+	}
+	var out []found
+	for i, fs := range all {
+		inside := false
+		for u := fs.Holder; u >= 0 && !inside; u = idom[u] {
+			inside = owner[u] != 0 && owner[u] != int32(i+1)
+		}
+		if !inside {
+			out = append(out, fs)
+		}
+	}
+	return out
+}
+
+// classGroup is the dominator-tree children of one node of one class.
+type classGroup struct {
+	class    uint32
+	count    int
+	retained uint64
+	largest  uint64          // the largest retained size among them
+	example  model.NodeIndex // one of them
+	try      bool            // it could be a point's accumulation
+	nodes    []int32         // all of them, when try
+}
+
+// accumulations finds the suspects at accumulation points: at most one
+// per point, the one whose objects retain the most.
+func (f *suspectFinder) accumulations() []found {
+	a, dom := f.a, f.a.Dominators
+	bigDrop := func(part, whole uint64) bool { return float64(part) >= f.opt.BigDrop*float64(whole) }
 	// Candidates: every node at or above the threshold, with its largest
 	// dominated child and the class groups of its dominated children.
 	slot := map[model.NodeIndex]int{}
 	var cands []model.NodeIndex
 	for v, r := range dom.Retained {
-		if r >= min {
+		if r >= f.min {
 			slot[model.NodeIndex(v)] = len(cands)
 			cands = append(cands, model.NodeIndex(v))
 		}
@@ -105,103 +357,430 @@ func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
 		slot  int
 		class uint32
 	}
-	type group struct {
-		count    int
-		retained uint64
-	}
-	groups := map[groupKey]*group{}
+	groups := map[groupKey]*classGroup{}
 	for v, p := range dom.IDom {
-		if p < 0 || dom.Retained[p] < min {
+		if p < 0 || dom.Retained[p] < f.min {
 			continue
 		}
 		s := slot[p]
 		if b := biggest[s]; b < 0 || dom.Retained[v] > dom.Retained[b] {
 			biggest[s] = model.NodeIndex(v)
 		}
-		if a.Classes != nil && a.Self[v] > 0 {
+		if a.Self[v] > 0 && !f.isOpaque(p) {
 			key := groupKey{s, a.Classes.Of[v]}
 			gr := groups[key]
 			if gr == nil {
-				gr = &group{}
+				gr = &classGroup{class: key.class, example: model.NodeIndex(v)}
 				groups[key] = gr
 			}
 			gr.count++
 			gr.retained += dom.Retained[v]
+			gr.largest = max(gr.largest, dom.Retained[v])
 		}
 	}
 
-	// Object suspects: accumulation points and the heads of their chains.
-	var out []Suspect
-	byPoint := map[model.NodeIndex]int{}
-	// onChain marks the nodes above an accumulation point up to its
-	// holder: their children's memory is that suspect's, already told.
-	onChain := map[model.NodeIndex]bool{}
+	// Points, and at each the groups that could be its accumulation,
+	// largest first: at least two objects retaining the threshold, none
+	// of them most of it, of the program's classes or collection
+	// internals to look through.
+	isPoint := make([]bool, len(cands))
 	for s, v := range cands {
-		if isOpaque(v) {
+		isPoint[s] = !f.isOpaque(v) && !(biggest[s] >= 0 && bigDrop(dom.Retained[biggest[s]], dom.Retained[v]))
+	}
+	tries := make([][]*classGroup, len(cands))
+	for key, gr := range groups {
+		if isPoint[key.slot] && gr.count >= 2 && gr.retained >= f.min && !bigDrop(gr.largest, gr.retained) &&
+			(f.plumbing(gr.example) || !f.internal(gr.example)) {
+			tries[key.slot] = append(tries[key.slot], gr)
+			gr.try = true
+		}
+	}
+	for _, t := range tries {
+		sort.Slice(t, func(i, j int) bool {
+			if t[i].retained != t[j].retained {
+				return t[i].retained > t[j].retained
+			}
+			return t[i].class < t[j].class
+		})
+	}
+	for v, p := range dom.IDom { // collect the groups' objects
+		if p < 0 || dom.Retained[p] < f.min {
 			continue
 		}
-		if b := biggest[s]; b >= 0 && float64(dom.Retained[b]) >= opt.BigDrop*float64(dom.Retained[v]) {
-			continue // not a point: the memory goes on down
+		if gr := groups[groupKey{slot[p], a.Classes.Of[v]}]; gr != nil && gr.try && a.Self[v] > 0 {
+			gr.nodes = append(gr.nodes, int32(v))
+		}
+	}
+
+	var out []found
+	for s, v := range cands {
+		if len(tries[s]) == 0 {
+			continue
 		}
 		head := v
 		for {
 			p := dom.IDom[head]
-			if p < 0 || isOpaque(p) || dom.Retained[p] < min {
+			if p < 0 || f.isOpaque(p) || dom.Retained[p] < f.min {
 				break
 			}
-			if b := biggest[slot[p]]; b != head || float64(dom.Retained[head]) < opt.BigDrop*float64(dom.Retained[p]) {
+			if b := biggest[slot[p]]; b != head || !bigDrop(dom.Retained[head], dom.Retained[p]) {
 				break
 			}
 			head = p
 		}
-		byPoint[v] = len(out)
-		out = append(out, Suspect{Holder: head, Retained: dom.Retained[head], Point: v})
-		for u := v; u != head; {
-			u = dom.IDom[u]
-			onChain[u] = true
-		}
-	}
-
-	// Class suspects, attached to the object suspect at the same point.
-	type classHit struct {
-		key groupKey
-		gr  *group
-	}
-	var hits []classHit
-	for key, gr := range groups {
-		// Children of a V8 global are the program's own state; only
-		// the root's and synthetic nodes' children are grouped in MAT's
-		// "top-level dominators by class" way.
-		if p := cands[key.slot]; (p != g.Root && opaque.Has(int(p))) || onChain[p] {
-			continue
-		}
-		if gr.count >= 2 && gr.retained >= min {
-			hits = append(hits, classHit{key, gr})
-		}
-	}
-	sort.Slice(hits, func(i, j int) bool { // largest first, then stable
-		if hits[i].gr.retained != hits[j].gr.retained {
-			return hits[i].gr.retained > hits[j].gr.retained
-		}
-		if hits[i].key.slot != hits[j].key.slot {
-			return hits[i].key.slot < hits[j].key.slot
-		}
-		return hits[i].key.class < hits[j].key.class
-	})
-	for _, h := range hits {
-		point := cands[h.key.slot]
-		if i, ok := byPoint[point]; ok {
-			if out[i].Count == 0 {
-				out[i].Class, out[i].Count, out[i].ClassRetained = h.key.class, h.gr.count, h.gr.retained
+		point := f.collection(v)
+		for u := v; u != point; u = dom.IDom[u] {
+			if u == head { // the collection is above the chain: it holds it
+				head = point
 			}
+		}
+		holder := model.NoNode // the topmost of the program's objects on the chain
+		for u := point; ; u = dom.IDom[u] {
+			if !f.internal(u) {
+				holder = u
+			}
+			if u == head {
+				break
+			}
+		}
+		if holder < 0 {
 			continue
 		}
-		byPoint[point] = len(out)
-		out = append(out, Suspect{Holder: model.NoNode, Retained: h.gr.retained, Point: point,
-			Class: h.key.class, Count: h.gr.count, ClassRetained: h.gr.retained})
+		for _, gr := range tries[s] {
+			sus := Suspect{Holder: holder, Retained: dom.Retained[holder], Point: point, Via: NoClass,
+				Class: gr.class, Count: gr.count, ClassRetained: gr.retained}
+			objs := gr.nodes
+			if f.plumbing(gr.example) {
+				// Look through from the collection, which holds all
+				// of it where v holds a part (a TreeMap's subtree).
+				from := gr.nodes
+				if point != v {
+					from = []int32{point}
+				}
+				var ok bool
+				if sus.Class, objs, sus.ClassRetained, ok = f.lookThrough(from); !ok {
+					continue
+				}
+				sus.Via, sus.Count = gr.class, len(objs)
+			}
+			// Several nodes can lead to one collection (a TreeMap's
+			// subtrees, an object and its property store).
+			i := slices.IndexFunc(out, func(o found) bool { return o.Point == sus.Point })
+			switch {
+			case i < 0:
+				out = append(out, found{sus, objs})
+			case sus.ClassRetained > out[i].ClassRetained:
+				out[i] = found{sus, objs}
+			}
+			break
+		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Retained > out[j].Retained })
 	return out
+}
+
+// lookThrough finds the objects a group of collection internals holds:
+// the dominator-tree descendants of insts reached through collection
+// internals only (a HashMap$Node's value, and those of the nodes chained
+// to it by .next), grouped by class; the class retaining the most is the
+// answer, with its objects and their retained sum. It fails when that
+// class is no accumulation of the program's objects.
+func (f *suspectFinder) lookThrough(insts []int32) (class uint32, objs []int32, retained uint64, ok bool) {
+	idom := f.a.Dominators.IDom
+	n := f.g.NumNodes()
+	in, known := NewBits(n), NewBits(n) // in: insts and internals below them
+	for _, v := range insts {
+		in.Set(int(v))
+		known.Set(int(v))
+	}
+	var stack []int32
+	holds := func(v int32) bool {
+		u := v
+		for !known.Has(int(u)) && f.plumbing(u) && idom[u] >= 0 {
+			stack = append(stack, u)
+			u = idom[u]
+		}
+		res := known.Has(int(u)) && in.Has(int(u))
+		known.Set(int(u))
+		for _, s := range stack {
+			known.Set(int(s))
+			if res {
+				in.Set(int(s))
+			}
+		}
+		stack = stack[:0]
+		return in.Has(int(v))
+	}
+	type sum struct {
+		count    int
+		retained uint64
+		example  int32
+	}
+	sums := map[uint32]*sum{}
+	for v, p := range idom {
+		if p < 0 || in.Has(v) || f.plumbing(int32(v)) || !holds(p) {
+			continue
+		}
+		c := f.a.Classes.Of[v]
+		s := sums[c]
+		if s == nil {
+			s = &sum{example: int32(v)}
+			sums[c] = s
+		}
+		s.count++
+		s.retained += f.a.Dominators.Retained[v]
+	}
+	var best *sum
+	for c, s := range sums {
+		if best == nil || s.retained > best.retained || (s.retained == best.retained && c < class) {
+			best, class = s, c
+		}
+	}
+	if best == nil || best.count < 2 || f.internal(best.example) {
+		return 0, nil, 0, false
+	}
+	for v, p := range idom {
+		if p >= 0 && in.Has(int(p)) && !in.Has(v) && f.a.Classes.Of[v] == class && !f.plumbing(int32(v)) {
+			objs = append(objs, int32(v))
+		}
+	}
+	return class, objs, best.retained, true
+}
+
+// detachedTrees finds the suspects of detached DOM: the trees of
+// DetachedDOM grouped by the object that dominates them (looked through
+// to a collection), or each tree on its own where that object is no
+// holder; a group is a suspect when it retains a tenth of the threshold,
+// unless an accumulation suspect already tells it (have).
+func (f *suspectFinder) detachedTrees(have []found) []found {
+	dom := f.a.Dominators
+	type group struct {
+		holder   model.NodeIndex
+		roots    []int32
+		retained uint64
+		nodes    int
+	}
+	var groups []*group
+	byHolder := map[model.NodeIndex]*group{}
+	for _, t := range f.a.DetachedDOM(0) {
+		if t.Retained == 0 || f.internal(t.Root) {
+			continue
+		}
+		h := dom.IDom[t.Root]
+		if h >= 0 {
+			h = f.collection(h)
+		}
+		if h < 0 || f.isOpaque(h) || f.internal(h) {
+			h = t.Root
+		}
+		gr := byHolder[h]
+		if gr == nil {
+			gr = &group{holder: h}
+			byHolder[h] = gr
+			groups = append(groups, gr)
+		}
+		gr.roots = append(gr.roots, t.Root)
+		gr.retained += t.Retained
+		gr.nodes += t.Nodes
+	}
+	var out []found
+	for _, gr := range groups {
+		if gr.retained < max(f.min/10, 1) {
+			continue
+		}
+		counts := map[uint32]int{}
+		class := f.a.Classes.Of[gr.roots[0]]
+		for _, r := range gr.roots {
+			c := f.a.Classes.Of[r]
+			counts[c]++
+			if counts[c] > counts[class] || (counts[c] == counts[class] && c < class) {
+				class = c
+			}
+		}
+		if slices.ContainsFunc(have, func(s found) bool { return s.Point == gr.holder && s.Class == class }) {
+			continue
+		}
+		sus := Suspect{Holder: gr.holder, Retained: dom.Retained[gr.holder], Point: gr.holder, Via: NoClass,
+			Class: class, Count: len(gr.roots), ClassRetained: gr.retained, Detached: true, DetachedNodes: gr.nodes}
+		out = append(out, found{sus, gr.roots})
+	}
+	return out
+}
+
+// describe fills in the fields holding a suspect's accumulated objects
+// objs and, for a generic class, their shape.
+func (f *suspectFinder) describe(s *Suspect, objs []int32) {
+	s.Fields = f.fields(s.Point, objs)
+	if f.a.Classes.Names[s.Class] != "Object" {
+		return
+	}
+	sn := newShapeNames(f.g, f.k)
+	counts := map[string]int{}
+	var buf []string
+	best := ""
+	for _, v := range objs {
+		buf = sn.names(v, buf)
+		key := strings.Join(buf, "\x00")
+		counts[key]++
+		if c, b := counts[key], counts[best]; c > b || (c == b && key < best) {
+			best = key
+		}
+	}
+	if counts[best] > 0 && best != "" {
+		s.Shape, s.ShapeCount = strings.Split(best, "\x00"), counts[best]
+	}
+}
+
+// fields finds the fields holding objs, which point dominates (see
+// LeakSuspects): the first edges below point on their shortest paths,
+// read off ShortestPaths' BFS tree, where named fields other than those
+// leading to collection internals (a HashMap's table) hold at least half
+// of them, else the field holding point.
+func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectField {
+	g := f.g
+	_, parent := f.a.shortestPathTree()
+	if f.memo == nil {
+		f.memo = f.a.sc.get(g.NumNodes(), true)
+	}
+	// memo[v] is 0 before v is seen, -1 when v's path misses point, else
+	// 1 + the slot of the edge below point it runs through; the entries
+	// set are cleared again at the end, for the next suspect.
+	memo := f.memo
+	var edges []uint32
+	var counts []int
+	slotOf := map[uint32]int32{}
+	var stack []int32
+	for _, o := range objs {
+		v, res := o, int32(-1)
+		for v != point {
+			if m := memo[v]; m != 0 {
+				res = m
+				break
+			}
+			e := parent[v]
+			if e == noParent {
+				break
+			}
+			stack = append(stack, v)
+			u := edgeSource(g, e)
+			if u == point {
+				sl, ok := slotOf[e]
+				if !ok {
+					sl = int32(len(edges))
+					slotOf[e] = sl
+					edges = append(edges, e)
+					counts = append(counts, 0)
+				}
+				res = sl + 1
+				break
+			}
+			v = u
+		}
+		for _, s := range stack {
+			memo[s] = res
+		}
+		f.touched = append(f.touched, stack...)
+		stack = stack[:0]
+		if res > 0 {
+			counts[res-1]++
+		}
+	}
+	for _, v := range f.touched {
+		memo[v] = 0
+	}
+	f.touched = f.touched[:0]
+
+	var named []SuspectField
+	total := 0
+	for i, e := range edges {
+		if counts[i] >= 2 && f.isField(e) && !f.plumbing(f.g.Edges.To[e]) {
+			named = append(named, f.field(point, e, counts[i]))
+			total += counts[i]
+		}
+	}
+	if 2*total >= len(objs) && total > 0 {
+		sort.SliceStable(named, func(i, j int) bool { return named[i].Count > named[j].Count })
+		return named
+	}
+	// A container: the field is the one holding point, past the slots of
+	// arrays and collection internals on the way (the global variable
+	// holding an Array, not the Array's [3] holding a Map).
+	first := model.NoNode
+	var firstEdge uint32
+	v := point
+	for range 16 {
+		e, u := parent[v], model.NodeIndex(0)
+		if e == noParent {
+			// A root holds v (a V8 user root, a JVM's GC root): the
+			// field is the root's edge, as ShortestPaths spells it.
+			if e = f.rootEdge(v); e == noParent {
+				break
+			}
+			u = g.Root
+		} else {
+			u = edgeSource(g, e)
+		}
+		if first < 0 {
+			first, firstEdge = u, e
+		}
+		if f.isField(e) || f.isOpaque(u) {
+			first, firstEdge = u, e
+			break
+		}
+		v = u
+	}
+	if first < 0 {
+		return nil
+	}
+	return []SuspectField{f.field(first, firstEdge, len(objs))}
+}
+
+// rootEdge returns the root's first non-weak edge to v, or noParent.
+func (f *suspectFinder) rootEdge(v model.NodeIndex) uint32 {
+	g := f.g
+	s, end := g.EdgeRange(g.Root)
+	for e := s; e < end; e++ {
+		if g.Edges.To[e] == v && !f.k.weak[g.Edges.Type[e]] {
+			return e
+		}
+	}
+	return noParent
+}
+
+// field makes the SuspectField of edge e of owner, with its Base and
+// Access: up to maxAccess named fields back along owner's shortest path
+// to a global object or a Java class.
+func (f *suspectFinder) field(owner model.NodeIndex, e uint32, count int) SuspectField {
+	const maxAccess = 4
+	_, parent := f.a.shortestPathTree()
+	sf := SuspectField{Owner: owner, Edge: e, Count: count, Base: model.NoNode}
+	var access []uint32
+	for u := owner; len(access) <= maxAccess; {
+		if f.globals.Has(int(u)) || (f.hprof && f.k.nodeKindOf(f.g, u) == kShape) {
+			slices.Reverse(access)
+			sf.Base, sf.Access = u, access
+			break
+		}
+		pe := parent[u]
+		if pe == noParent || !f.isField(pe) {
+			break
+		}
+		access = append(access, pe)
+		u = edgeSource(f.g, pe)
+	}
+	return sf
+}
+
+// isField reports whether edge e is a named field: a property, a static
+// or instance field or a closure variable whose name is an identifier,
+// not an element, an engine slot ("objectElements[3]", "{table}") or a
+// key of an object used as a map ("user:42").
+func (f *suspectFinder) isField(e uint32) bool {
+	t := f.g.Edges.Type[e]
+	switch f.k.edge[t] {
+	case eProperty, eContext:
+		return !f.k.indexed[t] && isIdentifier(f.g.EdgeName(e))
+	}
+	return false
 }
 
 // isV8 reports whether g has V8's node types.

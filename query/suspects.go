@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/model"
@@ -10,14 +11,19 @@ import (
 func init() {
 	Register(&Query{
 		Name: "suspects", Group: GroupLeaks, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
-		Title: "Find leak suspects: objects and classes holding a large share of the heap, and where it accumulates",
+		Title: "Find leak suspects: where a large share of the heap accumulates, in which class, held by which fields",
 		Help: `Find leak suspects as Eclipse MAT's Leak Suspects report does: objects
 whose retained size is at least --threshold percent of the heap, walked
 down the dominator tree to the accumulation point where the memory spreads
-over many children, and classes whose instances accumulate there. Each
-suspect comes with the shortest retainer path to its accumulation point.
-In V8 snapshots the global objects are not suspects themselves: the search
-starts below them.`,
+over many children, and the class whose instances accumulate there. Each
+suspect names the fields that hold the accumulation, looks through
+collection internals (HashMap$Node, an ArrayList's Object[], V8's element
+stores and Map tables) to the class of the elements, gives the shape of
+generic "Object"s, and comes with the shortest retainer path to its
+accumulation point. Detached DOM trees held by one object are suspects
+from a tenth of the threshold. Global objects, synthetic roots and the
+runtime's own structures (compiled code, internal arrays, Blink's and
+Node's C++ objects) are never suspects; "no leak suspect" is an answer.`,
 		Args: []Arg{limitArg(10), {Name: "threshold", Kind: FloatArg, Default: 10.0,
 			Help: "minimum share of the heap a suspect retains, in percent"}},
 		Run: runSuspects,
@@ -44,25 +50,36 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 	node := func(n model.NodeIndex) NodeJSON { return NewNodeJSON(g, a.Row(nm, n)) }
 	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "holder", Title: "Holder", Kind: Text},
 		colRetained, colPercent, {Key: "point", Title: "Accumulation point", Kind: Text},
-		{Key: "class", Title: "Accumulated class", Kind: Text}, colCount,
+		{Key: "held_by", Title: "Held by", Kind: Text},
+		{Key: "class", Title: "Accumulated class", Kind: Text}, {Key: "shape", Title: "Shape", Kind: Text},
+		{Key: "via", Title: "Looked through", Kind: Text}, colCount,
 		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
-	r := &Result{Sections: []*Section{{Heading: fmt.Sprintf("Leak suspects (objects or classes retaining at least %g%% of %s)", threshold, HumanSize(total)), Table: t}}}
+	hasDOM := a.DOM != nil && a.DOM.Detached != nil
+	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, HumanSize(total))
+	if hasDOM {
+		heading += fmt.Sprintf(", detached DOM trees %g%%", threshold/10)
+	}
+	r := &Result{Sections: []*Section{{Heading: heading + ")", Table: t}}}
 	points := make([]model.NodeIndex, len(sus))
 	for i, s := range sus {
 		points[i] = s.Point
 	}
 	paths := a.ShortestPaths(points)
 	for i, s := range sus {
-		holder, class := "", ""
-		if s.Holder != model.NoNode {
-			holder = objectName(a, nm, s.Holder)
+		holder := objectName(a, nm, s.Holder)
+		class := Shorten(a.Classes.Names[s.Class], MaxNameWidth)
+		shape, via := "", ""
+		if s.Shape != nil {
+			shape = "{" + strings.Join(s.Shape, ", ") + "}"
 		}
-		if s.Count > 0 {
-			class = Shorten(a.Classes.Names[s.Class], MaxNameWidth)
+		if s.Via != analysis.NoClass {
+			via = a.Classes.Names[s.Via]
 		}
 		point := node(s.Point)
-		t.Rows = append(t.Rows, []any{i + 1, holder, s.Retained, Share(s.Retained, total), ObjectName(point), class, s.Count, s.ClassRetained})
-		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(s, holder, point, class, total))}
+		t.Rows = append(t.Rows, []any{i + 1, holder, s.Retained, Share(s.Retained, total), ObjectName(point),
+			Shorten(heldBy(a, s, " "), MaxNameWidth), class, Shorten(shape, MaxNameWidth), Shorten(via, MaxNameWidth),
+			s.Count, s.ClassRetained})
+		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(a, s, holder, point, class, shape, via, total))}
 		if p := paths[i]; p.Cost >= 0 {
 			sec.Table = pathTable(newPathJSON(a, nm, p))
 			sec.Notes = []string{"The shortest retainer path to the accumulation point, from the root."}
@@ -72,28 +89,105 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		r.Sections = append(r.Sections, sec)
 	}
 	if len(sus) == 0 {
-		r.Notes = []string{fmt.Sprintf("No object or class retains %g%% of the heap; try a lower --threshold.", threshold)}
+		dom := ""
+		if hasDOM {
+			dom = fmt.Sprintf(", nor detached DOM %g%%", threshold/10)
+		}
+		r.Notes = []string{fmt.Sprintf("No leak suspect: no accumulation of the program's objects retains %g%% of the heap%s; "+
+			"try a lower --threshold.", threshold, dom)}
 	}
 	return r, all, nil
 }
 
-// suspectSentence says what a suspect is in one sentence, in the words of
-// MAT's report.
-func suspectSentence(s analysis.Suspect, holder string, point NodeJSON, class string, total uint64) string {
-	var text string
-	if holder != "" {
-		text = fmt.Sprintf("%s retains %s (%s of the heap).", holder, HumanSize(s.Retained), PercentOf(s.Retained, total))
-		if point.ID != 0 || holder != ObjectName(point) {
-			text += fmt.Sprintf(" The memory is accumulated in %s (%s)", ObjectName(point), HumanSize(point.RetainedSize))
-			if s.Count > 0 {
-				text += fmt.Sprintf(", which holds %s instances of %s retaining %s", Thousands(uint64(s.Count)), class, HumanSize(s.ClassRetained))
-			}
-			text += "."
+// fieldName writes a field as its program would: "TicketStore.TICKETS"
+// for a Java static field, "globalThis.fixture.customers" for what a
+// global variable leads to, "retained (closure variable)" for a variable a
+// closure's context holds, the root group and its edge for an object
+// the runtime holds ("(GC roots){JNI global}"), else the owner's class or
+// function and the field ("Session.history").
+func fieldName(a *analysis.Analysis, f analysis.SuspectField) string {
+	g := a.Graph
+	edge := analysis.EdgeString(g, f.Edge)
+	if f.Base != model.NoNode {
+		base := "globalThis"
+		if g.NodeType(f.Base).Category == model.CatShape {
+			base = strings.TrimPrefix(g.NodeName(f.Base), "class ") // a Java class object
 		}
-		return text
+		for _, e := range f.Access {
+			base += analysis.EdgeString(g, e)
+		}
+		return base + edge
 	}
-	return fmt.Sprintf("%s instances of %s retain %s (%s of the heap), all held directly by %s.",
-		Thousands(uint64(s.Count)), class, HumanSize(s.ClassRetained), PercentOf(s.ClassRetained, total), ObjectName(point))
+	switch {
+	case g.NodeType(f.Owner).Category == model.CatSynthetic:
+		return g.NodeName(f.Owner) + edge // held by the runtime's roots: "(GC roots){Java frame}"
+	case g.EdgeType(f.Edge).Category == model.EdgeContext:
+		return g.EdgeName(f.Edge) + " (closure variable)"
+	case g.NodeType(f.Owner).Category == model.CatClosure:
+		return g.NodeName(f.Owner) + edge // a function's property: the class's static
+	}
+	return a.Classes.Name(f.Owner) + edge
+}
+
+// heldBy lists a suspect's fields, with how many objects each holds where
+// there are several, joined by sep.
+func heldBy(a *analysis.Analysis, s analysis.Suspect, sep string) string {
+	var parts []string
+	for _, f := range s.Fields {
+		name := fieldName(a, f)
+		if len(s.Fields) > 1 {
+			name += fmt.Sprintf(" (%s)", Thousands(uint64(f.Count)))
+		}
+		parts = append(parts, name)
+	}
+	if len(parts) > 1 && sep == " and " {
+		return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return strings.Join(parts, ","+sep)
+}
+
+// suspectSentence says what a suspect is in one sentence, in the words of
+// MAT's report: who holds the memory, where it accumulates, what
+// accumulates there and through which fields.
+func suspectSentence(a *analysis.Analysis, s analysis.Suspect, holder string, point NodeJSON, class, shape, via string, total uint64) string {
+	what := fmt.Sprintf("%s instances of %s", Thousands(uint64(s.Count)), class)
+	if shape != "" {
+		if s.ShapeCount == s.Count {
+			what += " " + shape
+		} else {
+			what += fmt.Sprintf(" (%s of them %s)", Thousands(uint64(s.ShapeCount)), shape)
+		}
+	}
+	if via != "" {
+		what += fmt.Sprintf(" (in %s entries)", via)
+	}
+	if s.Detached {
+		what = fmt.Sprintf("%s detached DOM trees (%s, %s nodes)", Thousands(uint64(s.Count)), class, Thousands(uint64(s.DetachedNodes)))
+	}
+	what += " retaining " + HumanSize(s.ClassRetained)
+	own := len(s.Fields) > 0 && s.Fields[0].Owner == s.Point // the point's own fields hold the objects
+	fields := heldBy(a, s, " and ")
+	text := fmt.Sprintf("%s retains %s (%s of the heap)", holder, HumanSize(s.Retained), PercentOf(s.Retained, total))
+	if s.Holder != s.Point {
+		text += fmt.Sprintf(". The memory is accumulated in %s (%s)", ObjectName(point), HumanSize(point.RetainedSize))
+		if fields != "" && !own {
+			text += ", held by " + fields
+		}
+		text += ", which holds " + what
+	} else {
+		if fields != "" && !own {
+			text = fmt.Sprintf("%s, held by %s, retains %s (%s of the heap)", holder, fields, HumanSize(s.Retained), PercentOf(s.Retained, total))
+		}
+		text += " and holds " + what
+	}
+	if own {
+		word := "field"
+		if len(s.Fields) > 1 {
+			word = "fields"
+		}
+		text += fmt.Sprintf(", through its %s %s", word, fields)
+	}
+	return text + "."
 }
 
 func runSuspects(c *Context) (*Result, error) {
