@@ -561,7 +561,7 @@ func (f *suspectFinder) detachedTrees(have []found) []found {
 	}
 	var groups []*group
 	byHolder := map[model.NodeIndex]*group{}
-	for _, t := range f.a.DetachedDOM(0) {
+	for _, t := range f.a.DetachedDOM(DetachedOptions{}).Trees {
 		if t.Retained == 0 || f.internal(t.Root) {
 			continue
 		}

@@ -54,7 +54,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		{Key: "class", Title: "Accumulated class", Kind: Text}, {Key: "shape", Title: "Shape", Kind: Text},
 		{Key: "via", Title: "Looked through", Kind: Text}, colCount,
 		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
-	hasDOM := a.DOM != nil && a.DOM.Detached != nil
+	hasDOM := a.DetachednessSource() != analysis.NoDOM
 	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, HumanSize(total))
 	if hasDOM {
 		heading += fmt.Sprintf(", detached DOM trees %g%%", threshold/10)
