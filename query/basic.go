@@ -90,6 +90,8 @@ type NodeJSON struct {
 	RetainedSize uint64 `json:"retained_size"`
 	// DominatorID is the id of the immediate dominator, 0 for the root.
 	DominatorID uint64 `json:"dominator_id"`
+	// idText is ID as people see it (see IDText); JSON keeps the number.
+	idText string
 }
 
 // PathsJSON is the `heapx paths --json` output.
@@ -125,7 +127,7 @@ type StepJSON struct {
 func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
 	n := NodeJSON{
 		ID: r.ID, Type: r.Type, Name: r.Name, Constructor: r.Class, Distance: r.Distance,
-		ShallowSize: r.Shallow, RetainedSize: r.Retained,
+		ShallowSize: r.Shallow, RetainedSize: r.Retained, idText: IDText(g, r.ID),
 	}
 	if r.Dominator != model.NoNode {
 		n.DominatorID = g.Nodes.ID[r.Dominator]
@@ -135,13 +137,18 @@ func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
 
 // ObjectName is a node as DevTools' Object column labels it: "name @id",
 // with the constructor standing in for an empty name (V8 leaves most
-// internal arrays unnamed). Long names are cut to MaxNameWidth.
+// internal arrays unnamed), and the id in hex where it is an address
+// (see IDText). Long names are cut to MaxNameWidth.
 func ObjectName(n NodeJSON) string {
 	name := n.Name
 	if name == "" {
 		name = n.Constructor
 	}
-	return Shorten(name, MaxNameWidth) + " @" + strconv.FormatUint(n.ID, 10)
+	id := n.idText
+	if id == "" {
+		id = "@" + strconv.FormatUint(n.ID, 10)
+	}
+	return Shorten(name, MaxNameWidth) + " " + id
 }
 
 // MaxNameWidth bounds object names in tables: a cons string's name can be
@@ -326,16 +333,24 @@ func runTop(c *Context) (*Result, error) {
 		Notes: []string{fmt.Sprintf("total size %s (%s bytes)", HumanSize(t.TotalSize), Thousands(t.TotalSize))}}, nil
 }
 
-// ParseID reads a node id as users write it: "12345" or "@12345".
+// ParseID reads a node id as users write it: "12345" or "@12345" in
+// decimal, as DevTools shows V8 ids, or "0x7f3a10" or "@0x7f3a10" in hex,
+// as MAT, VisualVM and Firefox show addresses (and heapx shows Java and
+// Firefox ids).
 func ParseID(s string) (uint64, error) {
-	id, err := strconv.ParseUint(strings.TrimPrefix(s, "@"), 10, 64)
+	t := strings.TrimPrefix(strings.TrimSpace(s), "@")
+	base := 10
+	if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
+		t, base = t[2:], 16
+	}
+	id, err := strconv.ParseUint(t, base, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a node id (a number such as 12345 or @12345)", s)
+		return 0, fmt.Errorf("%q is not a node id (a decimal number such as 12345 or @12345, or a hex one such as 0x7f3a10)", s)
 	}
 	return id, nil
 }
 
-// nodeByID finds the node with runtime id s ("123" or "@123") in sn.
+// nodeByID finds the node with runtime id s (see ParseID) in sn.
 func nodeByID(sn Snapshot, s string) (model.NodeIndex, error) {
 	id, err := ParseID(s)
 	if err != nil {
@@ -343,7 +358,7 @@ func nodeByID(sn Snapshot, s string) (model.NodeIndex, error) {
 	}
 	n, ok := sn.Analysis.NodeByID(id)
 	if !ok {
-		return 0, fmt.Errorf("%s: no node with id @%d", sn.Path, id)
+		return 0, fmt.Errorf("%s: no node with id %s", sn.Path, IDText(sn.Analysis.Graph, id))
 	}
 	return n, nil
 }
