@@ -50,8 +50,10 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 			out := cmd.OutOrStdout()
 			switch {
 			case asJSON:
+				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
 				err = writeJSON(out, query.Encode(r, args))
 			case asCSV:
+				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
 				err = writeCSV(out, r)
 			default:
 				err = writeText(out, r)

@@ -10,9 +10,9 @@ import (
 	"github.com/heapx/heapx/query"
 )
 
-// writeText renders a query result for people: header lines, then each
-// section (heading, table or indented tree, notes), then the result's
-// notes, each block after a blank line.
+// writeText renders a query result for people: its warnings, header
+// lines, then each section (heading, table or indented tree, notes), then
+// the result's notes, each block after a blank line.
 func writeText(w io.Writer, r *query.Result) error {
 	var b strings.Builder
 	for _, h := range r.Header {
@@ -33,8 +33,28 @@ func writeText(w io.Writer, r *query.Result) error {
 		writeNotes(&b, s.Notes)
 	}
 	writeNotes(&b, r.Notes)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, warningsText(r.Warnings)+b.String())
 	return err
+}
+
+// warningsText is the text that goes before everything else: each
+// warning a paragraph of its own that starts with WARNING, so nobody reads
+// the tables without them.
+func warningsText(ws []query.Warning) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString("WARNING: " + w.Message + "\n\n")
+	}
+	return b.String()
+}
+
+// warnOnStderr repeats warnings on stderr for output that has no room for
+// them (CSV) or is read by a program (JSON, which also has them in its
+// "warnings" field), so the person running the command still sees them.
+func warnOnStderr(stderr io.Writer, ws []query.Warning) {
+	for _, w := range ws {
+		fmt.Fprintf(stderr, "heapx: warning: %s\n", w.Message)
+	}
 }
 
 func writeNotes(b *strings.Builder, notes []string) {

@@ -75,6 +75,9 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if asJSON || htmlPath != "" {
+				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
+			}
 			switch {
 			case htmlPath == "-":
 				err = r.WriteHTML(out)
@@ -137,7 +140,7 @@ func writeReportText(w io.Writer, r *report.Report) error {
 	for _, kv := range r.Overview {
 		t.add(kv[0]+":", kv[1])
 	}
-	if _, err := fmt.Fprintln(w, "== heapx report"); err != nil {
+	if _, err := fmt.Fprint(w, warningsText(r.Warnings)+"== heapx report\n"); err != nil {
 		return err
 	}
 	if err := t.writeRows(w); err != nil {
