@@ -84,7 +84,8 @@ type TreeNode struct {
 // of Label with length Value (both column keys). Front ends without
 // pictures ignore it.
 type Chart struct {
-	Label, Value string
+	Label string `json:"label"`
+	Value string `json:"value"`
 }
 
 // Warning is something the reader of a result must know before trusting
