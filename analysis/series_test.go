@@ -203,3 +203,19 @@ func TestClassLeaksNodeFixtures(t *testing.T) {
 	}
 	t.Errorf("no LeakedItem in %+v", cl)
 }
+
+// BenchmarkComparePair compares the Firefox medium page (914,460 nodes)
+// with itself: every sampled node is found and its type and name
+// compared, the most work a pair can take.
+func BenchmarkComparePair(b *testing.B) {
+	g, err := spidermonkey.ReadFile(filepath.Join("..", "testdata", "spidermonkey", "ff-medium-page.fxsnapshot"), spidermonkey.Options{})
+	if err != nil {
+		b.Skip(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if p := analysis.ComparePair(g, g); p.Same != p.Sampled {
+			b.Fatalf("%+v", p)
+		}
+	}
+}
