@@ -117,7 +117,7 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 	for i, sn := range snaps {
 		as[i], paths[i] = sn.Analysis, sn.Path
 	}
-	names := FileNames(paths)
+	names := fileNames(paths)
 	chk := analysis.CheckSeries(as)
 	if !chk.SameRuntime() {
 		i := 1
@@ -156,9 +156,9 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 	return ws, nil
 }
 
-// FileNames names files in messages and headings: their base names, or
+// fileNames names files in messages and headings: their base names, or
 // the paths as given when two base names are the same.
-func FileNames(paths []string) []string {
+func fileNames(paths []string) []string {
 	out := make([]string, len(paths))
 	seen := map[string]string{}
 	for i, p := range paths {
@@ -244,7 +244,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 	if lr == nil {
 		return nil, nil, fmt.Errorf("leaks needs class names in the snapshots")
 	}
-	names := FileNames([]string{base.Path, target.Path, final.Path})
+	names := fileNames([]string{base.Path, target.Path, final.Path})
 	if lr.Matching == analysis.MatchByClass {
 		return classLeaksResult(base, target, final, names, limit), lr, nil
 	}
