@@ -87,7 +87,8 @@ type SeriesRules struct {
 	// FINAL, oldest first").
 	Expected string
 	// Command is the command line that gives the snapshots at paths,
-	// oldest first, in the order the command expects.
+	// oldest first, in the order the command expects; with nil, the
+	// command alone ("heapx leaks").
 	Command func(oldestFirst []string) string
 }
 
@@ -390,7 +391,7 @@ func growthNote(gr *analysis.GrowthResult) string {
 	}
 	switch {
 	case gr.Matching == analysis.MatchByClass:
-		return fmt.Sprintf("Classes compared by count and size: only %.1f%% of the objects are found again by id, so the snapshots are not from one process and collections cannot be followed.", 100*gr.IDOverlap)
+		return matchingNote(gr.Matching, gr.IDOverlap, ids) + " Collections cannot be followed."
 	case ids == analysis.AddressIDs:
 		return fmt.Sprintf("Collections followed by address (%.1f%% of the objects are found again at the same address: the snapshots come from one process); one the garbage collector moved between two dumps is not followed.", 100*gr.IDOverlap)
 	}
