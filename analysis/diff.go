@@ -78,9 +78,13 @@ type ClassDiff struct {
 type DiffResult struct {
 	// Matching is how objects were paired; IDOverlap is the share of the
 	// base's counted instances whose id (within the same class) is in the
-	// target, which decided it (see StableIDFraction).
+	// target. Objects are matched by id when that share is at least
+	// StableIDFraction and Pair says the ids are V8's and the snapshots
+	// come from one process.
 	Matching  Matching
 	IDOverlap float64
+	// Pair is what the ids say about the two snapshots (ComparePair).
+	Pair PairCheck
 	// Classes are the rows with a change, sorted as DevTools sorts them by
 	// default: AllocSize descending, then name. With MatchByClass
 	// (AllocSize is zero) they are sorted by SizeDelta descending, then
@@ -100,8 +104,10 @@ type DiffResult struct {
 // interface) is deleted from one row and new in another, as in DevTools.
 //
 // When fewer than StableIDFraction of the base's instances are found again
-// by id, ids are taken as unstable and only counts and sizes per class are
-// compared (MatchByClass).
+// by id, when the snapshots do not look like two of one process (see
+// PairCheck.OneProcess), or when the ids are addresses (AddressIDs: a
+// moving collector makes a moved object look deleted and new), only counts
+// and sizes per class are compared (MatchByClass), as MAT and Firefox do.
 //
 // Unlike DevTools, which classes the base's plain objects with the
 // target's inferred interfaces for the comparison, each snapshot keeps its
@@ -174,7 +180,8 @@ func Diff(base, target *Analysis) *DiffResult {
 	if n := len(bOrder); n > 0 {
 		r.IDOverlap = float64(matched) / float64(n)
 	}
-	if r.IDOverlap >= StableIDFraction {
+	r.Pair = ComparePair(base.Graph, target.Graph)
+	if r.IDOverlap >= StableIDFraction && r.Pair.IDs == CountedIDs && r.Pair.OneProcess() {
 		r.Matching = MatchByID
 	} else {
 		r.Matching = MatchByClass

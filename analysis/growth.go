@@ -46,12 +46,15 @@ type CollectionGrowth struct {
 
 // GrowthResult is the outcome of Growth.
 type GrowthResult struct {
-	// Matching is MatchByID when every consecutive pair of snapshots has
-	// stable ids (IDOverlap, the smallest share of one snapshot's ids found
-	// in the next, is at least StableIDFraction). With MatchByClass single
-	// collections cannot be followed and Collections is empty.
+	// Matching is MatchByID when the snapshots look like snapshots of one
+	// process (Series.OneProcess: IDOverlap, the smallest share of one
+	// snapshot's objects found again as the same objects in the next, is
+	// at least StableIDFraction). With MatchByClass single collections
+	// cannot be followed and Collections is empty.
 	Matching  Matching
 	IDOverlap float64
+	// Series is what the ids say about the snapshots (CheckSeries).
+	Series *SeriesCheck
 	// Classes grow in count or size at every step, sorted by size growth
 	// (last minus first), then count growth, both descending, then name.
 	Classes []ClassGrowth
@@ -66,7 +69,9 @@ type GrowthResult struct {
 //   - classes, matched by class key, whose instance count or total shallow
 //     size increases strictly from each snapshot to the next;
 //   - collections, matched by node id (so only where ids are stable),
-//     whose element count increases strictly at every step. A node's
+//     whose element count increases strictly at every step. Where ids are
+//     addresses (AddressIDs), a collection the collector moved between
+//     two dumps is not followed. A node's
 //     element count is the number of its element edges (a V8 JSArray, a
 //     Java or SpiderMonkey array); a node without any counts the entries
 //     of the arrays it holds through internal or property edges instead: a
@@ -83,15 +88,16 @@ func Growth(snaps []*Analysis, opt GrowthOptions) *GrowthResult {
 			return nil
 		}
 	}
-	r := &GrowthResult{Classes: classGrowth(snaps)}
-	r.IDOverlap = 1
-	for i := 0; i+1 < len(snaps); i++ {
-		r.IDOverlap = min(r.IDOverlap, idOverlap(snaps[i].Graph, sortedIDs(snaps[i+1].Graph)))
+	r := &GrowthResult{Classes: classGrowth(snaps), Series: CheckSeries(snaps)}
+	for i, p := range r.Series.Pairs {
+		if i == 0 || p.SameShare() < r.IDOverlap {
+			r.IDOverlap = p.SameShare()
+		}
 	}
-	if r.IDOverlap < StableIDFraction {
-		r.Matching = MatchByClass
-	} else {
+	if r.Series.OneProcess() {
 		r.Collections = collectionGrowth(snaps)
+	} else {
+		r.Matching = MatchByClass
 	}
 	if opt.Limit > 0 {
 		r.Classes = r.Classes[:min(opt.Limit, len(r.Classes))]
@@ -102,29 +108,7 @@ func Growth(snaps []*Analysis, opt GrowthOptions) *GrowthResult {
 
 // classGrowth returns the classes that grow at every step.
 func classGrowth(snaps []*Analysis) []ClassGrowth {
-	keys := map[string]int{}
-	var rows []ClassGrowth
-	for s, a := range snaps {
-		joint := make([]int, len(a.Classes.Names))
-		for c := range a.Classes.Names {
-			k := a.Classes.Key(uint32(c))
-			j, ok := keys[k]
-			if !ok {
-				j = len(rows)
-				keys[k] = j
-				rows = append(rows, ClassGrowth{Name: a.Classes.Names[c], Key: k,
-					Counts: make([]int, len(snaps)), Sizes: make([]uint64, len(snaps))})
-			}
-			joint[c] = j
-		}
-		for v, size := range a.Self {
-			if size != 0 {
-				row := &rows[joint[a.Classes.Of[v]]]
-				row.Counts[s]++
-				row.Sizes[s] += size
-			}
-		}
-	}
+	rows, _ := classSeries(snaps)
 	var out []ClassGrowth
 	for _, row := range rows {
 		row.CountGrows, row.SizeGrows = true, true
@@ -149,6 +133,37 @@ func classGrowth(snaps []*Analysis) []ClassGrowth {
 		return cmp16(x.Name, y.Name) < 0
 	})
 	return out
+}
+
+// classSeries counts every class's instances with a non-zero shallow
+// size, and their shallow sizes, in each snapshot, matching classes by
+// key: one row per key (Counts and Sizes set; the Grows flags are not).
+// lastRow maps the last snapshot's classes to their rows.
+func classSeries(snaps []*Analysis) (rows []ClassGrowth, lastRow []int) {
+	keys := map[string]int{}
+	for s, a := range snaps {
+		joint := make([]int, len(a.Classes.Names))
+		for c := range a.Classes.Names {
+			k := a.Classes.Key(uint32(c))
+			j, ok := keys[k]
+			if !ok {
+				j = len(rows)
+				keys[k] = j
+				rows = append(rows, ClassGrowth{Name: a.Classes.Names[c], Key: k,
+					Counts: make([]int, len(snaps)), Sizes: make([]uint64, len(snaps))})
+			}
+			joint[c] = j
+		}
+		for v, size := range a.Self {
+			if size != 0 {
+				row := &rows[joint[a.Classes.Of[v]]]
+				row.Counts[s]++
+				row.Sizes[s] += size
+			}
+		}
+		lastRow = joint
+	}
+	return rows, lastRow
 }
 
 // collectionGrowth follows every node of the first snapshot with elements

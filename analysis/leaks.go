@@ -66,8 +66,9 @@ type LeakCluster struct {
 type LeakResult struct {
 	// Matching is MatchByID when the snapshots' ids are stable (see
 	// StableIDFraction, measured as the share of the baseline's ids found
-	// in the target: IDOverlap). With MatchByClass nothing can be told
-	// about single objects and there are no clusters.
+	// in the target: IDOverlap) and match objects (one V8 process, see
+	// SeriesCheck.MatchesObjects). With MatchByClass nothing can be told
+	// about single objects and there are no clusters (see ClassLeaks).
 	Matching  Matching
 	IDOverlap float64
 	// Allocated counts the target's nodes whose id is not in the
@@ -145,7 +146,7 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 	}
 	bIDs, tIDs := sortedIDs(baseline.Graph), sortedIDs(target.Graph)
 	r := &LeakResult{IDOverlap: idOverlap(baseline.Graph, tIDs)}
-	if r.IDOverlap < StableIDFraction {
+	if r.IDOverlap < StableIDFraction || !CheckSeries([]*Analysis{baseline, target, final}).MatchesObjects() {
 		r.Matching = MatchByClass
 		return r
 	}

@@ -23,6 +23,7 @@
 package formats
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -168,6 +169,9 @@ func Detect(path string) (*Format, error) {
 	}
 	switch len(found) {
 	case 0:
+		if what := notADump(path, head); what != "" {
+			return nil, fmt.Errorf("%s: %s", path, what)
+		}
 		names := []string{}
 		for _, f := range All() {
 			names = append(names, f.Name)
@@ -184,6 +188,47 @@ func Detect(path string) (*Format, error) {
 		}
 	}
 	return found[0], nil
+}
+
+// takeSnapshot says how to get what heapx reads instead of a profile.
+const takeSnapshot = "heapx reads heap snapshots: take one with \"Heap snapshot\" in DevTools' Memory panel, or v8.writeHeapSnapshot() in Node.js"
+
+// notADump says what a file of no known format is when it is something
+// people mistake for a heap dump (an archive, another compression, a
+// profile), and what to do: "" when it is nothing known. The head (gzip
+// already looked through) decides; the extension only where the head says
+// nothing.
+func notADump(path string, head []byte) string {
+	unpack := func(what, how string) string {
+		return what + ", not a heap dump: " + how + " and give heapx the dump inside"
+	}
+	decompress := func(what, how string) string {
+		return what + ", which heapx does not read: decompress it first (" + how + "); heapx reads gzip-compressed dumps as they are"
+	}
+	ext := strings.ToLower(filepath.Ext(strings.TrimSuffix(strings.ToLower(path), ".gz")))
+	json := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	has := func(s string) bool { return bytes.Contains(json, []byte(s)) }
+	switch {
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06")) || ext == ".zip":
+		return unpack("a zip archive", "unzip it")
+	case bytes.HasPrefix(head, []byte("7z\xbc\xaf\x27\x1c")) || ext == ".7z":
+		return unpack("a 7-Zip archive", "extract it (7z x)")
+	case len(head) > 262 && string(head[257:262]) == "ustar" || ext == ".tar":
+		return unpack("a tar archive", "extract it (tar xf)")
+	case bytes.HasPrefix(head, []byte("\xfd7zXZ\x00")) || ext == ".xz":
+		return decompress("xz-compressed", "xz -d")
+	case bytes.HasPrefix(head, []byte("\x28\xb5\x2f\xfd")) || ext == ".zst":
+		return decompress("zstd-compressed", "zstd -d")
+	case bytes.HasPrefix(head, []byte("BZh")) && len(head) > 3 && head[3] >= '1' && head[3] <= '9' || ext == ".bz2":
+		return decompress("bzip2-compressed", "bunzip2")
+	case bytes.HasPrefix(json, []byte("{")) && has(`"callFrame"`) && (bytes.HasPrefix(json, []byte(`{"head"`)) || has(`"selfSize"`)) || ext == ".heapprofile":
+		return "a sampling heap profile (DevTools' \"Allocation sampling\", node --heap-prof), not a heap snapshot: it records where memory was allocated, not the objects on the heap; " + takeSnapshot
+	case bytes.HasPrefix(json, []byte("{")) && has(`"callFrame"`) && (has(`"timeDeltas"`) || has(`"startTime"`) || bytes.HasPrefix(json, []byte(`{"nodes"`))) || ext == ".cpuprofile":
+		return "a CPU profile (DevTools' JavaScript profiler, node --cpu-prof), not a heap dump; " + takeSnapshot
+	case bytes.HasPrefix(json, []byte(`{"traceEvents"`)) || bytes.HasPrefix(json, []byte("[")) && has(`"ph":`) && has(`"pid":`):
+		return "a performance trace (DevTools' Performance panel), not a heap dump; " + takeSnapshot
+	}
+	return ""
 }
 
 // Open detects the format of the file at path and reads it.

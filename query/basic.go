@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -90,6 +91,8 @@ type NodeJSON struct {
 	RetainedSize uint64 `json:"retained_size"`
 	// DominatorID is the id of the immediate dominator, 0 for the root.
 	DominatorID uint64 `json:"dominator_id"`
+	// idText is ID as people see it (see IDText); JSON keeps the number.
+	idText string
 }
 
 // PathsJSON is the `heapx paths --json` output.
@@ -125,7 +128,7 @@ type StepJSON struct {
 func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
 	n := NodeJSON{
 		ID: r.ID, Type: r.Type, Name: r.Name, Constructor: r.Class, Distance: r.Distance,
-		ShallowSize: r.Shallow, RetainedSize: r.Retained,
+		ShallowSize: r.Shallow, RetainedSize: r.Retained, idText: IDText(g, r.ID),
 	}
 	if r.Dominator != model.NoNode {
 		n.DominatorID = g.Nodes.ID[r.Dominator]
@@ -135,13 +138,18 @@ func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
 
 // ObjectName is a node as DevTools' Object column labels it: "name @id",
 // with the constructor standing in for an empty name (V8 leaves most
-// internal arrays unnamed). Long names are cut to MaxNameWidth.
+// internal arrays unnamed), and the id in hex where it is an address
+// (see IDText). Long names are cut to MaxNameWidth.
 func ObjectName(n NodeJSON) string {
 	name := n.Name
 	if name == "" {
 		name = n.Constructor
 	}
-	return Shorten(name, MaxNameWidth) + " @" + strconv.FormatUint(n.ID, 10)
+	id := n.idText
+	if id == "" {
+		id = "@" + strconv.FormatUint(n.ID, 10)
+	}
+	return Shorten(name, MaxNameWidth) + " " + id
 }
 
 // MaxNameWidth bounds object names in tables: a cons string's name can be
@@ -326,16 +334,24 @@ func runTop(c *Context) (*Result, error) {
 		Notes: []string{fmt.Sprintf("total size %s (%s bytes)", HumanSize(t.TotalSize), Thousands(t.TotalSize))}}, nil
 }
 
-// ParseID reads a node id as users write it: "12345" or "@12345".
+// ParseID reads a node id as users write it: "12345" or "@12345" in
+// decimal, as DevTools shows V8 ids, or "0x7f3a10" or "@0x7f3a10" in hex,
+// as MAT, VisualVM and Firefox show addresses (and heapx shows Java and
+// Firefox ids).
 func ParseID(s string) (uint64, error) {
-	id, err := strconv.ParseUint(strings.TrimPrefix(s, "@"), 10, 64)
+	t := strings.TrimPrefix(strings.TrimSpace(s), "@")
+	base := 10
+	if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
+		t, base = t[2:], 16
+	}
+	id, err := strconv.ParseUint(t, base, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a node id (a number such as 12345 or @12345)", s)
+		return 0, fmt.Errorf("%q is not a node id (a decimal number such as 12345 or @12345, or a hex one such as 0x7f3a10)", s)
 	}
 	return id, nil
 }
 
-// nodeByID finds the node with runtime id s ("123" or "@123") in sn.
+// nodeByID finds the node with runtime id s (see ParseID) in sn.
 func nodeByID(sn Snapshot, s string) (model.NodeIndex, error) {
 	id, err := ParseID(s)
 	if err != nil {
@@ -343,7 +359,7 @@ func nodeByID(sn Snapshot, s string) (model.NodeIndex, error) {
 	}
 	n, ok := sn.Analysis.NodeByID(id)
 	if !ok {
-		return 0, fmt.Errorf("%s: no node with id @%d", sn.Path, id)
+		return 0, fmt.Errorf("%s: no node with id %s", sn.Path, IDText(sn.Analysis.Graph, id))
 	}
 	return n, nil
 }
@@ -444,4 +460,92 @@ func newPathJSON(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) Path
 		})
 	}
 	return pj
+}
+
+// classSuggestions returns up to n class names of a that look like what
+// someone typing name meant: names that contain it or that it contains,
+// ignoring case (a Java class's simple name, "Session" for
+// "LeakDemo$Session"), then names a few typing mistakes away (at most a
+// third of its length, as edit distance). Closest first, then the
+// classes with more instances.
+func classSuggestions(a *analysis.Analysis, name string, n int) []string {
+	lname := strings.ToLower(name)
+	counts := map[string]int{}
+	for _, c := range a.Classes.Of {
+		counts[a.Classes.Names[c]]++
+	}
+	type cand struct {
+		name  string
+		score int // 0 for containment, else the edit distance
+	}
+	var cands []cand
+	maxDist := max(1, len([]rune(name))/3)
+	for cn := range counts {
+		lc := strings.ToLower(cn)
+		switch {
+		case strings.Contains(lc, lname) || strings.Contains(lname, lc) && len(lc) >= 3:
+			cands = append(cands, cand{cn, 0})
+		default:
+			if d := editDistance(lname, lc, maxDist); d <= maxDist {
+				cands = append(cands, cand{cn, d})
+			}
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		x, y := cands[i], cands[j]
+		if x.score != y.score {
+			return x.score < y.score
+		}
+		if counts[x.name] != counts[y.name] {
+			return counts[x.name] > counts[y.name]
+		}
+		return x.name < y.name
+	})
+	var out []string
+	for _, c := range cands[:min(n, len(cands))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, or limit+1
+// as soon as it must exceed limit.
+func editDistance(a, b string, limit int) int {
+	x, y := []rune(a), []rune(b)
+	if d := len(x) - len(y); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev, cur := make([]int, len(y)+1), make([]int, len(y)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			best = min(best, cur[j])
+		}
+		if best > limit {
+			return limit + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(y)]
+}
+
+// quotedList writes names as `"A", "B" or "C"`.
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }

@@ -2,8 +2,11 @@ package query
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/model"
 )
 
 func init() {
@@ -60,12 +63,136 @@ func analyses(c *Context) []*analysis.Analysis {
 	return out
 }
 
-// matchingNote says how objects were matched across snapshots.
-func matchingNote(m analysis.Matching, overlap float64) string {
-	if m == analysis.MatchByID {
-		return fmt.Sprintf("Objects matched by id (%.1f%% of the ids recur: the snapshots come from one process).", 100*overlap)
+// matchingNote says how objects were matched across snapshots; share is
+// the smallest share of a snapshot's objects found again as the same
+// objects in the next (analysis.PairCheck.SameShare).
+func matchingNote(m analysis.Matching, share float64, ids analysis.IDKind) string {
+	switch {
+	case m == analysis.MatchByID:
+		return fmt.Sprintf("Objects matched by id (%.1f%% of the objects are found again: the snapshots come from one process).", 100*share)
+	case ids == analysis.AddressIDs && share >= analysis.StableIDFraction:
+		return "Classes compared by count and size, as MAT and Firefox compare dumps: this runtime's ids are addresses, which the garbage collector changes when it moves an object, so objects are not matched by id."
 	}
-	return fmt.Sprintf("Only %.1f%% of the ids recur, so the snapshots are not from one process: classes are compared by count and size, objects cannot be matched.", 100*overlap)
+	by := "id"
+	if ids == analysis.AddressIDs {
+		by = "address"
+	}
+	return fmt.Sprintf("Classes compared by count and size: only %.1f%% of the objects are found again by %s, so the snapshots are not from one process and objects cannot be matched.", 100*share, by)
+}
+
+// SeriesRules say how a command takes its snapshots, for the messages of
+// CheckSeries.
+type SeriesRules struct {
+	// Expected says which order the command expects ("BASELINE, TARGET,
+	// FINAL, oldest first").
+	Expected string
+	// Command is the command line that gives the snapshots at paths,
+	// oldest first, in the order the command expects; with nil, the
+	// command alone ("heapx leaks").
+	Command func(oldestFirst []string) string
+}
+
+// runtimeNames say what each runtime's dumps are (analysis.Runtime).
+var runtimeNames = map[string]string{
+	"v8":           "a V8 heap snapshot (Node.js, Chrome)",
+	"hprof":        "a Java heap dump (HPROF)",
+	"spidermonkey": "a Firefox heap snapshot (SpiderMonkey)",
+}
+
+func runtimeName(rt string) string {
+	if n, ok := runtimeNames[rt]; ok {
+		return n
+	}
+	return fmt.Sprintf("a dump of runtime %q", rt)
+}
+
+// CheckSeries checks snapshots a command takes as one series, given
+// oldest first. Snapshots of different runtimes are an error: nothing in
+// them can be compared. Snapshots that do not look like snapshots of one
+// process, or that V8's ids show were taken in another order, get a
+// warning that says why heapx thinks so, what it did instead and, when the
+// ids tell, the command line in the order they were taken.
+func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
+	as := make([]*analysis.Analysis, len(snaps))
+	paths := make([]string, len(snaps))
+	for i, sn := range snaps {
+		as[i], paths[i] = sn.Analysis, sn.Path
+	}
+	names := fileNames(paths)
+	chk := analysis.CheckSeries(as)
+	if !chk.SameRuntime() {
+		i := 1
+		for chk.Runtimes[i] == chk.Runtimes[0] {
+			i++
+		}
+		return nil, fmt.Errorf("%s is %s but %s is %s: snapshots of different runtimes cannot be compared (give %s, all of one program)",
+			names[0], runtimeName(chk.Runtimes[0]), names[i], runtimeName(chk.Runtimes[i]), rules.Expected)
+	}
+	var ws []Warning
+	for i, p := range chk.Pairs {
+		if p.OneProcess() {
+			continue
+		}
+		same := "id"
+		if p.IDs == analysis.AddressIDs {
+			same = "address"
+		}
+		ws = append(ws, Warning{Code: WarnNotOneProcess, Message: fmt.Sprintf(
+			"%s and %s do not look like snapshots of one process: only %.1f%% of the objects of %s are found in %s under the same %s as the same object (in one process nearly all are). Objects cannot be matched across them, so heapx compared class counts and sizes instead; take the snapshots from one running process to find the objects that leak.",
+			names[i], names[i+1], 100*p.SameShare(), names[i], names[i+1], same)})
+	}
+	if rev := chk.Reversed(); len(rev) > 0 {
+		i := rev[0]
+		msg := fmt.Sprintf("The snapshots look out of order: %s holds %s objects V8 created after everything in %s (V8 numbers objects in the order it first sees them), so it was taken later, yet it is given as the earlier one. %s expects %s.",
+			names[i], Thousands(uint64(chk.Pairs[i].Newer)), names[i+1], rules.Command(nil), rules.Expected)
+		if order := chk.TakenOrder(); order != nil {
+			taken := make([]string, len(order))
+			for j, k := range order {
+				taken[j] = paths[k]
+			}
+			msg += " In the order they were taken: " + rules.Command(taken) + "."
+		}
+		ws = append(ws, Warning{Code: WarnOrderReversed, Message: msg + " The results are for the order given."})
+	}
+	return ws, nil
+}
+
+// fileNames names files in messages and headings: their base names, or
+// the paths as given when two base names are the same.
+func fileNames(paths []string) []string {
+	out := make([]string, len(paths))
+	seen := map[string]string{}
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+		if q, ok := seen[out[i]]; ok && q != p {
+			return append([]string(nil), paths...)
+		}
+		seen[out[i]] = p
+	}
+	return out
+}
+
+// commandLine is a heapx command line with the given file arguments.
+func commandLine(name string, paths []string) string {
+	if paths == nil {
+		return "heapx " + name
+	}
+	return "heapx " + name + " " + strings.Join(paths, " ")
+}
+
+// checkedRun runs series query name after CheckSeries, with its warnings
+// on the result; expected is SeriesRules.Expected.
+func checkedRun(c *Context, name, expected string, run func(c *Context) (*Result, error)) (*Result, error) {
+	ws, err := CheckSeries(c.Snapshots, SeriesRules{Expected: expected, Command: func(p []string) string { return commandLine(name, p) }})
+	if err != nil {
+		return nil, err
+	}
+	r, err := run(c)
+	if err != nil {
+		return nil, err
+	}
+	r.Warnings = append(ws, r.Warnings...)
+	return r, nil
 }
 
 // DiffResult runs the diff query's analysis and lays it out.
@@ -87,10 +214,13 @@ func DiffResult(base, target Snapshot, limit int) (*Result, error) {
 			c.SizeDelta, c.BaseCount, c.TargetCount})
 	}
 	r := &Result{Sections: []*Section{{Table: t, Chart: &Chart{Label: "constructor", Value: "size_delta"}}}}
-	r.Notes = []string{matchingNote(d.Matching, d.IDOverlap),
-		fmt.Sprintf("%d of %s changed classes; %s new objects (%s), %s deleted (%s); total %s -> %s",
-			len(rows), Thousands(uint64(len(d.Classes))), Thousands(uint64(d.New)), HumanSize(d.AllocSize),
-			Thousands(uint64(d.Deleted)), HumanSize(d.FreedSize),
+	objects := fmt.Sprintf("%s new objects (%s), %s deleted (%s)", Thousands(uint64(d.New)), HumanSize(d.AllocSize),
+		Thousands(uint64(d.Deleted)), HumanSize(d.FreedSize))
+	if d.Matching == analysis.MatchByClass {
+		objects = "# New, # Deleted and their sizes are 0: objects were not matched"
+	}
+	r.Notes = []string{matchingNote(d.Matching, d.Pair.SameShare(), d.Pair.IDs),
+		fmt.Sprintf("%d of %s changed classes; %s; total %s -> %s", len(rows), Thousands(uint64(len(d.Classes))), objects,
 			HumanSize(base.Analysis.TotalSize()), HumanSize(target.Analysis.TotalSize()))}
 	return r, nil
 }
@@ -100,23 +230,31 @@ func runDiff(c *Context) (*Result, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
 	}
-	return DiffResult(c.Snapshots[0], c.Snapshots[1], n)
+	return checkedRun(c, "diff", "BASE, then TARGET taken after it", func(c *Context) (*Result, error) {
+		return DiffResult(c.Snapshots[0], c.Snapshots[1], n)
+	})
 }
 
 // LeaksResult runs memlab's leak detection over the three snapshots and
-// lays out one section per leak cluster.
+// lays out one section per leak cluster. When objects cannot be matched
+// by id (see analysis.SeriesCheck.MatchesObjects) it compares class counts
+// instead (classLeaksResult). Headings and notes name the files.
 func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptions) (*Result, *analysis.LeakResult, error) {
 	opt.Examples = 5
 	lr := analysis.Leaks(base.Analysis, target.Analysis, final.Analysis, opt)
 	if lr == nil {
 		return nil, nil, fmt.Errorf("leaks needs class names in the snapshots")
 	}
+	names := fileNames([]string{base.Path, target.Path, final.Path})
+	if lr.Matching == analysis.MatchByClass {
+		return classLeaksResult(base, target, final, names, limit), lr, nil
+	}
 	a := final.Analysis
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "count", Title: "Leaked objects", Kind: Count},
 		colRetained, colPercent, {Key: "classes", Title: "Classes", Kind: Text}, {Key: "example", Title: "Example", Kind: Text}}}
-	r := &Result{Sections: []*Section{{Heading: "Leaks (objects allocated between BASELINE and TARGET, alive in FINAL)", Table: t}}}
+	r := &Result{Sections: []*Section{{Heading: fmt.Sprintf("Leaks (objects allocated between %s and %s, alive in %s)", names[0], names[1], names[2]), Table: t}}}
 	clusters := lr.Clusters
 	if limit > 0 && len(clusters) > limit {
 		clusters = clusters[:limit]
@@ -132,11 +270,61 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 	if !opt.Internals {
 		internals = fmt.Sprintf(", %s of the engine's own (--internals shows them)", Thousands(uint64(lr.Internal)))
 	}
-	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap),
-		fmt.Sprintf("%s objects allocated between BASELINE and TARGET, %s of them alive in FINAL; not reported: %s numbers, strings, code and VM internals, %s too small, %s without a retainer path%s.",
-			Thousands(uint64(lr.Allocated)), Thousands(uint64(lr.Leaked)), Thousands(uint64(lr.Trivial)),
+	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap, analysis.CountedIDs),
+		fmt.Sprintf("%s objects allocated between %s and %s, %s of them alive in %s; not reported: %s numbers, strings, code and VM internals, %s too small, %s without a retainer path%s.",
+			Thousands(uint64(lr.Allocated)), names[0], names[1], Thousands(uint64(lr.Leaked)), names[2], Thousands(uint64(lr.Trivial)),
 			Thousands(uint64(lr.Small)), Thousands(uint64(lr.NoPath)), internals)}
 	return r, lr, nil
+}
+
+// maxClassLeakPaths is how many classes of classLeaksResult get the path
+// of their largest instance.
+const maxClassLeakPaths = 3
+
+// classLeaksResult is memlab's rule on class counts (analysis.ClassLeaks),
+// for snapshots whose objects cannot be matched: the classes with more
+// instances in the target and the final snapshot than in the baseline,
+// and the retainer path of the largest instance of the first few.
+func classLeaksResult(base, target, final Snapshot, names []string, limit int) *Result {
+	a := final.Analysis
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	all := analysis.ClassLeaks(base.Analysis, target.Analysis, final.Analysis)
+	rows := all
+	if limit > 0 && len(rows) > limit {
+		rows = rows[:limit]
+	}
+	t := &Table{Columns: []Column{colClass, {Key: "kept", Title: "# Kept", Kind: Count}, {Key: "kept_size", Title: "Kept size", Kind: Bytes},
+		{Key: "baseline_count", Title: "Baseline count", Kind: Count}, {Key: "target_count", Title: "Target count", Kind: Count},
+		{Key: "final_count", Title: "Final count", Kind: Count}, {Key: "example", Title: "Largest instance", Kind: Text}}}
+	r := &Result{Sections: []*Section{{Heading: fmt.Sprintf("Classes with more instances in %s and %s than in %s (class counts: objects cannot be matched)", names[1], names[2], names[0]),
+		Table: t, Chart: &Chart{Label: "constructor", Value: "kept_size"}}}}
+	var examples []model.NodeIndex
+	for _, c := range rows {
+		t.Rows = append(t.Rows, []any{Shorten(c.Name, MaxNameWidth), c.Kept, c.KeptSize, c.Counts[0], c.Counts[1], c.Counts[2], objectName(a, nm, c.Example)})
+		if len(examples) < maxClassLeakPaths {
+			examples = append(examples, c.Example)
+		}
+	}
+	for i, p := range a.ShortestPaths(examples) {
+		if p.Cost < 0 {
+			continue
+		}
+		c := rows[i]
+		r.Sections = append(r.Sections, &Section{Heading: fmt.Sprintf("Class %d: %s, %s more instances; the path of its largest in %s",
+			i+1, Shorten(c.Name, MaxNameWidth), Thousands(uint64(c.Kept)), names[2]), Table: pathTable(newPathJSON(a, nm, p))})
+	}
+	chk := analysis.CheckSeries([]*analysis.Analysis{base.Analysis, target.Analysis, final.Analysis})
+	share := 0.0
+	for i, p := range chk.Pairs {
+		if i == 0 || p.SameShare() < share {
+			share = p.SameShare()
+		}
+	}
+	ids := analysis.IDKindOf(a.Graph)
+	r.Notes = []string{matchingNote(analysis.MatchByClass, share, ids),
+		fmt.Sprintf("%s classes have more instances in %s and %s than in %s: # Kept is the smaller of the two increases (memlab's rule, allocated by %s and still alive in %s, on counts), which cannot tell a leaked object from a replaced one.",
+			Thousands(uint64(len(all))), names[1], names[2], names[0], names[1], names[2])}
+	return r
 }
 
 // leakClassesText lists a cluster's classes: "LeakedItem 500, Array 500".
@@ -160,9 +348,11 @@ func runLeaks(c *Context) (*Result, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
 	}
-	r, _, err := LeaksResult(c.Snapshots[0], c.Snapshots[1], c.Snapshots[2], n,
-		analysis.LeakOptions{MinRetained: c.Size("min-retained"), Internals: c.Bool("internals")})
-	return r, err
+	return checkedRun(c, "leaks", "BASELINE, TARGET, FINAL, oldest first", func(c *Context) (*Result, error) {
+		r, _, err := LeaksResult(c.Snapshots[0], c.Snapshots[1], c.Snapshots[2], n,
+			analysis.LeakOptions{MinRetained: c.Size("min-retained"), Internals: c.Bool("internals")})
+		return r, err
+	})
 }
 
 // GrowthResult lays out the classes and collections growing across snaps.
@@ -184,13 +374,28 @@ func GrowthResult(snaps []*analysis.Analysis, limit int) (*Result, *analysis.Gro
 		{Key: "first_elements", Title: "First elements", Kind: Count}, {Key: "last_elements", Title: "Last elements", Kind: Count},
 		{Key: "last_retained", Title: "Last retained", Kind: Bytes}, {Key: "series", Title: "Elements", Kind: Text}}}
 	for _, c := range gr.Collections {
-		cc.Rows = append(cc.Rows, []any{c.ID, Shorten(c.Class, MaxNameWidth), c.Elements[0], c.Elements[last], c.Retained[last], series(c.Elements)})
+		cc.Rows = append(cc.Rows, []any{IDValue(snaps[last].Graph, c.ID), Shorten(c.Class, MaxNameWidth), c.Elements[0], c.Elements[last], c.Retained[last], series(c.Elements)})
 	}
 	r := &Result{Sections: []*Section{
 		{Heading: fmt.Sprintf("Classes growing at every step of %d snapshots", len(snaps)), Table: ct},
 		{Heading: "Collections growing at every step", Table: cc},
-	}, Notes: []string{matchingNote(gr.Matching, gr.IDOverlap)}}
+	}, Notes: []string{growthNote(gr)}}
 	return r, gr, nil
+}
+
+// growthNote says how collections were followed across the snapshots.
+func growthNote(gr *analysis.GrowthResult) string {
+	ids := analysis.CountedIDs
+	if len(gr.Series.Pairs) > 0 {
+		ids = gr.Series.Pairs[0].IDs
+	}
+	switch {
+	case gr.Matching == analysis.MatchByClass:
+		return matchingNote(gr.Matching, gr.IDOverlap, ids) + " Collections cannot be followed."
+	case ids == analysis.AddressIDs:
+		return fmt.Sprintf("Collections followed by address (%.1f%% of the objects are found again at the same address: the snapshots come from one process); one the garbage collector moved between two dumps is not followed.", 100*gr.IDOverlap)
+	}
+	return fmt.Sprintf("Collections followed by id (%.1f%% of the objects are found again: the snapshots come from one process).", 100*gr.IDOverlap)
 }
 
 // series writes a count series as "500 → 1,000 → 1,500".
@@ -210,6 +415,8 @@ func runGrowth(c *Context) (*Result, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
 	}
-	r, _, err := GrowthResult(analyses(c), n)
-	return r, err
+	return checkedRun(c, "growth", "the snapshots oldest first", func(c *Context) (*Result, error) {
+		r, _, err := GrowthResult(analyses(c), n)
+		return r, err
+	})
 }

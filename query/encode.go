@@ -13,6 +13,9 @@ type Document struct {
 	Sections      []SectionJSON `json:"sections"`
 	Notes         []string      `json:"notes,omitempty"`
 	Failed        string        `json:"failed,omitempty"`
+	// Warnings is always present, empty when there is nothing to warn
+	// about, so scripts can test it.
+	Warnings []Warning `json:"warnings"`
 }
 
 // SectionJSON is one section: its columns, then rows (a table) or tree
@@ -46,7 +49,7 @@ func Encode(r *Result, inputs []string) any {
 // (the report embeds every result in this one form).
 func GenericDocument(r *Result, inputs []string) *Document {
 	d := &Document{SchemaVersion: SchemaVersion, Query: r.Query, Inputs: inputs, Header: r.Header,
-		Notes: r.Notes, Failed: r.Failed, Sections: []SectionJSON{}}
+		Notes: r.Notes, Failed: r.Failed, Sections: []SectionJSON{}, Warnings: append([]Warning{}, r.Warnings...)}
 	for _, s := range r.Sections {
 		sj := SectionJSON{Heading: s.Heading, Chart: s.Chart, Notes: s.Notes}
 		switch {

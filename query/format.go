@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/model"
 )
 
 // HumanSize formats a byte count the way the DevTools Memory panel does
@@ -105,8 +106,8 @@ func FormatValue(k Kind, v any) string {
 			return strconv.FormatFloat(f, 'f', 1, 64) + "%"
 		}
 	case ID:
-		if n, ok := asInt64(v); ok {
-			return "@" + strconv.FormatInt(n, 10)
+		if s, ok := idText(v); ok {
+			return s
 		}
 	case Distance:
 		if n, ok := asInt64(v); ok {
@@ -127,6 +128,42 @@ func FormatValue(k Kind, v any) string {
 		}
 	}
 	return fmt.Sprint(v)
+}
+
+// Address is a node id that is an address (HPROF object ids, SpiderMonkey
+// node ids: analysis.AddressIDs) as a value of an ID column. People see
+// it in hex, "@0x7f3a10", as MAT and Firefox's memory tool show
+// addresses and as a pointer is written; JSON and CSV keep the number.
+type Address uint64
+
+// IDValue is node id id of g as the value of an ID column: an Address
+// where g's ids are addresses, else the number.
+func IDValue(g *model.Graph, id uint64) any {
+	if analysis.IDKindOf(g) == analysis.AddressIDs {
+		return Address(id)
+	}
+	return id
+}
+
+// IDText writes node id id of g as people see it: "@12345" for V8 (as
+// DevTools does), "@0x7f3a10" where ids are addresses.
+func IDText(g *model.Graph, id uint64) string {
+	s, _ := idText(IDValue(g, id))
+	return s
+}
+
+// idText writes an ID column's value (see IDValue).
+func idText(v any) (string, bool) {
+	switch x := v.(type) {
+	case Address:
+		return "@0x" + strconv.FormatUint(uint64(x), 16), true
+	case uint64:
+		return "@" + strconv.FormatUint(x, 10), true
+	}
+	if n, ok := asInt64(v); ok {
+		return "@" + strconv.FormatInt(n, 10), true
+	}
+	return "", false
 }
 
 // asInt64 converts the integer types queries put in rows.

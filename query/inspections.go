@@ -1,8 +1,10 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,7 +176,7 @@ func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 		{Key: "size", Title: "Size each", Kind: Bytes}, {Key: "wasted", Title: "Wasted", Kind: Bytes},
 		{Key: "total", Title: "Total", Kind: Bytes}, {Key: "example", Title: "Example", Kind: ID}}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []any{Shorten(visibleText(r.Text), MaxNameWidth), r.Count, r.Size, r.Wasted, r.Total, a.Graph.Nodes.ID[r.Example]})
+		t.Rows = append(t.Rows, []any{Shorten(visibleText(r.Text), MaxNameWidth), r.Count, r.Size, r.Wasted, r.Total, IDValue(a.Graph, a.Graph.Nodes.ID[r.Example])})
 	}
 	var copies int
 	var wasted, total uint64
@@ -427,7 +429,7 @@ func shapesResult(sn Snapshot, limit int) (*Result, error) {
 	for _, r := range a.ObjectShapes(limit) {
 		shape := r.Name + " {" + strings.Join(r.Properties, ", ") + "}"
 		t.Rows = append(t.Rows, []any{Shorten(shape, MaxNameWidth), len(r.Properties), r.Count, r.Shallow, r.Retained,
-			Share(r.Retained, total), a.Graph.Nodes.ID[r.Example]})
+			Share(r.Retained, total), IDValue(a.Graph, a.Graph.Nodes.ID[r.Example])})
 	}
 	return &Result{Sections: []*Section{{Heading: "Object shapes (constructor and property names), largest retained size first", Table: t,
 		Chart: &Chart{Label: "shape", Value: "retained_size"}}}}, nil
@@ -451,20 +453,34 @@ func globalsResult(sn Snapshot, limit int) (*Result, error) {
 }
 
 // classInstances returns the nodes whose class is named name, in node
-// order. Several classes can share a name (one per allocation site); all
-// of them count.
-func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, error) {
+// order, and the class names that matched. Several classes can share a
+// name (one per allocation site); all of them count. When no class has
+// exactly that name, the classes whose name differs only in case match
+// ("leakeditem" finds LeakedItem); when none does either, the error names
+// the classes whose names are closest (see classSuggestions).
+func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, []string, error) {
 	if a.Classes == nil {
-		return nil, fmt.Errorf("this analysis needs class names, which were not computed")
+		return nil, nil, fmt.Errorf("this analysis needs class names, which were not computed")
 	}
 	match := make([]bool, len(a.Classes.Names))
-	found := false
-	for c, n := range a.Classes.Names {
-		match[c] = n == name
-		found = found || match[c]
+	var matched []string
+	for _, fold := range []bool{false, true} {
+		for c, n := range a.Classes.Names {
+			match[c] = n == name || fold && strings.EqualFold(n, name)
+			if match[c] && !slices.Contains(matched, n) {
+				matched = append(matched, n)
+			}
+		}
+		if matched != nil {
+			break
+		}
 	}
-	if !found {
-		return nil, fmt.Errorf("no class named %q (the names are the summary's Constructor column)", name)
+	if matched == nil {
+		msg := fmt.Sprintf("no class named %q (the names are the summary's Constructor column)", name)
+		if s := classSuggestions(a, name, 5); len(s) > 0 {
+			msg = fmt.Sprintf("no class named %q; did you mean %s?", name, quotedList(s))
+		}
+		return nil, nil, errors.New(msg)
 	}
 	var out []model.NodeIndex
 	for v, c := range a.Classes.Of {
@@ -472,7 +488,7 @@ func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, error
 			out = append(out, model.NodeIndex(v))
 		}
 	}
-	return out, nil
+	return out, matched, nil
 }
 
 func runMergedPaths(c *Context) (*Result, error) {
@@ -483,9 +499,12 @@ func runMergedPaths(c *Context) (*Result, error) {
 	sn := c.Snapshots[0]
 	a := sn.Analysis
 	name := c.String("class")
-	targets, err := classInstances(a, name)
+	targets, matched, err := classInstances(a, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sn.Path, err)
+	}
+	if len(matched) > 1 || matched[0] != name {
+		name = strings.Join(matched, ", ")
 	}
 	merged := a.MergedPaths(targets)
 	nm := analysis.NewNamer(a.Graph, a.DOM)

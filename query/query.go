@@ -84,8 +84,30 @@ type TreeNode struct {
 // of Label with length Value (both column keys). Front ends without
 // pictures ignore it.
 type Chart struct {
-	Label, Value string
+	Label string `json:"label"`
+	Value string `json:"value"`
 }
+
+// Warning is something the reader of a result must know before trusting
+// it, such as snapshots given in the wrong order: front ends show it
+// before everything else.
+type Warning struct {
+	// Code is a stable identifier (WarnOrderReversed,
+	// WarnNotOneProcess), for scripts.
+	Code string `json:"code"`
+	// Message says what is wrong, why heapx thinks so and what it did.
+	Message string `json:"message"`
+}
+
+// Warning codes.
+const (
+	// WarnOrderReversed: the ids show that a snapshot given as later
+	// was taken before one given as earlier.
+	WarnOrderReversed = "order_reversed"
+	// WarnNotOneProcess: the snapshots share too few objects to come from
+	// one process, so objects were not matched by id.
+	WarnNotOneProcess = "not_one_process"
+)
 
 // Section is one titled table or tree of a result.
 type Section struct {
@@ -107,6 +129,8 @@ type Result struct {
 	Sections []*Section
 	// Notes are lines shown after all sections.
 	Notes []string
+	// Warnings come before everything else.
+	Warnings []Warning
 	// JSON, when not nil, is the result's JSON form, replacing the
 	// generic encoding (Encode): the commands that predate the registry
 	// keep their released --json schemas this way.

@@ -194,6 +194,7 @@ svg.chart .b{fill:#3b6fd8}
 <p>{{.File.Path}}{{if .Baselines}} compared with {{range $i, $b := .Baselines}}{{if $i}}, {{end}}{{$b.Path}}{{end}}{{end}}</p>
 </header>
 <main>
+{{if .Warnings}}<section class="part fail" id="warnings"><h2>Warnings</h2>{{range .Warnings}}<p>{{.Message}}</p>{{end}}</section>{{end}}
 <section class="part">
 <h2>Overview</h2>
 <dl class="overview">

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
@@ -67,6 +68,10 @@ type Report struct {
 	Growth float64
 	// Failures are the gates that failed, one sentence each.
 	Failures []string
+	// Warnings say what is wrong with the snapshots given (out of order,
+	// not of one process; see query.CheckSeries): front ends show them
+	// first.
+	Warnings []query.Warning
 }
 
 // Part is one titled result of the report.
@@ -86,6 +91,18 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	}
 	a, g := file.A, file.A.Graph
 	r := &Report{File: file, Baselines: baselines}
+	if len(baselines) > 0 {
+		// The series is the baselines, oldest first, then the file.
+		series := make([]query.Snapshot, 0, len(baselines)+1)
+		for _, b := range append(baselines[:len(baselines):len(baselines)], file) {
+			series = append(series, query.Snapshot{Path: b.Path, Analysis: b.A})
+		}
+		ws, err := query.CheckSeries(series, query.SeriesRules{Expected: "FILE, the newest snapshot, then the BASELINEs oldest first", Command: reportCommand})
+		if err != nil {
+			return nil, err
+		}
+		r.Warnings = ws
+	}
 	total := a.TotalSize()
 	r.Overview = [][2]string{
 		{"File", file.Path},
@@ -214,6 +231,16 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	return r, nil
 }
 
+// reportCommand is the report's command line for snapshots given oldest
+// first: the newest, then the others oldest first.
+func reportCommand(oldestFirst []string) string {
+	if len(oldestFirst) == 0 {
+		return "heapx report"
+	}
+	n := len(oldestFirst) - 1
+	return "heapx report " + strings.Join(append([]string{oldestFirst[n]}, oldestFirst[:n]...), " ")
+}
+
 func (r *Report) add(key, title string, res *query.Result) {
 	r.Parts = append(r.Parts, Part{Key: key, Title: title, Result: res})
 }
@@ -233,6 +260,8 @@ type Doc struct {
 	LeakedSizeBasis string   `json:"leaked_size_basis"`
 	GrowthPercent   float64  `json:"growth_percent"`
 	Failures        []string `json:"failures"`
+	// Warnings is always present, empty when the snapshots look right.
+	Warnings []query.Warning `json:"warnings"`
 	// Parts holds the generic form of each part's result
 	// (query.Document), in reading order.
 	Parts []DocPart `json:"parts"`
@@ -251,7 +280,7 @@ func (r *Report) Doc() *Doc {
 	d := &Doc{SchemaVersion: SchemaVersion, File: r.File.Path, Baselines: []string{}, Format: r.File.Format,
 		Nodes: a.Graph.NumNodes(), Edges: a.Graph.NumEdges(), TotalSize: a.TotalSize(), Policy: a.Policy.Name,
 		LeakedSize: r.LeakedSize, LeakedSizeBasis: r.LeakedSizeBasis, GrowthPercent: r.Growth,
-		Failures: append([]string{}, r.Failures...), Parts: []DocPart{}}
+		Failures: append([]string{}, r.Failures...), Warnings: append([]query.Warning{}, r.Warnings...), Parts: []DocPart{}}
 	for _, b := range r.Baselines {
 		d.Baselines = append(d.Baselines, b.Path)
 	}

@@ -51,12 +51,24 @@ func TestHPROFCLI(t *testing.T) {
 		t.Errorf("top: %+v", top.Nodes)
 	}
 
-	// The listeners' backing array, held by LeakDemo.LISTENERS.
-	paths := ok(t, "paths", "--id", "4053036600", in)
-	for _, w := range []string{"java.lang.Object[] @4053036600", "class LeakDemo @4279238824", ".LISTENERS", "sticky class"} {
+	// The listeners' backing array, held by LeakDemo.LISTENERS. Java ids
+	// are addresses: shown in hex, as MAT shows them, and taken in hex
+	// (as MAT and VisualVM users copy them) or decimal.
+	paths := ok(t, "paths", "--id", "0xf1946e38", in)
+	for _, w := range []string{"java.lang.Object[] @0xf1946e38", "class LeakDemo @0xff1000a8", ".LISTENERS", "sticky class"} {
 		if !strings.Contains(paths, w) {
 			t.Errorf("paths lacks %q:\n%s", w, paths)
 		}
+	}
+	if dec := ok(t, "paths", "--id", "4053036600", in); dec != paths {
+		t.Errorf("paths --id 4053036600 differs from --id 0xf1946e38:\n%s", dec)
+	}
+	if r := heapx(t, "paths", "--id", "@0xF1946E39", in); r.code != 1 || !strings.Contains(r.stderr, "no node with id @0xf1946e39") {
+		t.Errorf("paths of a missing hex id: exit %d, %q", r.code, r.stderr)
+	}
+	dom := ok(t, "dominators", "--id", "@0xff1000a8", "-n", "3", in)
+	if !strings.Contains(dom, "Children of class LeakDemo @0xff1000a8") {
+		t.Errorf("dominators --id @0xff1000a8:\n%s", dom)
 	}
 
 	for _, out := range []string{"java.jsonl.gz", "java.db"} {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,8 +51,10 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 			out := cmd.OutOrStdout()
 			switch {
 			case asJSON:
+				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
 				err = writeJSON(out, query.Encode(r, args))
 			case asCSV:
+				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
 				err = writeCSV(out, r)
 			default:
 				err = writeText(out, r)
@@ -144,14 +147,24 @@ func inputsWanted(q *query.Query) string {
 	return fmt.Sprintf("%d to %d snapshot arguments", q.MinInputs, q.MaxInputs)
 }
 
-// newListCmd lists the registered queries.
+// commandsGroup is the group `heapx list` shows the commands that are not
+// registered queries under (report, info, convert, sql), first.
+const commandsGroup = "commands"
+
+// newListCmd lists the commands: the ones of their own (report, info,
+// convert, sql), then the registered queries.
 func newListCmd() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "list",
-		Short: "List the analyses heapx can run",
+		Short: "List the commands and analyses heapx can run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			type commandJSON struct {
+				Name  string `json:"name"`
+				Usage string `json:"usage"`
+				Title string `json:"title"`
+			}
 			type argJSON struct {
 				Name    string `json:"name"`
 				Kind    string `json:"kind"`
@@ -168,7 +181,18 @@ func newListCmd() *cobra.Command {
 				Args      []argJSON `json:"args"`
 			}
 			var list []queryJSON
+			commands := []commandJSON{}
 			t := newTable("Group", "Command", "Description")
+			// Sorted by name; the report, the main job, goes first.
+			subs := append([]*cobra.Command(nil), cmd.Root().Commands()...)
+			sort.SliceStable(subs, func(i, j int) bool { return subs[i].Name() == "report" && subs[j].Name() != "report" })
+			for _, sub := range subs {
+				if query.Lookup(sub.Name()) != nil || sub == cmd || !sub.IsAvailableCommand() || sub.Name() == "help" || sub.Name() == "completion" {
+					continue
+				}
+				commands = append(commands, commandJSON{Name: sub.Name(), Usage: strings.TrimPrefix(sub.Use, sub.Name()+" "), Title: sub.Short})
+				t.add(commandsGroup, sub.Use, sub.Short)
+			}
 			for _, q := range query.All() {
 				qj := queryJSON{Name: q.Name, Group: q.Group, Usage: q.Usage, Title: q.Title, MinInputs: q.MinInputs,
 					MaxInputs: q.MaxInputs, Args: []argJSON{}}
@@ -179,7 +203,7 @@ func newListCmd() *cobra.Command {
 				t.add(q.Group, q.Name+" "+q.Usage, q.Title)
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"schema_version": 1, "queries": list})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"schema_version": 1, "commands": commands, "queries": list})
 			}
 			return t.write(cmd.OutOrStdout())
 		},

@@ -10,9 +10,9 @@ import (
 	"github.com/heapx/heapx/query"
 )
 
-// writeText renders a query result for people: header lines, then each
-// section (heading, table or indented tree, notes), then the result's
-// notes, each block after a blank line.
+// writeText renders a query result for people: its warnings, header
+// lines, then each section (heading, table or indented tree, notes), then
+// the result's notes, each block after a blank line.
 func writeText(w io.Writer, r *query.Result) error {
 	var b strings.Builder
 	for _, h := range r.Header {
@@ -33,8 +33,28 @@ func writeText(w io.Writer, r *query.Result) error {
 		writeNotes(&b, s.Notes)
 	}
 	writeNotes(&b, r.Notes)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, warningsText(r.Warnings)+b.String())
 	return err
+}
+
+// warningsText is the text that goes before everything else: each
+// warning a paragraph of its own that starts with WARNING, so nobody reads
+// the tables without them.
+func warningsText(ws []query.Warning) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString("WARNING: " + w.Message + "\n\n")
+	}
+	return b.String()
+}
+
+// warnOnStderr repeats warnings on stderr for output that has no room for
+// them (CSV) or is read by a program (JSON, which also has them in its
+// "warnings" field), so the person running the command still sees them.
+func warnOnStderr(stderr io.Writer, ws []query.Warning) {
+	for _, w := range ws {
+		fmt.Fprintf(stderr, "heapx: warning: %s\n", w.Message)
+	}
 }
 
 func writeNotes(b *strings.Builder, notes []string) {
@@ -103,74 +123,100 @@ func isNumeric(k query.Kind) bool { return k != query.Text }
 // one header row of column keys. A result with several sections gets a
 // leading "section" column; a tree gets a "depth" column.
 func writeCSV(w io.Writer, r *query.Result) error {
-	cw := csv.NewWriter(w)
-	multi := len(r.Sections) > 1
-	lastHeader := ""
+	c := newCSVTables(w)
 	for _, s := range r.Sections {
-		var cols []query.Column
-		if s.Table != nil {
-			cols = s.Table.Columns
-		} else if s.Tree != nil {
-			cols = s.Tree.Columns
+		var lead []csvCell
+		if len(r.Sections) > 1 {
+			lead = []csvCell{{"section", s.Heading}}
 		}
-		var head []string
-		if multi {
-			head = append(head, "section")
+		if err := c.section(lead, s); err != nil {
+			return err
+		}
+	}
+	return c.flush()
+}
+
+// csvCell is a leading column of CSV rows: its key and value.
+type csvCell struct{ key, value string }
+
+// csvTables writes sections as one CSV stream: each row is the section's
+// leading cells, then its raw values; a header row of keys comes first and
+// again whenever the columns change.
+type csvTables struct {
+	cw         *csv.Writer
+	lastHeader string
+}
+
+func newCSVTables(w io.Writer) *csvTables { return &csvTables{cw: csv.NewWriter(w)} }
+
+func (c *csvTables) flush() error {
+	c.cw.Flush()
+	return c.cw.Error()
+}
+
+// section writes the rows of s (a tree with a "depth" column after the
+// leading ones).
+func (c *csvTables) section(lead []csvCell, s *query.Section) error {
+	var cols []query.Column
+	if s.Table != nil {
+		cols = s.Table.Columns
+	} else if s.Tree != nil {
+		cols = s.Tree.Columns
+	}
+	var head []string
+	for _, l := range lead {
+		head = append(head, l.key)
+	}
+	if s.Tree != nil {
+		head = append(head, "depth")
+	}
+	for _, col := range cols {
+		head = append(head, col.Key)
+	}
+	if h := strings.Join(head, "\x00"); h != c.lastHeader {
+		if err := c.cw.Write(head); err != nil {
+			return err
+		}
+		c.lastHeader = h
+	}
+	record := func(depth int, vals []any) error {
+		var rec []string
+		for _, l := range lead {
+			rec = append(rec, l.value)
 		}
 		if s.Tree != nil {
-			head = append(head, "depth")
+			rec = append(rec, strconv.Itoa(depth))
 		}
-		for _, c := range cols {
-			head = append(head, c.Key)
+		for i := range cols {
+			cell := ""
+			if i < len(vals) && vals[i] != nil {
+				cell = fmt.Sprint(vals[i])
+			}
+			rec = append(rec, cell)
 		}
-		if h := strings.Join(head, "\x00"); h != lastHeader {
-			if err := cw.Write(head); err != nil {
-				return err
-			}
-			lastHeader = h
-		}
-		record := func(depth int, vals []any) error {
-			var rec []string
-			if multi {
-				rec = append(rec, s.Heading)
-			}
-			if s.Tree != nil {
-				rec = append(rec, strconv.Itoa(depth))
-			}
-			for i := range cols {
-				cell := ""
-				if i < len(vals) && vals[i] != nil {
-					cell = fmt.Sprint(vals[i])
-				}
-				rec = append(rec, cell)
-			}
-			return cw.Write(rec)
-		}
-		if s.Table != nil {
-			for _, row := range s.Table.Rows {
-				if err := record(0, row); err != nil {
-					return err
-				}
-			}
-		}
-		if s.Tree != nil {
-			var walk func(nodes []*query.TreeNode, depth int) error
-			walk = func(nodes []*query.TreeNode, depth int) error {
-				for _, n := range nodes {
-					if err := record(depth, n.Values); err != nil {
-						return err
-					}
-					if err := walk(n.Children, depth+1); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if err := walk(s.Tree.Roots, 0); err != nil {
+		return c.cw.Write(rec)
+	}
+	if s.Table != nil {
+		for _, row := range s.Table.Rows {
+			if err := record(0, row); err != nil {
 				return err
 			}
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	if s.Tree != nil {
+		var walk func(nodes []*query.TreeNode, depth int) error
+		walk = func(nodes []*query.TreeNode, depth int) error {
+			for _, n := range nodes {
+				if err := record(depth, n.Values); err != nil {
+					return err
+				}
+				if err := walk(n.Children, depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return walk(s.Tree.Roots, 0)
+	}
+	return nil
 }

@@ -18,7 +18,7 @@ import (
 // newReportCmd is `heapx report`, the main job: everything heapx can say
 // about a heap in one document.
 func newReportCmd(stderr *os.File) *cobra.Command {
-	var asJSON bool
+	var asJSON, asCSV bool
 	var htmlPath, failOver string
 	var opt report.Options
 	c := &cobra.Command{
@@ -32,8 +32,9 @@ what grows in every snapshot and, with two or more baselines, runs memlab's
 leak detection (allocated between the first and the last baseline, still
 alive in FILE).
 
---json prints the report as versioned JSON; --html PATH writes a single
-self-contained page with tables and charts. --fail-over and --fail-growth
+--json prints the report as versioned JSON, --csv every part's rows as
+CSV; --html PATH writes a single self-contained page with tables and
+charts. --fail-over and --fail-growth
 make the command exit with status 1 after the report when a leak is
 larger or the heap grew more than allowed, so CI can gate on leaks.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -43,6 +44,9 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asCSV && (asJSON || htmlPath != "") {
+				return errors.New("--csv cannot be used with --json or --html")
+			}
 			if opt.Rows < 0 {
 				return fmt.Errorf("-n must be 0 or more, not %d", opt.Rows)
 			}
@@ -75,6 +79,9 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if asJSON || asCSV || htmlPath != "" {
+				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
+			}
 			switch {
 			case htmlPath == "-":
 				err = r.WriteHTML(out)
@@ -108,6 +115,8 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			switch {
 			case asJSON:
 				err = writeJSON(out, r.Doc())
+			case asCSV:
+				err = writeReportCSV(out, r)
 			case htmlPath == "":
 				err = writeReportText(out, r)
 			}
@@ -122,6 +131,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 	}
 	f := c.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&asCSV, "csv", false, "print every part of the report as CSV (raw numbers)")
 	f.StringVar(&htmlPath, "html", "", "write the report as a self-contained HTML page to `PATH` (- for stdout)")
 	f.IntVarP(&opt.Rows, "limit", "n", 15, "rows per table")
 	f.Float64Var(&opt.Threshold, "threshold", 10, "leak-suspect threshold, in percent of the heap")
@@ -137,7 +147,7 @@ func writeReportText(w io.Writer, r *report.Report) error {
 	for _, kv := range r.Overview {
 		t.add(kv[0]+":", kv[1])
 	}
-	if _, err := fmt.Fprintln(w, "== heapx report"); err != nil {
+	if _, err := fmt.Fprint(w, warningsText(r.Warnings)+"== heapx report\n"); err != nil {
 		return err
 	}
 	if err := t.writeRows(w); err != nil {
@@ -163,4 +173,45 @@ func writeReportText(w io.Writer, r *report.Report) error {
 		}
 	}
 	return nil
+}
+
+// writeReportCSV renders the report as one CSV stream in the form of the
+// analyses' --csv: every row starts with its part ("warnings" and
+// "overview" first, then the parts' keys as in --json) and its section's
+// heading, then the section's raw values; a header row of column keys
+// comes first and again whenever the columns change. The overview has the
+// top-level fields of --json, one key and value a row.
+func writeReportCSV(w io.Writer, r *report.Report) error {
+	c := newCSVTables(w)
+	part := func(key string, s *query.Section) error {
+		return c.section([]csvCell{{"part", key}, {"section", s.Heading}}, s)
+	}
+	if len(r.Warnings) > 0 {
+		t := &query.Table{Columns: []query.Column{{Key: "code", Title: "Code"}, {Key: "message", Title: "Message"}}}
+		for _, wn := range r.Warnings {
+			t.Rows = append(t.Rows, []any{wn.Code, wn.Message})
+		}
+		if err := part("warnings", &query.Section{Table: t}); err != nil {
+			return err
+		}
+	}
+	// The overview as --json has it: raw numbers under its keys.
+	d := r.Doc()
+	ov := &query.Table{Columns: []query.Column{{Key: "key", Title: "Key"}, {Key: "value", Title: "Value"}}}
+	for _, kv := range [][2]any{{"file", d.File}, {"baselines", strings.Join(d.Baselines, " ")}, {"format", d.Format},
+		{"nodes", d.Nodes}, {"edges", d.Edges}, {"total_size", d.TotalSize}, {"policy", d.Policy}, {"leaked_size", d.LeakedSize},
+		{"leaked_size_basis", d.LeakedSizeBasis}, {"growth_percent", d.GrowthPercent}, {"failures", strings.Join(d.Failures, "; ")}} {
+		ov.Rows = append(ov.Rows, []any{kv[0], kv[1]})
+	}
+	if err := part("overview", &query.Section{Table: ov}); err != nil {
+		return err
+	}
+	for _, p := range r.Parts {
+		for _, s := range p.Result.Sections {
+			if err := part(p.Key, s); err != nil {
+				return err
+			}
+		}
+	}
+	return c.flush()
 }

@@ -172,7 +172,7 @@ func TestReportOtherRuntimes(t *testing.T) {
 	}
 	java := reportJSON(t, "../../testdata/hprof/java-leakdemo-small.hprof.gz")
 	sus = reportPart(t, java, "suspects")
-	if len(sus) == 0 || sus[0]["holder"] != "class LeakDemo @4279238824" || sus[0]["class"] != "LeakDemo$Session" || sus[0]["count"] != 400.0 {
+	if len(sus) == 0 || sus[0]["holder"] != "class LeakDemo @0xff1000a8" || sus[0]["class"] != "LeakDemo$Session" || sus[0]["count"] != 400.0 {
 		t.Errorf("Java suspects: %v", sus)
 	}
 	if java.Format != "hprof" || ff.Format != "spidermonkey" {

@@ -57,7 +57,7 @@ func TestSpiderMonkeyCLI(t *testing.T) {
 	}
 
 	paths := ok(t, "paths", "--id", strconv.Itoa(buffer), in)
-	for _, want := range []string{"ArrayBuffer @37873259786416", "Window @28111603261488", `["vector element"]`, ".buffers", ".objectElements[2]"} {
+	for _, want := range []string{"ArrayBuffer @0x22720e3230b0", "Window @0x19913e206030", `["vector element"]`, ".buffers", ".objectElements[2]"} {
 		if !strings.Contains(paths, want) {
 			t.Errorf("paths lacks %q:\n%s", want, paths)
 		}

@@ -35,7 +35,7 @@ func TestSuspectsCLI(t *testing.T) {
 		}
 	}
 	out := ok(t, "suspects", "../../testdata/suspects/java-tickets.hprof.gz")
-	if want := "The memory is accumulated in java.util.HashMap @4285711720 (10.2 MB), held by TicketStore.TICKETS, which holds 12,000 instances of TicketStore$Ticket (in java.util.HashMap$Node entries) retaining 9.1 MB."; !strings.Contains(out, want) {
+	if want := "The memory is accumulated in java.util.HashMap @0xff72c568 (10.2 MB), held by TicketStore.TICKETS, which holds 12,000 instances of TicketStore$Ticket (in java.util.HashMap$Node entries) retaining 9.1 MB."; !strings.Contains(out, want) {
 		t.Errorf("text output lacks %q:\n%s", want, out)
 	}
 	out = ok(t, "suspects", "../../testdata/suspects/node-eslint.heapsnapshot.gz")
