@@ -318,9 +318,9 @@ func analyze1(d *dump, stderr *os.File) (*analysis.Analysis, error) {
 
 // cleanUpOnInterrupt makes an interrupt (or SIGTERM, SIGHUP) while out is
 // being written remove the temporary files formats.WriteFileAtomic is
-// writing, say that out was not written and exit 130, until the returned
-// function is called.
-func cleanUpOnInterrupt(stderr *os.File, out string) (stop func()) {
+// writing and the files in remove, say that out was not written (when out
+// is not empty) and exit 130, until the returned function is called.
+func cleanUpOnInterrupt(stderr *os.File, out string, remove ...string) (stop func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -328,7 +328,14 @@ func cleanUpOnInterrupt(stderr *os.File, out string) (stop func()) {
 		select {
 		case s := <-sigs:
 			formats.RemoveTemps()
-			fmt.Fprintf(stderr, "\nheapx: %v: %s not written\n", s, out)
+			for _, f := range remove {
+				os.Remove(f)
+			}
+			if out != "" {
+				fmt.Fprintf(stderr, "\nheapx: %v: %s not written\n", s, out)
+			} else {
+				fmt.Fprintf(stderr, "\nheapx: %v\n", s)
+			}
 			os.Exit(130)
 		case <-done:
 		}
