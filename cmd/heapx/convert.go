@@ -138,7 +138,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	}
 
 	edges := g.NumEdges()
-	if of.Name == v8.Namespace {
+	if of.Name == v8.Namespace { // the V8 format is registered under its namespace, "v8"
 		for _, w := range devToolsDeviations(g) {
 			fmt.Fprintf(stderr, "heapx: warning: %s: %s\n", out, w)
 		}
