@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -35,6 +37,12 @@ Formats heapx writes: ` + writableFormats() + `.
 The exchange format (.jsonl, .db) is described in docs/format.md. A V8
 snapshot converted to it and back is the same snapshot, byte for byte
 (Node.js's and Chrome's).
+
+A dump of another runtime (Java, Firefox) converted to .heapsnapshot is
+written so that Chrome DevTools shows heapx's numbers for it: shallow
+and retained sizes, distances and most classes. Where DevTools cannot
+(it classes strings as "(string)", splits plain Objects by their property
+names, keeps 32 bits of each node id), convert says so on stderr.
 
 With --analyze, retained sizes, dominators and distances are computed and
 stored in OUT (exchange formats only), so reopening it needs no analysis.
@@ -129,6 +137,14 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		wopt.Results = res
 	}
 
+	edges := g.NumEdges()
+	if of.Name == v8.Namespace { // the V8 format is registered under its namespace, "v8"
+		for _, w := range devToolsDeviations(g) {
+			fmt.Fprintf(stderr, "heapx: warning: %s: %s\n", out, w)
+		}
+		edges -= v8.DuplicateRootEdges(g)
+	}
+
 	start := time.Now()
 	bar := startProgress(stderr, "writing "+filepath.Base(out), int64(g.NumNodes()+g.NumEdges()))
 	wopt.Progress = func(done, _ int64) { bar.set(done) }
@@ -153,9 +169,139 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		what += ", with analysis results"
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s (%s, %s): %s nodes, %s edges in %.2f s (read %.2f s)\n", out, what,
-		query.HumanSize(uint64(st.Size())), query.Thousands(uint64(g.NumNodes())), query.Thousands(uint64(g.NumEdges())),
+		query.HumanSize(uint64(st.Size())), query.Thousands(uint64(g.NumNodes())), query.Thousands(uint64(edges)),
 		time.Since(start).Seconds(), d.readTime.Seconds())
 	return err
+}
+
+// maxDeviationClasses bounds the classes a class-name warning lists.
+const maxDeviationClasses = 5
+
+// devToolsDeviations says where Chrome DevTools, loading g as
+// formats/v8.Write writes it, will show other numbers than heapx shows for
+// g itself, one sentence each; nothing for a V8 graph, which is written as
+// it was read. The writer maps types so that shallow and retained sizes,
+// distances and class names agree (v8.DevToolsTypes); what it cannot
+// change is DevTools' own naming of some types and its 32-bit node ids.
+// Class names are compared as heapx computes them for both (heapx applies
+// DevTools' rules to V8 types), over the nodes DevTools counts in its
+// Summary (self size above 0).
+func devToolsDeviations(g *model.Graph) []string {
+	if v8.FromV8(g) || g.NumNodes() == 0 {
+		return nil
+	}
+	nts, ets := v8.DevToolsTypes(g)
+	var out []string
+	if s := classDeviations(g, nts, ets); s != "" {
+		out = append(out, s)
+	}
+	if n := v8.DuplicateRootEdges(g); n > 0 {
+		out = append(out, fmt.Sprintf("%s of the root's references repeat an earlier one's target and are merged into it, as DevTools cannot load a snapshot whose root references an object twice: the file has %s edges fewer",
+			query.Thousands(uint64(n)), query.Thousands(uint64(n))))
+	}
+	var wide int
+	var example uint64
+	for _, id := range g.Nodes.ID {
+		if id > math.MaxUint32 {
+			if wide == 0 {
+				example = id
+			}
+			wide++
+		}
+	}
+	if wide > 0 {
+		out = append(out, fmt.Sprintf("DevTools keeps 32 bits of a node id: %s of the %s ids are larger and show as their low 32 bits (@%d as @%d)",
+			query.Thousands(uint64(wide)), query.Thousands(uint64(g.NumNodes())), example, example&math.MaxUint32))
+	}
+	return out
+}
+
+// classDeviations compares heapx's classes for g with those of g retyped
+// as DevTools sees it and describes the classes whose objects DevTools
+// files under another name, largest first; "" when all agree.
+func classDeviations(g *model.Graph, nts []model.NodeType, ets []model.EdgeType) string {
+	view := *g
+	view.NodeTypes, view.EdgeTypes = nts, ets
+	ours, theirs := analysis.ClassifyNodes(g, nil), analysis.ClassifyNodes(&view, nil)
+	type moved struct {
+		count, all int
+		size       uint64
+		to         map[uint32]int // DevTools class -> objects
+	}
+	byClass := map[uint32]*moved{}
+	all := make([]int, len(ours.Names))
+	for i, size := range g.Nodes.Size {
+		if size == 0 {
+			continue
+		}
+		c := ours.Of[i]
+		all[c]++
+		d := theirs.Of[i]
+		if ours.Names[c] == theirs.Names[d] {
+			continue
+		}
+		m := byClass[c]
+		if m == nil {
+			m = &moved{to: map[uint32]int{}}
+			byClass[c] = m
+		}
+		m.count++
+		m.size += size
+		m.to[d]++
+	}
+	if len(byClass) == 0 {
+		return ""
+	}
+	classes := make([]uint32, 0, len(byClass))
+	for c := range byClass {
+		classes = append(classes, c)
+	}
+	sort.Slice(classes, func(i, j int) bool {
+		a, b := byClass[classes[i]], byClass[classes[j]]
+		if a.count != b.count {
+			return a.count > b.count
+		}
+		return ours.Names[classes[i]] < ours.Names[classes[j]]
+	})
+	var parts []string
+	for k, c := range classes {
+		if k == maxDeviationClasses {
+			parts = append(parts, fmt.Sprintf("and %d more", len(classes)-k))
+			break
+		}
+		m := byClass[c]
+		what := query.Thousands(uint64(m.count))
+		if m.count < all[c] {
+			what += " of " + query.Thousands(uint64(all[c]))
+		}
+		what += " object"
+		if all[c] > 1 {
+			what += "s"
+		}
+		to := make([]uint32, 0, len(m.to))
+		for d := range m.to {
+			to = append(to, d)
+		}
+		sort.Slice(to, func(i, j int) bool {
+			if m.to[to[i]] != m.to[to[j]] {
+				return m.to[to[i]] > m.to[to[j]]
+			}
+			return theirs.Names[to[i]] < theirs.Names[to[j]]
+		})
+		as := theirs.Names[to[0]]
+		if len(to) > 1 {
+			var names []string
+			for _, d := range to[:min(len(to), 3)] {
+				names = append(names, fmt.Sprintf("%s (%s)", theirs.Names[d], query.Thousands(uint64(m.to[d]))))
+			}
+			as = fmt.Sprintf("%d classes: %s", len(to), strings.Join(names, ", "))
+			if len(to) > 3 {
+				as += ", …"
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s, %s) as %s", query.Shorten(ours.Names[c], 60), what, query.HumanSize(m.size), as))
+	}
+	return "DevTools classes some objects under other names than heapx (counts and sizes per class differ accordingly): " + strings.Join(parts, "; ")
 }
 
 // analyze1 is analyze without the classes and the Summary, which convert
@@ -172,9 +318,9 @@ func analyze1(d *dump, stderr *os.File) (*analysis.Analysis, error) {
 
 // cleanUpOnInterrupt makes an interrupt (or SIGTERM, SIGHUP) while out is
 // being written remove the temporary files formats.WriteFileAtomic is
-// writing, say that out was not written and exit 130, until the returned
-// function is called.
-func cleanUpOnInterrupt(stderr *os.File, out string) (stop func()) {
+// writing and the files in remove, say that out was not written (when out
+// is not empty) and exit 130, until the returned function is called.
+func cleanUpOnInterrupt(stderr *os.File, out string, remove ...string) (stop func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -182,7 +328,14 @@ func cleanUpOnInterrupt(stderr *os.File, out string) (stop func()) {
 		select {
 		case s := <-sigs:
 			formats.RemoveTemps()
-			fmt.Fprintf(stderr, "\nheapx: %v: %s not written\n", s, out)
+			for _, f := range remove {
+				os.Remove(f)
+			}
+			if out != "" {
+				fmt.Fprintf(stderr, "\nheapx: %v: %s not written\n", s, out)
+			} else {
+				fmt.Fprintf(stderr, "\nheapx: %v\n", s)
+			}
 			os.Exit(130)
 		case <-done:
 		}

@@ -19,6 +19,7 @@ const progressDelay = time.Second
 // it writes nothing at all, so stderr carries only errors.
 type progress struct {
 	cur      atomic.Int64
+	total    atomic.Int64
 	stop     chan struct{}
 	finished chan struct{}
 }
@@ -27,13 +28,18 @@ type progress struct {
 // (bytes); a negative total draws a spinner instead.
 func startProgress(w *os.File, label string, total int64) *progress {
 	p := &progress{}
+	p.total.Store(total)
 	if !term.IsTerminal(int(w.Fd())) {
 		return p
 	}
 	p.stop, p.finished = make(chan struct{}), make(chan struct{})
-	go p.run(w, label, total)
+	go p.run(w, label)
 	return p
 }
+
+// setTotal gives a task started with an unknown total (a spinner) its
+// total, when one is known before the bar appears.
+func (p *progress) setTotal(total int64) { p.total.Store(total) }
 
 // set records how many units are done; it is cheap enough for every
 // callback of a reader.
@@ -49,7 +55,7 @@ func (p *progress) done() {
 	<-p.finished
 }
 
-func (p *progress) run(w *os.File, label string, total int64) {
+func (p *progress) run(w *os.File, label string) {
 	defer close(p.finished)
 	select {
 	case <-p.stop:
@@ -59,6 +65,7 @@ func (p *progress) run(w *os.File, label string, total int64) {
 	c := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
 	name := mpb.PrependDecorators(decor.Name(label, decor.WCSyncSpaceR))
 	var bar *mpb.Bar
+	total := p.total.Load()
 	if total < 0 {
 		bar = c.AddSpinner(0, name)
 	} else {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -26,7 +27,8 @@ import (
 )
 
 func newSQLCmd(stderr *os.File) *cobra.Command {
-	var asJSON, asCSV bool
+	var asJSON, asCSV, noCache bool
+	var cachePath string
 	c := &cobra.Command{
 		Use:   "sql FILE QUERY",
 		Short: "Run a read-only SQL query over a dump (SQLite form, cached for other formats)",
@@ -34,13 +36,19 @@ func newSQLCmd(stderr *os.File) *cobra.Command {
 
 FILE may be a .db in heapx's SQLite form, queried as it is, or any other dump
 heapx reads: it is converted once, with retained sizes, dominators and
-distances, to FILE.heapx.db beside it (or under the user cache directory when
-that directory is not writable) and the copy is reused while FILE keeps its
-size, modification time and first megabyte.
+distances, to a SQLite cache that is reused while FILE keeps its size,
+modification time and first megabyte. The cache is several times the size
+of the dump (tens of times a gzip-compressed one); heapx says where it goes
+and how large it is when it builds one. A cache of up to 100 MB goes beside
+FILE, as FILE.heapx.db, a larger one under the user cache directory
+($XDG_CACHE_HOME/heapx, usually ~/.cache/heapx), as does any cache when
+FILE's directory is not writable. --cache PATH keeps it at PATH (or in PATH,
+a directory) instead; --no-cache builds a temporary one, deleted after the
+query.
 
 The connection is read-only: statements that would change the database fail.
-The tables and views are described in docs/format.md ("SQLite form"); README
-has example queries.`,
+A cache SQLite finds damaged is rebuilt once. The tables and views are
+described in docs/format.md ("SQLite form"); README has example queries.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return fmt.Errorf("sql needs a FILE and a QUERY argument, got %d argument(s) (see heapx sql --help)", len(args))
@@ -51,47 +59,128 @@ has example queries.`,
 			if asJSON && asCSV {
 				return errors.New("--json and --csv cannot be used together")
 			}
-			db, err := sqlDatabase(args[0], stderr)
+			if noCache && cachePath != "" {
+				return errors.New("--cache and --no-cache cannot be used together")
+			}
+			db, err := sqlDatabase(args[0], stderr, cacheChoice{path: cachePath, none: noCache})
 			if err != nil {
 				return err
 			}
-			out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-			var w rowWriter
-			switch {
-			case asJSON:
-				w = &jsonRows{w: out}
-			case asCSV:
-				w = &csvRows{w: csv.NewWriter(out)}
-			default:
-				w = &tableRows{w: out}
+			if db.temp {
+				// Deleted after the query, or when it is interrupted.
+				defer cleanUpOnInterrupt(stderr, "", db.path)()
+				defer os.Remove(db.path)
 			}
-			if err := runQuery(db, args[1], w); err != nil {
-				// Most errors come before the first row (SQL that does
-				// not compile, a write refused); one in mid-result
-				// leaves the rows already flushed and the error last.
-				out.Flush()
-				return err
-			}
-			return out.Flush()
+			return queryCopy(db, args[1], cmd.OutOrStdout(), stderr, func(out io.Writer) rowWriter {
+				switch {
+				case asJSON:
+					return &jsonRows{w: out}
+				case asCSV:
+					return &csvRows{w: csv.NewWriter(out)}
+				}
+				return &tableRows{w: out}
+			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of objects, one per row")
 	c.Flags().BoolVar(&asCSV, "csv", false, "print CSV with a header line")
+	c.Flags().StringVar(&cachePath, "cache", "", "keep the SQL cache of a dump at `PATH` (a .db file, or a directory to keep it in)")
+	c.Flags().BoolVar(&noCache, "no-cache", false, "build a temporary SQL cache of a dump and delete it after the query")
 	return c
 }
 
+// queryCopy runs stmt over db and prints the rows to stdout. When SQLite
+// finds a cached copy damaged (a page overwritten, a file cut short), the
+// copy is rebuilt and the query run again, once; if rows had already
+// reached stdout by then, the copy is still rebuilt, and the error says so.
+func queryCopy(db *sqlCopy, stmt string, stdout io.Writer, stderr *os.File, rows func(io.Writer) rowWriter) error {
+	sent := &countingWriter{w: stdout}
+	out := bufio.NewWriterSize(sent, 64<<10)
+	err := runQuery(db.path, stmt, rows(out))
+	if db.source != "" && isCorrupt(err) {
+		fmt.Fprintf(stderr, "heapx: %v: the SQL cache is damaged; rebuilding it\n", err)
+		if rerr := db.rebuild(stderr); rerr != nil {
+			return rerr
+		}
+		if sent.n > 0 {
+			out.Flush()
+			return fmt.Errorf("%w (the SQL cache was rebuilt after part of the result was printed: run the query again)", err)
+		}
+		out.Reset(sent)
+		err = runQuery(db.path, stmt, rows(out))
+	}
+	if err != nil {
+		// Most errors come before the first row (SQL that does not
+		// compile, a write refused); one in mid-result leaves the rows
+		// already flushed and the error last.
+		out.Flush()
+		return err
+	}
+	return out.Flush()
+}
+
+// countingWriter counts the bytes that reach w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// isCorrupt reports whether err is SQLite saying the database file is
+// damaged (SQLITE_CORRUPT, "database disk image is malformed") or not a
+// database at all (SQLITE_NOTADB).
+func isCorrupt(err error) bool {
+	var qe *queryError
+	if !errors.As(err, &qe) {
+		return false
+	}
+	c := qe.code.ToPrimary()
+	return c == sqlite.ResultCorrupt || c == sqlite.ResultNotADB
+}
+
+// cacheChoice is where the user asked heapx sql to keep the SQLite copy
+// of a dump: path (--cache), or none at all (--no-cache).
+type cacheChoice struct {
+	path string
+	none bool
+}
+
+// sqlCopy is the SQLite file a query runs on: a .db given as FILE, or the
+// copy of another dump.
+type sqlCopy struct {
+	path string
+	// source is the dump the copy was made from, "" for a .db given as
+	// FILE; temp says the copy is deleted after the query.
+	source string
+	temp   bool
+}
+
+// rebuild replaces the copy with a new one, at the same place.
+func (c *sqlCopy) rebuild(stderr *os.File) error {
+	n, err := buildCopy(c.source, c.path, stderr, c.temp)
+	if err == nil {
+		*c = *n
+	}
+	return err
+}
+
 // sqlDatabase returns the SQLite file to query for path: path itself when
-// it is in the SQLite form, else the cached conversion, made first when
-// missing or stale.
-func sqlDatabase(path string, stderr *os.File) (string, error) {
+// it is in the SQLite form, else the copy the choice asks for, made first
+// when missing or stale.
+func sqlDatabase(path string, stderr *os.File, choice cacheChoice) (*sqlCopy, error) {
 	f, err := formats.Detect(path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if f.Name == hsql.Name {
-		return path, nil
+		return &sqlCopy{path: path}, nil
 	}
-	return cachedDatabase(path, stderr, dirWritable)
+	return cachedDatabase(path, stderr, dirWritable, choice)
 }
 
 // Metadata keys a cached conversion records about its input, so it is
@@ -115,14 +204,27 @@ const cacheHeadBytes = 1 << 20
 // cacheSuffix is appended to the input's name for the cache beside it.
 const cacheSuffix = ".heapx.db"
 
-// cachedDatabase returns a fresh SQLite conversion of path, converting it
-// when no fresh one exists. The cache lives beside path when its directory
-// is writable, else in the user cache directory (heapx/ under
-// os.UserCacheDir), keyed by the input's absolute path.
-func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool) (string, error) {
+// besideLimit is the largest copy heapx sql leaves beside its input
+// unasked. A copy is 2-4 times the size of the dump uncompressed, up to
+// 40 times a gzip-compressed one, so beside a dump in a project, a download
+// or a shared directory it is a surprise: it fills the disk or a quota,
+// gets backed up, synced or committed with the dump. Up to 100 MiB (the
+// cache of a dump of about half a million objects) no disk misses it, and
+// beside the dump it is handy: seen in a listing, deleted with the dump.
+// Larger, it goes where regenerable data belongs, the user cache
+// directory, which backups skip and cleaners empty.
+const besideLimit = 100 << 20
+
+// cachedDatabase returns a fresh SQLite copy of path as choice says,
+// making it when no fresh one exists. Without a --cache path, a fresh
+// copy beside path or in the user cache directory (heapx/ under
+// os.UserCacheDir, keyed by the input's absolute path) is reused; a new
+// one goes beside path when it will be at most besideLimit and the
+// directory is writable, else to the user cache directory.
+func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool, choice cacheChoice) (*sqlCopy, error) {
 	key, err := sourceKey(path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	beside := path + cacheSuffix
 	var user string
@@ -131,50 +233,140 @@ func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool
 		h := sha256.Sum256([]byte(abs))
 		user = filepath.Join(dir, "heapx", hex.EncodeToString(h[:8])+"-"+filepath.Base(path)+cacheSuffix)
 	}
-	for _, c := range []string{beside, user} {
-		if c != "" && cacheFresh(c, key) {
-			return c, nil
+	candidates := []string{beside, user}
+	if choice.path != "" {
+		p, err := explicitCache(choice.path, path)
+		if err != nil {
+			return nil, err
+		}
+		candidates = []string{p}
+	}
+	if !choice.none {
+		for _, c := range candidates {
+			if c != "" && cacheFresh(c, key) {
+				return &sqlCopy{path: c, source: path}, nil
+			}
 		}
 	}
-	target := beside
-	if !writable(filepath.Dir(path)) {
-		if user == "" {
-			return "", fmt.Errorf("%s: cannot cache a SQLite copy: %s is not writable and there is no user cache directory", path, filepath.Dir(path))
-		}
-		if err := os.MkdirAll(filepath.Dir(user), 0o755); err != nil {
-			return "", fmt.Errorf("%s: cannot cache a SQLite copy: %w", path, err)
-		}
-		target = user
+	d, res, err := loadForCopy(path, stderr)
+	if err != nil {
+		return nil, err
 	}
-	// An interrupt must not leave a temporary file behind (the cache is
-	// renamed into place only once complete).
-	defer cleanUpOnInterrupt(stderr, target)()
-	// Results the input carries (an analysed .jsonl) are kept; otherwise
-	// they are computed, since the first questions asked in SQL are about
-	// retained sizes.
+	target := candidates[0]
+	if choice.path == "" {
+		size := hsql.EstimateSize(d.graph, hsql.Options{Results: res, NoPacked: true})
+		if size > besideLimit || !writable(filepath.Dir(path)) {
+			if user == "" {
+				if !writable(filepath.Dir(path)) {
+					return nil, fmt.Errorf("%s: cannot keep a SQL cache: %s is not writable and there is no user cache directory (use --cache PATH)", path, filepath.Dir(path))
+				}
+			} else {
+				if err := os.MkdirAll(filepath.Dir(user), 0o700); err != nil {
+					return nil, fmt.Errorf("%s: cannot keep a SQL cache: %w (use --cache PATH)", path, err)
+				}
+				target = user
+			}
+		}
+	}
+	if choice.none {
+		// Beside the copy it replaces, under a name no other run uses;
+		// not in the temporary directory, often a RAM disk.
+		f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(path)+".heapx-*.db")
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot build a temporary SQL cache: %w", path, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+		target = f.Name()
+	}
+	return writeCopy(d, res, key, target, stderr, choice.none)
+}
+
+// explicitCache is the copy's file for --cache PATH: PATH, or the copy's
+// usual name inside PATH when PATH is a directory. An existing file is
+// replaced only when its metadata says heapx sql made it: anything else,
+// a damaged file included, may be the user's.
+func explicitCache(p, source string) (string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return p, nil
+	}
+	if st.IsDir() {
+		return filepath.Join(p, filepath.Base(source)+cacheSuffix), nil
+	}
+	if f, err := formats.Detect(p); err == nil && f.Name == hsql.Name {
+		meta, err := hsql.ReadMeta(p)
+		for _, kv := range meta {
+			if kv.Key == metaSourceFile {
+				return p, nil
+			}
+		}
+		if err != nil {
+			return "", fmt.Errorf("--cache %s: the file exists and cannot be read (%v); delete it, or name a new file or a directory", p, err)
+		}
+	}
+	return "", fmt.Errorf("--cache %s: the file exists and is not a cache heapx sql made; name a new file or a directory", p)
+}
+
+// buildCopy makes a new SQLite copy of path at target.
+func buildCopy(path, target string, stderr *os.File, temp bool) (*sqlCopy, error) {
+	key, err := sourceKey(path)
+	if err != nil {
+		return nil, err
+	}
+	d, res, err := loadForCopy(path, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return writeCopy(d, res, key, target, stderr, temp)
+}
+
+// loadForCopy reads a dump for its SQL copy, with analysis results: those
+// it carries (an analysed .jsonl), else computed, since the first
+// questions asked in SQL are about retained sizes.
+func loadForCopy(path string, stderr *os.File) (*dump, *model.Results, error) {
 	res := &model.Results{}
 	d, err := loadResults(path, stderr, res)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	if res.Shallow == nil {
 		a, err := analyze1(d, stderr)
 		if err != nil {
-			return "", err
+			return nil, nil, err
 		}
 		res = resultsOf(a)
 	}
+	return d, res, nil
+}
+
+// writeCopy writes the SQLite copy of d at target (a temporary one, to be
+// deleted after the query, when temp), saying on stderr what it makes,
+// where and how large, since it can take a minute and a gigabyte.
+func writeCopy(d *dump, res *model.Results, key []model.KV, target string, stderr *os.File, temp bool) (*sqlCopy, error) {
+	opt := hsql.Options{Results: res, Meta: key, NoPacked: true}
+	what, when := "the SQL cache", "reused while the dump is unchanged"
+	if temp {
+		what, when = "a temporary SQL cache", "deleted after the query"
+	}
+	fmt.Fprintf(stderr, "heapx: building %s of %s at %s (about %s; %s)\n", what, d.path, target,
+		query.HumanSize(uint64(hsql.EstimateSize(d.graph, opt))), when)
+	// An interrupt must not leave a temporary file behind (the copy is
+	// renamed into place only once complete).
+	defer cleanUpOnInterrupt(stderr, target)()
+	start := time.Now()
 	bar := startProgress(stderr, "writing "+filepath.Base(target), -1)
-	err = hsql.Save(target, d.graph, hsql.Options{
-		Results:  res,
-		Meta:     key,
-		Progress: func(done, _ int64) { bar.set(done) },
-	})
+	opt.Progress = func(done, total int64) { bar.setTotal(total); bar.set(done) }
+	err := hsql.Save(target, d.graph, opt)
 	bar.done()
 	if err != nil {
-		return "", fmt.Errorf("%s: writing the SQLite copy %s: %w", path, target, err)
+		return nil, fmt.Errorf("%s: writing the SQL cache %s: %w", d.path, target, err)
 	}
-	return target, nil
+	c := &sqlCopy{path: target, source: d.path, temp: temp}
+	if st, err := os.Stat(target); err == nil {
+		fmt.Fprintf(stderr, "heapx: SQL cache ready: %s (%s, %.1f s)\n", target, query.HumanSize(uint64(st.Size())), time.Since(start).Seconds())
+	}
+	return c, nil
 }
 
 // resultsOf is an analysis as the results a dump file persists
@@ -328,6 +520,15 @@ func columnNames(conn *sqlite.Conn, st *sqlite.Stmt, stmtText string) []string {
 	return names
 }
 
+// queryError is an error SQLite reported, as "<file>: <SQLite's message>",
+// with SQLite's result code.
+type queryError struct {
+	msg  string
+	code sqlite.ResultCode
+}
+
+func (e *queryError) Error() string { return e.msg }
+
 // sqlError turns a driver error into "<file>: <SQLite's message>": the
 // driver's own prefixes ("sqlite: step: SQL logic error: ") say nothing a
 // user can act on.
@@ -348,7 +549,7 @@ func sqlError(path string, err error) error {
 	if code.ToPrimary() == sqlite.ResultAuth || code.ToPrimary() == sqlite.ResultReadOnly {
 		msg += " (heapx sql is read-only: SELECT and PRAGMAs that only report)"
 	}
-	return fmt.Errorf("%s: %s", path, msg)
+	return &queryError{msg: path + ": " + msg, code: code}
 }
 
 // cell is one value of a result row.

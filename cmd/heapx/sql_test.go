@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,17 +33,34 @@ func copyFixture(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(t.TempDir(), name)
+	dst := filepath.Join(t.TempDir(), filepath.Base(name))
 	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dst
 }
 
+// sqlOK runs heapx sql like ok, except that stderr may hold the two lines
+// that say a cache is being built and where, and returns stdout.
+func sqlOK(t *testing.T, args ...string) string {
+	t.Helper()
+	r := heapx(t, append([]string{"sql"}, args...)...)
+	if r.code != 0 || !isCacheNote(r.stderr) {
+		t.Fatalf("heapx sql %v: exit %d, stderr:\n%s", args, r.code, r.stderr)
+	}
+	return r.stdout
+}
+
+// cacheNote is what heapx sql prints on stderr while it builds a cache.
+var cacheNote = regexp.MustCompile(`^heapx: building (the|a temporary) SQL cache of .+ at .+ \(about [0-9.]+ [kMG]?B; (reused while the dump is unchanged|deleted after the query)\)\nheapx: SQL cache ready: .+ \([0-9.]+ [kMG]?B, [0-9.]+ s\)\n$`)
+
+// isCacheNote reports whether stderr is empty or just the cache note.
+func isCacheNote(stderr string) bool { return stderr == "" || cacheNote.MatchString(stderr) }
+
 // sqlJSON runs heapx sql --json and decodes the rows.
 func sqlJSON(t *testing.T, file, query string) []map[string]any {
 	t.Helper()
-	out := ok(t, "sql", "--json", file, query)
+	out := sqlOK(t, "--json", file, query)
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.UseNumber()
 	var rows []map[string]any
@@ -250,24 +268,24 @@ func TestSQLExamples(t *testing.T) {
 func TestSQLOutputFormats(t *testing.T) {
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	q := `SELECT 'a' AS s, 12 AS n, NULL AS z UNION ALL SELECT 'b,"c"', 3, 2.5`
-	if got, want := ok(t, "sql", file, q), "s       n     z\na      12  NULL\nb,\"c\"   3   2.5\n"; got != want {
+	if got, want := sqlOK(t, file, q), "s       n     z\na      12  NULL\nb,\"c\"   3   2.5\n"; got != want {
 		t.Errorf("table:\n%q\nwant\n%q", got, want)
 	}
-	if got, want := ok(t, "sql", "--csv", file, q), "s,n,z\na,12,\n\"b,\"\"c\"\"\",3,2.5\n"; got != want {
+	if got, want := sqlOK(t, "--csv", file, q), "s,n,z\na,12,\n\"b,\"\"c\"\"\",3,2.5\n"; got != want {
 		t.Errorf("csv:\n%q\nwant\n%q", got, want)
 	}
-	if got, want := ok(t, "sql", "--json", file, q), "[\n{\"s\":\"a\",\"n\":12,\"z\":null},\n{\"s\":\"b,\\\"c\\\"\",\"n\":3,\"z\":2.5}\n]\n"; got != want {
+	if got, want := sqlOK(t, "--json", file, q), "[\n{\"s\":\"a\",\"n\":12,\"z\":null},\n{\"s\":\"b,\\\"c\\\"\",\"n\":3,\"z\":2.5}\n]\n"; got != want {
 		t.Errorf("json:\n%s\nwant\n%s", got, want)
 	}
-	if got := ok(t, "sql", "--json", file, `SELECT 1 WHERE 0`); got != "[]\n" {
+	if got := sqlOK(t, "--json", file, `SELECT 1 WHERE 0`); got != "[]\n" {
 		t.Errorf("empty json %q", got)
 	}
 	// Two columns with one name (a join's) both keep a name.
-	if got := ok(t, "sql", "--csv", file, `SELECT s.name, d.name FROM node s JOIN node d ON d.identifier = s.identifier LIMIT 1`); !strings.HasPrefix(got, "name,name:1\n") {
+	if got := sqlOK(t, "--csv", file, `SELECT s.name, d.name FROM node s JOIN node d ON d.identifier = s.identifier LIMIT 1`); !strings.HasPrefix(got, "name,name:1\n") {
 		t.Errorf("duplicate column names: %q", got)
 	}
 	// 64-bit integers stay exact in JSON.
-	if got := ok(t, "sql", "--json", file, `SELECT 9007199254740993 AS big`); !strings.Contains(got, `"big":9007199254740993`) {
+	if got := sqlOK(t, "--json", file, `SELECT 9007199254740993 AS big`); !strings.Contains(got, `"big":9007199254740993`) {
 		t.Errorf("big integer: %s", got)
 	}
 }
@@ -276,7 +294,7 @@ func TestSQLOutputFormats(t *testing.T) {
 // create a file.
 func TestSQLReadOnly(t *testing.T) {
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
-	ok(t, "sql", file, "SELECT 1") // builds the cache
+	sqlOK(t, file, "SELECT 1") // builds the cache
 	db := file + cacheSuffix
 	sum := func() [32]byte {
 		b, err := os.ReadFile(db)
@@ -317,6 +335,7 @@ func TestSQLReadOnly(t *testing.T) {
 func TestSQLErrors(t *testing.T) {
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	db := file + cacheSuffix
+	sqlOK(t, file, "SELECT 1") // builds the cache, which the errors name
 	cases := map[string]string{
 		`SELEC 1`:                         db + `: near "SELEC": syntax error`,
 		`SELECT * FROM nope`:              db + ": no such table: nope",
@@ -353,7 +372,7 @@ func TestSQLCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := file + cacheSuffix
-	rootSize := func() string { return ok(t, "sql", "--csv", file, "SELECT self_size FROM node WHERE seq = 0") }
+	rootSize := func() string { return sqlOK(t, "--csv", file, "SELECT self_size FROM node WHERE seq = 0") }
 	stat := func() os.FileInfo {
 		st, err := os.Stat(db)
 		if err != nil {
@@ -429,10 +448,11 @@ func TestSQLCacheUnwritableDir(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	readOnlyDir := func(string) bool { return false }
-	db, err := cachedDatabase(file, os.Stderr, readOnlyDir)
+	c, err := cachedDatabase(file, os.Stderr, readOnlyDir, cacheChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	db := c.path
 	if !strings.HasPrefix(db, filepath.Join(cache, "heapx")+string(filepath.Separator)) || !strings.HasSuffix(db, "-node-internals.heapsnapshot.gz"+cacheSuffix) {
 		t.Errorf("cache at %s, want it under %s", db, cache)
 	}
@@ -443,10 +463,11 @@ func TestSQLCacheUnwritableDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := cachedDatabase(file, os.Stderr, readOnlyDir)
+	c, err = cachedDatabase(file, os.Stderr, readOnlyDir, cacheChoice{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	again := c.path
 	st2, err := os.Stat(again)
 	if err != nil {
 		t.Fatal(err)
@@ -556,5 +577,159 @@ func TestSQLCacheInterrupted(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("after SIGINT the directory holds %v, want only the input", ents)
+	}
+}
+
+// TestSQLBigCacheInUserCacheDir: heapx sql on a Firefox page dump (6.8 MB,
+// the issue's 22 MB dump's smaller sibling) says what it builds, where and
+// how large, puts the 250 MB cache under the user cache directory instead
+// of beside the dump, and leaves the packed columns out of it (a quarter
+// of its size; only SQL reads a cache). The second query reuses it
+// silently.
+func TestSQLBigCacheInUserCacheDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 250 MB cache")
+	}
+	file := copyFixture(t, "spidermonkey/ff-medium-page.fxsnapshot")
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	q := "SELECT count(*) AS n FROM edge"
+	r := heapx(t, "sql", "--csv", file, q)
+	if r.code != 0 || r.stdout != "n\n2840467\n" || !cacheNote.MatchString(r.stderr) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	dbs, _ := filepath.Glob(filepath.Join(cache, "heapx", "*-ff-medium-page.fxsnapshot"+cacheSuffix))
+	if len(dbs) != 1 {
+		t.Fatalf("caches in the user cache directory: %v", dbs)
+	}
+	st, err := os.Stat(dbs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.stderr, "at "+dbs[0]+" (about 252 MB;") || !strings.Contains(r.stderr, "SQL cache ready: "+dbs[0]+" ("+query.HumanSize(uint64(st.Size()))+", ") {
+		t.Errorf("the note does not say where the cache goes and how large it is (%d bytes):\n%s", st.Size(), r.stderr)
+	}
+	if st.Size() > 260<<20 || st.Size() < besideLimit {
+		t.Errorf("cache of %d bytes; without the packed columns it is 251 MB", st.Size())
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(file)); len(ents) != 1 {
+		t.Errorf("files beside the dump: %v", ents)
+	}
+	if r := heapx(t, "sql", "--csv", file, "SELECT count(*) AS n FROM sqlite_schema WHERE name = 'heapx_packed'"); r.code != 0 || r.stdout != "n\n0\n" || r.stderr != "" {
+		t.Errorf("reuse: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestSQLNoCache: --no-cache answers from a temporary cache, says so, and
+// leaves no file anywhere.
+func TestSQLNoCache(t *testing.T) {
+	file := copyFixture(t, "spidermonkey/ff-small-page.fxsnapshot")
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	for i := 0; i < 2; i++ {
+		r := heapx(t, "sql", "--no-cache", "--csv", file, "SELECT count(*) AS n FROM node")
+		if r.code != 0 || r.stdout != "n\n155233\n" || !cacheNote.MatchString(r.stderr) || !strings.Contains(r.stderr, "a temporary SQL cache") {
+			t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(file)); len(ents) != 1 {
+		t.Errorf("files beside the dump: %v", ents)
+	}
+	if ents, _ := os.ReadDir(cache); len(ents) != 0 {
+		t.Errorf("files in the user cache directory: %v", ents)
+	}
+	if r := heapx(t, "sql", "--no-cache", "--cache", cache, file, "SELECT 1"); r.code != 1 || !strings.Contains(r.stderr, "cannot be used together") {
+		t.Errorf("--no-cache --cache: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestSQLCacheFlag: --cache names the cache's file or directory; the cache
+// there is reused, and a file that is not a heapx sql cache is never
+// overwritten.
+func TestSQLCacheFlag(t *testing.T) {
+	file := copyFixture(t, "hprof/java-leakdemo-small.hprof.gz")
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	q := "SELECT count(*) AS n FROM node"
+	for _, c := range []struct{ flag, db string }{
+		{dir, filepath.Join(dir, "java-leakdemo-small.hprof.gz"+cacheSuffix)},
+		{filepath.Join(dir, "java.db"), filepath.Join(dir, "java.db")},
+	} {
+		r := heapx(t, "sql", "--csv", "--cache", c.flag, file, q)
+		if r.code != 0 || r.stdout != "n\n155448\n" || !cacheNote.MatchString(r.stderr) || !strings.Contains(r.stderr, " at "+c.db+" (") {
+			t.Errorf("--cache %s: exit %d, stdout %q, stderr %q", c.flag, r.code, r.stdout, r.stderr)
+		}
+		if r := heapx(t, "sql", "--csv", "--cache", c.flag, file, q); r.code != 0 || r.stdout != "n\n155448\n" || r.stderr != "" {
+			t.Errorf("--cache %s again: exit %d, stdout %q, stderr %q", c.flag, r.code, r.stdout, r.stderr)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(file)); len(ents) != 1 {
+		t.Errorf("files beside the dump: %v", ents)
+	}
+	// Not a cache: another dump's .db, and a text file.
+	mine := filepath.Join(dir, "mine.db")
+	ok(t, "convert", "../../testdata/node-basic.heapsnapshot.gz", mine)
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{mine, notes} {
+		before, _ := os.ReadFile(p)
+		r := heapx(t, "sql", "--cache", p, file, q)
+		after, _ := os.ReadFile(p)
+		if r.code != 1 || r.stderr != "heapx: --cache "+p+": the file exists and is not a cache heapx sql made; name a new file or a directory\n" || !bytes.Equal(before, after) {
+			t.Errorf("--cache %s: exit %d, stderr %q, file changed %v", p, r.code, r.stderr, !bytes.Equal(before, after))
+		}
+	}
+}
+
+// TestSQLCacheCorrupt: a cache whose pages are overwritten (its metadata
+// intact, so it still looks fresh) made every query fail with "database
+// disk image is malformed", run after run. It is rebuilt once, with a
+// note, and the query answers. A .db the user gave is never rebuilt: its
+// damage is reported.
+func TestSQLCacheCorrupt(t *testing.T) {
+	file := copyFixture(t, "node-basic.heapsnapshot.gz")
+	db := file + cacheSuffix
+	q := "SELECT count(*) AS n, sum(label) AS labels FROM edge"
+	want := sqlOK(t, "--csv", file, q)
+	if want != "n,labels\n206566,1831611980\n" {
+		t.Fatalf("before the damage: %q", want)
+	}
+	// Overwrite three leaf pages of the edge table, found with dbstat.
+	pages := sqlJSON(t, db, "SELECT pageno FROM dbstat WHERE name = 'edge' AND pagetype = 'leaf' ORDER BY pageno LIMIT 3 OFFSET 20")
+	damage := func(path string) {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pages {
+			if _, err := f.WriteAt(bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 4096), (num(t, p["pageno"])-1)*16384); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Close()
+	}
+	mine := filepath.Join(t.TempDir(), "mine.db")
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	damage(db)
+	damage(mine)
+
+	r := heapx(t, "sql", "--csv", file, q)
+	if r.code != 0 || r.stdout != want || !strings.HasPrefix(r.stderr, "heapx: "+db+": database disk image is malformed: the SQL cache is damaged; rebuilding it\n") || !cacheNote.MatchString(r.stderr[strings.Index(r.stderr, "\n")+1:]) {
+		t.Errorf("damaged cache: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := heapx(t, "sql", "--csv", file, q); r.code != 0 || r.stdout != want || r.stderr != "" {
+		t.Errorf("after the rebuild: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = heapx(t, "sql", "--csv", mine, q)
+	if r.code != 1 || r.stderr != "heapx: "+mine+": database disk image is malformed\n" {
+		t.Errorf("damaged .db of the user's: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -130,7 +130,7 @@ func packedColumns(g *model.Graph, res *model.Results) map[string][]byte {
 
 // packed writes heapx_packed and its triggers, after every row is in.
 func (w *writer) packed() error {
-	if w.res == nil || !littleEndian {
+	if w.res == nil || !littleEndian || w.opt.NoPacked {
 		return nil
 	}
 	for _, q := range packedSchema() {

@@ -64,11 +64,11 @@ CREATE TABLE heapx_result (node_identifier INTEGER PRIMARY KEY, shallow_size INT
 // (v8_location_node). Each index costs a sort of its table when written
 // (1.5 s per 4M rows), so lookups that a scan answers in well under a
 // second (nodes by name, an object's dominator-tree children) have none.
-var indexSQL = []string{
-	`CREATE INDEX edge_source ON edge(source)`,
-	`CREATE INDEX edge_dest   ON edge(dest)`,
-	`CREATE INDEX v8_location_node ON v8_location(node_identifier)`,
-	`CREATE INDEX heapx_result_retained ON heapx_result(retained_size)`,
+var indexSQL = []struct{ table, sql string }{
+	{"edge", `CREATE INDEX edge_source ON edge(source)`},
+	{"edge", `CREATE INDEX edge_dest   ON edge(dest)`},
+	{"v8_location", `CREATE INDEX v8_location_node ON v8_location(node_identifier)`},
+	{"heapx_result", `CREATE INDEX heapx_result_retained ON heapx_result(retained_size)`},
 }
 
 // commonViews are the views every heapx file has: the spec's two (6.4)

@@ -25,6 +25,10 @@ type Options struct {
 	// Meta is extra metadata appended after the graph's own (heapx sql
 	// records there which input a cached copy was made from).
 	Meta []model.KV
+	// NoPacked leaves heapx_packed out of a file with results. heapx sql's
+	// copies are read only by SQL, never reopened as a dump, and the
+	// packed columns were a quarter of such a file (docs/benchmarks.md).
+	NoPacked bool
 }
 
 // pageSize is the database page size. 16 KB pages make the bulk insert
@@ -113,9 +117,14 @@ func WriteFile(path string, g *model.Graph, opt Options) (err error) {
 		return err
 	}
 	w := &writer{conn: conn, g: g, res: res, opt: opt}
-	w.total = int64(g.Strings.Len() + g.NumNodes() + g.NumEdges() + len(g.Locations))
-	if res != nil {
-		w.total += int64(g.NumNodes())
+	// Progress counts rows inserted and rows indexed: an index build
+	// sorts its table, which takes about as long as writing its rows
+	// (edge_dest is a third of a write).
+	for _, t := range []string{"strings", "node", "edge", "v8_location", "heapx_result"} {
+		w.total += w.rows(t)
+	}
+	for _, ix := range indexSQL {
+		w.total += w.rows(ix.table)
 	}
 	if err := w.write(); err != nil {
 		exec(conn, "ROLLBACK")
@@ -208,7 +217,7 @@ func (w *writer) write() error {
 	// those inserts random, and then the index is built at the end.
 	early := idsAscend(w.g.Nodes.ID)
 	if early {
-		if err := exec(w.conn, indexSQL[0]); err != nil {
+		if err := exec(w.conn, indexSQL[0].sql); err != nil {
 			return err
 		}
 	}
@@ -219,12 +228,12 @@ func (w *writer) write() error {
 		}
 	}
 	for i, ix := range indexSQL {
-		if i == 0 && early {
-			continue
+		if i > 0 || !early {
+			if err := exec(w.conn, ix.sql); err != nil {
+				return fmt.Errorf("%s: %w", ix.sql, err)
+			}
 		}
-		if err := exec(w.conn, ix); err != nil {
-			return fmt.Errorf("%s: %w", ix, err)
-		}
+		w.progress(w.rows(ix.table))
 	}
 	for _, v := range viewsSQL(w.g, w.res != nil) {
 		if err := exec(w.conn, v); err != nil {
@@ -232,6 +241,58 @@ func (w *writer) write() error {
 		}
 	}
 	return w.packed()
+}
+
+// rows is the number of rows the big table t gets.
+func (w *writer) rows(t string) int64 {
+	g := w.g
+	switch t {
+	case "strings":
+		return int64(g.Strings.Len())
+	case "node":
+		return int64(g.NumNodes())
+	case "edge":
+		return int64(g.NumEdges())
+	case "v8_location":
+		return int64(len(g.Locations))
+	case "heapx_result":
+		if w.res != nil {
+			return int64(g.NumNodes())
+		}
+	}
+	return 0
+}
+
+// Bytes per row of a file Save writes, with the row's entries in the
+// indexes, measured with SQLite's dbstat on real dumps whose identifiers
+// are 48-bit addresses (Firefox's; V8's small ids need less): an
+// edge row is 28 bytes, its two index entries 15 each; a node row 28 and
+// its seq index entry 17; a result row 29 and its retained_size entry 13.
+const (
+	edgeBytes     = 58
+	nodeBytes     = 46
+	resultBytes   = 42
+	locationBytes = 40
+	stringBytes   = 12 // plus the text
+	// heapx_packed, per node with results and per edge (docs/format.md 6.5)
+	packedNodeBytes = 8 + 1 + 4 + 8 + 4 + 8 + 8 + 4 + 4
+	packedEdgeBytes = 1 + 4 + 4
+)
+
+// EstimateSize returns about how large a file Save writes for g with opt
+// (within 5% for Java's and Firefox's dumps; up to a third more than the
+// file for V8's, whose small ids take fewer bytes), so that a caller can
+// choose where to put it before writing.
+func EstimateSize(g *model.Graph, opt Options) int64 {
+	n, m, text := int64(g.NumNodes()), int64(g.NumEdges()), int64(g.Strings.Bytes())
+	size := m*edgeBytes + n*nodeBytes + int64(len(g.Locations))*locationBytes + int64(g.Strings.Len())*stringBytes + text
+	if opt.Results != nil {
+		size += n * resultBytes
+		if !opt.NoPacked {
+			size += n*packedNodeBytes + m*packedEdgeBytes + int64(g.Strings.Len())*4 + text
+		}
+	}
+	return size + int64(len(coreSchema)+pageSize*32) // schema, views and each table's first page
 }
 
 // idsAscend reports whether identifiers ascend in node order with at most

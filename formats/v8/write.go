@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,8 @@ func writeFormat(w io.Writer, g *model.Graph, opt formats.WriteOptions) error {
 // types, field lists, ids, order, sections and string escaping, so a
 // snapshot survives V8 -> heapx -> V8 byte for byte where the model keeps
 // everything (docs/format.md, 3.4, lists what it does not). Other graphs
-// are mapped onto V8's types by their neutral categories.
+// are mapped onto V8's types so that DevTools shows heapx's numbers for
+// them (DevToolsTypes, DuplicateRootEdges).
 //
 // The output streams through a bufio.Writer; nodes and edges, nearly all
 // of it, are formatted on every core and written in order.
@@ -107,21 +109,23 @@ type snapshotWriter struct {
 	edgeTypes  []string
 	edgeType   []uint64 // model edge type -> V8 type index
 	edgeIdx    []bool   // model edge type -> V8 type takes an index
-	// names for indexed model edges written as V8 string-named edges
-	// (only for graphs not read from V8): extra strings after g's.
+	// Strings after g's (only for graphs not read from V8): the names of
+	// indexed model edges written as V8 string-named edges, and of merged
+	// root edges.
 	extra   []string
 	extraIx map[uint32]uint32
+	// The root's edges to a target an earlier one has (graphs not read
+	// from V8; see DuplicateRootEdges): rootDrop[e-rootLo] leaves edge e
+	// out, rootName renames the edge kept, rootDropped counts them.
+	rootLo      uint32
+	rootDrop    []bool
+	rootName    map[uint32]uint32
+	rootDropped int
 }
 
 func newSnapshotWriter(g *model.Graph) (*snapshotWriter, error) {
 	sw := &snapshotWriter{g: g}
-	allV8 := true
-	for _, t := range g.NodeTypes {
-		allV8 = allV8 && t.Namespace == Namespace
-	}
-	for _, t := range g.EdgeTypes {
-		allV8 = allV8 && t.Namespace == Namespace
-	}
+	allV8 := FromV8(g)
 	sw.nodeFields, sw.edgeFields = defaultNodeFields, defaultEdgeFields
 	if allV8 {
 		if f, ok := g.MetaValue("v8:node_fields"); ok && f != "" {
@@ -144,8 +148,10 @@ func newSnapshotWriter(g *model.Graph) (*snapshotWriter, error) {
 		return nil, fmt.Errorf("v8: metadata v8:edge_fields: %v", err)
 	}
 
-	// Node types: V8's own names in their order; others by category,
-	// after V8's standard list so every name DevTools looks up exists.
+	// Node types: V8's own names in their order; others as DevToolsTypes
+	// maps them, after V8's standard list so every name DevTools looks up
+	// exists.
+	nodeTypes, edgeTypes := DevToolsTypes(g)
 	if !allV8 {
 		sw.nodeTypes = append([]string(nil), defaultNodeTypes...)
 		sw.edgeTypes = append([]string(nil), defaultEdgeTypes...)
@@ -159,12 +165,8 @@ func newSnapshotWriter(g *model.Graph) (*snapshotWriter, error) {
 		*list = append(*list, name)
 		return uint64(len(*list) - 1)
 	}
-	for _, t := range g.NodeTypes {
-		name := t.Name
-		if !allV8 {
-			name = v8NodeType(t.Category)
-		}
-		sw.nodeType = append(sw.nodeType, index(&sw.nodeTypes, name))
+	for _, t := range nodeTypes {
+		sw.nodeType = append(sw.nodeType, index(&sw.nodeTypes, t.Name))
 	}
 	// The V8 reader adds an ephemeron twin of "internal" for WeakMap
 	// edges (see markEphemerons); it names no type of its own in V8, and
@@ -174,17 +176,13 @@ func newSnapshotWriter(g *model.Graph) (*snapshotWriter, error) {
 	for _, t := range g.Edges.Type {
 		used[t] = true
 	}
-	for i, t := range g.EdgeTypes {
-		name := t.Name
-		if !allV8 {
-			name = v8EdgeType(t)
-		}
+	for i, t := range edgeTypes {
 		var ix uint64
 		if t.Strength != model.Ephemeron || used[i] {
-			ix = index(&sw.edgeTypes, name)
+			ix = index(&sw.edgeTypes, t.Name)
 		}
 		sw.edgeType = append(sw.edgeType, ix)
-		sw.edgeIdx = append(sw.edgeIdx, name == "element" || name == "hidden")
+		sw.edgeIdx = append(sw.edgeIdx, t.Name == "element" || t.Name == "hidden")
 	}
 	// A model edge whose name kind differs from its V8 type's: an
 	// indexed edge under a string-named type gets its index as a
@@ -200,46 +198,194 @@ func newSnapshotWriter(g *model.Graph) (*snapshotWriter, error) {
 		}
 		n := g.Edges.Name[e]
 		if _, ok := sw.extraIx[n]; !ok {
-			sw.extraIx[n] = uint32(g.Strings.Len() + len(sw.extra))
-			sw.extra = append(sw.extra, strconv.FormatUint(uint64(n), 10))
+			sw.extraIx[n] = sw.addExtra(strconv.FormatUint(uint64(n), 10))
 		}
+	}
+	if !allV8 {
+		sw.mergeRootEdges()
 	}
 	return sw, nil
 }
 
-// v8NodeType maps a neutral category onto a V8 node type.
-func v8NodeType(c model.Category) string {
-	switch c {
-	case model.CatObject, model.CatDate, model.CatOther:
-		return "object"
-	case model.CatArray:
-		return "array"
-	case model.CatString:
-		return "string"
-	case model.CatConsString:
-		return "concatenated string"
-	case model.CatSlicedString:
-		return "sliced string"
-	case model.CatCode, model.CatFunctionInfo:
-		return "code"
-	case model.CatClosure:
-		return "closure"
-	case model.CatRegExp:
-		return "regexp"
-	case model.CatHeapNumber:
-		return "number"
-	case model.CatNative:
-		return "native"
-	case model.CatSymbol:
-		return "symbol"
-	case model.CatBigInt:
-		return "bigint"
-	case model.CatSynthetic:
-		return "synthetic"
-	case model.CatShape:
-		return "object shape"
+// addExtra appends a string after g's and returns its string-table index.
+func (sw *snapshotWriter) addExtra(s string) uint32 {
+	sw.extra = append(sw.extra, s)
+	return uint32(sw.g.Strings.Len() + len(sw.extra) - 1)
+}
+
+// FromV8 reports whether every type of g is one of V8's, as in a graph
+// read from a V8 snapshot: Write then keeps the graph's own types, field
+// lists and layout, byte for byte.
+func FromV8(g *model.Graph) bool {
+	for _, t := range g.NodeTypes {
+		if t.Namespace != Namespace {
+			return false
+		}
 	}
-	return "hidden" // internal structures, oddballs
+	for _, t := range g.EdgeTypes {
+		if t.Namespace != Namespace {
+			return false
+		}
+	}
+	return true
+}
+
+// DevToolsTypes returns, index for index, the V8 node and edge types that
+// Write gives g's types: g's own tables for a graph read from V8, and for
+// other runtimes the mapping that makes Chrome DevTools show heapx's
+// numbers for them:
+//
+//   - Every node is an "object" (or "native", for native memory), whose
+//     class DevTools takes from the node name, as heapx does for other
+//     runtimes, except strings, closures and synthetic nodes. Arrays and
+//     VM internals in particular are not written as V8's "array" and
+//     "hidden": DevTools folds the self size of those into their single
+//     owner (calculateShallowSizes), which made a Java RequestRecord's
+//     shallow size its byte[]'s, 7.4 MB instead of 640 kB, and would
+//     class them "(array)" and "(system)".
+//   - Strings keep V8's string types, which DevTools classes "(string)":
+//     written as objects they would lose their text.
+//   - Closures keep V8's "closure" (DevTools classes it "Function") when
+//     every node of the type is named Function, as SpiderMonkey's are;
+//     otherwise they are objects, classed by name.
+//   - Synthetic nodes stay "synthetic": DevTools takes the targets of the
+//     root's edges that are not synthetic for user roots, as heapx does.
+//
+// Edge types map by strength, then category (v8EdgeType). The returned
+// edge types keep Indexed from g, since g's name column is what they
+// describe. Write also merges the root's edges to one target (see
+// DuplicateRootEdges).
+func DevToolsTypes(g *model.Graph) ([]model.NodeType, []model.EdgeType) {
+	if FromV8(g) {
+		return g.NodeTypes, g.EdgeTypes
+	}
+	// A closure type stays a closure only when DevTools' class for it,
+	// "Function", is the node name heapx classes it by.
+	function := make([]bool, len(g.NodeTypes))
+	for t, nt := range g.NodeTypes {
+		function[t] = nt.Category == model.CatClosure
+	}
+	if slices.Contains(function, true) {
+		for i, t := range g.Nodes.Type {
+			if function[t] && g.Strings.At(g.Nodes.Name[i]) != "Function" {
+				function[t] = false
+			}
+		}
+	}
+	nts := make([]model.NodeType, len(g.NodeTypes))
+	for t, nt := range g.NodeTypes {
+		name := "object"
+		switch nt.Category {
+		case model.CatString:
+			name = "string"
+		case model.CatConsString:
+			name = "concatenated string"
+		case model.CatSlicedString:
+			name = "sliced string"
+		case model.CatSynthetic:
+			name = "synthetic"
+		case model.CatNative:
+			name = "native"
+		case model.CatClosure:
+			if function[t] {
+				name = "closure"
+			}
+		}
+		nts[t] = model.NodeType{Namespace: Namespace, Name: name, Category: nodeCategory(name)}
+	}
+	ets := make([]model.EdgeType, len(g.EdgeTypes))
+	for t, et := range g.EdgeTypes {
+		ets[t] = edgeType(v8EdgeType(et))
+		ets[t].Indexed = et.Indexed
+	}
+	return nts, ets
+}
+
+// rootEdgeSeparator joins the names of the root's edges to one target.
+const rootEdgeSeparator = " / "
+
+// DuplicateRootEdges counts the edges from g's root to a node an earlier
+// root edge already reaches, which Write leaves out of a graph that does
+// not come from V8: DevTools seeds its distance pass with every root
+// edge's target, once per edge, into a queue sized for one entry per
+// node, and fails ("BFS failed. Nodes to visit (…) is more than nodes
+// count") when repeats overflow it, as on every Firefox page dump, whose
+// root reaches many objects twice. The edge kept carries the names of
+// the edges left out, joined by " / ", so no root kind is lost.
+func DuplicateRootEdges(g *model.Graph) int {
+	if FromV8(g) || g.NumNodes() == 0 {
+		return 0
+	}
+	n := 0
+	for _, dup := range rootDuplicates(g) {
+		if dup >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// rootDuplicates returns, for each edge of the root in order, -1 when it
+// is the first to its target, else the index (in the root's edges) of the
+// first one.
+func rootDuplicates(g *model.Graph) []int32 {
+	lo, hi := g.EdgeRange(g.Root)
+	first := make(map[model.NodeIndex]int32, hi-lo)
+	dup := make([]int32, hi-lo)
+	for e := lo; e < hi; e++ {
+		to := g.Edges.To[e]
+		if f, ok := first[to]; ok {
+			dup[e-lo] = f
+		} else {
+			first[to] = int32(e - lo)
+			dup[e-lo] = -1
+		}
+	}
+	return dup
+}
+
+// mergeRootEdges marks the root's repeated edges to be left out (see
+// DuplicateRootEdges) and gives the edge kept, when its type is named,
+// the distinct names of all of them.
+func (sw *snapshotWriter) mergeRootEdges() {
+	g := sw.g
+	if g.NumNodes() == 0 {
+		return
+	}
+	dup := rootDuplicates(g)
+	lo, _ := g.EdgeRange(g.Root)
+	var names map[int32][]string
+	for i, f := range dup {
+		if f < 0 {
+			continue
+		}
+		if sw.rootDrop == nil {
+			sw.rootDrop = make([]bool, len(dup))
+			names = map[int32][]string{}
+		}
+		sw.rootDrop[i] = true
+		sw.rootDropped++
+		kept, this := lo+uint32(f), lo+uint32(i)
+		if g.EdgeTypes[g.Edges.Type[kept]].Indexed || g.EdgeTypes[g.Edges.Type[this]].Indexed {
+			continue
+		}
+		if names[f] == nil {
+			names[f] = []string{g.Strings.At(g.Edges.Name[kept])}
+		}
+		if s := g.Strings.At(g.Edges.Name[this]); !slices.Contains(names[f], s) {
+			names[f] = append(names[f], s)
+		}
+	}
+	if sw.rootDrop == nil {
+		return
+	}
+	sw.rootLo = lo
+	sw.rootName = map[uint32]uint32{}
+	for f := range dup {
+		if ns := names[int32(f)]; len(ns) > 1 {
+			sw.rootName[lo+uint32(f)] = sw.addExtra(strings.Join(ns, rootEdgeSeparator))
+		}
+	}
 }
 
 // v8EdgeType maps a neutral edge type onto a V8 edge type. Strength comes
@@ -341,7 +487,7 @@ func (sw *snapshotWriter) header() error {
 	b = append(b, `},"node_count":`...)
 	b = strconv.AppendInt(b, int64(g.NumNodes()), 10)
 	b = append(b, `,"edge_count":`...)
-	b = strconv.AppendInt(b, int64(g.NumEdges()), 10)
+	b = strconv.AppendInt(b, int64(g.NumEdges()-sw.rootDropped), 10)
 	// V8 always writes trace_function_count; a snapshot that lacked it
 	// (read from V8, so with v8:node_fields) is written without it.
 	_, fromV8 := g.MetaValue("v8:node_fields")
@@ -421,6 +567,9 @@ func (sw *snapshotWriter) nodes() error {
 					v = g.Nodes.Size[i]
 				case roleEdgeCount:
 					v = uint64(fe[i+1] - fe[i])
+					if int32(i) == g.Root {
+						v -= uint64(sw.rootDropped)
+					}
 				case roleTraceNode:
 					if g.TraceNodeID != nil {
 						v = uint64(g.TraceNodeID[i])
@@ -454,6 +603,12 @@ func (sw *snapshotWriter) edges() error {
 	err := sw.parallel(m, chunkEdge, func(b []byte, lo, hi int) []byte {
 		es := &g.Edges
 		for e := lo; e < hi; e++ {
+			root := sw.rootDrop != nil && uint32(e)-sw.rootLo < uint32(len(sw.rootDrop))
+			if root && sw.rootDrop[uint32(e)-sw.rootLo] {
+				continue
+			}
+			// Edge 0 is always written: it is the first edge of the
+			// first node with edges, never a repeat.
 			if e > 0 {
 				b = append(b, sep...)
 			}
@@ -470,6 +625,11 @@ func (sw *snapshotWriter) edges() error {
 					v = uint64(es.Name[e])
 					if g.EdgeTypes[t].Indexed && !sw.edgeIdx[t] {
 						v = uint64(sw.extraIx[es.Name[e]])
+					}
+					if root {
+						if n, ok := sw.rootName[uint32(e)]; ok {
+							v = uint64(n)
+						}
 					}
 				case roleTo:
 					v = uint64(es.To[e]) * nf

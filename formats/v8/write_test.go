@@ -113,3 +113,61 @@ func TestWriteOtherRuntime(t *testing.T) {
 		t.Errorf("edges %v", got)
 	}
 }
+
+// TestWriteOtherRuntimeForDevTools: a graph of another runtime is written
+// with the types that make DevTools show heapx's classes and sizes (no
+// "array" or "hidden" node, whose sizes DevTools would fold into their
+// owner; closures stay closures only when named Function), and the root's
+// repeated edges to one target are merged into the first, keeping their
+// names, since DevTools cannot load a root that references a node twice.
+func TestWriteOtherRuntimeForDevTools(t *testing.T) {
+	g := &model.Graph{}
+	root, _ := g.AddNodeType(model.NodeType{Namespace: "hprof", Name: "root", Category: model.CatSynthetic})
+	arr, _ := g.AddNodeType(model.NodeType{Namespace: "hprof", Name: "array", Category: model.CatArray})
+	internal, _ := g.AddNodeType(model.NodeType{Namespace: "sm", Name: "js::Scope", Category: model.CatInternal})
+	fn, _ := g.AddNodeType(model.NodeType{Namespace: "sm", Name: "JSObject", Category: model.CatClosure})
+	named, _ := g.AddNodeType(model.NodeType{Namespace: "x", Name: "fn", Category: model.CatClosure})
+	str, _ := g.AddNodeType(model.NodeType{Namespace: "hprof", Name: "java.lang.String", Category: model.CatString})
+	gc, _ := g.AddEdgeType(model.EdgeType{Namespace: "hprof", Name: "gc root", Category: model.EdgeOther})
+	for _, s := range []string{"", "byte[]", "js::Scope", "Function", "run", "hello", "sticky class", "JNI global", "Java frame"} {
+		g.Strings.AddString(s)
+	}
+	// Root -> byte[] three times (two names), -> Scope, -> byte[] again
+	// under the first name; the others are unreferenced.
+	g.Nodes = model.Nodes{
+		Type:      []uint8{root, arr, internal, fn, named, str},
+		Name:      []uint32{0, 1, 2, 3, 4, 5},
+		ID:        []uint64{0, 8, 16, 24, 32, 1 << 40},
+		Size:      []uint64{0, 100, 20, 30, 40, 50},
+		FirstEdge: []uint32{0, 5, 5, 5, 5, 5, 5},
+	}
+	g.Edges = model.Edges{Type: []uint8{gc, gc, gc, gc, gc}, Name: []uint32{6, 7, 6, 8, 6}, To: []model.NodeIndex{1, 1, 2, 2, 1}}
+	if n := DuplicateRootEdges(g); n != 3 {
+		t.Errorf("DuplicateRootEdges = %d, want 3", n)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, g, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Read(bytes.NewReader(out.Bytes()), "other", Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.Bytes())
+	}
+	var types []string
+	for i := range h.NumNodes() {
+		types = append(types, h.NodeType(int32(i)).Name+":"+h.NodeName(int32(i)))
+	}
+	if got := strings.Join(types, " "); got != "synthetic: object:byte[] object:js::Scope closure:Function object:run string:hello" {
+		t.Errorf("nodes %s", got)
+	}
+	if h.NumEdges() != 2 || h.EdgeName(0) != "sticky class / JNI global" || h.EdgeName(1) != "sticky class / Java frame" || h.Edges.To[0] != 1 || h.Edges.To[1] != 2 {
+		t.Errorf("%d edges: %q -> %d, %q -> %d", h.NumEdges(), h.EdgeName(0), h.Edges.To[0], h.EdgeName(1), h.Edges.To[1])
+	}
+	if h.Nodes.ID[5] != 1<<40 || h.Nodes.Size[1] != 100 {
+		t.Errorf("ids %v, sizes %v", h.Nodes.ID, h.Nodes.Size)
+	}
+	// A V8 graph is written as read, repeats and all.
+	if n := DuplicateRootEdges(h); n != 0 {
+		t.Errorf("DuplicateRootEdges on a V8 graph = %d", n)
+	}
+}
