@@ -191,8 +191,12 @@ func devToolsDeviations(g *model.Graph) []string {
 		return nil
 	}
 	nts, ets := v8.DevToolsTypes(g)
+	ours := analysis.ClassifyNodes(g, nil)
 	var out []string
-	if s := classDeviations(g, nts, ets); s != "" {
+	if s := classDeviations(g, ours, nts, ets); s != "" {
+		out = append(out, s)
+	}
+	if s := unreachableDistances(g, ours); s != "" {
 		out = append(out, s)
 	}
 	if n := v8.DuplicateRootEdges(g); n > 0 {
@@ -219,10 +223,10 @@ func devToolsDeviations(g *model.Graph) []string {
 // classDeviations compares heapx's classes for g with those of g retyped
 // as DevTools sees it and describes the classes whose objects DevTools
 // files under another name, largest first; "" when all agree.
-func classDeviations(g *model.Graph, nts []model.NodeType, ets []model.EdgeType) string {
+func classDeviations(g *model.Graph, ours *analysis.Classes, nts []model.NodeType, ets []model.EdgeType) string {
 	view := *g
 	view.NodeTypes, view.EdgeTypes = nts, ets
-	ours, theirs := analysis.ClassifyNodes(g, nil), analysis.ClassifyNodes(&view, nil)
+	theirs := analysis.ClassifyNodes(&view, nil)
 	type moved struct {
 		count, all int
 		size       uint64
@@ -302,6 +306,53 @@ func classDeviations(g *model.Graph, nts []model.NodeType, ets []model.EdgeType)
 		parts = append(parts, fmt.Sprintf("%s (%s, %s) as %s", query.Shorten(ours.Names[c], 60), what, query.HumanSize(m.size), as))
 	}
 	return "DevTools classes some objects under other names than heapx (counts and sizes per class differ accordingly): " + strings.Join(parts, "; ")
+}
+
+// unreachableDistances names the classes DevTools shows at distance -5
+// where heapx shows a distance: DevTools takes a class's distance from all
+// its instances (those its Summary counts, self size above 0), so one
+// instance no root reaches makes it -5, where heapx takes the nearest
+// reachable instance's (docs/devtools-deviations.md); "" when no class
+// has both kinds.
+func unreachableDistances(g *model.Graph, cls *analysis.Classes) string {
+	reach := analysis.Reachable(g)
+	reached := make([]bool, len(cls.Names))
+	unreached := make([]int, len(cls.Names))
+	for i, size := range g.Nodes.Size {
+		if size == 0 {
+			continue
+		}
+		if c := cls.Of[i]; reach.Has(i) {
+			reached[c] = true
+		} else {
+			unreached[c]++
+		}
+	}
+	var classes []int
+	for c := range cls.Names {
+		if reached[c] && unreached[c] > 0 {
+			classes = append(classes, c)
+		}
+	}
+	if len(classes) == 0 {
+		return ""
+	}
+	sort.Slice(classes, func(i, j int) bool {
+		a, b := classes[i], classes[j]
+		if unreached[a] != unreached[b] {
+			return unreached[a] > unreached[b]
+		}
+		return cls.Names[a] < cls.Names[b]
+	})
+	var names []string
+	for _, c := range classes[:min(len(classes), maxDeviationClasses)] {
+		names = append(names, fmt.Sprintf("%s (%s unreachable)", query.Shorten(cls.Names[c], 60), query.Thousands(uint64(unreached[c]))))
+	}
+	if len(classes) > maxDeviationClasses {
+		names = append(names, fmt.Sprintf("and %d more", len(classes)-maxDeviationClasses))
+	}
+	return fmt.Sprintf("%s classes have instances no root reaches: DevTools shows their distance as -5, the smallest over every instance, where heapx shows the nearest reachable one's: %s",
+		query.Thousands(uint64(len(classes))), strings.Join(names, ", "))
 }
 
 // analyze1 is analyze without the classes and the Summary, which convert
