@@ -33,6 +33,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
 
@@ -303,6 +304,11 @@ func readHead(path string) ([]byte, error) {
 // FormatError reports input that is not well-formed for its format. It
 // names the file, the section being read and the byte offset (in the
 // uncompressed stream for compressed input) where the problem was found.
+//
+// Section and Msg can hold the dump's own text (a section key, a field or
+// class name); Error shows what a terminal would act on escaped and cuts
+// them to maxSectionBytes and maxMsgBytes. A reader quotes a dump's text
+// in Msg with termtext.Quote, which cuts it shorter still.
 type FormatError struct {
 	File    string
 	Section string
@@ -310,17 +316,24 @@ type FormatError struct {
 	Msg     string
 }
 
+// Caps on the dump-derived parts of a FormatError's message.
+const (
+	maxSectionBytes = 100
+	maxMsgBytes     = 2 << 10
+)
+
 func (e *FormatError) Error() string {
-	file := e.File
+	file := termtext.Clean(e.File)
 	if file == "" {
 		file = "<input>"
 	}
 	where := ""
 	if e.Section != "" {
-		where = " " + e.Section + ":"
+		where = " " + termtext.Cap(e.Section, maxSectionBytes) + ":"
 	}
+	msg := termtext.Cap(e.Msg, maxMsgBytes)
 	if e.Offset >= 0 {
-		return fmt.Sprintf("%s:%s byte %d: %s", file, where, e.Offset, e.Msg)
+		return fmt.Sprintf("%s:%s byte %d: %s", file, where, e.Offset, msg)
 	}
-	return fmt.Sprintf("%s:%s %s", file, where, e.Msg)
+	return fmt.Sprintf("%s:%s %s", file, where, msg)
 }
