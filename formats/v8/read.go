@@ -555,6 +555,10 @@ func (r *reader) readEdges() error {
 	return nil
 }
 
+// ownBuffer is the length from which a string keeps the buffer it was
+// decoded into instead of being copied into the string table's arena.
+const ownBuffer = 1 << 20
+
 func (r *reader) readStrings() error {
 	if r.haveStrs {
 		return r.errorf("second strings section")
@@ -573,7 +577,14 @@ func (r *reader) readStrings() error {
 		if err != nil {
 			return err
 		}
-		r.g.Strings.Add(b)
+		if len(b) >= ownBuffer {
+			// The table takes the decoding buffer itself: one copy of
+			// a long string, not two.
+			r.g.Strings.AddBlock(b[:len(b):len(b)], []uint32{uint32(len(b))})
+			s.scratch = nil
+		} else {
+			r.g.Strings.Add(b)
+		}
 		c, ok := s.skipSpace()
 		if !ok {
 			return s.unexpectedEnd("',' or ']' in strings")
