@@ -142,9 +142,10 @@ func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool
 		if user == "" {
 			return "", fmt.Errorf("%s: cannot cache a SQLite copy: %s is not writable and there is no user cache directory", path, filepath.Dir(path))
 		}
-		if err := os.MkdirAll(filepath.Dir(user), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(user), 0o700); err != nil {
 			return "", fmt.Errorf("%s: cannot cache a SQLite copy: %w", path, err)
 		}
+		os.Chmod(filepath.Dir(user), 0o700) // one an older heapx made 0755 holds copies of dumps
 		target = user
 	}
 	// An interrupt must not leave a temporary file behind (the cache is
@@ -169,6 +170,7 @@ func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool
 	err = hsql.Save(target, d.graph, hsql.Options{
 		Results:  res,
 		Meta:     key,
+		Sources:  []string{path},
 		Progress: func(done, _ int64) { bar.set(done) },
 	})
 	bar.done()

@@ -25,6 +25,9 @@ type Options struct {
 	// Meta is extra metadata appended after the graph's own (heapx sql
 	// records there which input a cached copy was made from).
 	Meta []model.KV
+	// Sources are the dumps the graph was read from; Save makes the file
+	// no more readable than they are (formats.WriteFileAtomic).
+	Sources []string
 }
 
 // pageSize is the database page size. 16 KB pages make the bulk insert
@@ -70,7 +73,7 @@ func Save(path string, g *model.Graph, opt Options) error {
 			return err
 		}
 		return syncFile(tmp)
-	})
+	}, opt.Sources...)
 }
 
 // syncFile flushes a finished file to stable storage before it is renamed
