@@ -28,12 +28,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
 
@@ -57,6 +61,9 @@ type WriteOptions struct {
 	// formats that can carry them (jsonl, sqlite) persist them, others
 	// ignore them.
 	Results *model.Results
+	// Sources are the dumps the graph was read from: the output is made
+	// no more readable than they are (WriteFileAtomic).
+	Sources []string
 }
 
 // Format describes one registered format.
@@ -253,7 +260,7 @@ func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
 		if gz {
 			return fmt.Errorf("%s: format %s cannot be gzip-compressed (drop the .gz)", path, f.Name)
 		}
-		return WriteFileAtomic(path, func(tmp string) error { return f.WriteFile(tmp, g, opt) })
+		return WriteFileAtomic(path, func(tmp string) error { return f.WriteFile(tmp, g, opt) }, opt.Sources...)
 	case f.Write != nil:
 		return WriteFileAtomic(path, func(tmp string) error {
 			out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0o644)
@@ -276,7 +283,7 @@ func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
 				err = cerr
 			}
 			return err
-		})
+		}, opt.Sources...)
 	}
 	return fmt.Errorf("format %s cannot be written", f.Name)
 }
@@ -284,33 +291,177 @@ func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
 // WriteFileAtomic creates a temporary file next to path, lets write fill it
 // (by name), and renames it over path only if write succeeds, so an
 // interrupted or failed write never leaves a file that looks complete.
-func WriteFileAtomic(path string, write func(tmp string) error) (err error) {
+//
+// The file gets the mode the umask gives a new file, less what sources,
+// the dumps it is made from, deny: a group or everyone else can read it
+// only if they can read every source (for the group, the same group). A
+// conversion or cache of a private dump (0600) is private too, whatever
+// the umask; the temporary file is restricted before anything is written.
+//
+// A temporary file is named .NAME.tmp-heapx-RANDOM and locked (flock)
+// while it is written. One whose lock is free was left by a writer that
+// died (kill -9, a crash, a power cut); WriteFileAtomic removes those it
+// finds in path's directory (RemoveStaleTemps).
+func WriteFileAtomic(path string, write func(tmp string) error, sources ...string) (err error) {
 	dir := filepath.Dir(path)
+	RemoveStaleTemps(path)
 	// Creating and registering the file is one step for RemoveTemps: a
 	// signal between the two would otherwise leave the file behind.
 	tempsMu.Lock()
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := createTemp(dir, "."+filepath.Base(path)+tempInfix)
 	if err != nil {
 		tempsMu.Unlock()
 		return err
 	}
 	tmp := f.Name()
-	f.Close()
 	temps.Store(tmp, true)
 	tempsMu.Unlock()
+	// The lock is held until the file is renamed into place: released
+	// earlier, the file would look abandoned to another heapx.
 	defer func() {
 		temps.Delete(tmp)
 		if err != nil {
 			os.Remove(tmp)
 		}
+		f.Close()
 	}()
+	mode, err := derivedMode(f, sources)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
 	if err := write(tmp); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
+	// Again, in case write made the file anew.
+	if err := os.Chmod(tmp, mode); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// tempInfix marks heapx's temporary files: .NAME.tmp-heapx-RANDOM. It
+// keeps the ".tmp-" of older versions' names (.NAME.tmp-RANDOM).
+const tempInfix = ".tmp-heapx-"
+
+// createTemp creates a new file named prefix+RANDOM in dir, with the mode
+// the umask gives (os.CreateTemp would give 0600, and the umask is only
+// known from what the system makes of a file), locked for writing. A
+// file removed as stale between its creation and its locking is made
+// again.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Without locks (a file system that has none) the file is
+		// written all the same; it is then never taken for abandoned.
+		if lock(f) != errLockBusy {
+			if st, err := os.Stat(name); err == nil {
+				if fst, err := f.Stat(); err == nil && os.SameFile(st, fst) {
+					return f, nil
+				}
+			}
+		}
+		// Another heapx took it for abandoned before it was locked.
+		f.Close()
+		if try >= 100 {
+			return nil, fmt.Errorf("%s: cannot create a temporary file that stays", dir)
+		}
+	}
+}
+
+// derivedMode is the mode of the new file f, which the umask made, less
+// the group and other permissions a source does not grant (see
+// WriteFileAtomic). A source that cannot be examined counts as private.
+func derivedMode(f *os.File, sources []string) (fs.FileMode, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	mode := st.Mode().Perm()
+	for _, src := range sources {
+		sst, err := os.Stat(src)
+		if err != nil {
+			mode &^= 0o077
+			continue
+		}
+		if sst.Mode()&0o040 == 0 || !sameGroup(st, sst) {
+			mode &^= 0o070
+		}
+		if sst.Mode()&0o004 == 0 {
+			mode &^= 0o007
+		}
+	}
+	return mode, nil
+}
+
+// legacyTempAge is how long a temporary file of the older naming
+// (.NAME.tmp-RANDOM, not locked) must have been left untouched before
+// RemoveStaleTemps takes it for abandoned: a writer writes its temporary
+// file without pause.
+const legacyTempAge = time.Hour
+
+// RemoveStaleTemps removes the temporary files that heapx writers killed
+// while writing left in the directory of path, an output about to be
+// written: files named .NAME.tmp-heapx-RANDOM that no process holds
+// locked, whatever their NAME, and, for path's own name, files of the
+// older naming .NAME.tmp-RANDOM untouched for legacyTempAge. Nothing else
+// is touched; where files cannot be locked (Windows, a file system without
+// locks), only the older naming is cleaned.
+func RemoveStaleTemps(path string) {
+	dir, legacy := filepath.Dir(path), "."+filepath.Base(path)+".tmp-"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if _, ok := temps.Load(p); ok {
+			continue // this process is writing it
+		}
+		i := strings.LastIndex(name, ".tmp-")
+		if i < 0 {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(name[i:], tempInfix); ok {
+			if digits(rest) {
+				removeIfUnlocked(p)
+			}
+			continue
+		}
+		if strings.HasPrefix(name, legacy) && digits(name[len(legacy):]) {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > legacyTempAge {
+				os.Remove(p)
+			}
+		}
+	}
+}
+
+// errLockBusy is lock's answer for a file another writer holds.
+var errLockBusy = errors.New("locked by another process")
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // temps holds the temporary files WriteFileAtomic is filling; tempsMu
@@ -324,7 +475,8 @@ var (
 // progress. A command calls it when interrupted (SIGINT, SIGTERM), just
 // before exiting, so an interrupted write leaves nothing behind: neither
 // the output, which is only renamed into place once complete, nor the
-// half-written temporary file.
+// half-written temporary file. (A kill -9 cannot be caught; the next
+// write into the same directory removes what it left, RemoveStaleTemps.)
 func RemoveTemps() {
 	tempsMu.Lock()
 	defer tempsMu.Unlock()
@@ -348,6 +500,11 @@ func readHead(path string) ([]byte, error) {
 // FormatError reports input that is not well-formed for its format. It
 // names the file, the section being read and the byte offset (in the
 // uncompressed stream for compressed input) where the problem was found.
+//
+// Section and Msg can hold the dump's own text (a section key, a field or
+// class name); Error shows what a terminal would act on escaped and cuts
+// them to maxSectionBytes and maxMsgBytes. A reader quotes a dump's text
+// in Msg with termtext.Quote, which cuts it shorter still.
 type FormatError struct {
 	File    string
 	Section string
@@ -355,17 +512,24 @@ type FormatError struct {
 	Msg     string
 }
 
+// Caps on the dump-derived parts of a FormatError's message.
+const (
+	maxSectionBytes = 100
+	maxMsgBytes     = 2 << 10
+)
+
 func (e *FormatError) Error() string {
-	file := e.File
+	file := termtext.Clean(e.File)
 	if file == "" {
 		file = "<input>"
 	}
 	where := ""
 	if e.Section != "" {
-		where = " " + e.Section + ":"
+		where = " " + termtext.Cap(e.Section, maxSectionBytes) + ":"
 	}
+	msg := termtext.Cap(e.Msg, maxMsgBytes)
 	if e.Offset >= 0 {
-		return fmt.Sprintf("%s:%s byte %d: %s", file, where, e.Offset, e.Msg)
+		return fmt.Sprintf("%s:%s byte %d: %s", file, where, e.Offset, msg)
 	}
-	return fmt.Sprintf("%s:%s %s", file, where, e.Msg)
+	return fmt.Sprintf("%s:%s %s", file, where, msg)
 }

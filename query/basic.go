@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
 
@@ -157,19 +158,10 @@ func ObjectName(n NodeJSON) string {
 const MaxNameWidth = 48
 
 // Shorten cuts s to at most n characters, marking the cut with "…", and
-// makes control characters visible so one name stays on one line.
-func Shorten(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return '·'
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// shows escaped what a terminal would act on (termtext), so one name stays
+// on one line and a dump's escape sequences stay text. It reads only the
+// part it shows: a name can be a 500 MB string.
+func Shorten(s string, n int) string { return termtext.Cut(s, n) }
 
 // limitArg is the -n argument of the queries with a row limit.
 func limitArg(def int) Arg {

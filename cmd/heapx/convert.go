@@ -132,7 +132,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		}
 		res = resultsOf(a)
 	}
-	wopt := formats.WriteOptions{}
+	wopt := formats.WriteOptions{Sources: []string{in}}
 	if res.Shallow != nil && of.Results {
 		wopt.Results = res
 	}

@@ -12,23 +12,46 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"golang.org/x/term"
+
+	"github.com/heapx/heapx/internal/termtext"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// On a terminal every output format passes through termtext.Writer,
+	// so no string from a dump (a --csv cell, a --json value with a C1
+	// control) can drive the terminal. Pipes and files get the exact
+	// bytes.
+	var stdout io.Writer = os.Stdout
+	var tw *termtext.Writer
+	if term.IsTerminal(int(os.Stdout.Fd())) {
+		tw = termtext.NewWriter(os.Stdout)
+		stdout = tw
+	}
+	code := run(os.Args[1:], stdout, os.Stderr)
+	if tw != nil {
+		tw.Flush()
+	}
+	os.Exit(code)
 }
+
+// maxErrorBytes caps the message of an error: one quoting a crafted dump's
+// text (a V8 meta with a million field names) must not print megabytes.
+const maxErrorBytes = 4 << 10
 
 // run executes the command line args and returns the process exit code. It
 // is separate from main so the exit code is decided in one place: every
 // error, whether cobra's (unknown flag) or a command's, is printed once as
-// "heapx: <error>" and exits 1.
+// "heapx: <error>", on one line with what a terminal would act on escaped,
+// and exits 1.
 func run(args []string, stdout io.Writer, stderr *os.File) int {
 	root := newRootCmd(stderr)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintf(stderr, "heapx: %v\n", err)
+		fmt.Fprintf(stderr, "heapx: %s\n", termtext.Cap(err.Error(), maxErrorBytes))
 		return 1
 	}
 	return 0

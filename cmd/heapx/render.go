@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/query"
 )
 
@@ -16,7 +17,7 @@ import (
 func writeText(w io.Writer, r *query.Result) error {
 	var b strings.Builder
 	for _, h := range r.Header {
-		b.WriteString(h + "\n")
+		b.WriteString(termtext.Clean(h) + "\n")
 	}
 	for i, s := range r.Sections {
 		if s.Heading != "" || i > 0 {
@@ -24,7 +25,7 @@ func writeText(w io.Writer, r *query.Result) error {
 				b.WriteByte('\n')
 			}
 			if s.Heading != "" {
-				b.WriteString(s.Heading + "\n")
+				b.WriteString(termtext.Clean(s.Heading) + "\n")
 			}
 		}
 		if err := sectionTable(s).write(&b); err != nil {
@@ -65,7 +66,7 @@ func writeNotes(b *strings.Builder, notes []string) {
 		b.WriteByte('\n')
 	}
 	for _, n := range notes {
-		b.WriteString(n + "\n")
+		b.WriteString(termtext.Clean(n) + "\n")
 	}
 }
 

@@ -103,7 +103,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 						return err
 					}
 					return f.Close()
-				})
+				}, args...)
 				stop()
 				if err == nil && !asJSON {
 					_, err = fmt.Fprintf(out, "wrote %s\n", htmlPath)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/spf13/cobra"
 	"zombiezen.com/go/sqlite"
@@ -264,6 +265,7 @@ func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool
 				if err := os.MkdirAll(filepath.Dir(user), 0o700); err != nil {
 					return nil, fmt.Errorf("%s: cannot keep a SQL cache: %w (use --cache PATH)", path, err)
 				}
+				os.Chmod(filepath.Dir(user), 0o700) // one an older heapx made 0755 holds copies of dumps
 				target = user
 			}
 		}
@@ -344,7 +346,7 @@ func loadForCopy(path string, stderr *os.File) (*dump, *model.Results, error) {
 // deleted after the query, when temp), saying on stderr what it makes,
 // where and how large, since it can take a minute and a gigabyte.
 func writeCopy(d *dump, res *model.Results, key []model.KV, target string, stderr *os.File, temp bool) (*sqlCopy, error) {
-	opt := hsql.Options{Results: res, Meta: key, NoPacked: true}
+	opt := hsql.Options{Results: res, Meta: key, NoPacked: true, Sources: []string{d.path}}
 	what, when := "the SQL cache", "reused while the dump is unchanged"
 	if temp {
 		what, when = "a temporary SQL cache", "deleted after the query"
@@ -456,6 +458,10 @@ func runQuery(path, stmt string, w rowWriter) (err error) {
 	if rest := strings.TrimSpace(stmt[len(stmt)-trailing:]); strings.Trim(rest, "; \t\r\n") != "" {
 		return fmt.Errorf("%s: give one SQL statement; this text follows the first: %q", path, query.Shorten(rest, 40))
 	}
+	prefix := -1 // whole values, for --json and --csv
+	if _, ok := w.(*tableRows); ok {
+		prefix = tableCellBytes
+	}
 	names := columnNames(conn, st, stmt[:len(stmt)-trailing])
 	ncol := len(names)
 	row := make([]cell, ncol)
@@ -480,7 +486,7 @@ func runQuery(path, stmt string, w rowWriter) (err error) {
 			break
 		}
 		for i := range row {
-			row[i] = readCell(st, i)
+			row[i] = readCell(st, i, prefix)
 		}
 		if err := w.row(row); err != nil {
 			return err
@@ -560,18 +566,26 @@ type cell struct {
 	s   string // text, or blob bytes
 }
 
-func readCell(st *sqlite.Stmt, i int) cell {
+// readCell reads column i of the current row. With prefix >= 0 a text or
+// blob value is read only up to that many bytes: the table shows 80
+// characters of it, and converting a gigabyte to show them cost 15 GB.
+func readCell(st *sqlite.Stmt, i int, prefix int) cell {
 	switch t := st.ColumnType(i); t {
 	case sqlite.TypeInteger:
 		return cell{typ: t, i: st.ColumnInt64(i)}
 	case sqlite.TypeFloat:
 		return cell{typ: t, f: st.ColumnFloat(i)}
-	case sqlite.TypeText:
-		return cell{typ: t, s: st.ColumnText(i)}
-	case sqlite.TypeBlob:
-		b := make([]byte, st.ColumnLen(i))
+	case sqlite.TypeText, sqlite.TypeBlob:
+		n := st.ColumnLen(i)
+		if t == sqlite.TypeText && (prefix < 0 || n <= prefix) {
+			return cell{typ: t, s: st.ColumnText(i)}
+		}
+		if prefix >= 0 {
+			n = min(n, prefix)
+		}
+		b := make([]byte, n)
 		st.ColumnBytes(i, b)
-		return cell{typ: t, s: string(b)}
+		return cell{typ: t, s: unsafe.String(unsafe.SliceData(b), len(b))} // b is not written again
 	default:
 		return cell{typ: sqlite.TypeNull}
 	}
@@ -588,7 +602,8 @@ func (c cell) text() string {
 	case sqlite.TypeText:
 		return c.s
 	case sqlite.TypeBlob:
-		return hex.EncodeToString([]byte(c.s))
+		h := hex.AppendEncode(nil, unsafe.Slice(unsafe.StringData(c.s), len(c.s)))
+		return unsafe.String(unsafe.SliceData(h), len(h)) // one copy of a long blob, not three
 	}
 	return ""
 }
@@ -603,6 +618,12 @@ type rowWriter interface {
 // tableCellWidth caps a text cell in the table output: a concatenated
 // string's value can be kilobytes long. --json and --csv print it whole.
 const tableCellWidth = 80
+
+// tableCellBytes is how much of a text or blob value the table reads:
+// more than tableCellWidth characters of UTF-8 (4 bytes at most each) and
+// more than tableCellWidth hex digits of a blob, so a longer value is
+// still shown cut.
+const tableCellBytes = 4*tableCellWidth + 4
 
 // tableRows prints an aligned table: numbers right-aligned, NULL as
 // "NULL" so it differs from an empty string. It holds the rows, since
@@ -694,12 +715,11 @@ func (j *jsonRows) row(cells []cell) error {
 				v, _ = json.Marshal(c.text())
 			}
 			b = append(b, v...)
-		case sqlite.TypeText:
-			v, _ := json.Marshal(validUTF8(c.s))
-			b = append(b, v...)
-		case sqlite.TypeBlob:
-			v, _ := json.Marshal(c.text())
-			b = append(b, v...)
+		case sqlite.TypeText, sqlite.TypeBlob:
+			var err error
+			if b, err = j.appendString(b, c); err != nil {
+				return err
+			}
 		default:
 			b = append(b, "null"...)
 		}
@@ -708,6 +728,38 @@ func (j *jsonRows) row(cells []cell) error {
 	j.n++
 	_, err := j.w.Write(b)
 	return err
+}
+
+// jsonPiece is how much of a long value jsonRows encodes at a time: a
+// cell of a gigabyte is written in pieces, never encoded whole into a
+// second (and third) gigabyte.
+const jsonPiece = 64 << 10
+
+// appendString appends a text cell as a JSON string (what json.Marshal
+// writes, invalid UTF-8 as U+FFFD) or a blob as a string of hex digits, a
+// piece at a time, writing b out whenever it holds a piece's worth.
+func (j *jsonRows) appendString(b []byte, c cell) ([]byte, error) {
+	b = append(b, '"')
+	for s := c.s; len(s) > 0; {
+		k := min(len(s), jsonPiece)
+		for back := 0; k < len(s) && back < utf8.UTFMax && !utf8.RuneStart(s[k]); back++ {
+			k-- // do not split a character between pieces
+		}
+		if c.typ == sqlite.TypeBlob {
+			b = hex.AppendEncode(b, unsafe.Slice(unsafe.StringData(s), k))
+		} else {
+			v, _ := json.Marshal(validUTF8(s[:k]))
+			b = append(b, v[1:len(v)-1]...)
+		}
+		s = s[k:]
+		if len(b) >= jsonPiece {
+			if _, err := j.w.Write(b); err != nil {
+				return nil, err
+			}
+			b = b[:0]
+		}
+	}
+	return append(b, '"'), nil
 }
 
 func (j *jsonRows) end() error {

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/heapx/heapx/internal/termtext"
 )
 
 // table is a plain-text table: left-aligned text columns, right-aligned
@@ -33,12 +35,16 @@ func newTable(header ...string) *table {
 // add appends a row; it must have one cell per column.
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-// write renders the table to w.
+// write renders the table to w. Every header and cell is shown with what a
+// terminal would act on escaped (termtext.Clean): they hold a dump's names
+// and, in heapx sql, its strings and the query's column names.
 func (t *table) write(w io.Writer) error {
 	width := make([]int, len(t.header))
-	for _, row := range append([][]string{t.header}, t.rows...) {
+	rows := append([][]string{t.header}, t.rows...)
+	for _, row := range rows {
 		for i, c := range row {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
+			row[i] = termtext.Clean(c)
+			width[i] = max(width[i], utf8.RuneCountInString(row[i]))
 		}
 	}
 	var b strings.Builder
@@ -59,10 +65,10 @@ func (t *table) write(w io.Writer) error {
 		}
 		b.WriteByte('\n')
 	}
-	if !t.noHeader {
-		line(t.header)
+	if t.noHeader {
+		rows = rows[1:]
 	}
-	for _, r := range t.rows {
+	for _, r := range rows {
 		line(r)
 	}
 	_, err := io.WriteString(w, b.String())

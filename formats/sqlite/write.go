@@ -29,6 +29,9 @@ type Options struct {
 	// copies are read only by SQL, never reopened as a dump, and the
 	// packed columns were a quarter of such a file (docs/benchmarks.md).
 	NoPacked bool
+	// Sources are the dumps the graph was read from; Save makes the file
+	// no more readable than they are (formats.WriteFileAtomic).
+	Sources []string
 }
 
 // pageSize is the database page size. 16 KB pages make the bulk insert
@@ -74,7 +77,7 @@ func Save(path string, g *model.Graph, opt Options) error {
 			return err
 		}
 		return syncFile(tmp)
-	})
+	}, opt.Sources...)
 }
 
 // syncFile flushes a finished file to stable storage before it is renamed

@@ -21,6 +21,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
 
@@ -198,7 +199,7 @@ func (r *reader) readTop() error {
 		}
 		s.section = key
 		if key != "snapshot" && r.hdr == nil {
-			return r.errorf("section %q before the snapshot header", key)
+			return r.errorf("section %s before the snapshot header", termtext.Quote(key))
 		}
 		if err := r.section(key); err != nil {
 			return err
@@ -398,17 +399,23 @@ func fieldRoles(fields []string, known map[string]uint8, required []string) ([]u
 	seen := map[string]bool{}
 	for i, f := range fields {
 		if seen[f] {
-			return nil, fmt.Errorf("field %q listed twice", f)
+			return nil, fmt.Errorf("field %s listed twice", termtext.Quote(f))
 		}
 		seen[f] = true
 		roles[i] = known[f]
 	}
 	for _, f := range required {
 		if !seen[f] {
-			return nil, fmt.Errorf("missing field %q in %v", f, fields)
+			return nil, fmt.Errorf("missing field %q in %s", f, fieldList(fields))
 		}
 	}
 	return roles, nil
+}
+
+// fieldList quotes a meta field list for a message, cut short: a crafted
+// meta can list a million names.
+func fieldList(fields []string) string {
+	return strconv.Itoa(len(fields)) + " fields " + termtext.Quote(strings.Join(fields, ","))
 }
 
 // typeList extracts the enum of the field named field: meta's *_types
@@ -548,6 +555,10 @@ func (r *reader) readEdges() error {
 	return nil
 }
 
+// ownBuffer is the length from which a string keeps the buffer it was
+// decoded into instead of being copied into the string table's arena.
+const ownBuffer = 1 << 20
+
 func (r *reader) readStrings() error {
 	if r.haveStrs {
 		return r.errorf("second strings section")
@@ -566,7 +577,14 @@ func (r *reader) readStrings() error {
 		if err != nil {
 			return err
 		}
-		r.g.Strings.Add(b)
+		if len(b) >= ownBuffer {
+			// The table takes the decoding buffer itself: one copy of
+			// a long string, not two.
+			r.g.Strings.AddBlock(b[:len(b):len(b)], []uint32{uint32(len(b))})
+			s.scratch = nil
+		} else {
+			r.g.Strings.Add(b)
+		}
 		c, ok := s.skipSpace()
 		if !ok {
 			return s.unexpectedEnd("',' or ']' in strings")
@@ -626,7 +644,7 @@ func (r *reader) records(key, metaKey string) ([]int64, []string, error) {
 	fields := r.metaFields(metaKey)
 	if len(vals) > 0 && (len(fields) == 0 || len(vals)%len(fields) != 0) {
 		return nil, nil, &formats.FormatError{File: r.s.file, Section: key, Offset: start,
-			Msg: fmt.Sprintf("%d numbers do not form records of meta.%s %v", len(vals), metaKey, fields)}
+			Msg: fmt.Sprintf("%d numbers do not form records of meta.%s %s", len(vals), termtext.Quote(metaKey), fieldList(fields))}
 	}
 	return vals, fields, nil
 }

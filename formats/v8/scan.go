@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"unicode/utf8"
 
 	"github.com/heapx/heapx/formats"
@@ -28,6 +29,9 @@ type scanner struct {
 	file    string
 	section string
 	scratch []byte
+	// outgrown says appendDoubling left a buffer of returnAfter or more
+	// behind.
+	outgrown bool
 }
 
 func newScanner(r io.Reader, file string, size int) *scanner {
@@ -134,27 +138,41 @@ func quoteByte(c byte) string {
 	return fmt.Sprintf("byte 0x%02x", c)
 }
 
+// maxStringBytes bounds a decoded string: V8's longest string
+// (String::kMaxLength, 2^29-24 UTF-16 code units on 64-bit) takes at most
+// 3 bytes of UTF-8 a unit. A longer one is crafted, and would otherwise
+// be buffered whole however long it claims to be.
+const maxStringBytes = 3 << 29
+
 // readString reads a JSON string and returns its decoded bytes. The result
-// aliases a scratch buffer valid until the next call. Lone UTF-16
-// surrogates (which V8 writes for broken strings) are kept as WTF-8 so the
-// exact text can be written back.
+// aliases a scratch buffer valid until the next call (or until the caller
+// takes the buffer, setting s.scratch to nil). Lone UTF-16 surrogates
+// (which V8 writes for broken strings) are kept as WTF-8 so the exact text
+// can be written back.
 func (s *scanner) readString() ([]byte, error) {
 	if err := s.expect('"', "a string"); err != nil {
 		return nil, err
 	}
+	start := s.offset()
 	out := s.scratch[:0]
 	for {
 		if !s.fill() {
 			return nil, s.unexpectedEnd("the end of a string")
 		}
+		if len(out) > maxStringBytes {
+			s.scratch = nil // do not keep the gigabytes
+			return nil, s.errorf("a string (from byte %d) longer than %d bytes, more than V8 strings can hold", start, maxStringBytes)
+		}
 		chunk := s.buf[s.pos:s.end]
 		i := indexQuoteOrEscape(chunk)
 		if i < 0 {
-			out = append(out, chunk...)
+			out = s.appendDoubling(out, chunk)
+			s.releaseOutgrown()
 			s.pos = s.end
 			continue
 		}
-		out = append(out, chunk[:i]...)
+		out = s.appendDoubling(out, chunk[:i])
+		s.releaseOutgrown()
 		s.pos += i
 		if chunk[i] == '"' {
 			s.pos++
@@ -168,6 +186,69 @@ func (s *scanner) readString() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+}
+
+// appendDoubling is append that doubles a full buffer. append grows large
+// slices by a quarter at a time, which for a string of hundreds of
+// megabytes leaves several dead copies of it for the collector (a 500 MB
+// string cost 2-4 GB); doubling leaves one, and the capacity it reserves
+// beyond the string is memory the process never touches. From
+// returnAfter on, the caller hands that dead copy back to the system at
+// once (releaseOutgrown): the collector would otherwise keep it until the
+// heap doubled again.
+func (s *scanner) appendDoubling(out, b []byte) []byte {
+	if cap(out)-len(out) >= len(b) {
+		return append(out, b...)
+	}
+	n := make([]byte, len(out), max(2*cap(out), len(out)+len(b), 64))
+	copy(n, out)
+	if cap(out) >= returnAfter {
+		s.scratch = nil
+		s.outgrown = true
+	}
+	return append(n, b...)
+}
+
+// releaseOutgrown returns the buffer appendDoubling outgrew to the
+// system, once the caller no longer holds it.
+func (s *scanner) releaseOutgrown() {
+	if s.outgrown {
+		s.outgrown = false
+		debug.FreeOSMemory()
+	}
+}
+
+// returnAfter is the buffer size from which appendDoubling returns the
+// outgrown buffer to the system: a full collection costs milliseconds,
+// against the tens of megabytes it frees.
+const returnAfter = 8 << 20
+
+// skipString consumes a JSON string without decoding or keeping it.
+func (s *scanner) skipString() error {
+	if err := s.expect('"', "a string"); err != nil {
+		return err
+	}
+	for {
+		if !s.fill() {
+			return s.unexpectedEnd("the end of a string")
+		}
+		chunk := s.buf[s.pos:s.end]
+		i := indexQuoteOrEscape(chunk)
+		if i < 0 {
+			s.pos = s.end
+			continue
+		}
+		s.pos += i + 1
+		if chunk[i] == '"' {
+			return nil
+		}
+		// Skip the escaped character; a \u escape's hex digits are
+		// plain characters.
+		if !s.fill() {
+			return s.unexpectedEnd("an escape sequence")
+		}
+		s.pos++
 	}
 }
 
@@ -316,7 +397,7 @@ func (s *scanner) skipValue(keep *[]byte, limit int) error {
 				}
 				continue
 			}
-			if _, err := s.readString(); err != nil {
+			if err := s.skipString(); err != nil {
 				return err
 			}
 		default:

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// maxRSS is the peak resident memory of a finished command, in bytes.
+func maxRSS(t *testing.T, cmd *exec.Cmd) int64 {
+	t.Helper()
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Skip("no rusage here")
+	}
+	return ru.Maxrss << 10 // kilobytes on Linux
+}
+
+// runRSS runs heapx and returns its stdout and peak memory.
+func runRSS(t *testing.T, args ...string) (string, int64) {
+	t.Helper()
+	cmd := exec.Command(heapxBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("heapx %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String(), maxRSS(t, cmd)
+}
+
+// TestLongValuesCostAPrefix: showing 80 characters of a long value costs
+// what the value's one copy does, not a multiple of it. heapx sql's table
+// reads a prefix of a 100 MB cell (SQLite holds the one copy; the whole
+// cell converted peaked at 1.4 GB); a V8 snapshot of 100 KB compressed
+// with a 100 MB string is read keeping one copy of it and shown cut (970
+// MB before).
+func TestLongValuesCostAPrefix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates hundreds of megabytes")
+	}
+	const n = 100_000_000
+	dir := t.TempDir()
+	db := filepath.Join(dir, "t.db")
+	ok(t, "convert", copyFixture(t, "node-basic.heapsnapshot.gz"), db)
+	out, rss := runRSS(t, "sql", db, fmt.Sprintf("SELECT zeroblob(%d) AS b, length(zeroblob(%d)) AS n", n, n))
+	if want := strings.Repeat("0", 79) + "…"; !strings.Contains(out, want) || rss > 300<<20 {
+		t.Errorf("sql on a %d-byte blob: peak %d MB (want under 300), output\n%.300s", n, rss>>20, out)
+	}
+
+	snap := filepath.Join(dir, "long.heapsnapshot.gz")
+	f, err := os.Create(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
+	fmt.Fprint(zw, `{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],`+
+		`"node_types":[["synthetic","string"],"string","number","number","number"],`+
+		`"edge_fields":["type","name_or_index","to_node"],"edge_types":[["property"],"string_or_number","node"]},`+
+		`"node_count":2,"edge_count":1},"nodes":[0,0,1,0,1,1,1,3,`, n, `,0],"edges":[0,0,5],"strings":["root","`)
+	chunk := bytes.Repeat([]byte("é\\n"), 1<<18) // 1 MiB of JSON, decoding to 3 bytes a 4
+	for i := 0; i < n/(3<<18); i++ {
+		zw.Write(chunk)
+	}
+	fmt.Fprint(zw, `"]}`)
+	zw.Close()
+	f.Close()
+	out, rss = runRSS(t, "top", snap)
+	if !strings.Contains(out, `é\né\n`) || rss > 300<<20 {
+		t.Errorf("top on a %d-byte string: peak %d MB (want under 300), output\n%.500s", n, rss>>20, out)
+	}
+}
