@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -39,6 +40,7 @@ type reader struct {
 	frames      map[uint64]frame
 	traces      []trace
 	threads     []model.KV
+	hidden      []model.KV // hprof:hidden_class entries
 
 	classes     []class
 	classByID   map[uint64]int32
@@ -854,7 +856,12 @@ func (rd *reader) endPass1() error {
 	for s := range rd.classes {
 		c := &rd.classes[s]
 		if nm, ok := rd.loadClass[c.id]; ok {
-			c.name = javaName(rd.utf8[nm])
+			raw := rd.utf8[nm]
+			if base, ok := hiddenBase(raw); ok {
+				rd.hidden = append(rd.hidden, model.KV{Key: "hprof:hidden_class", Value: fmt.Sprintf("0x%x %s", c.id, javaName(raw))})
+				raw = base
+			}
+			c.name = javaName(raw)
 		} else {
 			c.name = fmt.Sprintf("(class 0x%x)", c.id)
 		}
@@ -1046,6 +1053,32 @@ func (rd *reader) superCycle(walk []int32, back int32) error {
 	return rd.in.errorf(rd.classes[back].dumpAt, "heap dump", "superclass cycle: %s", b)
 }
 
+// hiddenBase strips the address from the name of a hidden class (a
+// lambda's "LeakDemo$$Lambda$14/0x0000000800c03000", JDK 21's
+// "LeakDemo$$Lambda/0x...", a LambdaForm's "...LambdaForm$MH+0x..."; the
+// heap dumper writes the "/" as "+"), in the JVM's spelling, arrays of
+// them included. The address is where the JVM put the class in this run:
+// without it, the same lambda has the same name in every run, so a diff
+// across runs matches it, and the instances of a program's many
+// LambdaForm classes count as one class, as the program sees them.
+func hiddenBase(name string) (string, bool) {
+	end := len(name)
+	if strings.HasPrefix(name, "[") && strings.HasSuffix(name, ";") {
+		end--
+	}
+	i := strings.LastIndex(name[:end], "0x")
+	// At least 8 hex digits (a 32-bit address), after "+" or "/".
+	if i < 1 || end-i-2 < 8 || name[i-1] != '+' && name[i-1] != '/' {
+		return name, false
+	}
+	for _, c := range name[i+2 : end] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return name, false
+		}
+	}
+	return name[:i-1] + name[end:], true
+}
+
 // javaName turns a JVM class name ("java/lang/String", "[I",
 // "[[Ljava/lang/Object;") into Java's spelling ("java.lang.String",
 // "int[]", "java.lang.Object[][]"). Android's names are already spelled so.
@@ -1142,6 +1175,7 @@ func (rd *reader) meta() {
 		kv("hprof:stack_trace", string(b))
 	}
 	g.Meta = append(g.Meta, rd.threads...)
+	g.Meta = append(g.Meta, rd.hidden...)
 }
 
 // appendFrame formats a stack frame as "pkg.Class.method(File.java:line)".
