@@ -40,9 +40,10 @@ func TestDeclaredLength(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "malformed protobuf field") {
 		t.Fatalf("%v, want a malformed field", err)
 	}
-	// The metadata message (1 + 9 bytes), the length (5 bytes).
-	if fe.Offset != 15 {
-		t.Errorf("error at byte %d, want 15", fe.Offset)
+	// The metadata message (1 + 9 bytes), the length (5 bytes), the id
+	// (2 bytes).
+	if fe.Offset != 17 {
+		t.Errorf("error at byte %d, want 17", fe.Offset)
 	}
 	if mem > 8<<20 {
 		t.Errorf("reading %d compressed bytes allocated %d MB", in.Len(), mem>>20)
