@@ -12,6 +12,8 @@
 //   - reads with ReadFile (and ProgressReader) straight into the model's
 //     columns (model.Alloc, model.Grow, model.IDMap), returning a
 //     FormatError with the byte offset for bad input, never panicking;
+//   - sets ReadStream too when it reads in one pass, so a dump can come
+//     from a pipe (OpenInput);
 //   - has a FuzzRead target seeded from a small real dump, and tests that
 //     compare what it reads with the runtime's own tools.
 //
