@@ -142,10 +142,9 @@ func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, erro
 	if opt.Policy != nil {
 		p = *opt.Policy
 	}
-	// Check guarantees one entry per node and dominators in range; the
-	// root must be the tree's root, or the walks that start there would
-	// see another tree than the one the retained sizes sum.
-	if r == nil || r.Policy != p.Name || r.Check(g) != nil || r.Dominator[g.Root] != model.NoNode {
+	// Check guarantees one entry per node and a dominator tree rooted at
+	// g.Root whose retained sizes add up: results that lie are recomputed.
+	if r == nil || r.Policy != p.Name || r.Check(g) != nil {
 		return Analyze(g, opt)
 	}
 	a := &Analysis{Graph: g, Policy: p, sc: &scratch{}, Self: r.Shallow, Distances: r.Distance}

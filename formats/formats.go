@@ -12,6 +12,8 @@
 //   - reads with ReadFile (and ProgressReader) straight into the model's
 //     columns (model.Alloc, model.Grow, model.IDMap), returning a
 //     FormatError with the byte offset for bad input, never panicking;
+//   - sets ReadStream too when it reads in one pass, so a dump can come
+//     from a pipe (OpenInput);
 //   - has a FuzzRead target seeded from a small real dump, and tests that
 //     compare what it reads with the runtime's own tools.
 //
@@ -80,6 +82,11 @@ type Format struct {
 	Detect func(head []byte) bool
 	// Read reads the dump at path.
 	Read func(path string, opt ReadOptions) (*model.Graph, error)
+	// ReadStream, set by formats read in one pass, reads the dump from r
+	// (size is its length, -1 if unknown; name is for messages). Input
+	// that can be read only once (a pipe, a FIFO, /dev/stdin) is read
+	// with it; formats without it need a file.
+	ReadStream func(r io.Reader, size int64, name string, opt ReadOptions) (*model.Graph, error)
 	// Write writes g to w; nil when the format is read-only. Writers that
 	// need a real file (SQLite) set WriteFile instead.
 	Write func(w io.Writer, g *model.Graph, opt WriteOptions) error
@@ -161,10 +168,20 @@ func Detect(path string) (*Format, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a heap dump", path)
 	}
+	if !st.Mode().IsRegular() {
+		// Reading the head would take it from whoever reads next.
+		return nil, fmt.Errorf("%s: %w", path, errNotAFile)
+	}
 	head, err := readHead(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return detectHead(path, head)
+}
+
+// detectHead finds the format of the file at path whose first bytes
+// (decompressed) are head.
+func detectHead(path string, head []byte) (*Format, error) {
 	if len(head) == 0 {
 		return nil, fmt.Errorf("%s: empty file, not a heap dump", path)
 	}
@@ -240,15 +257,103 @@ func notADump(path string, head []byte) string {
 
 // Open detects the format of the file at path and reads it.
 func Open(path string, opt ReadOptions) (*model.Graph, *Format, error) {
-	f, err := Detect(path)
+	in, err := OpenInput(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := f.Read(path, opt)
+	defer in.Close()
+	g, err := in.Read(opt)
 	if err != nil {
-		return nil, f, err
+		return nil, in.Format, err
 	}
-	return g, f, nil
+	return g, in.Format, nil
+}
+
+// Input is a dump whose format is known, ready to be read: Open in two
+// steps, for a caller that wants the format and size before reading (to
+// draw a progress bar).
+type Input struct {
+	Path   string
+	Format *Format
+	// Size is the file's length; for input read as a stream, -1 until
+	// Read, then the bytes it read.
+	Size int64
+	// Gzip says the input is gzip-compressed.
+	Gzip bool
+
+	file   *os.File     // the stream, when it can be read only once
+	stream *countReader // its head again, then the rest
+}
+
+// errNotAFile is what Detect says of input it cannot look at without
+// taking it from the reader that comes next.
+var errNotAFile = errors.New("not a regular file (a pipe or a FIFO?): save the dump to a file first")
+
+// OpenInput detects the format of the dump at path. A regular file is
+// opened again by the read; anything else (a pipe, a FIFO, /dev/stdin, a
+// shell's <(zcat dump.gz)) can be read only once, so it is opened here,
+// its head detected and kept, and Read reads it from there in one pass,
+// which the formats with ReadStream can do; the others need a file, and
+// the error says so. Close releases it.
+func OpenInput(path string) (*Input, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return openStream(path)
+	}
+	f, err := Detect(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := readPrefix(path, 2)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Input{Path: path, Format: f, Size: st.Size(), Gzip: IsGzip(raw)}, nil
+}
+
+// openStream is OpenInput for input that can be read only once.
+func openStream(path string) (*Input, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	rec := &recorder{r: file}
+	head, err := Head(rec)
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f, err := detectHead(path, head)
+	if err == nil && f.ReadStream == nil {
+		err = fmt.Errorf("%s: not a regular file (a pipe or a FIFO?), and %s dumps are read from a file that can be read twice: save the dump to a file first", path, f.Name)
+	}
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	return &Input{Path: path, Format: f, Size: -1, Gzip: IsGzip(rec.b), file: file,
+		stream: &countReader{r: io.MultiReader(bytes.NewReader(rec.b), file)}}, nil
+}
+
+// Read reads the dump; it can be called once.
+func (in *Input) Read(opt ReadOptions) (*model.Graph, error) {
+	if in.stream == nil {
+		return in.Format.Read(in.Path, opt)
+	}
+	g, err := in.Format.ReadStream(in.stream, -1, in.Path, opt)
+	in.Size = in.stream.n
+	return g, err
+}
+
+// Close closes the stream, if the input is one.
+func (in *Input) Close() error {
+	if in.file == nil {
+		return nil
+	}
+	return in.file.Close()
 }
 
 // Save writes g to path in format f, atomically. A path ending in ".gz"
@@ -495,6 +600,22 @@ func readHead(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return Head(f)
+}
+
+// readPrefix returns up to n bytes from the start of the file at path, as
+// they are.
+func readPrefix(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	k, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:k], nil
 }
 
 // FormatError reports input that is not well-formed for its format. It

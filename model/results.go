@@ -22,19 +22,82 @@ type Results struct {
 	Distance []int32
 }
 
-// Check reports whether r fits g: every column has one entry per node and
-// every dominator is a node of g. Readers call it before handing results
-// out, writers before writing them, so a stale result set (computed for
-// another graph) is never taken for a valid one.
+// Check reports whether r fits g and holds together: every column has
+// one entry per node, the dominators form a tree rooted at g's root (only
+// the root has none, no dominator is out of range, no chain comes back to
+// itself) and every retained size is the node's shallow size plus the
+// retained sizes of the nodes it dominates, so none exceeds the root's,
+// the heap's total. Readers call it before handing results out, writers
+// before writing them, so results computed for another graph, or damaged
+// or edited in a file, are never taken for valid ones: a view would
+// print a retained size of 2^64-1 as a percentage, or walk a dominator
+// cycle. It costs a pass over the nodes and 8 bytes per node.
 func (r *Results) Check(g *Graph) error {
 	n := g.NumNodes()
 	if len(r.Shallow) != n || len(r.Retained) != n || len(r.Dominator) != n || len(r.Distance) != n {
 		return fmt.Errorf("results have %d/%d/%d/%d entries (shallow/retained/dominator/distance), the graph %d nodes",
 			len(r.Shallow), len(r.Retained), len(r.Dominator), len(r.Distance), n)
 	}
-	for i, d := range r.Dominator {
-		if d != NoNode && (d < 0 || int(d) >= n) {
-			return fmt.Errorf("results: dominator of node %d is %d, not one of the %d nodes", i, d, n)
+	if n == 0 {
+		return nil
+	}
+	root := g.Root
+	if root < 0 || int(root) >= n {
+		return fmt.Errorf("results: the root, node %d, is not one of the %d nodes", root, n)
+	}
+	id := func(v NodeIndex) uint64 { return g.Nodes.ID[v] }
+	// The retained sizes each node's children add up to.
+	children := make([]uint64, n)
+	for v, d := range r.Dominator {
+		switch {
+		case NodeIndex(v) == root && d != NoNode:
+			return fmt.Errorf("results: the root (node id %d) has a dominator, node id %d", id(root), id(d))
+		case NodeIndex(v) == root:
+		case d == NoNode:
+			return fmt.Errorf("results: node id %d has no dominator; only the root (node id %d) has none", id(NodeIndex(v)), id(root))
+		case d < 0 || int(d) >= n:
+			return fmt.Errorf("results: dominator of node id %d is node %d, not one of the %d nodes", id(NodeIndex(v)), d, n)
+		default:
+			sum := children[d] + r.Retained[v]
+			if sum < children[d] {
+				return fmt.Errorf("results: the nodes that node id %d dominates retain more than 2^64 bytes in all", id(d))
+			}
+			children[d] = sum
+		}
+	}
+	if err := checkAcyclic(r.Dominator, root, id); err != nil {
+		return err
+	}
+	for v := range n {
+		if want := r.Shallow[v] + children[v]; want < children[v] || r.Retained[v] != want {
+			return fmt.Errorf("results: node id %d retains %d bytes, not its shallow size %d plus the %d its dominated nodes retain",
+				id(NodeIndex(v)), r.Retained[v], r.Shallow[v], children[v])
+		}
+	}
+	return nil
+}
+
+// checkAcyclic reports a dominator chain that never reaches root. Each
+// node's chain is walked up to a node already known to reach the root,
+// marking the walk as it goes, so every node is walked once.
+func checkAcyclic(dom []NodeIndex, root NodeIndex, id func(NodeIndex) uint64) error {
+	n := len(dom)
+	done := make([]uint64, (n+63)/64)   // reaches the root
+	onWalk := make([]uint64, (n+63)/64) // on the current walk
+	has := func(b []uint64, v NodeIndex) bool { return b[v/64]&(1<<(v%64)) != 0 }
+	set := func(b []uint64, v NodeIndex) { b[v/64] |= 1 << (v % 64) }
+	set(done, root)
+	for v := range NodeIndex(n) {
+		u := v
+		for !has(done, u) {
+			if has(onWalk, u) {
+				return fmt.Errorf("results: the dominators of node id %d go round in a cycle", id(u))
+			}
+			set(onWalk, u)
+			u = dom[u]
+		}
+		for u = v; !has(done, u); u = dom[u] {
+			set(done, u)
 		}
 	}
 	return nil

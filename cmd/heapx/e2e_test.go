@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +55,15 @@ type result struct {
 // ever appear.
 func heapx(t *testing.T, args ...string) result {
 	t.Helper()
+	return heapxStdin(t, nil, args...)
+}
+
+// heapxStdin is heapx with stdin reading from in (a pipe), or from
+// nothing when in is nil.
+func heapxStdin(t *testing.T, in io.Reader, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(heapxBin, args...)
+	cmd.Stdin = in
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,9 +30,9 @@ type dump struct {
 
 // load reads the heap dump at path in whatever registered format it is,
 // drawing a progress bar on stderr when that is a terminal and the read is
-// slow. formats.Detect checks the file first, so the common mistakes (wrong
-// path, a directory, a file that is not a heap dump) get a message that
-// says so instead of a parse error at byte 0.
+// slow. formats.OpenInput checks the file first, so the common mistakes
+// (wrong path, a directory, a file that is not a heap dump) get a message
+// that says so instead of a parse error at byte 0, and reads a pipe once.
 func load(path string, stderr *os.File) (*dump, error) {
 	return loadResults(path, stderr, nil)
 }
@@ -42,21 +41,14 @@ func load(path string, stderr *os.File) (*dump, error) {
 // carries into res (when res is not nil; res.Shallow stays nil when the
 // file has none).
 func loadResults(path string, stderr *os.File, res *model.Results) (_ *dump, err error) {
-	f, err := formats.Detect(path)
+	in, err := formats.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	head, err := readHead(path, 2)
-	if err != nil {
-		return nil, err
-	}
-	d := &dump{path: path, format: f, fileSize: st.Size(), gzip: formats.IsGzip(head)}
+	defer in.Close()
+	d := &dump{path: path, format: in.Format, gzip: in.Gzip}
 
-	bar := startProgress(stderr, "reading "+filepath.Base(path), st.Size())
+	bar := startProgress(stderr, "reading "+filepath.Base(path), in.Size)
 	defer func() {
 		bar.done()
 		// A reader bug on hostile input must still end in "heapx: ...",
@@ -66,27 +58,12 @@ func loadResults(path string, stderr *os.File, res *model.Results) (_ *dump, err
 		}
 	}()
 	start := time.Now()
-	g, err := f.Read(path, formats.ReadOptions{Progress: func(done, _ int64) { bar.set(done) }, Results: res})
+	g, err := in.Read(formats.ReadOptions{Progress: func(done, _ int64) { bar.set(done) }, Results: res})
 	if err != nil {
 		return nil, readError(path, err)
 	}
-	d.graph, d.readTime = g, time.Since(start)
+	d.graph, d.readTime, d.fileSize = g, time.Since(start), in.Size
 	return d, nil
-}
-
-// readHead returns up to n bytes from the start of the file at path.
-func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, n)
-	k, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return buf[:k], nil
 }
 
 // readError makes sure a read error names the file: a *formats.FormatError

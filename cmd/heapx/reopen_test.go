@@ -69,10 +69,12 @@ func TestAnalysedFileAnswersLikeSnapshot(t *testing.T) {
 	}
 }
 
-// TestAnalysedFileResultsAreUsed changes one stored retained size in an
+// TestAnalysedFileResultsAreUsed changes one stored distance in an
 // analysed .jsonl: top must show it (the results are read, not
 // recomputed), and must not once the file says the results are for
-// another policy (docs/format.md 4: a consumer must not use those).
+// another policy (docs/format.md 4: a consumer must not use those). (A
+// retained size cannot be changed alone: the reader checks that the
+// sizes add up along the dominator tree.)
 func TestAnalysedFileResultsAreUsed(t *testing.T) {
 	dir := t.TempDir()
 	in := "../../testdata/node-basic.heapsnapshot.gz"
@@ -96,7 +98,7 @@ func TestAnalysedFileResultsAreUsed(t *testing.T) {
 				t.Fatal(err)
 			}
 			for j, f := range decl[2].([]any) {
-				if f == "heapx:retained_size" {
+				if f == "heapx:distance" {
 					col = j + 1 // after the record type
 				}
 			}
@@ -106,31 +108,31 @@ func TestAnalysedFileResultsAreUsed(t *testing.T) {
 			if err := json.Unmarshal(l, &rec); err != nil {
 				t.Fatal(err)
 			}
-			if string(rec[col]) != strconv.FormatUint(target.RetainedSize, 10) {
-				t.Fatalf("stored retained size %s, top says %d", rec[col], target.RetainedSize)
+			if string(rec[col]) != strconv.Itoa(int(target.Distance)) {
+				t.Fatalf("stored distance %s, top says %d", rec[col], target.Distance)
 			}
-			rec[col] = json.RawMessage(strconv.FormatUint(target.RetainedSize+1, 10))
+			rec[col] = json.RawMessage(strconv.Itoa(int(target.Distance) + 1000))
 			if lines[i], err = json.Marshal(rec); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	if col < 0 {
-		t.Fatal("no heapx:retained_size in the node declaration")
+		t.Fatal("no heapx:distance in the node declaration")
 	}
 	tampered := filepath.Join(dir, "tampered.jsonl")
 	if err := os.WriteFile(tampered, bytes.Join(lines, []byte("\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	retained := func(path string) uint64 {
+	distance := func(path string) int32 {
 		var top query.TopJSON
 		if err := json.Unmarshal([]byte(ok(t, "top", "--json", "-n", "1", path)), &top); err != nil {
 			t.Fatal(err)
 		}
-		return top.Nodes[0].RetainedSize
+		return top.Nodes[0].Distance
 	}
-	if got := retained(tampered); got != target.RetainedSize+1 {
-		t.Errorf("top shows retained size %d, the file holds %d: the stored results were not used", got, target.RetainedSize+1)
+	if got := distance(tampered); got != target.Distance+1000 {
+		t.Errorf("top shows distance %d, the file holds %d: the stored results were not used", got, target.Distance+1000)
 	}
 	other := filepath.Join(dir, "other-policy.jsonl")
 	policy := []byte(`["metadata","heapx:analysis","devtools"]`)
@@ -141,7 +143,7 @@ func TestAnalysedFileResultsAreUsed(t *testing.T) {
 	if err := os.WriteFile(other, bytes.Replace(b, policy, []byte(`["metadata","heapx:analysis","raw"]`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := retained(other); got != target.RetainedSize {
-		t.Errorf("top shows retained size %d from results of another policy, want the recomputed %d", got, target.RetainedSize)
+	if got := distance(other); got != target.Distance {
+		t.Errorf("top shows distance %d from results of another policy, want the recomputed %d", got, target.Distance)
 	}
 }

@@ -109,7 +109,12 @@
 // array is missing) and, per STACK TRACE record, "hprof:stack_trace":
 // "<serial> thread <thread serial>: frame; frame; ..." with frames as
 // "pkg.Class.method(File.java:line)". START THREAD records, which HotSpot
-// does not write, become "hprof:thread" entries.
+// does not write, become "hprof:thread" entries. Hidden classes (lambdas,
+// LambdaForms) are named without the address the JVM gave them in this
+// run ("LeakDemo$$Lambda$1", not "LeakDemo$$Lambda$1+0x00007f4a3c002a18"),
+// so that dumps of two runs name them alike; each has an
+// "hprof:hidden_class" entry with its class object id and its full name
+// ("0xff108cf0 LeakDemo$$Lambda$1+0x00007f4a3c002a18").
 package hprof
 
 import (

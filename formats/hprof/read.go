@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -39,14 +40,17 @@ type reader struct {
 	frames      map[uint64]frame
 	traces      []trace
 	threads     []model.KV
+	hidden      []model.KV // hprof:hidden_class entries
 
 	classes     []class
 	classByID   map[uint64]int32
+	dumped      int    // CLASS DUMPs read
 	lastCID     uint64 // one-entry cache of classByID
 	lastSlot    int32
 	stringSlot  int32 // slot of java.lang.String, -1 if not seen yet
 	strLayout   stringLayout
 	objArrElems uint64 // total object array length (edge capacity)
+	instRefs    uint64 // most edges the instances' field data can hold
 	primArrays  uint64
 	primClass   [12]int32 // node of each primitive array class, -1 if none
 
@@ -95,6 +99,7 @@ type class struct {
 	loader   uint64
 	rawSize  uint32 // instance size as the CLASS DUMP states it
 	dumped   bool
+	dumpAt   int64 // stream offset of the CLASS DUMP sub-record
 	dumpLen  int64 // bytes of the CLASS DUMP sub-record after its tag
 	node     int32 // the class object's node, -1 until dumped
 	count    uint64
@@ -104,10 +109,17 @@ type class struct {
 	name     string   // Java spelling
 	nameID   model.StringID
 	objName  model.StringID // "class " + name
-	refs     []ref          // reference fields along the superclass chain
-	dataLen  uint32         // instance data bytes the layout needs
-	fieldSum [2]uint64      // primitive bytes, reference count along the chain
 	instSize uint64
+
+	// The layout (see layouts): each class keeps only its own reference
+	// fields, so a chain of n classes costs n entries, not n²/2.
+	own       []ref     // own reference fields, offsets from its own first field
+	superSlot int32     // the dumped superclass's slot, -1 for none
+	withRefs  int32     // nearest class from this one up the chain with own references, -1 for none
+	dataLen   uint64    // instance data bytes along the chain
+	refCount  uint64    // reference fields along the chain
+	fieldSum  [2]uint64 // primitive bytes, reference count along the chain
+	state     uint8     // layouts' walk: 0 not laid out, 1 on the walk, 2 done
 }
 
 type field struct {
@@ -128,10 +140,14 @@ type ref struct {
 
 // stringLayout is where java.lang.String keeps its value and coder.
 type stringLayout struct {
-	known     bool
-	value     int32 // byte offset of the value reference, -1 if none
-	coder     int32 // byte offset of the coder byte, -1 if none
-	dataBytes uint32
+	known bool
+	// impossible: no layout can be found (a superclass cycle, or more
+	// field data than an instance can have).
+	impossible bool
+	triedAt    int   // reader.dumped at the last try that failed
+	value      int32 // byte offset of the value reference, -1 if none
+	coder      int32 // byte offset of the coder byte, -1 if none
+	dataBytes  uint32
 }
 
 func (rd *reader) read() (*model.Graph, error) {
@@ -525,6 +541,8 @@ func (rd *reader) classDump(start, end int64) error {
 		return in.errorf(start, "heap dump", "class 0x%x dumped twice", cid)
 	}
 	c.dumped = true
+	rd.dumped++
+	c.dumpAt = start
 	c.super = rd.id(b[n+4:])
 	c.loader = rd.id(b[2*n+4:])
 	c.rawSize = u4(b[7*n+4:])
@@ -674,6 +692,7 @@ func (rd *reader) instanceDump(start, end int64) error {
 	case 1:
 		s := rd.slot(cid)
 		rd.classes[s].count++
+		rd.instRefs += 1 + uint64(nb)/uint64(n)
 		i, err := rd.object(start, ntInstance, uint32(s), oid, uint64(s))
 		if err != nil {
 			return err
@@ -690,7 +709,7 @@ func (rd *reader) instanceDump(start, end int64) error {
 			return in.errorf(start, "heap dump", "instance 0x%x of class 0x%x, which has no CLASS DUMP", oid, cid)
 		}
 		c := &rd.classes[s]
-		if nb != c.dataLen {
+		if uint64(nb) != c.dataLen {
 			return in.errorf(start, "heap dump", "instance 0x%x has %d bytes of field data, its class %s's fields take %d", oid, nb, c.name, c.dataLen)
 		}
 		if !in.fill(int(nb)) {
@@ -702,14 +721,24 @@ func (rd *reader) instanceDump(start, end int64) error {
 		if c.node >= 0 {
 			rd.edge(etInternal, rd.nClass, c.node)
 		}
-		for _, f := range c.refs {
-			if id := rd.id(data[f.off:]); id != 0 {
-				t := etField
-				if f.weak {
-					t = etWeak
+		// The own fields of each class along the chain that has any; a
+		// superclass's fields follow its subclasses' (layouts).
+		for a := c.withRefs; a >= 0; {
+			k := &rd.classes[a]
+			base := c.dataLen - k.dataLen
+			for _, f := range k.own {
+				if id := rd.id(data[base+uint64(f.off):]); id != 0 {
+					t := etField
+					if f.weak {
+						t = etWeak
+					}
+					rd.edgeTo(t, f.name, id)
 				}
-				rd.edgeTo(t, f.name, id)
 			}
+			if k.superSlot < 0 {
+				break
+			}
+			a = rd.classes[k.superSlot].withRefs
 		}
 		if rd.g.Nodes.Type[i] == ntString && !rd.isRegistered(i) {
 			rd.registerString(i, data)
@@ -827,7 +856,12 @@ func (rd *reader) endPass1() error {
 	for s := range rd.classes {
 		c := &rd.classes[s]
 		if nm, ok := rd.loadClass[c.id]; ok {
-			c.name = javaName(rd.utf8[nm])
+			raw := rd.utf8[nm]
+			if base, ok := hiddenBase(raw); ok {
+				rd.hidden = append(rd.hidden, model.KV{Key: "hprof:hidden_class", Value: fmt.Sprintf("0x%x %s", c.id, javaName(raw))})
+				raw = base
+			}
+			c.name = javaName(raw)
 		} else {
 			c.name = fmt.Sprintf("(class 0x%x)", c.id)
 		}
@@ -849,16 +883,23 @@ func (rd *reader) endPass1() error {
 			}
 		}
 	}
-	ref := rd.slotNamed("java.lang.ref.Reference")
+	if err := rd.layouts(rd.slotNamed("java.lang.ref.Reference")); err != nil {
+		return err
+	}
 	edges := uint64(len(rd.rootIDs)) + rd.objArrElems + rd.primArrays
+	bound := edges + rd.instRefs
 	for s := range rd.classes {
 		c := &rd.classes[s]
 		if !c.dumped {
 			continue
 		}
-		rd.layout(int32(s), ref)
-		edges += c.count*uint64(len(c.refs)+1) + uint64(len(c.statics)) + 2
+		edges += c.count*(c.refCount+1) + uint64(len(c.statics)) + 2
+		bound += uint64(len(c.statics)) + 2
 	}
+	// An instance has no more references than its field data has room
+	// for (instRefs): the bound keeps a class whose fields do not fit its
+	// instances, an error in pass 2, from sizing the columns.
+	edges = min(edges, bound)
 	nodes := g.NumNodes()
 	nd := &g.Nodes
 	for i := 1; i < nodes; i++ {
@@ -915,35 +956,127 @@ func (rd *reader) slotNamed(name string) int32 {
 	return -1
 }
 
-// layout computes class s's reference fields and data length along its
-// superclass chain; the field "referent" declared by
-// java.lang.ref.Reference (slot reference) is weak.
-func (rd *reader) layout(s, reference int32) {
-	c := &rd.classes[s]
-	off := uint32(0)
-	cur := s
-	for depth := 0; cur >= 0 && depth <= len(rd.classes); depth++ {
-		k := &rd.classes[cur]
-		for _, f := range k.fields {
-			if f.typ == tObject {
-				name := rd.utf8[f.name]
-				c.refs = append(c.refs, ref{off: off, name: rd.names.Intern([]byte(name)), weak: cur == reference && name == "referent"})
-				c.fieldSum[1]++
-			} else {
-				c.fieldSum[0] += uint64(rd.valueSize(f.typ))
+// layouts lays out every dumped class's instance data along its
+// superclass chain: the class's own fields come first, then its
+// superclass's, and so on (HotSpot's order). Each class is laid out once,
+// after its superclass, from the superclass's totals, so the work and the
+// memory are linear in the fields however deep the chains; a chain that
+// comes back to itself is an error, since no instance could have a
+// layout. The field "referent" declared by java.lang.ref.Reference (slot
+// reference) is weak.
+func (rd *reader) layouts(reference int32) error {
+	var walk []int32
+	for s := range rd.classes {
+		if !rd.classes[s].dumped || rd.classes[s].state == 2 {
+			continue
+		}
+		// Walk up to a laid-out class or the top, then lay out on the
+		// way back.
+		walk = walk[:0]
+		for cur := int32(s); cur >= 0; {
+			k := &rd.classes[cur]
+			if k.state == 1 {
+				return rd.superCycle(walk, cur)
 			}
-			off += uint32(rd.valueSize(f.typ))
+			k.state = 1
+			walk = append(walk, cur)
+			k.superSlot = -1
+			if sup, ok := rd.classByID[k.super]; k.super != 0 && ok && rd.classes[sup].dumped {
+				k.superSlot = sup
+			}
+			cur = k.superSlot
+			if cur >= 0 && rd.classes[cur].state == 2 {
+				break
+			}
 		}
-		if k.super == 0 {
-			break
+		for i := len(walk) - 1; i >= 0; i-- {
+			rd.layoutClass(walk[i], reference)
 		}
-		sup, ok := rd.classByID[k.super]
-		if !ok || !rd.classes[sup].dumped {
-			break
-		}
-		cur = sup
 	}
-	c.dataLen = off
+	return nil
+}
+
+// layoutClass lays out class s, whose superclass is laid out.
+func (rd *reader) layoutClass(s, reference int32) {
+	c := &rd.classes[s]
+	var own uint64
+	for _, f := range c.fields {
+		if f.typ == tObject {
+			name := rd.utf8[f.name]
+			c.own = append(c.own, ref{off: uint32(own), name: rd.names.Intern([]byte(name)), weak: s == reference && name == "referent"})
+			c.fieldSum[1]++
+		} else {
+			c.fieldSum[0] += uint64(rd.valueSize(f.typ))
+		}
+		own += uint64(rd.valueSize(f.typ))
+	}
+	c.dataLen, c.refCount, c.withRefs = own, uint64(len(c.own)), -1
+	if len(c.own) > 0 {
+		c.withRefs = s
+	}
+	if c.superSlot >= 0 {
+		sup := &rd.classes[c.superSlot]
+		c.dataLen += sup.dataLen
+		c.refCount += sup.refCount
+		c.fieldSum[0] += sup.fieldSum[0]
+		c.fieldSum[1] += sup.fieldSum[1]
+		if c.withRefs < 0 {
+			c.withRefs = sup.withRefs
+		}
+	}
+	c.state = 2
+}
+
+// superCycle is the error for a superclass chain that comes back to class
+// back, which walk (the chain so far) holds.
+func (rd *reader) superCycle(walk []int32, back int32) error {
+	i := 0
+	for walk[i] != back {
+		i++
+	}
+	cycle := walk[i:]
+	var b []byte
+	const shown = 4
+	for j, s := range cycle {
+		if j == shown {
+			b = fmt.Appendf(b, " extends ... (%d classes)", len(cycle))
+			break
+		}
+		if j > 0 {
+			b = append(b, " extends "...)
+		}
+		b = append(b, rd.classes[s].name...)
+	}
+	if len(cycle) <= shown {
+		b = append(append(b, " extends "...), rd.classes[back].name...)
+	}
+	return rd.in.errorf(rd.classes[back].dumpAt, "heap dump", "superclass cycle: %s", b)
+}
+
+// hiddenBase strips the address from the name of a hidden class (a
+// lambda's "LeakDemo$$Lambda$14/0x0000000800c03000", JDK 21's
+// "LeakDemo$$Lambda/0x...", a LambdaForm's "...LambdaForm$MH+0x..."; the
+// heap dumper writes the "/" as "+"), in the JVM's spelling, arrays of
+// them included. The address is where the JVM put the class in this run:
+// without it, the same lambda has the same name in every run, so a diff
+// across runs matches it, and the instances of a program's many
+// LambdaForm classes count as one class, as the program sees them.
+func hiddenBase(name string) (string, bool) {
+	end := len(name)
+	if strings.HasPrefix(name, "[") && strings.HasSuffix(name, ";") {
+		end--
+	}
+	i := strings.LastIndex(name[:end], "0x")
+	// At least 8 hex digits (a 32-bit address), after "+" or "/".
+	if i < 1 || end-i-2 < 8 || name[i-1] != '+' && name[i-1] != '/' {
+		return name, false
+	}
+	for _, c := range name[i+2 : end] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return name, false
+		}
+	}
+	return name[:i-1] + name[end:], true
 }
 
 // javaName turns a JVM class name ("java/lang/String", "[I",
@@ -1042,6 +1175,7 @@ func (rd *reader) meta() {
 		kv("hprof:stack_trace", string(b))
 	}
 	g.Meta = append(g.Meta, rd.threads...)
+	g.Meta = append(g.Meta, rd.hidden...)
 }
 
 // appendFrame formats a stack frame as "pkg.Class.method(File.java:line)".

@@ -11,64 +11,15 @@ import (
 	"github.com/heapx/heapx/formats"
 	_ "github.com/heapx/heapx/formats/jsonl"
 	_ "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/internal/hostile"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
 // builder writes HPROF by hand for tests.
-type builder struct {
-	b      []byte
-	idSize int
-}
+type builder = hostile.HPROF
 
-func (w *builder) u1(v byte) *builder   { w.b = append(w.b, v); return w }
-func (w *builder) u2(v uint16) *builder { w.b = binary.BigEndian.AppendUint16(w.b, v); return w }
-func (w *builder) u4(v uint32) *builder { w.b = binary.BigEndian.AppendUint32(w.b, v); return w }
-func (w *builder) raw(p ...byte) *builder {
-	w.b = append(w.b, p...)
-	return w
-}
-func (w *builder) id(v uint64) *builder {
-	if w.idSize == 4 {
-		return w.u4(uint32(v))
-	}
-	w.b = binary.BigEndian.AppendUint64(w.b, v)
-	return w
-}
-
-// record appends a top-level record whose body body writes.
-func (w *builder) record(tag byte, body func(*builder)) *builder {
-	x := &builder{idSize: w.idSize}
-	body(x)
-	w.u1(tag).u4(0).u4(uint32(len(x.b)))
-	w.b = append(w.b, x.b...)
-	return w
-}
-
-func newBuilder(idSize int) *builder {
-	w := &builder{idSize: idSize}
-	w.raw([]byte("JAVA PROFILE 1.0.2\x00")...).u4(uint32(idSize)).u4(0).u4(1000)
-	return w
-}
-
-// classDump writes a CLASS DUMP with object statics and instance fields
-// (name string id, type).
-func (w *builder) classDump(id, super uint64, size uint32, statics [][3]uint64, fields [][2]uint64) {
-	w.u1(subClassDump).id(id).u4(0).id(super).id(0).id(0).id(0).id(0).id(0).u4(size).u2(0)
-	w.u2(uint16(len(statics)))
-	for _, s := range statics {
-		w.id(s[0]).u1(byte(s[1]))
-		if s[1] == tObject {
-			w.id(s[2])
-		} else {
-			w.u4(uint32(s[2]))
-		}
-	}
-	w.u2(uint16(len(fields)))
-	for _, f := range fields {
-		w.id(f[0]).u1(byte(f[1]))
-	}
-}
+func newBuilder(idSize int) *builder { return hostile.NewHPROF(idSize) }
 
 // tinyDump is a small dump with one of everything: classes with a
 // superclass, an object static, instances with references (one dangling),
@@ -81,46 +32,46 @@ func tinyDump(idSize int, objectSize uint32) []byte {
 	names := []string{1: "java/lang/Object", "java/lang/String", "value", "coder", "Node", "next", "[B", "java/lang/ref/Reference",
 		"referent", "java/lang/ref/WeakReference", "name", "main", "[LNode;", "Main.java", "head", "count", "[I"}
 	for i := 1; i < len(names); i++ {
-		w.record(tagUTF8, func(b *builder) { b.id(uint64(i)).raw([]byte(names[i])...) })
+		w.Record(tagUTF8, func(b *builder) { b.ID(uint64(i)).Raw([]byte(names[i])...) })
 	}
 	classes := [][2]uint64{{0x100, 1}, {0x200, 2}, {0x300, 5}, {0x400, 7}, {0x500, 8}, {0x600, 10}, {0x700, 13}, {0x800, 17}}
 	for i, c := range classes {
-		w.record(tagLoadClass, func(b *builder) { b.u4(uint32(i + 1)).id(c[0]).u4(0).id(c[1]) })
+		w.Record(tagLoadClass, func(b *builder) { b.U4(uint32(i + 1)).ID(c[0]).U4(0).ID(c[1]) })
 	}
-	w.record(tagStackFrame, func(b *builder) { b.id(0x9000).id(12).id(0).id(14).u4(3).u4(7) })
-	w.record(tagStackTrace, func(b *builder) { b.u4(1).u4(1).u4(1).id(0x9000) })
-	w.record(tagHeapDumpSegment, func(b *builder) {
-		b.u1(subHeapDumpInfo).u4(0).id(0)
+	w.Record(tagStackFrame, func(b *builder) { b.ID(0x9000).ID(12).ID(0).ID(14).U4(3).U4(7) })
+	w.Record(tagStackTrace, func(b *builder) { b.U4(1).U4(1).U4(1).ID(0x9000) })
+	w.Record(tagHeapDumpSegment, func(b *builder) {
+		b.U1(subHeapDumpInfo).U4(0).ID(0)
 		// A UTF-16 String and its array before String's CLASS DUMP.
-		b.u1(subPrimArrayDump).id(0x2102).u4(0).u4(2).u1(tByte).raw(0xac, 0x20)
-		b.u1(subInstanceDump).id(0x2002).u4(0).id(0x200).u4(uint32(idSize + 1)).id(0x2102).u1(1)
-		b.classDump(0x100, 0, objectSize, nil, nil)
-		b.classDump(0x200, 0x100, objectSize+8, nil, [][2]uint64{{3, tObject}, {4, tByte}})
-		b.classDump(0x300, 0x100, objectSize+8, [][3]uint64{{15, tObject, 0x1000}, {16, tInt, 2}}, [][2]uint64{{6, tObject}, {11, tObject}})
-		b.classDump(0x400, 0x100, 0, nil, nil)
-		b.classDump(0x500, 0x100, objectSize+4, nil, [][2]uint64{{9, tObject}})
-		b.classDump(0x600, 0x500, objectSize+4, nil, nil)
-		b.classDump(0x700, 0x100, 0, nil, nil)
-		b.classDump(0x800, 0x100, 0, nil, nil)
-		b.u1(rootJavaFrame).id(0x1000).u4(1).u4(0)
-		b.u1(rootStickyClass).id(0x200)
-		b.u1(rootInternedString).id(0x2000)
-		b.u1(rootJNIGlobal).id(0x3000).id(0x77)
-		b.u1(rootUnknown).id(0xdead)
-		b.u1(rootThreadObject).id(0x4000).u4(1).u4(1)
+		b.U1(subPrimArrayDump).ID(0x2102).U4(0).U4(2).U1(tByte).Raw(0xac, 0x20)
+		b.U1(subInstanceDump).ID(0x2002).U4(0).ID(0x200).U4(uint32(idSize + 1)).ID(0x2102).U1(1)
+		b.ClassDump(0x100, 0, objectSize, nil, nil)
+		b.ClassDump(0x200, 0x100, objectSize+8, nil, [][2]uint64{{3, tObject}, {4, tByte}})
+		b.ClassDump(0x300, 0x100, objectSize+8, [][3]uint64{{15, tObject, 0x1000}, {16, tInt, 2}}, [][2]uint64{{6, tObject}, {11, tObject}})
+		b.ClassDump(0x400, 0x100, 0, nil, nil)
+		b.ClassDump(0x500, 0x100, objectSize+4, nil, [][2]uint64{{9, tObject}})
+		b.ClassDump(0x600, 0x500, objectSize+4, nil, nil)
+		b.ClassDump(0x700, 0x100, 0, nil, nil)
+		b.ClassDump(0x800, 0x100, 0, nil, nil)
+		b.U1(rootJavaFrame).ID(0x1000).U4(1).U4(0)
+		b.U1(rootStickyClass).ID(0x200)
+		b.U1(rootInternedString).ID(0x2000)
+		b.U1(rootJNIGlobal).ID(0x3000).ID(0x77)
+		b.U1(rootUnknown).ID(0xdead)
+		b.U1(rootThreadObject).ID(0x4000).U4(1).U4(1)
 	})
-	w.record(tagHeapDumpSegment, func(b *builder) {
-		b.u1(subInstanceDump).id(0x1000).u4(0).id(0x300).u4(uint32(2 * idSize)).id(0x1001).id(0x2000)
-		b.u1(subInstanceDump).id(0x1001).u4(0).id(0x300).u4(uint32(2 * idSize)).id(0xbad).id(0)
-		b.u1(subInstanceDump).id(0x2000).u4(0).id(0x200).u4(uint32(idSize + 1)).id(0x2100).u1(0)
-		b.u1(subInstanceDump).id(0x2003).u4(0).id(0x200).u4(uint32(idSize + 1)).id(0x2100).u1(0)
-		b.u1(subPrimArrayDump).id(0x2100).u4(0).u4(5).u1(tByte).raw('h', 0xe9, 'l', 'l', 'o')
-		b.u1(subInstanceDump).id(0x3000).u4(0).id(0x600).u4(uint32(idSize)).id(0x1001)
-		b.u1(subObjArrayDump).id(0x4000).u4(0).u4(3).id(0x700).id(0x1000).id(0).id(0x2000)
-		b.u1(subPrimArrayNoData).id(0x5000).u4(0).u4(3).u1(tInt)
+	w.Record(tagHeapDumpSegment, func(b *builder) {
+		b.U1(subInstanceDump).ID(0x1000).U4(0).ID(0x300).U4(uint32(2 * idSize)).ID(0x1001).ID(0x2000)
+		b.U1(subInstanceDump).ID(0x1001).U4(0).ID(0x300).U4(uint32(2 * idSize)).ID(0xbad).ID(0)
+		b.U1(subInstanceDump).ID(0x2000).U4(0).ID(0x200).U4(uint32(idSize + 1)).ID(0x2100).U1(0)
+		b.U1(subInstanceDump).ID(0x2003).U4(0).ID(0x200).U4(uint32(idSize + 1)).ID(0x2100).U1(0)
+		b.U1(subPrimArrayDump).ID(0x2100).U4(0).U4(5).U1(tByte).Raw('h', 0xe9, 'l', 'l', 'o')
+		b.U1(subInstanceDump).ID(0x3000).U4(0).ID(0x600).U4(uint32(idSize)).ID(0x1001)
+		b.U1(subObjArrayDump).ID(0x4000).U4(0).U4(3).ID(0x700).ID(0x1000).ID(0).ID(0x2000)
+		b.U1(subPrimArrayNoData).ID(0x5000).U4(0).U4(3).U1(tInt)
 	})
-	w.record(tagHeapDumpEnd, func(*builder) {})
-	return w.b
+	w.Record(tagHeapDumpEnd, func(*builder) {})
+	return w.B
 }
 
 func readBytes(t testing.TB, b []byte) (*model.Graph, error) {

@@ -1,6 +1,7 @@
 package hprof
 
 import (
+	"math"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -15,24 +16,34 @@ func (rd *reader) stringLayout1() bool {
 	if l.known {
 		return true
 	}
-	if rd.stringSlot < 0 {
+	if rd.stringSlot < 0 || l.impossible || rd.dumped == l.triedAt {
+		// Only a new CLASS DUMP can complete the chain.
 		return false
 	}
+	l.triedAt = rd.dumped
 	value, coder := int32(-1), int32(-1)
-	off := uint32(0)
+	off := uint64(0)
 	for s, depth := rd.stringSlot, 0; ; depth++ {
 		c := &rd.classes[s]
-		if !c.dumped || depth > len(rd.classes) {
+		if !c.dumped {
+			return false
+		}
+		if depth > len(rd.classes) || off > math.MaxUint32 {
+			// A superclass cycle (an error once pass 1 ends) or
+			// more field data than an instance can have: no String
+			// can be decoded, and walking again for each one would
+			// cost the chain's length every time.
+			l.impossible = true
 			return false
 		}
 		for _, f := range c.fields {
 			switch name := rd.utf8[f.name]; {
-			case name == "value" && f.typ == tObject && value < 0:
+			case name == "value" && f.typ == tObject && value < 0 && off < math.MaxInt32:
 				value = int32(off)
-			case name == "coder" && f.typ == tByte && coder < 0:
+			case name == "coder" && f.typ == tByte && coder < 0 && off < math.MaxInt32:
 				coder = int32(off)
 			}
-			off += uint32(rd.valueSize(f.typ))
+			off += uint64(rd.valueSize(f.typ))
 		}
 		if c.super == 0 {
 			break
@@ -43,7 +54,11 @@ func (rd *reader) stringLayout1() bool {
 		}
 		s = sup
 	}
-	*l = stringLayout{known: true, value: value, coder: coder, dataBytes: off}
+	if off > math.MaxUint32 {
+		l.impossible = true
+		return false
+	}
+	*l = stringLayout{known: true, value: value, coder: coder, dataBytes: uint32(off)}
 	return true
 }
 

@@ -5,14 +5,17 @@ import (
 	"testing"
 
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/hostile"
 	"github.com/heapx/heapx/internal/testfixtures"
+	"github.com/heapx/heapx/model"
 )
 
 // FuzzRead feeds arbitrary bytes to the reader: it must return a graph that
 // validates or a FormatError, and never panic. Seeds are real files: the
 // head of the smallest fixture converted to JSON Lines (declarations,
 // types, strings and the first nodes and edges; cut at a line so the
-// count checks fire), plus small hand-made files.
+// count checks fire), plus small hand-made files, one analysed, with the
+// lies stored results can tell (internal/hostile).
 func FuzzRead(f *testing.F) {
 	g, err := v8.ReadFile("../../testdata/node-timeline.heaptimeline.gz", v8.Options{})
 	if err != nil {
@@ -56,10 +59,25 @@ func FuzzRead(f *testing.F) {
 		`["v8:location",1,4,null,0,0]` + "\n" +
 		`["node",1,0,0,0]` + "\n" +
 		`["node",3,0,0,8]` + "\n"))
+	// A small analysed file, and the lies of issue 12.10 told in it.
+	f.Add([]byte(analysedSmall))
+	for _, lie := range []func([]byte) ([]byte, error){hostile.JSONLRetainedMax, hostile.JSONLDominatorCycle, hostile.JSONLDuplicateNode} {
+		b, err := lie([]byte(analysedSmall))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{})
+		var res model.Results
+		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{Results: &res})
 		if !testfixtures.CheckRead(t, g, err) {
 			return
+		}
+		if res.Shallow != nil {
+			if err := res.Check(g); err != nil {
+				t.Fatalf("results returned without error do not hold together: %v", err)
+			}
 		}
 		// Whatever was read can be written and read back the same.
 		var out bytes.Buffer

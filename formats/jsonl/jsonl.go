@@ -27,6 +27,9 @@ func init() {
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
 			return ReadFile(path, ReadOptions{Progress: opt.Progress, Results: opt.Results})
 		},
+		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
+			return read(r, size, name, ReadOptions{Progress: opt.Progress, Results: opt.Results})
+		},
 		Write: func(w io.Writer, g *model.Graph, opt formats.WriteOptions) error {
 			return Write(w, g, WriteOptions{Progress: opt.Progress, Results: opt.Results})
 		},

@@ -305,7 +305,7 @@ func TestUnknownSkipped(t *testing.T) {
 		`["edge_type",0,"v8:property","object property","strong","string"]`,
 		`["string",0,""]`,
 		`["spidermonkey:frame",1,{"deep":[1,[2,{"x":"y"}]]}]`,
-		`["node",1,0,0,8,"0xdeadbeef",8,8,null,0,5,1]`,
+		`["node",1,0,0,8,"0xdeadbeef",8,16,null,0,5,1]`,
 		`["node",3,0,0,8,{"a":1},8,8,1,1,5,1]`,
 		`["edge",1,0,0,3,null]`,
 		`["edge",1,0,0,null,42]`,
@@ -353,10 +353,14 @@ func TestResultsRoundTrip(t *testing.T) {
 	}
 	n := g.NumNodes()
 	res := &model.Results{Policy: "test", Shallow: make([]uint64, n), Retained: make([]uint64, n), Dominator: make([]model.NodeIndex, n), Distance: make([]int32, n)}
+	// A binary tree under the root, node 0.
 	for i := range n {
-		res.Shallow[i], res.Retained[i], res.Dominator[i], res.Distance[i] = uint64(i), uint64(3*i), model.NodeIndex(n-1-i), int32(i%7-5)
+		res.Shallow[i], res.Retained[i], res.Dominator[i], res.Distance[i] = uint64(i), uint64(i), model.NodeIndex((i-1)/2), int32(i%7-5)
 	}
 	res.Dominator[0] = model.NoNode
+	for i := n - 1; i > 0; i-- {
+		res.Retained[(i-1)/2] += res.Retained[i]
+	}
 	var buf bytes.Buffer
 	if err := Write(&buf, g, WriteOptions{Results: res}); err != nil {
 		t.Fatal(err)
@@ -464,6 +468,12 @@ func TestParallelBlocks(t *testing.T) {
 		`["edge_type",0,"x:ref","object property","strong","string"]`,
 		`["edge_type",1,"x:slot","array element","strong","index"]`,
 		`["string",0,""]`, `["string",1,"a"]`, `["metadata","heapx:root","1"]`, `["metadata","heapx:analysis","devtools"]`))
+	// Node i (id 2i-1) is dominated by node i/2 and has shallow size i.
+	retained := make([]int, n+1)
+	for i := n; i >= 1; i-- {
+		retained[i] += i
+		retained[i/2] += retained[i]
+	}
 	for i := 1; i <= n; i++ {
 		typ, extra := 0, ""
 		if i%1000 == 7 {
@@ -473,7 +483,7 @@ func TestParallelBlocks(t *testing.T) {
 		if i == 1 {
 			dom = "null"
 		}
-		fmt.Fprintf(&b, `["node",%d,%d,%d,%d,%d,%d,%d,%s,%d%s]`+"\n", 2*i-1, typ, i%2, i, i%5-2, i, n-i, dom, i%9-1, extra)
+		fmt.Fprintf(&b, `["node",%d,%d,%d,%d,%d,%d,%d,%s,%d%s]`+"\n", 2*i-1, typ, i%2, i, i%5-2, i, retained[i], dom, i%9-1, extra)
 		if i%5000 == 0 {
 			fmt.Fprintf(&b, `["string",%d,"s%d"]`+"\r\n", 1+i/5000, i) // other lines between runs, CRLF too
 		}

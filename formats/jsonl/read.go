@@ -1750,10 +1750,18 @@ func (rd *reader) finish() error {
 	g := rd.g
 	n := len(g.Nodes.ID)
 	check := func(what string, i int, have int) error {
-		if rd.counts[i] >= 0 && rd.counts[i] != int64(have) {
+		switch {
+		case rd.counts[i] < 0 || rd.counts[i] == int64(have):
+			return nil
+		case rd.counts[i] > int64(have):
 			return rd.errAt(0, "the file promises %d %s records (metadata heapx:%s_count) but holds %d (truncated file?)", rd.counts[i], what, what, have)
 		}
-		return nil
+		return rd.errAt(0, "the file promises %d %s records (metadata heapx:%s_count) but holds %d", rd.counts[i], what, what, have)
+	}
+	// A node read twice is the error to report, not the count it makes
+	// wrong.
+	if err := rd.sync(); err != nil {
+		return err
 	}
 	if err := check("node", 0, n); err != nil {
 		return err

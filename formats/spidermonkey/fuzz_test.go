@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/heapx/heapx/internal/hostile"
 	"github.com/heapx/heapx/internal/testfixtures"
 )
 
@@ -35,8 +36,9 @@ func realSeed(t testing.TB) []byte {
 
 // FuzzRead feeds arbitrary bytes to the reader: it must return a graph that
 // validates or a FormatError, and never panic. Seeds: real messages of the
-// small Firefox dump (realSeed), plain and gzip-compressed, and the
-// synthetic dump with allocation stacks.
+// small Firefox dump (realSeed), plain and gzip-compressed, the
+// synthetic dump with allocation stacks, and issue 12.3's crafted dump
+// (a message declared 2 GB long, here with 1 MB of its zeros).
 func FuzzRead(f *testing.F) {
 	real := realSeed(f)
 	f.Add(real)
@@ -48,6 +50,11 @@ func FuzzRead(f *testing.F) {
 		node{id: 3, typeName: ref(2), size: 32, coarse: coarseObject, class: s("Object"), stack: stackRef(100)},
 		node{id: 4, typeName: s("nsIContent"), size: 40, coarse: coarseDOMNode, desc: s("DIV")},
 	))
+	var bomb bytes.Buffer
+	if err := hostile.FxsnapshotBomb(&bomb, 1<<20); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(bomb.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Read(bytes.NewReader(data), "fuzz", Options{})
 		if !testfixtures.CheckRead(t, g, err) {

@@ -46,6 +46,18 @@ const blockSize = 256 << 10
 // ReadVarint32, and protobuf messages are limited to 2 GB.
 const maxMessage = math.MaxInt32
 
+// streamChunk is the longest Node message decoded from one buffer; a
+// longer one is decoded a window of fields at a time (streamNode), so a
+// length that lies costs nothing until the bytes arrive, and then no more
+// than the window.
+const streamChunk = blockSize
+
+// maxField bounds a Metadata message and any one field of a Node message
+// (a string, an edge, an allocation stack), which is what the reader
+// buffers whole. Real ones are a few hundred bytes: type and class names,
+// property names, script URLs, stacks of a few dozen frames.
+const maxField = 64 << 20
+
 // Bytes of input per node and per edge, measured on Firefox's dumps (about
 // 7 per node and 2.5 per edge compressed, 70 and 23 plain), for sizing the
 // columns before the data arrives; they grow past the estimate as needed.
@@ -247,40 +259,67 @@ func (r *reader) streamErr() error {
 	return r.errAt("input", r.base+int64(r.end), "%s: %v", what, r.rerr)
 }
 
-// next returns the next length-delimited message and the stream offset of
-// its first byte, or nil at the end of the input. The message aliases the
-// window and is valid until the next call.
-func (r *reader) next(section string) ([]byte, int64, error) {
+// length reads the length of the next length-delimited message: n bytes
+// that start k bytes on, at stream offset off. ok is false at the end of
+// the input. Nothing is consumed.
+func (r *reader) length(section string) (n, k int, off int64, ok bool, err error) {
 	if !r.fill(1) {
 		if r.rerr != nil {
-			return nil, 0, r.streamErr()
+			return 0, 0, 0, false, r.streamErr()
 		}
-		return nil, 0, nil
+		return 0, 0, 0, false, nil
 	}
 	r.fill(binaryMaxVarint)
-	off := r.base + int64(r.pos)
-	n, k := protowire.ConsumeVarint(r.buf[r.pos:r.end])
+	off = r.base + int64(r.pos)
+	v, k := protowire.ConsumeVarint(r.buf[r.pos:r.end])
 	switch {
 	case k < 0 && r.rerr != nil:
-		return nil, 0, r.streamErr()
+		return 0, 0, 0, false, r.streamErr()
 	case k < 0 && r.end-r.pos < binaryMaxVarint:
-		return nil, 0, r.errAt(section, off, "input ends inside a message length")
+		return 0, 0, 0, false, r.errAt(section, off, "input ends inside a message length")
 	case k < 0:
-		return nil, 0, r.errAt(section, off, "malformed message length: %v", protowire.ParseError(k))
-	case n > maxMessage:
-		return nil, 0, r.errAt(section, off, "message length %d is more than protobuf's 2 GB limit", n)
-	case n == 0:
-		return nil, 0, r.errAt(section, off, "empty message")
+		return 0, 0, 0, false, r.errAt(section, off, "malformed message length: %v", protowire.ParseError(k))
+	case v > maxMessage:
+		return 0, 0, 0, false, r.errAt(section, off, "message length %d is more than protobuf's 2 GB limit", v)
+	case v == 0:
+		return 0, 0, 0, false, r.errAt(section, off, "empty message")
 	}
-	if !r.fill(k + int(n)) {
-		if r.rerr != nil {
-			return nil, 0, r.streamErr()
-		}
-		return nil, 0, r.errAt(section, off, "message of %d bytes runs past the end of the input (%d bytes left)", n, r.end-r.pos-k)
+	return int(v), k, off + int64(k), true, nil
+}
+
+// take makes the n bytes of the message whose length took k bytes
+// available and consumes them; the message aliases the window and is
+// valid until the window next moves.
+func (r *reader) take(section string, n, k int, off int64) ([]byte, error) {
+	if !r.fill(k + n) {
+		return nil, r.pastEnd(section, n, k, off)
 	}
 	start := r.pos + k
-	r.pos = start + int(n)
-	return r.buf[start:r.pos], off + int64(k), nil
+	r.pos = start + n
+	return r.buf[start:r.pos], nil
+}
+
+// pastEnd is the error for a message of n bytes at off that the input
+// ends inside.
+func (r *reader) pastEnd(section string, n, k int, off int64) error {
+	if r.rerr != nil {
+		return r.streamErr()
+	}
+	return r.errAt(section, off-int64(k), "message of %d bytes runs past the end of the input (%d bytes left)", n, r.end-r.pos-k)
+}
+
+// next returns the next message, of at most maxField bytes, and the
+// stream offset of its first byte, or nil at the end of the input.
+func (r *reader) next(section string) ([]byte, int64, error) {
+	n, k, off, ok, err := r.length(section)
+	if !ok || err != nil {
+		return nil, 0, err
+	}
+	if n > maxField {
+		return nil, 0, r.errAt(section, off-int64(k), "message of %d bytes, more than the %d MB a %s message can need", n, maxField>>20, section)
+	}
+	msg, err := r.take(section, n, k, off)
+	return msg, off, err
 }
 
 // binaryMaxVarint is the longest varint (10 bytes for 64 bits).
@@ -321,15 +360,22 @@ func (r *reader) readAll() error {
 		return err
 	}
 	for {
-		section := "node"
-		msg, off, err := r.next(section)
+		n, k, off, ok, err := r.length("node")
 		if err != nil {
 			return err
 		}
-		if msg == nil {
+		if !ok {
 			break
 		}
-		if err := r.node(msg, off); err != nil {
+		if n > streamChunk {
+			err = r.streamNode(n, k, off)
+		} else {
+			var msg []byte
+			if msg, err = r.take("node", n, k, off); err == nil {
+				err = r.node(msg, off)
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -365,20 +411,133 @@ func (r *reader) metadata(b []byte, off int64) error {
 
 // node decodes one Node message into the columns.
 func (r *reader) node(b []byte, off int64) error {
+	m := r.newNodeMsg()
+	if err := r.nodeFields(&m, b, off); err != nil {
+		return err
+	}
+	return r.addNode(&m, off)
+}
+
+// nodeMsg is what a Node message says, as its fields are decoded.
+type nodeMsg struct {
+	id, size, coarse  uint64
+	haveID, haveSize  bool
+	typeName          model.StringID
+	class, desc, file model.StringID
+	stack             int32
+	firstEdge         int
+}
+
+func (r *reader) newNodeMsg() nodeMsg {
+	return nodeMsg{typeName: noString, class: noString, desc: noString, file: noString, stack: -1, firstEdge: len(r.refs)}
+}
+
+// streamNode decodes a Node message of n bytes at stream offset off (its
+// length took k bytes) a window of whole fields at a time, never holding
+// more of it than streamChunk or its longest field: a message's length is
+// only what the file claims, and a big one is a big node's many edges. A
+// field longer than maxField is an error, as no sane dump has one.
+func (r *reader) streamNode(n, k int, off int64) error {
+	const section = "node"
+	r.pos += k
+	m := r.newNodeMsg()
+	at := off
+	for left := n; left > 0; {
+		// The window, short at the end of the input: what it holds is
+		// decoded before the input's end is an error, which then says
+		// what the message was in the middle of.
+		want := min(left, streamChunk)
+		r.fill(want)
+		b := r.buf[r.pos : r.pos+min(want, r.end-r.pos)]
+		whole := len(b)
+		if len(b) < left {
+			whole = wholeFields(b)
+		}
+		if whole == 0 {
+			// The first field does not fit the window.
+			size, ok := fieldSize(b)
+			switch {
+			case !ok && len(b) < want:
+				return r.streamEnd(n, k, off, at)
+			case !ok:
+				// Malformed: decoding says how.
+				if err := r.nodeFields(&m, b, at); err != nil {
+					return err
+				}
+				return r.errAt(section, at, "malformed protobuf field")
+			case size > left:
+				return r.errAt(section, at, "field of %d bytes runs past the end of its message (%d bytes left)", size, left)
+			case size > maxField:
+				return r.errAt(section, at, "field of %d bytes, more than the %d MB a node's field can need", size, maxField>>20)
+			}
+			if !r.fill(size) {
+				return r.streamEnd(n, k, off, at)
+			}
+			b, whole = r.buf[r.pos:r.pos+size], size
+		}
+		if err := r.nodeFields(&m, b[:whole], at); err != nil {
+			return err
+		}
+		r.pos += whole
+		at += int64(whole)
+		left -= whole
+	}
+	return r.addNode(&m, off)
+}
+
+// streamEnd is streamNode's error for input that ends inside the message
+// of n bytes at off, read up to at.
+func (r *reader) streamEnd(n, k int, off, at int64) error {
+	if r.rerr != nil {
+		return r.streamErr()
+	}
+	return r.errAt("node", off-int64(k), "message of %d bytes runs past the end of the input (%d bytes left)", n, at-off+int64(r.end-r.pos))
+}
+
+// wholeFields returns the length of the longest prefix of b made of whole
+// fields.
+func wholeFields(b []byte) int {
+	p := 0
+	for p < len(b) {
+		num, typ, k := protowire.ConsumeTag(b[p:])
+		if k < 0 {
+			return p
+		}
+		v := protowire.ConsumeFieldValue(num, typ, b[p+k:])
+		if v < 0 {
+			return p
+		}
+		p += k + v
+	}
+	return p
+}
+
+// fieldSize returns the length of the length-delimited field that b starts
+// with, tag included; ok is false for anything else (a field of another
+// type is short, so a window holds it whole unless it is malformed).
+func fieldSize(b []byte) (int, bool) {
+	_, typ, k := protowire.ConsumeTag(b)
+	if k < 0 || typ != protowire.BytesType {
+		return 0, false
+	}
+	v, n := protowire.ConsumeVarint(b[k:])
+	if n < 0 || v > maxMessage {
+		return 0, false
+	}
+	return k + n + int(v), true
+}
+
+// nodeFields decodes the fields of (a piece of) a Node message at stream
+// offset off into m, adding its edges to the columns.
+func (r *reader) nodeFields(m *nodeMsg, b []byte, off int64) error {
 	const section = "node"
 	var (
-		id, size, coarse  uint64
-		haveID, haveSize  bool
-		typeName          model.StringID = noString
-		class, desc, file model.StringID = noString, noString, noString
-		stack             int32          = -1
-		err               error
-		firstEdge         = len(r.refs)
-		v                 uint64
-		s                 []byte
-		k                 int
-		typ               protowire.Type
-		num               protowire.Number
+		err error
+		v   uint64
+		s   []byte
+		k   int
+		typ protowire.Type
+		num protowire.Number
 	)
 	for p := 0; p < len(b); p += k {
 		num, typ, k = tag(b[p:])
@@ -395,19 +554,19 @@ func (r *reader) node(b []byte, off int64) error {
 			}
 			switch num {
 			case nodeID:
-				id, haveID = v, true
+				m.id, m.haveID = v, true
 			case nodeSize:
-				size, haveSize = v, true
+				m.size, m.haveSize = v, true
 			case nodeCoarseType:
-				coarse = v
+				m.coarse = v
 			case nodeTypeNameRef:
-				typeName, err = r.ref(r.two, v, "two-byte", section, at)
+				m.typeName, err = r.ref(r.two, v, "two-byte", section, at)
 			case nodeClassNameRef:
-				class, err = r.ref(r.one, v, "one-byte", section, at)
+				m.class, err = r.ref(r.one, v, "one-byte", section, at)
 			case nodeScriptFilenameRef:
-				file, err = r.ref(r.one, v, "one-byte", section, at)
+				m.file, err = r.ref(r.one, v, "one-byte", section, at)
 			case nodeDescriptiveRef:
-				desc, err = r.ref(r.two, v, "two-byte", section, at)
+				m.desc, err = r.ref(r.two, v, "two-byte", section, at)
 			}
 		case protowire.BytesType:
 			s, k = protowire.ConsumeBytes(b[p:])
@@ -419,15 +578,15 @@ func (r *reader) node(b []byte, off int64) error {
 			case nodeEdges:
 				err = r.edge(s, at)
 			case nodeTypeName:
-				typeName, err = r.addTwo(s, section, at)
+				m.typeName, err = r.addTwo(s, section, at)
 			case nodeClassName:
-				class = r.addOne(s)
+				m.class = r.addOne(s)
 			case nodeScriptFilename:
-				file = r.addOne(s)
+				m.file = r.addOne(s)
 			case nodeDescriptive:
-				desc, err = r.addTwo(s, section, at)
+				m.desc, err = r.addTwo(s, section, at)
 			case nodeAllocationStack:
-				stack, err = r.frame(s, at)
+				m.stack, err = r.frame(s, at)
 			}
 		default:
 			k = protowire.ConsumeFieldValue(num, typ, b[p:])
@@ -439,38 +598,44 @@ func (r *reader) node(b []byte, off int64) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// addNode checks a whole Node message and adds the node.
+func (r *reader) addNode(m *nodeMsg, off int64) error {
+	const section = "node"
 	switch {
-	case !haveID:
+	case !m.haveID:
 		return r.errAt(section, off, "node without an id")
-	case typeName == noString:
-		return r.errAt(section, off, "node %d without a typeName", id)
-	case !haveSize:
-		return r.errAt(section, off, "node %d without a size", id)
-	case coarse >= numCoarse:
-		return r.errAt(section, off, "node %d has coarse type %d, not one of SpiderMonkey's %d", id, coarse, numCoarse)
+	case m.typeName == noString:
+		return r.errAt(section, off, "node %d without a typeName", m.id)
+	case !m.haveSize:
+		return r.errAt(section, off, "node %d without a size", m.id)
+	case m.coarse >= numCoarse:
+		return r.errAt(section, off, "node %d has coarse type %d, not one of SpiderMonkey's %d", m.id, m.coarse, numCoarse)
 	}
 	idx := int32(len(r.g.Nodes.ID))
 	if idx == math.MaxInt32 {
 		return r.errAt(section, off, "more than %d nodes", math.MaxInt32)
 	}
-	t, folded := r.nodeType(typeName, uint8(coarse), class != noString && class == r.function)
-	name := typeName
+	t, folded := r.nodeType(m.typeName, uint8(m.coarse), m.class != noString && m.class == r.function)
+	name := m.typeName
 	switch {
 	case folded:
-	case class != noString:
-		name = class
-	case desc != noString:
-		name = desc
-	case file != noString:
-		name = file
+	case m.class != noString:
+		name = m.class
+	case m.desc != noString:
+		name = m.desc
+	case m.file != noString:
+		name = m.file
 	}
 	n := &r.g.Nodes
-	n.ID = push(n.ID, id)
-	n.Size = push(n.Size, size)
+	n.ID = push(n.ID, m.id)
+	n.Size = push(n.Size, m.size)
 	n.Type = push(n.Type, t)
 	n.Name = push(n.Name, name)
-	n.FirstEdge = push(n.FirstEdge, uint32(firstEdge))
-	r.newIDs = append(r.newIDs, pendingID{id, off})
+	n.FirstEdge = push(n.FirstEdge, uint32(m.firstEdge))
+	r.newIDs = append(r.newIDs, pendingID{m.id, off})
 	if len(r.newIDs) == idBatch {
 		if err := r.addIDs(); err != nil {
 			return err
@@ -479,8 +644,8 @@ func (r *reader) node(b []byte, off int64) error {
 	if len(r.refs) > math.MaxUint32 {
 		return r.errAt(section, off, "more than %d edges", uint32(math.MaxUint32))
 	}
-	if stack >= 0 || r.g.TraceNodeID != nil {
-		r.allocatedAt(stack, size)
+	if m.stack >= 0 || r.g.TraceNodeID != nil {
+		r.allocatedAt(m.stack, m.size)
 	}
 	return nil
 }

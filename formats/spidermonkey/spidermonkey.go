@@ -98,6 +98,7 @@ package spidermonkey
 
 import (
 	"bytes"
+	"io"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -114,6 +115,9 @@ func init() {
 		Detect:      IsSnapshot,
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
 			return ReadFile(path, Options{Progress: opt.Progress})
+		},
+		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
+			return read(r, size, name, Options{Progress: opt.Progress})
 		},
 	})
 }

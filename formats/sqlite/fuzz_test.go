@@ -15,7 +15,9 @@ import (
 // FormatError, and never panic. The seed is a small file written by the
 // writer, with analysis results, a location and an allocation trace, so
 // mutations land in real pages, records and values; written with 512-byte
-// pages it is 16 KB, which keeps each run fast.
+// pages it is 16 KB, which keeps each run fast. More seeds tell the lies
+// of issue 12.10 in it (stored results that do not add up, a packed root
+// index past the nodes).
 func FuzzRead(f *testing.F) {
 	g := chain(7)
 	g.Locations = []model.Location{{Node: 1, ScriptID: 2, Line: 3, Column: 4}}
@@ -23,8 +25,7 @@ func FuzzRead(f *testing.F) {
 		Functions: []model.TraceFunction{{ID: 1, Name: 1, ScriptName: 2, ScriptID: 3, Line: -1, Column: -1}},
 		Tree:      []model.TraceNode{{ID: 1, Parent: -1}},
 	}
-	res := &model.Results{Policy: "raw", Shallow: make([]uint64, 7), Retained: make([]uint64, 7),
-		Dominator: []model.NodeIndex{model.NoNode, 0, 1, 2, 3, 4, 5}, Distance: make([]int32, 7)}
+	res := chainResults(7)
 	db := filepath.Join(f.TempDir(), "seed.db")
 	defer func(p int) { pageSize = p }(pageSize)
 	pageSize = 512 // SQLite's smallest: a 16 KB file instead of 400 KB
@@ -36,6 +37,9 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(seed)
+	for _, b := range hostileSeeds(f, seed) {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "fuzz.db")
 		if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -283,6 +284,14 @@ func (r *reader) packed() (ok bool, err error) {
 		if !complete[k] {
 			return false, nil // not what the header promised: the rows are the truth
 		}
+	}
+	// The root index is the header's word: it must be a node, the one
+	// heapx:root names (a 2^32+2 would become node 2 as an index).
+	if h[hRoot] >= uint64(max(n, 1)) {
+		return false, nil
+	}
+	if id, ok := r.meta[exchange.KeyRoot]; ok && n > 0 && id != strconv.FormatUint(p.Nodes.ID[h[hRoot]], 10) {
+		return false, nil
 	}
 	g := r.g
 	if g.Strings.Len() != 0 || !g.Strings.AddBlock(text, lens) {

@@ -1444,6 +1444,9 @@ func (r *reader) results() error {
 	if got != n {
 		return r.fail("%d results for the %d nodes: the table changed while read", got, n)
 	}
+	if err := out.Check(r.g); err != nil {
+		return r.fail("%v", err)
+	}
 	*res = out
 	return nil
 }

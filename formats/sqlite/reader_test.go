@@ -505,7 +505,7 @@ func TestNodesFullView(t *testing.T) {
 func TestPackedCache(t *testing.T) {
 	g := fan()
 	g.Locations = []model.Location{{Node: 2, ScriptID: 7, Line: 8, Column: 9}}
-	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2, 3}, Retained: []uint64{6, 5, 2, 3},
+	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2, 3}, Retained: []uint64{6, 3, 2, 3},
 		Dominator: []model.NodeIndex{model.NoNode, 0, 1, 0}, Distance: []int32{0, 1, 2, 1}}
 	db := filepath.Join(t.TempDir(), "p.db")
 	if err := Save(db, g, Options{Results: res}); err != nil {

@@ -34,6 +34,9 @@ func init() {
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
 			return ReadFile(path, Options{Progress: opt.Progress})
 		},
+		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
+			return read(r, size, name, Options{Progress: opt.Progress})
+		},
 		Write: writeFormat,
 	})
 }
