@@ -103,6 +103,60 @@ func TestMergedPathsLinkedList(t *testing.T) {
 	}
 }
 
+// A list whose items alternate two classes merges into a few nodes,
+// however long: the head, the first B (the hops before it, .head then
+// .next, differ), then one node for the A and one for the B of every
+// later pair, each hop that repeats the two before it going back to
+// their nodes. Without that the tree was as deep as the list, and
+// printing it with -n 0 --json overflowed the stack.
+func TestMergedPathsAlternatingList(t *testing.T) {
+	const n = 100000 // items: A, B, A, B, ...
+	nodes := []tnode{{"synthetic", "", 0}, {"synthetic", "(GC roots)", 0}, obj("global", 100), obj("List", 32)}
+	edges := []tedge{{from: 0, to: 1, typ: eElement, index: 1}, {from: 0, to: 2, typ: eShortcut, name: "2"},
+		prop(2, 3, "list"), prop(3, 4, "head")}
+	var items []int32
+	for i := 0; i < n; i++ {
+		class := "A"
+		if i%2 == 1 {
+			class = "B"
+		}
+		nodes = append(nodes, obj(class, 48))
+		items = append(items, int32(4+i))
+		if i > 0 {
+			edges = append(edges, prop(int32(3+i), int32(4+i), "next"))
+		}
+	}
+	a, err := analysis.Analyze(build(nodes, edges), analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := a.MergedPaths(items)
+	want := []struct {
+		edge, class   string
+		objects, ends int
+		hops          int
+		retained      int
+	}{
+		{"", "(synthetic)", n, 0, 1, n * 48},
+		{".2", "global", n, 0, 1, n * 48},
+		{".list", "List", n, 0, 1, n * 48},
+		{".head", "A", n, 1, 1, n * 48},
+		{".next", "B", n - 1, 1, 1, 0},
+		{".next", "A", n - 2, n/2 - 1, n/2 - 1, 0},
+		{".next", "B", n - 3, n/2 - 1, n/2 - 1, 0}, // the paths of the later A pass it too
+	}
+	if len(tree) != len(want) {
+		t.Fatalf("%d tree nodes: %+v", len(tree), tree)
+	}
+	for i, w := range want {
+		m := tree[i]
+		if m.Edge != w.edge || m.Class != w.class || m.Objects != w.objects || m.Ends != w.ends || m.Hops != w.hops ||
+			m.Retained != uint64(w.retained) || m.Depth != i || m.Parent != int32(i-1) {
+			t.Errorf("node %d: %+v, want %+v", i, m, w)
+		}
+	}
+}
+
 // The retainer paths of a list's last item: the one path through every
 // item, found in time linear in its length.
 func TestPathsLongChain(t *testing.T) {
@@ -293,7 +347,7 @@ func TestPathsNodeLinkedList(t *testing.T) {
 		system bool
 	}{
 		{[]string{".2", ".list", ".head"}, false},
-		{[]string{".2", "{properties}", "", "{value}", ".head"}, false}, // "": a property cell, any index
+		{[]string{".2", "{properties}", "", "{value}", ".head"}, false},     // "": a property cell, any index
 		{[]string{"[1]", "[7]", "", "{extension}", ".list", ".head"}, true}, // "": the native context, any index
 	} {
 		p := ps[i]
@@ -312,4 +366,38 @@ func TestPathsNodeLinkedList(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkPathsLinkedList finds the paths to the last item of a list of a
+// million items: one path of a million hops, past the search's bound.
+func BenchmarkPathsLinkedList(b *testing.B) {
+	const n = 1000000
+	a := analyzeList(b, n)
+	last := int32(4 + 2*(n-1))
+	a.Retainers()
+	b.ResetTimer()
+	for range b.N {
+		if ps := a.Paths(last, analysis.PathOptions{K: 3}); len(ps) != 1 {
+			b.Fatalf("%d paths", len(ps))
+		}
+	}
+	b.ReportMetric(peakRSS(), "peak-RSS-MB")
+}
+
+// BenchmarkMergedPathsLinkedList merges the paths of a million items of
+// one list.
+func BenchmarkMergedPathsLinkedList(b *testing.B) {
+	const n = 1000000
+	a := analyzeList(b, n)
+	items := make([]int32, n)
+	for i := range items {
+		items[i] = int32(4 + 2*i)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if tree := a.MergedPaths(items); len(tree) != 5 {
+			b.Fatalf("%d tree nodes", len(tree))
+		}
+	}
+	b.ReportMetric(peakRSS(), "peak-RSS-MB")
 }

@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"container/heap"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -89,7 +89,11 @@ type PathOptions struct {
 	// "Ignore this retainer"). The target itself cannot be ignored.
 	IgnoreNodes []model.NodeIndex
 	IgnoreEdges []uint32 // edge indexes
-	// MaxExpansions bounds the search; 0 means 1,000,000.
+	// MaxExpansions bounds the search for the paths after the first, in
+	// partial paths (labels) it may add; 0 means 1,000,000. The first
+	// path, when there is one, is always found: the search is guided by
+	// exact distances, so until then it only expands nodes on shortest
+	// paths (one label per hop on a linked list of millions).
 	MaxExpansions int
 }
 
@@ -301,30 +305,53 @@ func (q *labelQueue) f(i int32) int64 {
 	return l.cost + q.h[l.node]
 }
 
-// Len, Less, Swap, Push and Pop implement heap.Interface; ties go to the
-// older label, so the search is deterministic.
-func (q *labelQueue) Len() int { return len(q.idx) }
-
-// Less implements heap.Interface.
-func (q *labelQueue) Less(a, b int) bool {
-	fa, fb := q.f(q.idx[a]), q.f(q.idx[b])
+// less orders the queue: by priority, ties to the older label, so the
+// search is deterministic.
+func (q *labelQueue) less(a, b int32) bool {
+	fa, fb := q.f(a), q.f(b)
 	if fa != fb {
 		return fa < fb
 	}
-	return q.idx[a] < q.idx[b]
+	return a < b
 }
 
-// Swap implements heap.Interface.
-func (q *labelQueue) Swap(a, b int) { q.idx[a], q.idx[b] = q.idx[b], q.idx[a] }
+// push adds label l to the queue. The binary heap is kept by hand, not
+// with container/heap, whose interface boxes every index: an allocation
+// per label, millions of them on the path through a long list.
+func (q *labelQueue) push(l pathLabel) {
+	q.labels = append(q.labels, l)
+	q.idx = append(q.idx, int32(len(q.labels)-1))
+	for i := len(q.idx) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(q.idx[i], q.idx[p]) {
+			break
+		}
+		q.idx[i], q.idx[p] = q.idx[p], q.idx[i]
+		i = p
+	}
+}
 
-// Push implements heap.Interface.
-func (q *labelQueue) Push(x any) { q.idx = append(q.idx, x.(int32)) }
-
-// Pop implements heap.Interface.
-func (q *labelQueue) Pop() any {
-	x := q.idx[len(q.idx)-1]
-	q.idx = q.idx[:len(q.idx)-1]
-	return x
+// pop removes and returns the index of the first label.
+func (q *labelQueue) pop() int32 {
+	top := q.idx[0]
+	n := len(q.idx) - 1
+	q.idx[0] = q.idx[n]
+	q.idx = q.idx[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && q.less(q.idx[c+1], q.idx[c]) {
+			c++
+		}
+		if !q.less(q.idx[c], q.idx[i]) {
+			break
+		}
+		q.idx[i], q.idx[c] = q.idx[c], q.idx[i]
+		i = c
+	}
+	return top
 }
 
 // Find returns up to K shortest simple retainer paths from the root to
@@ -338,11 +365,7 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		return nil
 	}
 	q := &labelQueue{h: pf.h}
-	push := func(l pathLabel) {
-		q.labels = append(q.labels, l)
-		heap.Push(q, int32(len(q.labels)-1))
-	}
-	push(pathLabel{node: target, prev: -1})
+	q.push(pathLabel{node: target, prev: -1})
 	// pops counts each node's expansions (at most K, so a byte each).
 	pops := make([]uint8, g.NumNodes())
 	var out []Path
@@ -351,12 +374,18 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		sysCost = int64(BaseSystemDistance)
 	}
 	root := g.Root
-	for q.Len() > 0 && len(out) < pf.opt.K && len(q.labels) < pf.opt.MaxExpansions {
-		li := heap.Pop(q).(int32)
+	// limit is the labels the search may hold: unbounded until the first
+	// path is found, then MaxExpansions more.
+	limit := math.MaxInt
+	for len(q.idx) > 0 && len(out) < pf.opt.K && len(q.labels) < limit {
+		li := q.pop()
 		l := q.labels[li]
 		if l.terminal {
 			if p, ok := pf.build(q.labels, li); ok {
 				out = append(out, p)
+				if len(out) == 1 {
+					limit = len(q.labels) + pf.opt.MaxExpansions
+				}
 			}
 			continue
 		}
@@ -365,7 +394,7 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		}
 		pops[l.node]++
 		if l.node == root {
-			push(pathLabel{node: root, prev: l.prev, edge: l.edge, cost: l.cost + sysCost, terminal: true, system: true})
+			q.push(pathLabel{node: root, prev: l.prev, edge: l.edge, cost: l.cost + sysCost, terminal: true, system: true})
 			continue
 		}
 		if pf.isUser.Has(int(l.node)) {
@@ -373,7 +402,7 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 			s, end := g.EdgeRange(root)
 			for e := s; e < end; e++ {
 				if g.Edges.To[e] == l.node && pf.allowed(e, l.node) {
-					push(pathLabel{node: root, edge: e, prev: li, cost: l.cost + 1, terminal: true})
+					q.push(pathLabel{node: root, edge: e, prev: li, cost: l.cost + 1, terminal: true})
 					break
 				}
 			}
@@ -390,7 +419,7 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 			if pf.onPath(q.labels, li, u) {
 				continue
 			}
-			push(pathLabel{node: u, edge: e, prev: li, cost: l.cost + 1})
+			q.push(pathLabel{node: u, edge: e, prev: li, cost: l.cost + 1})
 		}
 	}
 	return out
