@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,7 +12,8 @@ import (
 
 // The views that predate the registry (summary, top, paths) keep their
 // released --json schemas: SummaryJSON, TopJSON and PathsJSON are those
-// schemas (documented in README.md), set as Result.JSON.
+// schemas (documented in README.md), set as Result.JSON (PathsJSON through
+// pathsDoc, which builds it only when it is encoded).
 
 // SummaryJSON is the `heapx summary --json` output.
 type SummaryJSON struct {
@@ -358,21 +360,24 @@ func runPaths(c *Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := BuildPaths(sn.Path, sn.Analysis, target, k)
-	t := p.Target
-	r := &Result{JSON: p, Header: []string{fmt.Sprintf("Retainers of %s (%s; shallow size %s, retained size %s, distance %s)",
-		ObjectName(t), t.Constructor, HumanSize(t.ShallowSize), HumanSize(t.RetainedSize), DistanceText(t.Distance))}}
-	if len(p.Paths) == 0 {
+	a := sn.Analysis
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	paths := a.Paths(target, analysis.PathOptions{K: k})
+	t := NewNodeJSON(a.Graph, a.Row(nm, target))
+	r := &Result{JSON: pathsDoc{file: sn.Path, a: a, nm: nm, target: target, paths: paths},
+		Header: []string{fmt.Sprintf("Retainers of %s (%s; shallow size %s, retained size %s, distance %s)",
+			ObjectName(t), t.Constructor, HumanSize(t.ShallowSize), HumanSize(t.RetainedSize), DistanceText(t.Distance))}}
+	if len(paths) == 0 {
 		r.Notes = []string{"No retainer path: nothing reachable from the roots keeps this object alive (it is garbage or only weakly held)."}
 		return r, nil
 	}
-	for i, path := range p.Paths {
-		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, path), Table: pathTable(path)})
+	for i, p := range paths {
+		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, p), Table: pathTable(a, nm, p)})
 	}
 	return r, nil
 }
 
-func pathHeading(i int, p PathJSON) string {
+func pathHeading(i int, p analysis.Path) string {
 	kind := "from a user root"
 	if p.System {
 		kind = "from internal roots"
@@ -380,22 +385,34 @@ func pathHeading(i int, p PathJSON) string {
 	return fmt.Sprintf("Path %d: %d edges, %s", i+1, len(p.Steps), kind)
 }
 
-// pathTable is one retainer path as a table, root first.
-func pathTable(p PathJSON) *Table {
+// pathTable is one retainer path as a table, root first. A run of hops
+// through one edge into one class (a linked list, a timer list) shows its
+// first and last hops and how many between, and rows are made only for the
+// hops shown: the path to the last item of a list of millions is a table
+// of a few rows, at the cost of a walk along it.
+func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table {
+	g := a.Graph
 	t := &Table{Columns: []Column{{Key: "edge", Title: "Retainer edge", Kind: Text}, colObject, colDistance, colShallow, colRetained}}
-	r := p.Root
+	r := NewNodeJSON(g, a.Row(nm, g.Root))
 	if r.Name == "" {
 		r.Name = "(root)" // V8's root is an unnamed synthetic node
 	}
 	t.Rows = append(t.Rows, []any{"", ObjectName(r), r.Distance, r.ShallowSize, r.RetainedSize})
-	row := func(s StepJSON) []any {
-		return []any{Shorten(s.Edge, MaxNameWidth), ObjectName(s.To), s.To.Distance, s.To.ShallowSize, s.To.RetainedSize}
+	row := func(s analysis.PathStep) []any {
+		to := NewNodeJSON(g, a.Row(nm, s.To))
+		return []any{Shorten(analysis.EdgeString(g, s.Edge), MaxNameWidth), ObjectName(to), to.Distance, to.ShallowSize, to.RetainedSize}
+	}
+	// alike reports whether two hops go over the same edge (type and
+	// name) into the same class.
+	alike := func(x, y analysis.PathStep) bool {
+		if g.Edges.Type[x.Edge] != g.Edges.Type[y.Edge] || g.EdgeName(x.Edge) != g.EdgeName(y.Edge) {
+			return false
+		}
+		return a.Classes == nil || a.Classes.Name(x.To) == a.Classes.Name(y.To)
 	}
 	for i := 0; i < len(p.Steps); {
-		// A run of hops through one edge name and class (a linked list, a
-		// timer list) shows its first and last hops and how many between.
 		j := i + 1
-		for j < len(p.Steps) && p.Steps[j].Edge == p.Steps[i].Edge && p.Steps[j].To.Constructor == p.Steps[i].To.Constructor {
+		for j < len(p.Steps) && alike(p.Steps[j], p.Steps[i]) {
 			j++
 		}
 		if j-i < 2*pathRunEnds+2 {
@@ -408,8 +425,12 @@ func pathTable(p PathJSON) *Table {
 			t.Rows = append(t.Rows, row(p.Steps[k]))
 		}
 		hidden := j - i - 2*pathRunEnds
+		class := ""
+		if a.Classes != nil {
+			class = a.Classes.Name(p.Steps[i].To)
+		}
 		t.Rows = append(t.Rows, []any{"…", fmt.Sprintf("%s more %s %s", Thousands(uint64(hidden)),
-			Shorten(p.Steps[i].Edge, MaxNameWidth), Shorten(p.Steps[i].To.Constructor, MaxNameWidth)), nil, nil, nil})
+			Shorten(analysis.EdgeString(g, p.Steps[i].Edge), MaxNameWidth), Shorten(class, MaxNameWidth)), nil, nil, nil})
 		for k := j - pathRunEnds; k < j; k++ {
 			t.Rows = append(t.Rows, row(p.Steps[k]))
 		}
@@ -422,15 +443,25 @@ func pathTable(p PathJSON) *Table {
 // shows at each end.
 const pathRunEnds = 2
 
-// BuildPaths returns up to k shortest retainer paths of target.
-func BuildPaths(path string, a *analysis.Analysis, target model.NodeIndex, k int) *PathsJSON {
-	g := a.Graph
-	nm := analysis.NewNamer(g, a.DOM)
-	out := &PathsJSON{SchemaVersion: 1, File: path, Target: NewNodeJSON(g, a.Row(nm, target)), Paths: []PathJSON{}}
-	for _, p := range a.Paths(target, analysis.PathOptions{K: k}) {
-		out.Paths = append(out.Paths, newPathJSON(a, nm, p))
+// pathsDoc is the `paths --json` output (PathsJSON), built only when it is
+// encoded: the text tables show a few hops of a path through a list of
+// millions, and its JSON, every hop, is gigabytes.
+type pathsDoc struct {
+	file   string
+	a      *analysis.Analysis
+	nm     *analysis.Namer
+	target model.NodeIndex
+	paths  []analysis.Path
+}
+
+// MarshalJSON implements json.Marshaler.
+func (d pathsDoc) MarshalJSON() ([]byte, error) {
+	g := d.a.Graph
+	out := &PathsJSON{SchemaVersion: 1, File: d.file, Target: NewNodeJSON(g, d.a.Row(d.nm, d.target)), Paths: []PathJSON{}}
+	for _, p := range d.paths {
+		out.Paths = append(out.Paths, newPathJSON(d.a, d.nm, p))
 	}
-	return out
+	return json.Marshal(out)
 }
 
 func newPathJSON(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) PathJSON {

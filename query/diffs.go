@@ -125,7 +125,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 		ex := objectName(a, nm, cl.Representative)
 		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
 		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, Thousands(uint64(cl.Objects)), HumanSize(cl.Retained)),
-			Table: pathTable(newPathJSON(a, nm, cl.Path))}
+			Table: pathTable(a, nm, cl.Path)}
 		r.Sections = append(r.Sections, sec)
 	}
 	internals := ""

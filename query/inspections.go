@@ -95,10 +95,13 @@ of every class, named Class.field.`,
 		Help: `Take the shortest retainer path of every instance of a class and merge
 the paths into one tree from the root down (Eclipse MAT's "merge shortest
 paths to GC roots"): steps through objects of the same class over the same
-edge share a tree node, and element edges merge whatever their index. Each
+edge share a tree node, and element edges merge whatever their index; a
+hop that repeats the one to three hops before it (a linked list's .next)
+goes back to their nodes, which say how many hops they stand for. Each
 node counts the instances whose path passes there, so the branch holding
 most of them is the one to look at. Rows come depth first, largest branch
-first; -n cuts the tree after that many rows. Any runtime.`,
+first; -n cuts the tree after that many rows, and nodes more than 100
+edges from the root are not shown. Any runtime.`,
 		Args: []Arg{limitArg(100), {Name: "class", Kind: StringArg, Default: "", Required: true,
 			Help: "constructor (class) name of the objects, as the summary shows it (required)"}},
 		Run: runMergedPaths,
@@ -222,7 +225,7 @@ func DetachedResult(sn Snapshot, limit int) (*Result, error) {
 		}
 		sec := &Section{Heading: fmt.Sprintf("Tree %d: %s, retaining %s", i+1, Shorten(tr.Name, MaxNameWidth), HumanSize(tr.Retained))}
 		if len(tr.Path.Steps) > 0 {
-			sec.Table = pathTable(newPathJSON(a, nm, tr.Path))
+			sec.Table = pathTable(a, nm, tr.Path)
 			sec.Notes = []string{"The shortest retainer path to the tree's root, from the root."}
 		} else {
 			sec.Notes = []string{"No retainer path reaches the tree's root from the roots."}
@@ -342,6 +345,13 @@ func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, error
 	return out, nil
 }
 
+// maxMergedDepth bounds the depth of the merged-paths tree shown. Repeats
+// fold (see analysis.MergedPaths), so real trees are shallow, but a chain
+// of classes in no repeating order is a tree as deep as itself, and a
+// million nested levels are no use to read and overflow the stack of
+// every renderer.
+const maxMergedDepth = 100
+
 func runMergedPaths(c *Context) (*Result, error) {
 	n, err := limit(c, math.MaxInt)
 	if err != nil {
@@ -359,10 +369,19 @@ func runMergedPaths(c *Context) (*Result, error) {
 	tree := &Tree{Columns: []Column{{Key: "edge", Title: "Edge", Kind: Text}, colClass,
 		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
 		{Key: "ends", Title: "Ending here", Kind: Count}, {Key: "example", Title: "Example", Kind: Text}}}
-	shown := min(n, len(merged))
-	// Preorder lists parents before children, so a prefix of it is a tree.
-	nodes := make([]*TreeNode, shown)
-	for i, m := range merged[:shown] {
+	// Preorder lists parents before children, so a prefix of it is a
+	// tree, and so is what is left when the nodes below a depth go.
+	nodes := make([]*TreeNode, len(merged))
+	shown, deep := 0, 0
+	for i, m := range merged {
+		if m.Depth > maxMergedDepth {
+			deep++
+			continue
+		}
+		if shown == n {
+			continue
+		}
+		shown++
 		edge := Shorten(m.Edge, MaxNameWidth)
 		if m.Hops > 1 {
 			edge += fmt.Sprintf(" (up to %s hops)", Thousands(uint64(m.Hops)))
@@ -380,7 +399,11 @@ func runMergedPaths(c *Context) (*Result, error) {
 	r := &Result{
 		Header: []string{fmt.Sprintf("Shortest retainer paths of the %s instances of %s, merged by class and edge",
 			Thousands(uint64(len(targets))), Shorten(name, MaxNameWidth))},
-		Sections: []*Section{{Tree: tree, Notes: shownNote(shown, len(merged), "tree nodes")}},
+		Sections: []*Section{{Tree: tree, Notes: shownNote(shown, len(merged)-deep, "tree nodes")}},
+	}
+	if deep > 0 {
+		r.Sections[0].Notes = append(r.Sections[0].Notes, fmt.Sprintf("%s tree nodes more than %d edges from the root are not shown.",
+			Thousands(uint64(deep)), maxMergedDepth))
 	}
 	if un := len(targets) - reached; un > 0 {
 		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", Thousands(uint64(un)))}
