@@ -280,11 +280,14 @@ func edgeSource(g *model.Graph, e uint32) int32 {
 // reaches it.
 func (pf *PathFinder) Distance(n model.NodeIndex) int64 { return pf.h[n] }
 
+// pathLabel is a partial path of the search, from node to the target. It
+// is 20 bytes: the path to the last item of a list of millions is a label
+// per hop.
 type pathLabel struct {
 	node     int32
 	edge     uint32 // edge from node towards the target (unused at the target)
 	prev     int32  // label index towards the target, -1 at the target
-	cost     int64  // edges from node to the target
+	cost     int32  // edges from node to the target (plus BaseSystemDistance when terminal and system)
 	terminal bool   // the path is complete: node is where it starts
 	system   bool
 }
@@ -300,9 +303,9 @@ type labelQueue struct {
 func (q *labelQueue) f(i int32) int64 {
 	l := &q.labels[i]
 	if l.terminal {
-		return l.cost
+		return int64(l.cost)
 	}
-	return l.cost + q.h[l.node]
+	return int64(l.cost) + q.h[l.node]
 }
 
 // less orders the queue: by priority, ties to the older label, so the
@@ -369,13 +372,14 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 	// pops counts each node's expansions (at most K, so a byte each).
 	pops := make([]uint8, g.NumNodes())
 	var out []Path
-	sysCost := int64(0)
+	sysCost := int32(0)
 	if len(pf.roots.User) > 0 {
-		sysCost = int64(BaseSystemDistance)
+		sysCost = BaseSystemDistance
 	}
 	root := g.Root
 	// limit is the labels the search may hold: unbounded until the first
-	// path is found, then MaxExpansions more.
+	// path is found, then MaxExpansions more, checked at every label (one
+	// node can have millions of retainers: the map of a list's items).
 	limit := math.MaxInt
 	for len(q.idx) > 0 && len(out) < pf.opt.K && len(q.labels) < limit {
 		li := q.pop()
@@ -408,7 +412,7 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 			}
 		}
 		s, end := pf.ret.Of(l.node)
-		for r := s; r < end; r++ {
+		for r := s; r < end && len(q.labels) < limit; r++ {
 			e, u := pf.ret.Edge[r], pf.ret.From[r]
 			if !pf.allowed(e, l.node) || pf.ignNodes.Has(int(u)) || pf.h[u] < 0 {
 				continue
@@ -448,7 +452,7 @@ func (pf *PathFinder) onPath(labels []pathLabel, li int32, u int32) bool {
 // visits a node twice (a cycle longer than onPath looks back).
 func (pf *PathFinder) build(labels []pathLabel, li int32) (p Path, ok bool) {
 	t := labels[li]
-	p = Path{System: t.system, Cost: t.cost}
+	p = Path{System: t.system, Cost: int64(t.cost)}
 	if t.prev < 0 {
 		return p, true // the target is the root
 	}
@@ -457,6 +461,11 @@ func (pf *PathFinder) build(labels []pathLabel, li int32) (p Path, ok bool) {
 	if pf.seen == nil {
 		pf.seen = NewBits(pf.g.NumNodes())
 	}
+	n := 0
+	for i := t.prev; i >= 0; i = labels[i].prev {
+		n++
+	}
+	p.Steps = make([]PathStep, 0, n)
 	ok = true
 	for i := t.prev; i >= 0; i = labels[i].prev {
 		if pf.seen.Has(int(labels[i].node)) {
