@@ -201,6 +201,11 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 	return preorder(nodes)
 }
 
+// MaxRepeatPeriod is the longest block of hops that folds where it
+// repeats, in leak traces, merged paths and path tables. Longer cycles
+// are rare in heaps, and each period tried costs a comparison per hop.
+const MaxRepeatPeriod = maxPeriod
+
 // repeatPeriod returns k when the newest of depth+1 steps completes a
 // repeat of the block of k steps before it (k at most maxPeriod, the
 // shortest such k), else 0. same(i, j) compares the steps i and j steps

@@ -299,7 +299,7 @@ func TestMergedPathsNodeLinkedList(t *testing.T) {
 	head := nodeByID(t, a, l.HeadID)
 	// The head retains the list and the items' map (328 bytes), which
 	// only they hold: 804,328 bytes, as DevTools' worker finds for the
-	// head and the Item class (/work/shared/peers/devtools-driver.mjs on
+	// head and the Item class (shared/peers/devtools-driver.mjs on
 	// the unzipped final snapshot).
 	all := uint64(40*n + 328)
 	want := []struct {

@@ -5,9 +5,11 @@
 // Big files are generated, never committed.
 //
 // Usage (Node v20.x):
-//   node bench/gen-linkedlist.js [OUT_DIR=/tmp/heapx-bench/linkedlist] [SIZE...] [--gzip]
-//     SIZE   items leaked, with an optional k or m suffix (default: 10k 20k 30k 1m 3m)
-//     --gzip write .heapsnapshot.gz (gzip -9 -n: no name, no timestamp) instead of .heapsnapshot
+//   node bench/gen-linkedlist.js [OUT_DIR=/tmp/heapx-bench/linkedlist] [SIZE...] [--gzip] [--alternate]
+//     SIZE         items leaked, with an optional k or m suffix (default: 10k 20k 30k 1m 3m)
+//     --gzip       write .heapsnapshot.gz (gzip -9 -n: no name, no timestamp) instead of .heapsnapshot
+//     --alternate  items alternate two classes, Item and Link (same fields), and the files are named
+//                  node-altlist-<SIZE>-* instead of node-list-<SIZE>-*: hops that repeat in pairs
 //
 // Each size runs in its own child process (`--child=SIZE OUT_DIR`), so the heaps are independent:
 //   1. setup: `globalThis.list`, a singly linked list of `class Item { value; next }` held by its head alone,
@@ -38,11 +40,18 @@ function parseSize(s) {
   return Number(m[1]) * {'': 1, k: 1000, m: 1000000}[m[2].toLowerCase()];
 }
 
-function child(size, outDir, gzip) {
+function child(size, outDir, gzip, alternate) {
   const items = parseSize(size);
+  const prefix = alternate ? 'node-altlist' : 'node-list';
   class Item {
     constructor(value) {
       this.value = value; // a small integer: no heap node of its own
+      this.next = null;
+    }
+  }
+  class Link {
+    constructor(value) {
+      this.value = value;
       this.next = null;
     }
   }
@@ -55,7 +64,7 @@ function child(size, outDir, gzip) {
   const started = Date.now();
   const files = [];
   const snapshot = (step) => {
-    const file = path.join(outDir, `node-list-${size}-${step}.heapsnapshot`);
+    const file = path.join(outDir, `${prefix}-${size}-${step}.heapsnapshot`);
     v8.writeHeapSnapshot(file);
     files.push(file);
   };
@@ -65,7 +74,8 @@ function child(size, outDir, gzip) {
     let tail = null;
     for (let it = globalThis.list.head; it; it = it.next) tail = it;
     for (let i = 0; i < count; i++) {
-      const it = new Item(i % 1000);
+      // With --alternate, a Link after every Item.
+      const it = alternate && tail instanceof Item ? new Link(i % 1000) : new Item(i % 1000);
       if (tail) tail.next = it;
       else globalThis.list.head = it;
       tail = it;
@@ -113,19 +123,20 @@ function child(size, outDir, gzip) {
     if (r.status !== 0) throw new Error(`gzip ${f} failed`);
     out.push(f + '.gz');
   }
-  const info = {items, warm_items: WARM_ITEMS, ...ids, files: out.map((f) => path.basename(f)),
+  const info = {items, warm_items: WARM_ITEMS, alternate, ...ids, files: out.map((f) => path.basename(f)),
     node: process.version, seconds: (Date.now() - started) / 1000};
-  fs.writeFileSync(path.join(outDir, `node-list-${size}.json`), JSON.stringify(info, null, 1) + '\n');
+  fs.writeFileSync(path.join(outDir, `${prefix}-${size}.json`), JSON.stringify(info, null, 1) + '\n');
   process.stdout.write(JSON.stringify(info) + '\n');
 }
 
 function main() {
   const args = process.argv.slice(2);
   const gzip = args.includes('--gzip');
+  const alternate = args.includes('--alternate');
   const childArg = args.find((a) => a.startsWith('--child='));
   const rest = args.filter((a) => !a.startsWith('--'));
   if (childArg) {
-    child(childArg.slice('--child='.length), rest[0], gzip);
+    child(childArg.slice('--child='.length), rest[0], gzip, alternate);
     return;
   }
   const outDir = path.resolve(rest[0] || '/tmp/heapx-bench/linkedlist');
@@ -135,6 +146,7 @@ function main() {
   for (const size of sizes) {
     const childArgs = ['--max-old-space-size=8192', __filename, `--child=${size}`, outDir];
     if (gzip) childArgs.push('--gzip');
+    if (alternate) childArgs.push('--alternate');
     const r = spawnSync(process.execPath, childArgs, {stdio: 'inherit'});
     if (r.status !== 0) {
       console.error(`size ${size}: child exited with ${r.status ?? r.signal}`);

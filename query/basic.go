@@ -386,10 +386,12 @@ func pathHeading(i int, p analysis.Path) string {
 }
 
 // pathTable is one retainer path as a table, root first. A run of hops
-// through one edge into one class (a linked list, a timer list) shows its
-// first and last hops and how many between, and rows are made only for the
-// hops shown: the path to the last item of a list of millions is a table
-// of a few rows, at the cost of a walk along it.
+// through one edge into one class (a linked list, a timer list), or of a
+// block of up to analysis.MaxRepeatPeriod such hops again and again (a
+// list of two classes in turn), shows its first and last hops and how
+// many between, and rows are made only for the hops shown: the path to
+// the last item of a list of millions is a table of a few rows, at the
+// cost of a walk along it.
 func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table {
 	g := a.Graph
 	t := &Table{Columns: []Column{{Key: "edge", Title: "Retainer edge", Kind: Text}, colObject, colDistance, colShallow, colRetained}}
@@ -410,29 +412,47 @@ func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table
 		}
 		return a.Classes == nil || a.Classes.Name(x.To) == a.Classes.Name(y.To)
 	}
-	for i := 0; i < len(p.Steps); {
-		j := i + 1
-		for j < len(p.Steps) && alike(p.Steps[j], p.Steps[i]) {
-			j++
-		}
-		if j-i < 2*pathRunEnds+2 {
-			for ; i < j; i++ {
-				t.Rows = append(t.Rows, row(p.Steps[i]))
-			}
-			continue
-		}
-		for k := i; k < i+pathRunEnds; k++ {
-			t.Rows = append(t.Rows, row(p.Steps[k]))
-		}
-		hidden := j - i - 2*pathRunEnds
+	hop := func(s analysis.PathStep) string {
 		class := ""
 		if a.Classes != nil {
-			class = a.Classes.Name(p.Steps[i].To)
+			class = a.Classes.Name(s.To)
 		}
-		t.Rows = append(t.Rows, []any{"…", fmt.Sprintf("%s more %s %s", Thousands(uint64(hidden)),
-			Shorten(analysis.EdgeString(g, p.Steps[i].Edge), MaxNameWidth), Shorten(class, MaxNameWidth)), nil, nil, nil})
-		for k := j - pathRunEnds; k < j; k++ {
-			t.Rows = append(t.Rows, row(p.Steps[k]))
+		return Shorten(analysis.EdgeString(g, s.Edge), MaxNameWidth) + " " + Shorten(class, MaxNameWidth)
+	}
+	for i := 0; i < len(p.Steps); {
+		// k and j: the run from i that repeats a block of k hops until j,
+		// long enough to elide (k 0: none).
+		k, j := 0, 0
+		for kk := 1; kk <= analysis.MaxRepeatPeriod && k == 0; kk++ {
+			jj := i + kk
+			for jj < len(p.Steps) && alike(p.Steps[jj], p.Steps[jj-kk]) {
+				jj++
+			}
+			if jj-i-2*max(pathRunEnds, kk) >= 2 {
+				k, j = kk, jj
+			}
+		}
+		if k == 0 {
+			t.Rows = append(t.Rows, row(p.Steps[i]))
+			i++
+			continue
+		}
+		ends := max(pathRunEnds, k)
+		for x := i; x < i+ends; x++ {
+			t.Rows = append(t.Rows, row(p.Steps[x]))
+		}
+		hidden := j - i - 2*ends
+		text := fmt.Sprintf("%s more %s", Thousands(uint64(hidden)), hop(p.Steps[i]))
+		if k > 1 {
+			block := make([]string, k)
+			for x := range block {
+				block[x] = hop(p.Steps[i+ends+x])
+			}
+			text = fmt.Sprintf("%s more hops of %s", Thousands(uint64(hidden)), strings.Join(block, ", "))
+		}
+		t.Rows = append(t.Rows, []any{"…", text, nil, nil, nil})
+		for x := j - ends; x < j; x++ {
+			t.Rows = append(t.Rows, row(p.Steps[x]))
 		}
 		i = j
 	}

@@ -100,12 +100,12 @@ func squareFree(n int) []int {
 	return out
 }
 
-// A chain whose classes never repeat a block cannot fold: its merged tree
-// is as deep as the chain. The query shows the first 100 levels and says
-// how many nodes are deeper, so no renderer walks 10,000 nested levels
-// (a million overflowed the stack of --json).
-func TestMergedPathsQueryDeepChain(t *testing.T) {
-	const n = 10000
+// chain analyses a graph of the root and a chain of len(classes) objects
+// of 32 bytes, root -.next-> 1 -.next-> 2 ..., object i+1 of class
+// "A", "B" or "C" as classes[i] is 0, 1 or 2, with id 2(i+1)+1.
+func chain(t *testing.T, classes []int) *analysis.Analysis {
+	t.Helper()
+	n := len(classes)
 	g := &model.Graph{}
 	obj, _ := g.AddNodeType(model.NodeType{Namespace: "v8", Name: "object", Category: model.CatObject})
 	syn, _ := g.AddNodeType(model.NodeType{Namespace: "v8", Name: "synthetic", Category: model.CatSynthetic})
@@ -116,18 +116,53 @@ func TestMergedPathsQueryDeepChain(t *testing.T) {
 	g.Nodes = model.Nodes{Type: make([]uint8, n+1), Name: make([]uint32, n+1), ID: make([]uint64, n+1), Size: make([]uint64, n+1), FirstEdge: make([]uint32, n+2)}
 	g.Edges = model.Edges{Type: make([]uint8, n), Name: make([]uint32, n), To: make([]model.NodeIndex, n)}
 	g.Nodes.Type[0], g.Nodes.ID[0] = syn, 1
-	word := squareFree(n)
-	for i, c := range word {
+	for i, c := range classes {
 		v := i + 1
 		g.Nodes.Type[v], g.Nodes.Name[v], g.Nodes.ID[v], g.Nodes.Size[v] = obj, uint32(1+c), uint64(2*v+1), 32
 		g.Nodes.FirstEdge[v] = uint32(v)
 		g.Edges.Type[i], g.Edges.Name[i], g.Edges.To[i] = prop, 4, model.NodeIndex(v) // node i -.next-> node i+1
 	}
-	g.Nodes.FirstEdge[n+1] = n
+	g.Nodes.FirstEdge[n+1] = uint32(n)
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a
+}
+
+// The path through a chain of two classes in turn is a table of a few
+// rows: the run of .next A, .next B pairs is elided like a run of one
+// hop (a row per hop held 1.8 GB on a real list of a million).
+func TestPathsQueryAlternatingChain(t *testing.T) {
+	const n = 1000
+	classes := make([]int, n)
+	for i := range classes {
+		classes[i] = i % 2
+	}
+	sn := []query.Snapshot{{Path: "chain", Analysis: chain(t, classes)}}
+	r, err := query.Lookup("paths").Exec(&query.Context{Snapshots: sn, Values: map[string]any{"id": strconv.Itoa(2*n + 1), "limit": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, r)
+	var got []string
+	for _, row := range rows(t, r, 0) {
+		got = append(got, row["edge"].(string)+" "+row["object"].(string))
+	}
+	want := []string{" (root) @1", ".next A @3", ".next B @5", "… 996 more hops of .next A, .next B", ".next A @1999", ".next B @2001"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("rows\n got %q\nwant %q", got, want)
+	}
+}
+
+// A chain whose classes never repeat a block cannot fold: its merged tree
+// is as deep as the chain. The query shows the first 100 levels and says
+// how many nodes are deeper, so no renderer walks 10,000 nested levels
+// (a million overflowed the stack of --json).
+func TestMergedPathsQueryDeepChain(t *testing.T) {
+	const n = 10000
+	word := squareFree(n)
+	a := chain(t, word)
 	q := query.Lookup("merged-paths")
 	for c, class := range []string{"A", "B"} {
 		last := 0 // the depth of the last instance: node i+1 is i+1 edges deep
