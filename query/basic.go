@@ -3,6 +3,7 @@ package query
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -389,9 +390,10 @@ func pathHeading(i int, p analysis.Path) string {
 // through one edge into one class (a linked list, a timer list), or of a
 // block of up to analysis.MaxRepeatPeriod such hops again and again (a
 // list of two classes in turn), shows its first and last hops and how
-// many between, and rows are made only for the hops shown: the path to
-// the last item of a list of millions is a table of a few rows, at the
-// cost of a walk along it.
+// many between; a path of more rows than maxPathRows shows its first and
+// last hops and how many between. Rows are made only for the hops shown:
+// the path to the last item of a list of millions is a table of a few
+// rows, at the cost of a walk along it.
 func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table {
 	g := a.Graph
 	t := &Table{Columns: []Column{{Key: "edge", Title: "Retainer edge", Kind: Text}, colObject, colDistance, colShallow, colRetained}}
@@ -419,10 +421,21 @@ func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table
 		}
 		return Shorten(analysis.EdgeString(g, s.Edge), MaxNameWidth) + " " + Shorten(class, MaxNameWidth)
 	}
+	// The path in segments: hops shown one by one (k 0), or a run
+	// repeating a block of k hops, whose ends are shown.
+	type segment struct{ start, end, k int }
+	rowsOf := func(s segment) int {
+		if s.k == 0 {
+			return s.end - s.start
+		}
+		return 2*max(pathRunEnds, s.k) + 1
+	}
+	var segs []segment
+	rows := 0
 	for i := 0; i < len(p.Steps); {
 		// k and j: the run from i that repeats a block of k hops until j,
 		// long enough to elide (k 0: none).
-		k, j := 0, 0
+		k, j := 0, i+1
 		for kk := 1; kk <= analysis.MaxRepeatPeriod && k == 0; kk++ {
 			jj := i + kk
 			for jj < len(p.Steps) && alike(p.Steps[jj], p.Steps[jj-kk]) {
@@ -432,29 +445,78 @@ func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table
 				k, j = kk, jj
 			}
 		}
-		if k == 0 {
-			t.Rows = append(t.Rows, row(p.Steps[i]))
-			i++
-			continue
+		if n := len(segs); k == 0 && n > 0 && segs[n-1].k == 0 {
+			segs[n-1].end = j
+		} else {
+			segs = append(segs, segment{i, j, k})
 		}
-		ends := max(pathRunEnds, k)
-		for x := i; x < i+ends; x++ {
+		rows += rowsOf(segment{i, j, k})
+		i = j
+	}
+	emit := func(s segment) {
+		if s.k == 0 {
+			for x := s.start; x < s.end; x++ {
+				t.Rows = append(t.Rows, row(p.Steps[x]))
+			}
+			return
+		}
+		ends := max(pathRunEnds, s.k)
+		for x := s.start; x < s.start+ends; x++ {
 			t.Rows = append(t.Rows, row(p.Steps[x]))
 		}
-		hidden := j - i - 2*ends
-		text := fmt.Sprintf("%s more %s", Thousands(uint64(hidden)), hop(p.Steps[i]))
-		if k > 1 {
-			block := make([]string, k)
+		hidden := s.end - s.start - 2*ends
+		text := fmt.Sprintf("%s more %s", Thousands(uint64(hidden)), hop(p.Steps[s.start]))
+		if s.k > 1 {
+			block := make([]string, s.k)
 			for x := range block {
-				block[x] = hop(p.Steps[i+ends+x])
+				block[x] = hop(p.Steps[s.start+ends+x])
 			}
 			text = fmt.Sprintf("%s more hops of %s", Thousands(uint64(hidden)), strings.Join(block, ", "))
 		}
 		t.Rows = append(t.Rows, []any{"…", text, nil, nil, nil})
-		for x := j - ends; x < j; x++ {
+		for x := s.end - ends; x < s.end; x++ {
 			t.Rows = append(t.Rows, row(p.Steps[x]))
 		}
-		i = j
+	}
+	// A path of more rows than maxPathRows (hops in no repeating order)
+	// shows its first and last maxPathRows/2 and how many hops between.
+	var front, back []segment
+	cut, resume := len(p.Steps), len(p.Steps) // the hops [cut, resume) are not shown
+	if rows > maxPathRows {
+		budget := maxPathRows / 2
+		for i := 0; i < len(segs) && budget > 0; i++ {
+			sg := segs[i]
+			if sg.k == 0 {
+				sg.end = min(sg.end, sg.start+budget)
+			}
+			front = append(front, sg)
+			budget -= rowsOf(sg)
+			cut = sg.end
+		}
+		budget = maxPathRows / 2
+		for i := len(segs) - 1; i >= 0 && budget > 0; i-- {
+			sg := segs[i]
+			if sg.k == 0 {
+				sg.start = max(sg.start, sg.end-budget)
+			}
+			back = append(back, sg)
+			budget -= rowsOf(sg)
+			resume = sg.start
+		}
+		slices.Reverse(back)
+	}
+	if cut >= resume {
+		for _, sg := range segs {
+			emit(sg)
+		}
+		return t
+	}
+	for _, sg := range front {
+		emit(sg)
+	}
+	t.Rows = append(t.Rows, []any{"…", fmt.Sprintf("%s more hops", Thousands(uint64(resume-cut))), nil, nil, nil})
+	for _, sg := range back {
+		emit(sg)
 	}
 	return t
 }
@@ -462,6 +524,9 @@ func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table
 // pathRunEnds is how many hops of a long run of like hops a path table
 // shows at each end.
 const pathRunEnds = 2
+
+// maxPathRows bounds the rows of a path table, elided runs aside.
+const maxPathRows = 100
 
 // pathsDoc is the `paths --json` output (PathsJSON), built only when it is
 // encoded: the text tables show a few hops of a path through a list of

@@ -189,3 +189,28 @@ func TestMergedPathsQueryDeepChain(t *testing.T) {
 		}
 	}
 }
+
+// The path through a chain of classes in no repeating order shows its
+// first and last 50 hops and how many between: a row per hop was a table
+// as long as the chain.
+func TestPathsQueryDeepChain(t *testing.T) {
+	const n = 10000
+	sn := []query.Snapshot{{Path: "chain", Analysis: chain(t, squareFree(n))}}
+	r, err := query.Lookup("paths").Exec(&query.Context{Snapshots: sn, Values: map[string]any{"id": strconv.Itoa(2*n + 1), "limit": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, r)
+	got := rows(t, r, 0)
+	// Hops 1-50 reach @101, then 9,900 are elided, then hops 9,951 to
+	// 10,000 from @19903.
+	obj := func(i int) string { return got[i]["object"].(string) }
+	if len(got) != 1+50+1+50 || obj(51) != "9,900 more hops" || !strings.HasSuffix(obj(50), " @101") || !strings.HasSuffix(obj(52), " @19903") {
+		t.Fatalf("%d rows: %v %v %v", len(got), got[50], got[51], got[52])
+	}
+	for i, row := range got {
+		if i != 0 && i != 51 && row["edge"] != ".next" {
+			t.Errorf("row %d: %v", i, row)
+		}
+	}
+}
