@@ -216,9 +216,13 @@ func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t i
 // first time any paths are asked for, and every later call reads paths off
 // that tree. It costs 12 bytes per node where PathFinder needs the
 // 8-byte-per-edge retainer index and a BFS per search, so it is the one to
-// use for paths to many objects of a large heap. An unreachable target
-// gets a Path with Cost -1 and no steps; the root gets an empty system
-// path, as from Find. Safe for concurrent use.
+// use for paths to many objects of a large heap. Each path is built
+// whole, 12 bytes a hop, so ask for the few that are shown: the paths to
+// the K items of a list are K²/2 hops (MergedPaths merges the paths of
+// any number of targets without building them; the leak traces of Leaks
+// share a trie). An unreachable target gets a Path with Cost -1 and no
+// steps; the root gets an empty system path, as from Find. Safe for
+// concurrent use.
 func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 	g := a.Graph
 	k := newKinds(g)
