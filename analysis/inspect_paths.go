@@ -39,8 +39,9 @@ type MergedPathNode struct {
 // node. A hop that repeats the block of up to three hops before it (the
 // same edges into the same classes) goes back to that block's nodes, as
 // leak traces fold them (traceShapes): the items of a linked list share
-// one node, those of a list alternating two classes two nodes, however
-// long the list (see MergedPathNode.Hops). The tree comes in preorder,
+// one node, those of a list of two classes in turn three (the first of
+// the second class, then one per class), however long the list (see
+// MergedPathNode.Hops). The tree comes in preorder,
 // children by Objects, then Retained, descending. Unreachable targets are
 // left out (the root has Objects equal to the targets with a path).
 //
