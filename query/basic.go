@@ -390,8 +390,8 @@ func pathHeading(i int, p analysis.Path) string {
 // through one edge into one class (a linked list, a timer list), or of a
 // block of up to analysis.MaxRepeatPeriod such hops again and again (a
 // list of two classes in turn), shows its first and last hops and how
-// many between; a path of more rows than maxPathRows shows its first and
-// last hops and how many between. Rows are made only for the hops shown:
+// many between, and so does a path of more rows than maxPathRows (hops in
+// no repeating order). Rows are made only for the hops shown:
 // the path to the last item of a list of millions is a table of a few
 // rows, at the cost of a walk along it.
 func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table {
