@@ -14,18 +14,20 @@ type MergedPathNode struct {
 	Depth  int    // edges from the graph root
 	Edge   string // the edge from the parent (EdgeString; "[]" for any element index)
 	Class  string // the class of the nodes here
-	// Objects counts the targets whose path passes here, Ends those whose
-	// path ends here. Retained sums the retained sizes of those of them
-	// no other target dominates, so nothing is counted twice (the items of
-	// a linked list each retain the rest of it).
+	// Objects counts the targets whose path passes here (once however
+	// often it passes), Ends those whose path ends here. Retained sums the
+	// retained sizes of those of them no other target dominates, so
+	// nothing is counted twice (the items of a linked list each retain
+	// the rest of it). Where repeats fold, a node's children may count
+	// more objects than it does: the paths that pass it again after them.
 	Objects  int
 	Retained uint64
 	Ends     int
 	Example  model.NodeIndex // the first node seen here
-	// Hops is 1, or more where paths run through several like hops in a
-	// row (the same edge into the same class: a linked list's .next),
-	// which are merged into this one node: the most such hops a path
-	// makes here.
+	// Hops is 1, or more where paths pass here again and again: the hops
+	// of a linked list, .next into the same class, or the blocks of up to
+	// three hops of a list of several classes, merged into the nodes of
+	// the first. It is the most times one path passes here.
 	Hops int
 }
 
@@ -34,9 +36,12 @@ type MergedPathNode struct {
 // path steps are grouped by parent tree node, the class of the node
 // reached and the edge's type and name, except that element edges merge
 // whatever their index, so the 1500 items of one array share one tree
-// node, and a hop like the one before it (the same edge into the same
-// class) stays on that one's node, so the items of a linked list share
-// one node too (see MergedPathNode.Hops). The tree comes in preorder,
+// node. A hop that repeats the block of up to three hops before it (the
+// same edges into the same classes) goes back to that block's nodes, as
+// leak traces fold them (traceShapes): the items of a linked list share
+// one node, those of a list of two classes in turn three (the first of
+// the second class, then one per class), however long the list (see
+// MergedPathNode.Hops). The tree comes in preorder,
 // children by Objects, then Retained, descending. Unreachable targets are
 // left out (the root has Objects equal to the targets with a path).
 //
@@ -51,31 +56,45 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 	g := a.Graph
 	k := newKinds(g)
 	h, parent := a.shortestPathTree()
+	// hop is what merges: the class reached over the edge type and name.
+	type hop struct {
+		class string
+		etype uint8
+		name  uint32
+	}
 	type key struct {
 		parent int32
-		class  string
-		etype  uint8
-		name   uint32
+		hop
 	}
 	nodes := []MergedPathNode{{Parent: -1, Class: a.className(g.Root), Example: g.Root, Hops: 1}}
-	keys := []key{{parent: -1}}
+	hops := []hop{{}}
 	index := map[key]int32{}
-	// first and last are the least and most BFS costs of the graph nodes
-	// mapped to each merged node, for Hops.
-	first, last := []int64{h[g.Root]}, []int64{h[g.Root]}
-	merged := make([]int32, g.NumNodes()) // graph node -> merged node + 1; 0 unknown
-	merged[g.Root] = 1
+	// up returns the merged node i levels above m.
+	up := func(m int32, i int) int32 {
+		for ; i > 0; i-- {
+			m = nodes[m].Parent
+		}
+		return m
+	}
 	// step returns the merged node of the hop over edge e into v from the
 	// merged node p.
 	step := func(p int32, e uint32, v int32) int32 {
 		et := g.Edges.Type[e]
-		ky := key{parent: p, class: a.className(v), etype: et, name: g.Edges.Name[e]}
+		hp := hop{class: a.className(v), etype: et, name: g.Edges.Name[e]}
 		if k.indexed[et] {
-			ky.name = 0
+			hp.name = 0
 		}
-		if own := keys[p]; own.class == ky.class && own.etype == ky.etype && own.name == ky.name && p != 0 {
-			return p // a like hop again: stay
+		// level i is the hop i hops back: 0 this one, 1 p's, 2 p's parent's.
+		level := func(i int) hop {
+			if i == 0 {
+				return hp
+			}
+			return hops[up(p, i-1)]
 		}
+		if period := repeatPeriod(nodes[p].Depth, func(i, j int) bool { return level(i) == level(j) }); period > 0 {
+			return up(p, period-1) // the block again: back to its first hop's node
+		}
+		ky := key{parent: p, hop: hp}
 		c, ok := index[ky]
 		if !ok {
 			label := "[]"
@@ -83,13 +102,21 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 				label = EdgeString(g, e)
 			}
 			c = int32(len(nodes))
-			nodes = append(nodes, MergedPathNode{Parent: p, Depth: nodes[p].Depth + 1, Edge: label, Class: ky.class, Example: v, Hops: 1})
-			keys = append(keys, ky)
-			first, last = append(first, h[v]), append(last, h[v])
+			nodes = append(nodes, MergedPathNode{Parent: p, Depth: nodes[p].Depth + 1, Edge: label, Class: hp.class, Example: v, Hops: 1})
+			hops = append(hops, hp)
 			index[ky] = c
 		}
 		return c
 	}
+	n := g.NumNodes()
+	merged := make([]int32, n) // graph node -> merged node + 1; 0 unknown
+	merged[g.Root] = 1
+	// from is each mapped graph node's BFS parent (the root for the user
+	// roots, -1 at the root), and passes how many times its path has
+	// passed its merged node, for Hops.
+	from, passes := make([]int32, n), make([]int32, n)
+	from[g.Root], passes[g.Root] = -1, 1
+	mapped := []int32{g.Root} // the mapped graph nodes, parents first
 	var stack []int32
 	mergedOf := func(t int32) int32 {
 		v := t
@@ -100,13 +127,17 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 			}
 			v = edgeSource(g, parent[v])
 		}
+		// v is mapped (the BFS parent of the top of the stack), or the
+		// top of the stack is a user root.
 		for i := len(stack) - 1; i >= 0; i-- {
 			w := stack[i]
 			var m int32
 			if e := parent[w]; e != noParent {
-				m = step(merged[edgeSource(g, e)]-1, e, w)
+				from[w] = v
+				m = step(merged[v]-1, e, w)
 			} else {
 				// A user root: the hop is the root's edge to it.
+				from[w] = g.Root
 				m = 0
 				s, end := g.EdgeRange(g.Root)
 				for e := s; e < end; e++ {
@@ -117,38 +148,81 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 				}
 			}
 			merged[w] = m + 1
-			first[m], last[m] = min(first[m], h[w]), max(last[m], h[w])
+			mapped = append(mapped, w)
+			v = w
+			// A path passes m again when one of the last hops was there.
+			passes[w] = 1
+			for j, u := 0, from[w]; j < maxPeriod && u >= 0; j, u = j+1, from[u] {
+				if merged[u]-1 == m {
+					passes[w] = passes[u] + 1
+					break
+				}
+			}
+			nodes[m].Hops = max(nodes[m].Hops, int(passes[w]))
 		}
 		stack = stack[:0]
 		return merged[t] - 1
 	}
-	marked := NewBits(g.NumNodes())
+	marked := NewBits(n)
 	for _, t := range targets {
 		marked.Set(int(t))
 	}
 	owner := nearestMarkedDominators(a.Dominators.IDom, marked, targets, func(t int32) int32 { return t })
+	// objects and retained sum, per mapped graph node, the targets of its
+	// BFS subtree (ends and those no other target dominates).
+	objects, retained := make([]int32, n), make([]uint64, n)
 	for i, t := range targets {
 		if h[t] < 0 {
 			continue
 		}
 		m := mergedOf(t)
 		nodes[m].Ends++
+		objects[t]++
 		if owner[i] < 0 {
-			nodes[m].Retained += a.Dominators.Retained[t]
+			retained[t] += a.Dominators.Retained[t]
 		}
 	}
-	// Sum up the tree: children come after their parents.
-	for i := len(nodes) - 1; i >= 0; i-- {
-		nd := &nodes[i]
-		nd.Objects += nd.Ends
-		nd.Hops = int(last[i]-first[i]) + 1
-		if i > 0 {
-			nodes[nd.Parent].Objects += nd.Objects
-			nodes[nd.Parent].Retained += nd.Retained
+	// The paths that pass a merged node are those through the graph
+	// nodes where they first come to it: a path that comes back comes
+	// back within a few hops (a repeat goes back to the node of its
+	// block's first hop), so the others have passes above 1. Children
+	// come after their parents in mapped.
+	for i := len(mapped) - 1; i >= 0; i-- {
+		w := mapped[i]
+		if passes[w] == 1 {
+			m := merged[w] - 1
+			nodes[m].Objects += int(objects[w])
+			nodes[m].Retained += retained[w]
+		}
+		if u := from[w]; u >= 0 {
+			objects[u] += objects[w]
+			retained[u] += retained[w]
 		}
 	}
-	nodes[0].Hops = 1
 	return preorder(nodes)
+}
+
+// MaxRepeatPeriod is the longest block of hops that folds where it
+// repeats, in leak traces, merged paths and path tables. Longer cycles
+// are rare in heaps, and each period tried costs a comparison per hop.
+const MaxRepeatPeriod = maxPeriod
+
+// repeatPeriod returns k when the newest of depth+1 steps completes a
+// repeat of the block of k steps before it (k at most maxPeriod, the
+// shortest such k), else 0. same(i, j) compares the steps i and j steps
+// back from the newest (0 is the newest); a repeat of k is same(i, i+k)
+// for every i below k, which needs depth at least 2k-1.
+func repeatPeriod(depth int, same func(i, j int) bool) int {
+	for k := 1; k <= maxPeriod && depth >= 2*k-1; k++ {
+		ok := true
+		for i := 0; i < k && ok; i++ {
+			ok = same(i, i+k)
+		}
+		if ok {
+			return k
+		}
+	}
+	return 0
 }
 
 // preorder reorders a tree given by parent links (parents before

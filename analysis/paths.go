@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"container/heap"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -89,7 +89,11 @@ type PathOptions struct {
 	// "Ignore this retainer"). The target itself cannot be ignored.
 	IgnoreNodes []model.NodeIndex
 	IgnoreEdges []uint32 // edge indexes
-	// MaxExpansions bounds the search; 0 means 1,000,000.
+	// MaxExpansions bounds the search for the paths after the first, in
+	// partial paths (labels) it may add; 0 means 1,000,000. The first
+	// path, when there is one, is always found: the search is guided by
+	// exact distances, so until then it only expands nodes on shortest
+	// paths (one label per hop on a linked list of millions).
 	MaxExpansions int
 }
 
@@ -212,9 +216,13 @@ func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t i
 // first time any paths are asked for, and every later call reads paths off
 // that tree. It costs 12 bytes per node where PathFinder needs the
 // 8-byte-per-edge retainer index and a BFS per search, so it is the one to
-// use for paths to many objects of a large heap. An unreachable target
-// gets a Path with Cost -1 and no steps; the root gets an empty system
-// path, as from Find. Safe for concurrent use.
+// use for paths to many objects of a large heap. Each path is built
+// whole, 12 bytes a hop, so ask for the few that are shown: the paths to
+// the K items of a list are K²/2 hops (MergedPaths merges the paths of
+// any number of targets without building them; the leak traces of Leaks
+// share a trie). An unreachable target gets a Path with Cost -1 and no
+// steps; the root gets an empty system path, as from Find. Safe for
+// concurrent use.
 func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 	g := a.Graph
 	k := newKinds(g)
@@ -276,11 +284,14 @@ func edgeSource(g *model.Graph, e uint32) int32 {
 // reaches it.
 func (pf *PathFinder) Distance(n model.NodeIndex) int64 { return pf.h[n] }
 
+// pathLabel is a partial path of the search, from node to the target. It
+// is 20 bytes: the path to the last item of a list of millions is a label
+// per hop.
 type pathLabel struct {
 	node     int32
 	edge     uint32 // edge from node towards the target (unused at the target)
 	prev     int32  // label index towards the target, -1 at the target
-	cost     int64  // edges from node to the target
+	cost     int32  // edges from node to the target (plus BaseSystemDistance when terminal and system)
 	terminal bool   // the path is complete: node is where it starts
 	system   bool
 }
@@ -296,35 +307,58 @@ type labelQueue struct {
 func (q *labelQueue) f(i int32) int64 {
 	l := &q.labels[i]
 	if l.terminal {
-		return l.cost
+		return int64(l.cost)
 	}
-	return l.cost + q.h[l.node]
+	return int64(l.cost) + q.h[l.node]
 }
 
-// Len, Less, Swap, Push and Pop implement heap.Interface; ties go to the
-// older label, so the search is deterministic.
-func (q *labelQueue) Len() int { return len(q.idx) }
-
-// Less implements heap.Interface.
-func (q *labelQueue) Less(a, b int) bool {
-	fa, fb := q.f(q.idx[a]), q.f(q.idx[b])
+// less orders the queue: by priority, ties to the older label, so the
+// search is deterministic.
+func (q *labelQueue) less(a, b int32) bool {
+	fa, fb := q.f(a), q.f(b)
 	if fa != fb {
 		return fa < fb
 	}
-	return q.idx[a] < q.idx[b]
+	return a < b
 }
 
-// Swap implements heap.Interface.
-func (q *labelQueue) Swap(a, b int) { q.idx[a], q.idx[b] = q.idx[b], q.idx[a] }
+// push adds label l to the queue. The binary heap is kept by hand, not
+// with container/heap, whose interface boxes every index: an allocation
+// per label, millions of them on the path through a long list.
+func (q *labelQueue) push(l pathLabel) {
+	q.labels = append(q.labels, l)
+	q.idx = append(q.idx, int32(len(q.labels)-1))
+	for i := len(q.idx) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(q.idx[i], q.idx[p]) {
+			break
+		}
+		q.idx[i], q.idx[p] = q.idx[p], q.idx[i]
+		i = p
+	}
+}
 
-// Push implements heap.Interface.
-func (q *labelQueue) Push(x any) { q.idx = append(q.idx, x.(int32)) }
-
-// Pop implements heap.Interface.
-func (q *labelQueue) Pop() any {
-	x := q.idx[len(q.idx)-1]
-	q.idx = q.idx[:len(q.idx)-1]
-	return x
+// pop removes and returns the index of the first label.
+func (q *labelQueue) pop() int32 {
+	top := q.idx[0]
+	n := len(q.idx) - 1
+	q.idx[0] = q.idx[n]
+	q.idx = q.idx[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && q.less(q.idx[c+1], q.idx[c]) {
+			c++
+		}
+		if !q.less(q.idx[c], q.idx[i]) {
+			break
+		}
+		q.idx[i], q.idx[c] = q.idx[c], q.idx[i]
+		i = c
+	}
+	return top
 }
 
 // Find returns up to K shortest simple retainer paths from the root to
@@ -338,25 +372,28 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		return nil
 	}
 	q := &labelQueue{h: pf.h}
-	push := func(l pathLabel) {
-		q.labels = append(q.labels, l)
-		heap.Push(q, int32(len(q.labels)-1))
-	}
-	push(pathLabel{node: target, prev: -1})
+	q.push(pathLabel{node: target, prev: -1})
 	// pops counts each node's expansions (at most K, so a byte each).
 	pops := make([]uint8, g.NumNodes())
 	var out []Path
-	sysCost := int64(0)
+	sysCost := int32(0)
 	if len(pf.roots.User) > 0 {
-		sysCost = int64(BaseSystemDistance)
+		sysCost = BaseSystemDistance
 	}
 	root := g.Root
-	for q.Len() > 0 && len(out) < pf.opt.K && len(q.labels) < pf.opt.MaxExpansions {
-		li := heap.Pop(q).(int32)
+	// limit is the labels the search may hold: unbounded until the first
+	// path is found, then MaxExpansions more, checked at every label (one
+	// node can have millions of retainers: the map of a list's items).
+	limit := math.MaxInt
+	for len(q.idx) > 0 && len(out) < pf.opt.K && len(q.labels) < limit {
+		li := q.pop()
 		l := q.labels[li]
 		if l.terminal {
 			if p, ok := pf.build(q.labels, li); ok {
 				out = append(out, p)
+				if len(out) == 1 {
+					limit = len(q.labels) + pf.opt.MaxExpansions
+				}
 			}
 			continue
 		}
@@ -365,7 +402,7 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		}
 		pops[l.node]++
 		if l.node == root {
-			push(pathLabel{node: root, prev: l.prev, edge: l.edge, cost: l.cost + sysCost, terminal: true, system: true})
+			q.push(pathLabel{node: root, prev: l.prev, edge: l.edge, cost: l.cost + sysCost, terminal: true, system: true})
 			continue
 		}
 		if pf.isUser.Has(int(l.node)) {
@@ -373,13 +410,13 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 			s, end := g.EdgeRange(root)
 			for e := s; e < end; e++ {
 				if g.Edges.To[e] == l.node && pf.allowed(e, l.node) {
-					push(pathLabel{node: root, edge: e, prev: li, cost: l.cost + 1, terminal: true})
+					q.push(pathLabel{node: root, edge: e, prev: li, cost: l.cost + 1, terminal: true})
 					break
 				}
 			}
 		}
 		s, end := pf.ret.Of(l.node)
-		for r := s; r < end; r++ {
+		for r := s; r < end && len(q.labels) < limit; r++ {
 			e, u := pf.ret.Edge[r], pf.ret.From[r]
 			if !pf.allowed(e, l.node) || pf.ignNodes.Has(int(u)) || pf.h[u] < 0 {
 				continue
@@ -390,7 +427,7 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 			if pf.onPath(q.labels, li, u) {
 				continue
 			}
-			push(pathLabel{node: u, edge: e, prev: li, cost: l.cost + 1})
+			q.push(pathLabel{node: u, edge: e, prev: li, cost: l.cost + 1})
 		}
 	}
 	return out
@@ -419,7 +456,7 @@ func (pf *PathFinder) onPath(labels []pathLabel, li int32, u int32) bool {
 // visits a node twice (a cycle longer than onPath looks back).
 func (pf *PathFinder) build(labels []pathLabel, li int32) (p Path, ok bool) {
 	t := labels[li]
-	p = Path{System: t.system, Cost: t.cost}
+	p = Path{System: t.system, Cost: int64(t.cost)}
 	if t.prev < 0 {
 		return p, true // the target is the root
 	}
@@ -428,6 +465,11 @@ func (pf *PathFinder) build(labels []pathLabel, li int32) (p Path, ok bool) {
 	if pf.seen == nil {
 		pf.seen = NewBits(pf.g.NumNodes())
 	}
+	n := 0
+	for i := t.prev; i >= 0; i = labels[i].prev {
+		n++
+	}
+	p.Steps = make([]PathStep, 0, n)
 	ok = true
 	for i := t.prev; i >= 0; i = labels[i].prev {
 		if pf.seen.Has(int(labels[i].node)) {

@@ -1,7 +1,9 @@
 package query
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,7 +15,8 @@ import (
 
 // The views that predate the registry (summary, top, paths) keep their
 // released --json schemas: SummaryJSON, TopJSON and PathsJSON are those
-// schemas (documented in README.md), set as Result.JSON.
+// schemas (documented in README.md), set as Result.JSON (PathsJSON through
+// pathsDoc, which builds it only when it is encoded).
 
 // SummaryJSON is the `heapx summary --json` output.
 type SummaryJSON struct {
@@ -366,21 +369,24 @@ func runPaths(c *Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := BuildPaths(sn.Path, sn.Analysis, target, k)
-	t := p.Target
-	r := &Result{JSON: p, Header: []string{fmt.Sprintf("Retainers of %s (%s; shallow size %s, retained size %s, distance %s)",
-		ObjectName(t), t.Constructor, HumanSize(t.ShallowSize), HumanSize(t.RetainedSize), DistanceText(t.Distance))}}
-	if len(p.Paths) == 0 {
+	a := sn.Analysis
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	paths := a.Paths(target, analysis.PathOptions{K: k})
+	t := NewNodeJSON(a.Graph, a.Row(nm, target))
+	r := &Result{JSON: pathsDoc{file: sn.Path, a: a, nm: nm, target: target, paths: paths},
+		Header: []string{fmt.Sprintf("Retainers of %s (%s; shallow size %s, retained size %s, distance %s)",
+			ObjectName(t), t.Constructor, HumanSize(t.ShallowSize), HumanSize(t.RetainedSize), DistanceText(t.Distance))}}
+	if len(paths) == 0 {
 		r.Notes = []string{"No retainer path: nothing reachable from the roots keeps this object alive (it is garbage or only weakly held)."}
 		return r, nil
 	}
-	for i, path := range p.Paths {
-		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, path), Table: pathTable(path)})
+	for i, p := range paths {
+		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, p), Table: pathTable(a, nm, p)})
 	}
 	return r, nil
 }
 
-func pathHeading(i int, p PathJSON) string {
+func pathHeading(i int, p analysis.Path) string {
 	kind := "from a user root"
 	if p.System {
 		kind = "from internal roots"
@@ -388,40 +394,149 @@ func pathHeading(i int, p PathJSON) string {
 	return fmt.Sprintf("Path %d: %d edges, %s", i+1, len(p.Steps), kind)
 }
 
-// pathTable is one retainer path as a table, root first.
-func pathTable(p PathJSON) *Table {
+// pathTable is one retainer path as a table, root first. A run of hops
+// through one edge into one class (a linked list, a timer list), or of a
+// block of up to analysis.MaxRepeatPeriod such hops again and again (a
+// list of two classes in turn), shows its first and last hops and how
+// many between, and so does a path of more rows than maxPathRows (hops in
+// no repeating order). Rows are made only for the hops shown:
+// the path to the last item of a list of millions is a table of a few
+// rows, at the cost of a walk along it.
+func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table {
+	return labelledPathTable(a, nm, p, nil)
+}
+
+// labelledPathTable is pathTable with the edges of some steps (by index
+// in p.Steps) written as labels gives them: the index range of a group
+// of like paths.
+func labelledPathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path, labels map[int]string) *Table {
+	g := a.Graph
 	t := &Table{Columns: []Column{{Key: "edge", Title: "Retainer edge", Kind: Text}, colObject, colDistance, colShallow, colRetained}}
-	r := p.Root
+	r := NewNodeJSON(g, a.Row(nm, g.Root))
 	if r.Name == "" {
 		r.Name = "(root)" // V8's root is an unnamed synthetic node
 	}
 	t.Rows = append(t.Rows, []any{"", ObjectName(r), r.Distance, r.ShallowSize, r.RetainedSize})
-	row := func(s StepJSON) []any {
-		return []any{Shorten(s.Edge, MaxNameWidth), ObjectName(s.To), s.To.Distance, s.To.ShallowSize, s.To.RetainedSize}
+	row := func(x int) []any {
+		s := p.Steps[x]
+		to := NewNodeJSON(g, a.Row(nm, s.To))
+		edge, ok := labels[x]
+		if !ok {
+			edge = analysis.EdgeString(g, s.Edge)
+		}
+		return []any{Shorten(edge, MaxNameWidth), ObjectName(to), to.Distance, to.ShallowSize, to.RetainedSize}
 	}
+	// alike reports whether two hops go over the same edge (type and
+	// name) into the same class.
+	alike := func(x, y analysis.PathStep) bool {
+		if g.Edges.Type[x.Edge] != g.Edges.Type[y.Edge] || g.EdgeName(x.Edge) != g.EdgeName(y.Edge) {
+			return false
+		}
+		return a.Classes == nil || a.Classes.Name(x.To) == a.Classes.Name(y.To)
+	}
+	hop := func(s analysis.PathStep) string {
+		class := ""
+		if a.Classes != nil {
+			class = a.Classes.Name(s.To)
+		}
+		return Shorten(analysis.EdgeString(g, s.Edge), MaxNameWidth) + " " + Shorten(class, MaxNameWidth)
+	}
+	// The path in segments: hops shown one by one (k 0), or a run
+	// repeating a block of k hops, whose ends are shown.
+	type segment struct{ start, end, k int }
+	rowsOf := func(s segment) int {
+		if s.k == 0 {
+			return s.end - s.start
+		}
+		return 2*max(pathRunEnds, s.k) + 1
+	}
+	var segs []segment
+	rows := 0
 	for i := 0; i < len(p.Steps); {
-		// A run of hops through one edge name and class (a linked list, a
-		// timer list) shows its first and last hops and how many between.
-		j := i + 1
-		for j < len(p.Steps) && p.Steps[j].Edge == p.Steps[i].Edge && p.Steps[j].To.Constructor == p.Steps[i].To.Constructor {
-			j++
-		}
-		if j-i < 2*pathRunEnds+2 {
-			for ; i < j; i++ {
-				t.Rows = append(t.Rows, row(p.Steps[i]))
+		// k and j: the run from i that repeats a block of k hops until j,
+		// long enough to elide (k 0: none).
+		k, j := 0, i+1
+		for kk := 1; kk <= analysis.MaxRepeatPeriod && k == 0; kk++ {
+			jj := i + kk
+			for jj < len(p.Steps) && alike(p.Steps[jj], p.Steps[jj-kk]) {
+				jj++
 			}
-			continue
+			if jj-i-2*max(pathRunEnds, kk) >= 2 {
+				k, j = kk, jj
+			}
 		}
-		for k := i; k < i+pathRunEnds; k++ {
-			t.Rows = append(t.Rows, row(p.Steps[k]))
+		if n := len(segs); k == 0 && n > 0 && segs[n-1].k == 0 {
+			segs[n-1].end = j
+		} else {
+			segs = append(segs, segment{i, j, k})
 		}
-		hidden := j - i - 2*pathRunEnds
-		t.Rows = append(t.Rows, []any{"…", fmt.Sprintf("%s more %s %s", Thousands(uint64(hidden)),
-			Shorten(p.Steps[i].Edge, MaxNameWidth), Shorten(p.Steps[i].To.Constructor, MaxNameWidth)), nil, nil, nil})
-		for k := j - pathRunEnds; k < j; k++ {
-			t.Rows = append(t.Rows, row(p.Steps[k]))
-		}
+		rows += rowsOf(segment{i, j, k})
 		i = j
+	}
+	emit := func(s segment) {
+		if s.k == 0 {
+			for x := s.start; x < s.end; x++ {
+				t.Rows = append(t.Rows, row(x))
+			}
+			return
+		}
+		ends := max(pathRunEnds, s.k)
+		for x := s.start; x < s.start+ends; x++ {
+			t.Rows = append(t.Rows, row(x))
+		}
+		hidden := s.end - s.start - 2*ends
+		text := fmt.Sprintf("%s more %s", Thousands(uint64(hidden)), hop(p.Steps[s.start]))
+		if s.k > 1 {
+			block := make([]string, s.k)
+			for x := range block {
+				block[x] = hop(p.Steps[s.start+ends+x])
+			}
+			text = fmt.Sprintf("%s more hops of %s", Thousands(uint64(hidden)), strings.Join(block, ", "))
+		}
+		t.Rows = append(t.Rows, []any{"…", text, nil, nil, nil})
+		for x := s.end - ends; x < s.end; x++ {
+			t.Rows = append(t.Rows, row(x))
+		}
+	}
+	// A path of more rows than maxPathRows (hops in no repeating order)
+	// shows its first and last maxPathRows/2 and how many hops between.
+	var front, back []segment
+	cut, resume := len(p.Steps), len(p.Steps) // the hops [cut, resume) are not shown
+	if rows > maxPathRows {
+		budget := maxPathRows / 2
+		for i := 0; i < len(segs) && budget > 0; i++ {
+			sg := segs[i]
+			if sg.k == 0 {
+				sg.end = min(sg.end, sg.start+budget)
+			}
+			front = append(front, sg)
+			budget -= rowsOf(sg)
+			cut = sg.end
+		}
+		budget = maxPathRows / 2
+		for i := len(segs) - 1; i >= 0 && budget > 0; i-- {
+			sg := segs[i]
+			if sg.k == 0 {
+				sg.start = max(sg.start, sg.end-budget)
+			}
+			back = append(back, sg)
+			budget -= rowsOf(sg)
+			resume = sg.start
+		}
+		slices.Reverse(back)
+	}
+	if cut >= resume {
+		for _, sg := range segs {
+			emit(sg)
+		}
+		return t
+	}
+	for _, sg := range front {
+		emit(sg)
+	}
+	t.Rows = append(t.Rows, []any{"…", fmt.Sprintf("%s more hops", Thousands(uint64(resume-cut))), nil, nil, nil})
+	for _, sg := range back {
+		emit(sg)
 	}
 	return t
 }
@@ -430,15 +545,28 @@ func pathTable(p PathJSON) *Table {
 // shows at each end.
 const pathRunEnds = 2
 
-// BuildPaths returns up to k shortest retainer paths of target.
-func BuildPaths(path string, a *analysis.Analysis, target model.NodeIndex, k int) *PathsJSON {
-	g := a.Graph
-	nm := analysis.NewNamer(g, a.DOM)
-	out := &PathsJSON{SchemaVersion: 1, File: path, Target: NewNodeJSON(g, a.Row(nm, target)), Paths: []PathJSON{}}
-	for _, p := range a.Paths(target, analysis.PathOptions{K: k}) {
-		out.Paths = append(out.Paths, newPathJSON(a, nm, p))
+// maxPathRows bounds the rows of a path table, elided runs aside.
+const maxPathRows = 100
+
+// pathsDoc is the `paths --json` output (PathsJSON), built only when it is
+// encoded: the text tables show a few hops of a path through a list of
+// millions, and its JSON, every hop, is gigabytes.
+type pathsDoc struct {
+	file   string
+	a      *analysis.Analysis
+	nm     *analysis.Namer
+	target model.NodeIndex
+	paths  []analysis.Path
+}
+
+// MarshalJSON implements json.Marshaler.
+func (d pathsDoc) MarshalJSON() ([]byte, error) {
+	g := d.a.Graph
+	out := &PathsJSON{SchemaVersion: 1, File: d.file, Target: NewNodeJSON(g, d.a.Row(d.nm, d.target)), Paths: []PathJSON{}}
+	for _, p := range d.paths {
+		out.Paths = append(out.Paths, newPathJSON(d.a, d.nm, p))
 	}
-	return out
+	return json.Marshal(out)
 }
 
 func newPathJSON(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) PathJSON {

@@ -263,7 +263,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 		ex := objectName(a, nm, cl.Representative)
 		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
 		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, Thousands(uint64(cl.Objects)), HumanSize(cl.Retained)),
-			Table: pathTable(newPathJSON(a, nm, cl.Path))}
+			Table: pathTable(a, nm, cl.Path)}
 		r.Sections = append(r.Sections, sec)
 	}
 	internals := ""
@@ -311,7 +311,7 @@ func classLeaksResult(base, target, final Snapshot, names []string, limit int) *
 		}
 		c := rows[i]
 		r.Sections = append(r.Sections, &Section{Heading: fmt.Sprintf("Class %d: %s, %s more instances; the path of its largest in %s",
-			i+1, Shorten(c.Name, MaxNameWidth), Thousands(uint64(c.Kept)), names[2]), Table: pathTable(newPathJSON(a, nm, p))})
+			i+1, Shorten(c.Name, MaxNameWidth), Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p)})
 	}
 	chk := analysis.CheckSeries([]*analysis.Analysis{base.Analysis, target.Analysis, final.Analysis})
 	share := 0.0

@@ -108,10 +108,13 @@ of every class, named Class.field.`,
 		Help: `Take the shortest retainer path of every instance of a class and merge
 the paths into one tree from the root down (Eclipse MAT's "merge shortest
 paths to GC roots"): steps through objects of the same class over the same
-edge share a tree node, and element edges merge whatever their index. Each
+edge share a tree node, and element edges merge whatever their index; a
+hop that repeats the one to three hops before it (a linked list's .next)
+goes back to their nodes, which say how many hops they stand for. Each
 node counts the instances whose path passes there, so the branch holding
 most of them is the one to look at. Rows come depth first, largest branch
-first; -n cuts the tree after that many rows. Any runtime.`,
+first; -n cuts the tree after that many rows, and nodes more than 100
+edges from the root are not shown. Any runtime.`,
 		Args: []Arg{limitArg(100), {Name: "class", Kind: StringArg, Default: "", Required: true,
 			Help: "constructor (class) name of the objects, as the summary shows it (required)"}},
 		Run: runMergedPaths,
@@ -324,15 +327,15 @@ func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []analy
 		}
 		return sec
 	}
-	pj := newPathJSON(a, nm, first.Path)
+	labels := map[int]string{}
 	var ranges []string
-	for i := range pj.Steps {
+	for i := range first.Path.Steps {
 		if gr.Low[i] != gr.High[i] {
-			pj.Steps[i].Edge = edgeRange(a.Graph, gr.Low[i], gr.High[i])
-			ranges = append(ranges, pj.Steps[i].Edge)
+			labels[i] = edgeRange(a.Graph, gr.Low[i], gr.High[i])
+			ranges = append(ranges, labels[i])
 		}
 	}
-	sec.Table = pathTable(pj)
+	sec.Table = labelledPathTable(a, nm, first.Path, labels)
 	sec.Notes = []string{"The shortest retainer path to the tree's root, from the root."}
 	if len(ranks) > 1 {
 		sec.Notes = []string{fmt.Sprintf("The shortest retainer paths to the trees' roots, from the root: they differ only in the index at %s; the objects shown are tree %d's.",
@@ -491,6 +494,13 @@ func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, []str
 	return out, matched, nil
 }
 
+// maxMergedDepth bounds the depth of the merged-paths tree shown. Repeats
+// fold (see analysis.MergedPaths), so real trees are shallow, but a chain
+// of classes in no repeating order is a tree as deep as itself, and a
+// million nested levels are no use to read and overflow the stack of
+// every renderer.
+const maxMergedDepth = 100
+
 func runMergedPaths(c *Context) (*Result, error) {
 	n, err := limit(c, math.MaxInt)
 	if err != nil {
@@ -511,10 +521,19 @@ func runMergedPaths(c *Context) (*Result, error) {
 	tree := &Tree{Columns: []Column{{Key: "edge", Title: "Edge", Kind: Text}, colClass,
 		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
 		{Key: "ends", Title: "Ending here", Kind: Count}, {Key: "example", Title: "Example", Kind: Text}}}
-	shown := min(n, len(merged))
-	// Preorder lists parents before children, so a prefix of it is a tree.
-	nodes := make([]*TreeNode, shown)
-	for i, m := range merged[:shown] {
+	// Preorder lists parents before children, so a prefix of it is a
+	// tree, and so is what is left when the nodes below a depth go.
+	nodes := make([]*TreeNode, len(merged))
+	shown, deep := 0, 0
+	for i, m := range merged {
+		if m.Depth > maxMergedDepth {
+			deep++
+			continue
+		}
+		if shown == n {
+			continue
+		}
+		shown++
 		edge := Shorten(m.Edge, MaxNameWidth)
 		if m.Hops > 1 {
 			edge += fmt.Sprintf(" (up to %s hops)", Thousands(uint64(m.Hops)))
@@ -532,7 +551,11 @@ func runMergedPaths(c *Context) (*Result, error) {
 	r := &Result{
 		Header: []string{fmt.Sprintf("Shortest retainer paths of the %s instances of %s, merged by class and edge",
 			Thousands(uint64(len(targets))), Shorten(name, MaxNameWidth))},
-		Sections: []*Section{{Tree: tree, Notes: shownNote(shown, len(merged), "tree nodes")}},
+		Sections: []*Section{{Tree: tree, Notes: shownNote(shown, len(merged)-deep, "tree nodes")}},
+	}
+	if deep > 0 {
+		r.Sections[0].Notes = append(r.Sections[0].Notes, fmt.Sprintf("%s tree nodes more than %d edges from the root are not shown.",
+			Thousands(uint64(deep)), maxMergedDepth))
 	}
 	if un := len(targets) - reached; un > 0 {
 		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", Thousands(uint64(un)))}

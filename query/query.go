@@ -62,7 +62,8 @@ type Column struct {
 }
 
 // Table is a list of rows; each row has one value per column, of the Go
-// type the column's Kind names.
+// type the column's Kind names, or nil for a cell with no value (shown
+// empty; the sizes of the hops a path table elides).
 type Table struct {
 	Columns []Column
 	Rows    [][]any

@@ -81,7 +81,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 			s.Count, s.ClassRetained})
 		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(a, s, holder, point, class, shape, via, total))}
 		if p := paths[i]; p.Cost >= 0 {
-			sec.Table = pathTable(newPathJSON(a, nm, p))
+			sec.Table = pathTable(a, nm, p)
 			sec.Notes = []string{"The shortest retainer path to the accumulation point, from the root."}
 		} else {
 			sec.Notes = []string{"No retainer path reaches the accumulation point from the roots."}
