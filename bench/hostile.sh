@@ -16,8 +16,9 @@
 #   NODE      node binary for the linked-list snapshots (default node; Node 20 made the issue's)
 #
 # The inputs (about 150 MB on disk) come from `go run ./bench/hostile` (internal/hostile makes the bytes, which
-# the readers' tests and fuzz seeds use too), testdata/, and bench/hostile/linked-list.js (real Node snapshots of
-# a leaking linked list). Needs Go, node, GNU time, mkfifo. Takes a few minutes on 2 cores.
+# the readers' tests and fuzz seeds use too), testdata/, and bench/gen-linkedlist.js (real Node snapshots of
+# a leaking linked list; bench/linkedlist.sh times the 1M and 3M ones). Needs Go, node, GNU time, mkfifo.
+# Takes a few minutes on 2 cores.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,10 +48,9 @@ echo "inputs, outputs and logs: $D; load average: $(cut -d' ' -f1-3 /proc/loadav
 echo "generating the crafted inputs..." >&2
 (cd "$here" && go run ./bench/hostile "$D") || exit 1
 echo "writing the linked-list snapshots (Node $("$NODE" --version))..." >&2
-TAIL20=$("$NODE" "$here/bench/hostile/linked-list.js" 20000 "$D/list20k") || exit 1
-TAIL30=$("$NODE" "$here/bench/hostile/linked-list.js" 15000 "$D/list30k") || exit 1
-rm -f "$D"/list30k-1.heapsnapshot "$D"/list30k-2.heapsnapshot
-: "$TAIL20"
+"$NODE" "$here/bench/gen-linkedlist.js" "$D" 20k 30k >/dev/null || exit 1
+TAIL30=$("$NODE" -p "require('$D/node-list-30k.json').tail_id") || exit 1
+rm -f "$D"/node-list-30k-1-baseline.heapsnapshot "$D"/node-list-30k-2-target.heapsnapshot
 
 # descendants PID: PID and every process below it.
 descendants() {
@@ -146,10 +146,10 @@ no_temps() {
 echo "== case                              exit  first line of stderr                                                         peak RSS     wall    cpu  verdict" >&2
 
 # 12.1 Linked lists: real Node 20 snapshots of a leaking `class Item { next }` list.
-CHECK=list_cpu run "1 leaks, 20k-item list" 0 '"$H" leaks "$D/list20k-1.heapsnapshot" "$D/list20k-2.heapsnapshot" "$D/list20k-3.heapsnapshot" -n 5'
-CHECK=list_cpu run "1 report, 20k-item list" 0 '"$H" report "$D/list20k-3.heapsnapshot" "$D/list20k-1.heapsnapshot" "$D/list20k-2.heapsnapshot" -n 5'
-CHECK=list_cpu run "1 merged-paths, 30k list" 0 '"$H" merged-paths "$D/list30k-3.heapsnapshot" --class Item -n 5'
-CHECK=list_cpu run "1 paths --id tail, 30k list" 0 '"$H" paths "$D/list30k-3.heapsnapshot" --id '"$TAIL30"
+CHECK=list_cpu run "1 leaks, 20k-item list" 0 '"$H" leaks "$D/node-list-20k-1-baseline.heapsnapshot" "$D/node-list-20k-2-target.heapsnapshot" "$D/node-list-20k-3-final.heapsnapshot" -n 5'
+CHECK=list_cpu run "1 report, 20k-item list" 0 '"$H" report "$D/node-list-20k-3-final.heapsnapshot" "$D/node-list-20k-1-baseline.heapsnapshot" "$D/node-list-20k-2-target.heapsnapshot" -n 5'
+CHECK=list_cpu run "1 merged-paths, 30k list" 0 '"$H" merged-paths "$D/node-list-30k-3-final.heapsnapshot" --class Item -n 5'
+CHECK=list_cpu run "1 paths --id tail, 30k list" 0 '"$H" paths "$D/node-list-30k-3-final.heapsnapshot" --id '"$TAIL30"
 
 # 12.2 A derived file is no more readable than its source.
 CHECK=private_mode run "2 sql cache of a 0600 dump" 0 'umask 077; cp "$T/node-basic.heapsnapshot.gz" "$D/private.heapsnapshot.gz"; chmod 600 "$D/private.heapsnapshot.gz"; "$H" sql "$D/private.heapsnapshot.gz" "select 1"'
@@ -182,7 +182,7 @@ WANT="save the dump to a file" run "8 HPROF from a pipe: needs a file" 1 '"$H" i
 
 # 12.9 kill -9 in the middle of a write, then the same write again.
 # The first convert is killed as soon as its temp file appears.
-CHECK=no_temps run "9 convert after a kill -9" 0 '"$H" convert --analyze "$D/list30k-3.heapsnapshot" "$D/killed.db" & for i in $(seq 200); do compgen -G "$D/.killed.db.tmp-*" >/dev/null && break; sleep 0.02; done; kill -9 $!; { wait; } 2>/dev/null; "$H" convert "$T/node-basic.heapsnapshot.gz" "$D/killed.db"'
+CHECK=no_temps run "9 convert after a kill -9" 0 '"$H" convert --analyze "$D/node-list-30k-3-final.heapsnapshot" "$D/killed.db" & for i in $(seq 200); do compgen -G "$D/.killed.db.tmp-*" >/dev/null && break; sleep 0.02; done; kill -9 $!; { wait; } 2>/dev/null; "$H" convert "$T/node-basic.heapsnapshot.gz" "$D/killed.db"'
 
 # 12.10 Stored results that lie, and a sql cache with corrupt pages.
 WANT="results: " run "10 .jsonl retained 2^64-1" 1 '"$H" top -n 5 "$D/retained-max.jsonl"'

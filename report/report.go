@@ -199,6 +199,13 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	if n := len(baselines); n > 0 {
 		bt := baselines[0].A.TotalSize()
 		switch {
+		case leaks != nil && leaks.Matching == analysis.MatchByClass:
+			// Objects cannot be matched by id (a JVM, or not one process):
+			// what the classes kept is all that can be told.
+			r.LeakedSize, r.LeakedSizeBasis = 0, "shallow size of the instances the classes kept since the first baseline (objects not matched by id)"
+			for _, c := range analysis.ClassLeaks(baselines[0].A, baselines[n-1].A, a) {
+				r.LeakedSize += c.KeptSize
+			}
 		case leaks != nil:
 			r.LeakedSize, r.LeakedSizeBasis = 0, "retained size of the leaks found from the baselines"
 			for _, c := range leaks.Clusters {

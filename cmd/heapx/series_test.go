@@ -150,6 +150,19 @@ func TestSeriesOneJVM(t *testing.T) {
 		!strings.Contains(text, ".OPEN           java.util.ArrayList @0xfc016548") || !strings.Contains(text, "this runtime's ids are addresses") {
 		t.Errorf("leaks of one JVM:\n%s", text)
 	}
+	// The report's --fail-over gate counts what the classes kept: the
+	// 2,000 Tickets' shallow size, not 0 for want of matched objects.
+	var rep struct {
+		LeakedSize      uint64 `json:"leaked_size"`
+		LeakedSizeBasis string `json:"leaked_size_basis"`
+	}
+	okJSON(t, &rep, "report", "--json", ticket3, ticket1, ticket2)
+	if rep.LeakedSize < 2000*48 || !strings.Contains(rep.LeakedSizeBasis, "not matched by id") {
+		t.Errorf("report of one JVM: leaked size %d (%s)", rep.LeakedSize, rep.LeakedSizeBasis)
+	}
+	if r := heapx(t, "report", "--fail-over", "100kB", ticket3, ticket1, ticket2); r.code != 1 || !strings.Contains(r.stderr, "--fail-over") {
+		t.Errorf("report --fail-over 100kB of one JVM: exit %d, %s", r.code, r.stderr)
+	}
 }
 
 // Snapshots of different runtimes cannot be compared: exit 1, saying
