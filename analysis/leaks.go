@@ -51,12 +51,14 @@ type LeakCluster struct {
 	// final snapshot. No reported object dominates another, so nothing is
 	// counted twice (memlab's aggregateDominatorMetrics).
 	Retained uint64
-	// Representative is the reported object with the largest retained
-	// size (the one with the shortest trace, then the first in node order
-	// on ties) and Path its retainer path in the final snapshot.
+	// Representative is the reported object of the first of Classes
+	// with the largest retained size (the one with the shortest trace,
+	// then the first in node order on ties) and Path its retainer path in
+	// the final snapshot.
 	Representative model.NodeIndex
 	Path           Path
-	// Classes counts the cluster's objects by class, most first.
+	// Classes counts the cluster's objects by class, the classes of the
+	// most reported objects first (see leakClasses).
 	Classes []LeakClass
 	// Examples are the first LeakOptions.Examples reported objects.
 	Examples []model.NodeIndex
@@ -117,15 +119,20 @@ type LeakResult struct {
 //     matches them, and repeated hops (a linked list's .next.next...)
 //     folded into one (see traceShapes);
 //   - groups are clustered by memlab's trace similarity (traceSimilarity,
-//     threshold 0.8), which joins traces that differ in a property name
-//     (a string-keyed cache's `byToken.tok_1f3a`) or a class on the way.
-//     memlab joins each trace to the first cluster whose representative is
-//     similar enough, in the order it found the objects, so its clusters
-//     change with that order; here the groups are taken largest first
-//     (then in node order) and each joins the first similar cluster, so
-//     the outcome depends only on the snapshot, and a group only starts a
-//     cluster when no larger one is similar: at least as few clusters as
-//     memlab makes.
+//     threshold 0.8) where they hang in the same structure (sameHolders):
+//     traces that differ in a key (a string-keyed cache's
+//     `byToken.tok_1f3a`, a list's next or previous hop) or in the class
+//     of the leaked objects join; structures side by side, which memlab's
+//     similarity alone scores alike when the way to them is long (it
+//     weighs most), stay apart. memlab joins each trace to the first
+//     cluster whose representative is similar enough, in the order it
+//     found the objects, so its clusters change with that order; here the
+//     groups are taken largest first (then in node order) and each joins
+//     the first similar cluster, so the outcome depends only on the
+//     snapshot and a group only starts a cluster when no larger one is
+//     similar. On the leak series of testdata/leaks each leak is one
+//     cluster, where memlab makes one to three of it, and one of two
+//     different leaks (testdata/golden/README.md).
 //
 // With Internals off, clusters whose reported object is the engine's own
 // (an object shape, a "system / ..." object other than a closure context:
@@ -279,7 +286,7 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 			if ci >= maxClusterComparisons {
 				break
 			}
-			if traceSimilarity(clusters[ci].trace, tr) >= similarTraceThreshold {
+			if traceSimilarity(clusters[ci].trace, tr) >= similarTraceThreshold && sameHolders(clusters[ci].trace, tr) {
 				clusters[ci].groups = append(clusters[ci].groups, gi)
 				joined = true
 				break
@@ -297,24 +304,18 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 	}
 	r.Clusters = make([]LeakCluster, len(clusters))
 	hist := make([]map[uint32]LeakClass, len(clusters))
+	tops := make([][]int, len(clusters))
 	for ci, c := range clusters {
 		lc := &r.Clusters[ci]
-		lc.Representative = model.NoNode
-		var tops []int
 		for _, gi := range c.groups {
-			tops = append(tops, groups[gi].tops...)
+			tops[ci] = append(tops[ci], groups[gi].tops...)
 		}
-		sort.Ints(tops)
-		for _, i := range tops {
+		sort.Ints(tops[ci])
+		for _, i := range tops[ci] {
 			clusterOfTop[i] = int32(ci)
 			v := cands[i]
-			ret := final.Dominators.Retained[v]
 			lc.Count++
-			lc.Retained += ret
-			if rep := lc.Representative; rep < 0 || ret > final.Dominators.Retained[rep] ||
-				ret == final.Dominators.Retained[rep] && tree.cost[v] < tree.cost[rep] {
-				lc.Representative = v
-			}
+			lc.Retained += final.Dominators.Retained[v]
 			if len(lc.Examples) < opt.Examples {
 				lc.Examples = append(lc.Examples, v)
 			}
@@ -338,8 +339,23 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 	}
 	for ci := range r.Clusters {
 		lc := &r.Clusters[ci]
-		lc.Path = tree.path(lc.Representative)
 		lc.Classes = leakClasses(final, hist[ci])
+		// The representative is of the cluster's leading class, so it
+		// and its path show what leaked, not an engine object that
+		// joined it (a closure's map, with --internals).
+		lc.Representative = model.NoNode
+		for _, i := range tops[ci] {
+			v := cands[i]
+			if final.Classes.Of[v] != lc.Classes[0].Class {
+				continue
+			}
+			ret := final.Dominators.Retained[v]
+			if rep := lc.Representative; rep < 0 || ret > final.Dominators.Retained[rep] ||
+				ret == final.Dominators.Retained[rep] && tree.cost[v] < tree.cost[rep] {
+				lc.Representative = v
+			}
+		}
+		lc.Path = tree.path(lc.Representative)
 	}
 	sort.SliceStable(r.Clusters, func(a, b int) bool {
 		x, y := &r.Clusters[a], &r.Clusters[b]

@@ -2,9 +2,12 @@ package analysis_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
@@ -140,5 +143,313 @@ func TestLeaksUnstableIDs(t *testing.T) {
 	r := analysis.Leaks(base, target, target, analysis.LeakOptions{})
 	if r.Matching != analysis.MatchByClass || r.IDOverlap != 0 || r.Clusters != nil || r.Leaked != 0 {
 		t.Errorf("%+v", r)
+	}
+}
+
+// leakShapes are the leak series of testdata/gen/make-leak-shapes.js
+// (testdata/leaks/SHAPE-nodeV-{1,2,3}): the leaks the action makes, each
+// as the V8 node names of the objects it leaks (between the baseline and
+// the target) and how many of each.
+var leakShapes = []struct {
+	shape string
+	nodes []string // the Node versions that wrote it
+	leaks []map[string]int
+}{
+	// 4 x 250 listener closures in a module-level Map.
+	{"map-closures", allNodes, []map[string]int{{"onMessage": 1000}}},
+	// 200 Connections in a module-level Set.
+	{"set", allNodes, []map[string]int{{"Connection": 200}}},
+	// 150 Sessions in byToken['tok_<hex>'] with 1-3 CartItems each (300),
+	// and one CartItem more in each of the 40 sessions cached before the
+	// baseline: CartItems whose Session is not leaked.
+	{"cache-object", allNodes, []map[string]int{{"Session": 150, "CartItem": 340}}},
+	// 300 LogEntry in a RequestLog's field array.
+	{"class-field", allNodes, []map[string]int{{"LogEntry": 300}}},
+	// 120 setInterval heartbeats never cleared: each Timeout in the timer
+	// list of their period (older than the baseline) and its closure.
+	{"timers", allNodes, []map[string]int{{"Timeout": 120, "heartbeat": 120}}},
+	// Four leaks side by side in one module's state.
+	{"several", []string{"node20"}, []map[string]int{{"Bucketed": 160}, {"Numbered": 150}, {"onEvent": 50, "Listener": 50}, {"ListNode": 200}}},
+}
+
+var allNodes = []string{"node20", "node22", "node24"}
+
+// memlabShapeLeaks is testdata/golden/leaks/SERIES.memlab-leaks.json.
+type memlabShapeLeaks struct {
+	Clusters []struct {
+		Classes map[string]int `json:"leaked_classes"`
+		IDs     []uint64       `json:"leaked_ids"`
+	} `json:"clusters"`
+	TooLong    int      `json:"too_long"`
+	TooLongIDs []uint64 `json:"too_long_ids"`
+}
+
+// TestLeakShapes checks Leaks on the leak shapes against memlab's
+// find-leaks (testdata/golden/leaks). A leak is a set of named objects
+// the action leaked and the leaked objects they dominate. The first
+// cluster holds a leak and is shown by one of its named objects. Each
+// leak is in clusters of its own and in no more of them than memlab's
+// clusters holding any of its objects (nor than memlab's holding one of
+// its named objects; one where memlab drops all of them for a trace
+// longer than 100 steps). The program's objects of the leaks' clusters
+// (JavaScript objects and closures with a retained size, not the
+// engine's "system / ..." objects but closure contexts) are memlab's,
+// class by class, with those memlab drops; an object memlab clusters
+// outside the leaks is outside them here too. No code object is
+// reported, with --internals either, and the result is the same when
+// computed again.
+func TestLeakShapes(t *testing.T) {
+	for _, sh := range leakShapes {
+		for _, node := range sh.nodes {
+			series := sh.shape + "-" + node
+			t.Run(series, func(t *testing.T) {
+				var as []*analysis.Analysis
+				for k := 1; k <= 3; k++ {
+					a, err := analysis.Analyze(loadFixture(t, fmt.Sprintf("leaks/%s-%d", series, k)), analysis.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					as = append(as, a)
+				}
+				b, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "leaks", series+".memlab-leaks.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var m memlabShapeLeaks
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Fatal(err)
+				}
+				checkLeakShape(t, as, sh.leaks, &m)
+			})
+		}
+	}
+}
+
+func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]int, m *memlabShapeLeaks) {
+	final := as[2]
+	g := final.Graph
+	r := analysis.Leaks(as[0], as[1], final, analysis.LeakOptions{Examples: math.MaxInt32})
+	if again := analysis.Leaks(as[0], as[1], final, analysis.LeakOptions{Examples: math.MaxInt32}); !reflect.DeepEqual(r, again) {
+		t.Errorf("a second run gives another result")
+	}
+	if len(r.Clusters) == 0 {
+		t.Fatal("no leaks")
+	}
+
+	// Each node's cluster: the cluster of the reported object dominating
+	// it, or -1.
+	reported := map[int32]int{}
+	for ci, c := range r.Clusters {
+		for _, v := range c.Examples {
+			reported[v] = ci
+		}
+		if len(c.Examples) != c.Count {
+			t.Fatalf("cluster %d: %d examples of %d reported objects", ci, len(c.Examples), c.Count)
+		}
+	}
+	clusterOf := func(v int32) int {
+		for ; v >= 0; v = final.Dominators.IDom[v] {
+			if ci, ok := reported[v]; ok {
+				return ci
+			}
+		}
+		return -1
+	}
+	ids := func(a *analysis.Analysis) map[uint64]bool {
+		s := map[uint64]bool{}
+		for _, id := range a.Graph.Nodes.ID {
+			s[id] = true
+		}
+		return s
+	}
+	base, target := ids(as[0]), ids(as[1])
+	index := map[uint64]int32{}
+	for v, id := range g.Nodes.ID {
+		index[id] = int32(v)
+	}
+	memlabCluster := map[uint64]int{}
+	for ci, c := range m.Clusters {
+		for _, id := range c.IDs {
+			memlabCluster[id] = ci
+		}
+	}
+	tooLong := map[uint64]bool{}
+	for _, id := range m.TooLongIDs {
+		tooLong[id] = true
+	}
+
+	// The program's objects (as the comparison with memlab counts them)
+	// leaked by the action; the leak of each: its named objects and the
+	// leaked objects they dominate.
+	program := func(v int32) bool {
+		typ, name := g.NodeType(v).Name, g.NodeName(v)
+		return (typ == "object" || typ == "closure") && (!strings.HasPrefix(name, "system / ") || name == "system / Context") &&
+			final.Dominators.Retained[v] > 0 && target[g.Nodes.ID[v]] && !base[g.Nodes.ID[v]]
+	}
+	namedBy := func(v int32) int {
+		if program(v) {
+			for li, l := range leaks {
+				if _, ok := l[g.NodeName(v)]; ok {
+					return li
+				}
+			}
+		}
+		return -1
+	}
+	leakOf := make([]int, g.NumNodes())
+	for v := range leakOf {
+		leakOf[v] = -1
+		if program(int32(v)) {
+			for u := int32(v); u >= 0 && leakOf[v] < 0; u = final.Dominators.IDom[u] {
+				leakOf[v] = namedBy(u)
+			}
+		}
+	}
+
+	// Per leak, the clusters holding its objects (and its named ones), in
+	// heapx and in memlab.
+	type span struct{ all, named map[int]bool }
+	newSpans := func() []span {
+		s := make([]span, len(leaks))
+		for i := range s {
+			s[i] = span{map[int]bool{}, map[int]bool{}}
+		}
+		return s
+	}
+	heapxSpan, memlabSpan := newSpans(), newSpans()
+	found := make([]map[string]int, len(leaks))
+	for i := range found {
+		found[i] = map[string]int{}
+	}
+	leaksIn := map[int]map[int]bool{} // cluster -> the leaks it holds
+	memlabTooLong := make([]bool, len(leaks))
+	for v, id := range g.Nodes.ID {
+		v := int32(v)
+		li := leakOf[v]
+		if li < 0 {
+			continue
+		}
+		named := namedBy(v) == li
+		if ci := clusterOf(v); ci < 0 {
+			t.Errorf("leaked %s @%d is in no cluster", g.NodeName(v), id)
+		} else {
+			heapxSpan[li].all[ci] = true
+			if leaksIn[ci] == nil {
+				leaksIn[ci] = map[int]bool{}
+			}
+			leaksIn[ci][li] = true
+			if named {
+				heapxSpan[li].named[ci] = true
+			}
+		}
+		if named {
+			found[li][g.NodeName(v)]++
+			memlabTooLong[li] = memlabTooLong[li] || tooLong[id]
+		}
+		if ci, ok := memlabCluster[id]; ok {
+			memlabSpan[li].all[ci] = true
+			if named {
+				memlabSpan[li].named[ci] = true
+			}
+		}
+	}
+	for li, l := range leaks {
+		if !reflect.DeepEqual(found[li], l) {
+			t.Errorf("leaked objects in the final snapshot %v, want %v", found[li], l)
+		}
+		h, ml := heapxSpan[li], memlabSpan[li]
+		most, mostNamed := len(ml.all), len(ml.named)
+		if mostNamed == 0 && memlabTooLong[li] {
+			most, mostNamed = 1, 1 // memlab drops it
+		}
+		if len(h.named) > mostNamed || len(h.all) > most || mostNamed == 0 {
+			t.Errorf("leak %v spans %d clusters (%d with its named objects), memlab's %d (%d)", l, len(h.all), len(h.named), len(ml.all), len(ml.named))
+		}
+		t.Logf("leak %v: clusters heapx %d (%d with named objects), memlab %d (%d)", l, len(h.all), len(h.named), len(ml.all), len(ml.named))
+	}
+	for ci, in := range leaksIn {
+		if len(in) > 1 {
+			t.Errorf("cluster %d %v holds %d leaks", ci, r.Clusters[ci].Classes, len(in))
+		}
+	}
+	first := false
+	for li := range leaksIn[0] {
+		first = first || heapxSpan[li].named[0]
+	}
+	if !first {
+		t.Errorf("the first cluster (%v) is not a leak", r.Clusters[0].Classes)
+	}
+
+	// The program's objects in the leaks' clusters, by class: heapx's,
+	// and memlab's with those it leaves out for a trace too long.
+	memlabLeak := map[int]bool{}
+	for _, s := range memlabSpan {
+		for ci := range s.all {
+			memlabLeak[ci] = true
+		}
+	}
+	got, want := map[string]int{}, map[string]int{}
+	for v, id := range g.Nodes.ID {
+		v := int32(v)
+		if !program(v) {
+			continue
+		}
+		class := final.Classes.Name(v)
+		if leaksIn[clusterOf(v)] != nil {
+			got[class]++
+			if tooLong[id] {
+				want[class]++
+			}
+		}
+		if ci, ok := memlabCluster[id]; ok && memlabLeak[ci] {
+			want[class]++
+		}
+		// Objects memlab clusters outside the leaks are outside them
+		// here too.
+		if ci, ok := memlabCluster[id]; ok && !memlabLeak[ci] {
+			if leaksIn[clusterOf(v)] != nil {
+				t.Errorf("%s @%d: in memlab's cluster %d %v, in heapx's leak", g.NodeName(v), id, ci, m.Clusters[ci].Classes)
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the leaks' objects by class: %v\nmemlab's (with %d too long to trace): %v", got, m.TooLong, want)
+	}
+	// The clusters' own class counts say the same.
+	own := map[string]int{}
+	for ci, c := range r.Clusters {
+		if leaksIn[ci] == nil {
+			continue
+		}
+		for _, x := range c.Classes {
+			if _, ok := got[x.Name]; ok {
+				own[x.Name] += x.Count
+			}
+		}
+	}
+	if !reflect.DeepEqual(own, got) {
+		t.Errorf("the leaks' clusters count %v", own)
+	}
+
+	// No code object, with the engine's own objects either; a leak comes
+	// first with them too, shown by one of its named objects, not by an
+	// engine object that joined it.
+	ri := analysis.Leaks(as[0], as[1], final, analysis.LeakOptions{Internals: true, Examples: math.MaxInt32})
+	for _, res := range []*analysis.LeakResult{r, ri} {
+		if rep := res.Clusters[0].Representative; namedBy(rep) < 0 {
+			t.Errorf("the first cluster's representative is %s @%d", g.NodeName(rep), g.Nodes.ID[rep])
+		}
+		for _, c := range res.Clusters {
+			for _, x := range c.Classes {
+				if x.Name == "(compiled code)" {
+					t.Errorf("cluster %v reports code", c.Classes)
+				}
+			}
+			for _, v := range c.Examples {
+				if g.NodeType(v).Name == "code" {
+					t.Errorf("reported object %s @%d is code", g.NodeName(v), g.Nodes.ID[v])
+				}
+			}
+		}
 	}
 }

@@ -356,3 +356,36 @@ func sameTraceElem(t1, t2 []traceElem, i int) bool {
 	}
 	return a.numeric == b.numeric && a.name == b.name
 }
+
+// sameHolders reports whether two similar traces can be one leak: they
+// differ only in keys, so the objects hang in the same structure. An edge
+// may differ in its name, not its type (a key of a cache object, the next
+// or the previous hop of a list), where the nodes it leads to are alike;
+// the leaked objects at the ends may differ in class where nothing else
+// differs but the edge into them (the values of one Map or one cache
+// object, of two classes); every other node must be alike, up to the end
+// of the shorter trace.
+//
+// memlab's similarity alone weighs the trace from the root most, so two
+// structures side by side (`exports.buckets[3][8]` and `exports.byNum`)
+// share a long prefix and score above its threshold: whether memlab keeps
+// them apart depends on which trace it met first (a longer one, of an
+// object they hold, scores lower). Separate structures are separate leaks
+// to a user, so they are kept apart here whatever the order.
+func sameHolders(t1, t2 []traceElem) bool {
+	keys, lastKey := 0, -1 // edges that differ, and where the last one is
+	for i := 0; i < min(len(t1), len(t2)); i++ {
+		switch {
+		case sameTraceElem(t1, t2, i):
+		case t1[i].edge && t2[i].edge && t1[i].typ == t2[i].typ:
+			keys, lastKey = keys+1, i
+		case t1[i].edge:
+			return false // another kind of reference
+		case i != len(t1)-1 || i != len(t2)-1:
+			return false // a node on the way
+		case keys > 1 || keys == 1 && lastKey != i-1:
+			return false // the leaked objects, in different places
+		}
+	}
+	return true
+}

@@ -101,3 +101,55 @@ func TestTraceShapesFoldRepeats(t *testing.T) {
 		t.Errorf("a b c a folded to %d (depth %d)", y, s.depth[y])
 	}
 }
+
+// TestSameHolders checks which similar traces are one leak, on traces
+// written as in a path table: nodes and edges alternate from the root,
+// ".name" a property, "[]" an element (any index).
+func TestSameHolders(t *testing.T) {
+	tr := func(s string) []traceElem {
+		var out []traceElem
+		for i, f := range strings.Fields(s) {
+			switch {
+			case i%2 == 0:
+				out = append(out, traceElem{name: f})
+			case f == "[]":
+				out = append(out, traceElem{edge: true, typ: 1, numeric: true})
+			default:
+				out = append(out, traceElem{edge: true, typ: 2, name: f})
+			}
+		}
+		return out
+	}
+	const exports = "root .2 global .process process .mainModule Module .exports Object"
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		// Keys of one cache object; a CartItem of a session that is not
+		// leaked, in the same cache.
+		{".byToken Object .tok_1 Session", ".byToken Object .tok_2 Session", true},
+		{".byToken Object .tok_1 Session", ".byToken Object .tok_2 Session .cart Array [] CartItem", true},
+		// The values of one cache object or one Map, of two classes.
+		{".byToken Object .tok_1 Session", ".byToken Object .tok_2 Guest", true},
+		{".m Map .table Array [] Foo", ".m Map .table Array [] Bar", true},
+		// The next and the previous hops of a list.
+		{".list List ._idleNext Timeout", ".list List ._idlePrev Timeout", true},
+		// Structures side by side: an array of arrays and an object; two
+		// arrays of different classes; an array and an array of arrays.
+		{".buckets Array [] Array [] Bucketed", ".byNum Object .100 Numbered", false},
+		{".listA Array [] Foo", ".listB Array [] Bar", false},
+		{".buckets Array [] Array [] Bucketed", ".others Array [] Other", false},
+		// Another kind of reference to another object.
+		{".bus Emitter ._events Object .evt0 Array", ".bus Emitter ._events Object [] Array", false},
+	} {
+		a, b := tr(exports+" "+c.a), tr(exports+" "+c.b)
+		if got := sameHolders(a, b); got != c.same || sameHolders(b, a) != got {
+			t.Errorf("%s | %s: %v, want %v", c.a, c.b, got, c.same)
+		}
+		// All are similar by memlab's measure: the shared way to the
+		// module's exports weighs most.
+		if traceSimilarity(a, b) < similarTraceThreshold {
+			t.Errorf("%s | %s: similarity %.2f", c.a, c.b, traceSimilarity(a, b))
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
@@ -185,6 +186,9 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	if err := runAll(tasks); err != nil {
 		return nil, err
 	}
+	// With two or more baselines, memlab's leak detection leads: it names
+	// the objects that leaked, where the suspects say what is large.
+	sort.SliceStable(slots, func(i, j int) bool { return slots[i].key == "leaks" && slots[j].key != "leaks" })
 	for _, sl := range slots {
 		r.add(sl.key, sl.title, sl.res)
 	}

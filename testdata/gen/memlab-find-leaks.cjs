@@ -36,10 +36,14 @@ const {LeakTraceFilter} = req('@memlab/core/dist/lib/trace-filters/LeakTraceFilt
   analysis.filterLeakedObjects(leaked, snapshot);
   const traceFilter = new LeakTraceFilter();
   const paths = [];
+  const tooLong = [];
   utils.applyToNodes(leaked, snapshot, node => {
     const p = finder.getPathToGCRoots(snapshot, node);
     if (p == null || !traceFilter.filter(p, {config, leakedNodeIds: leaked, snapshot})) return;
-    if (utils.getLeakTracePathLength(p) > 100) return;
+    if (utils.getLeakTracePathLength(p) > 100) {
+      tooLong.push(node.id);
+      return;
+    }
     paths.push(p);
   }, {reverse: true});
   const clusters = NormalizedTrace.clusterPaths(paths, snapshot, utils.aggregateDominatorMetrics);
@@ -68,6 +72,10 @@ const {LeakTraceFilter} = req('@memlab/core/dist/lib/trace-filters/LeakTraceFilt
     leaked_before_filter: leakedBeforeFilter,
     leaked_after_filter: leaked.size,
     traces: paths.length,
+    // Leaked objects memlab drops because their trace is longer than 100 steps (in no cluster).
+    too_long: tooLong.length,
+    too_long_classes: histogram(tooLong),
+    too_long_ids: tooLong.sort((a, b) => a - b),
     clusters: clusters.map(c => ({
       count: c.count,
       retained_size: c.retainedSize,
