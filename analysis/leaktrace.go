@@ -200,10 +200,14 @@ func representsNumber(name string) bool {
 func (s *traceShapes) extend(p int32, st traceStep) int32 {
 	// st completes a repeat of the block of k steps before it: fold it
 	// into that block.
-	for k := 1; k <= maxPeriod && int(s.depth[p]) >= 2*k-1; k++ {
-		if s.repeats(p, st, k) {
-			return s.ancestor(p, k-1)
+	stepBack := func(i int) traceStep { // i steps back from st
+		if i == 0 {
+			return st
 		}
+		return s.step[s.ancestor(p, i-1)]
+	}
+	if k := repeatPeriod(int(s.depth[p]), func(i, j int) bool { return stepBack(i) == stepBack(j) }); k > 0 {
+		return s.ancestor(p, k-1)
 	}
 	key := trieKey{p, st}
 	if c, ok := s.child[key]; ok {
@@ -215,21 +219,6 @@ func (s *traceShapes) extend(p int32, st traceStep) int32 {
 	s.depth = append(s.depth, s.depth[p]+1)
 	s.child[key] = c
 	return c
-}
-
-// repeats reports whether st and the last k-1 steps of p repeat the k
-// steps before those: with p = s1..sm, whether sm-k+2..sm,st equals
-// sm-2k+2..sm-k+1 (p must be at least 2k-1 steps deep).
-func (s *traceShapes) repeats(p int32, st traceStep, k int) bool {
-	if s.step[s.ancestor(p, k-1)] != st {
-		return false
-	}
-	for i := 0; i < k-1; i++ {
-		if s.step[s.ancestor(p, i)] != s.step[s.ancestor(p, i+k)] {
-			return false
-		}
-	}
-	return true
 }
 
 // ancestor returns the trie node i levels above p.

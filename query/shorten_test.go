@@ -1,9 +1,10 @@
 package query
 
 import (
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // TestShorten: names are cut to the width, a dump's escape sequences and
@@ -26,14 +27,12 @@ func TestShorten(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("日", 100<<20/3)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	got := Shorten(long, MaxNameWidth)
-	runtime.ReadMemStats(&after)
+	var got string
+	a := testfixtures.Allocated(func() { got = Shorten(long, MaxNameWidth) })
 	if got != strings.Repeat("日", MaxNameWidth-1)+"…" {
 		t.Errorf("Shorten of 100 MB = %q", got)
 	}
-	if a := after.TotalAlloc - before.TotalAlloc; a > 64<<10 {
+	if a > 64<<10 {
 		t.Errorf("Shorten of 100 MB allocated %d bytes", a)
 	}
 }

@@ -11,16 +11,8 @@ import (
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/internal/hostile"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // TestSuperclassCycle checks that classes extending each other in a cycle
 // are an error that says so, found for a cost linear in the fields (issue
@@ -37,7 +29,7 @@ func TestSuperclassCycle(t *testing.T) {
 	} {
 		data := hostile.SuperclassCycle(c.classes, c.fields)
 		var err error
-		mem := allocated(func() { _, err = readBytes(t, data) })
+		mem := testfixtures.Allocated(func() { _, err = readBytes(t, data) })
 		var fe *formats.FormatError
 		if !errors.As(err, &fe) || fe.Msg != c.msg {
 			t.Fatalf("%d classes: %v, want %q", c.classes, err, c.msg)
@@ -60,7 +52,7 @@ func TestSuperclassChain(t *testing.T) {
 	const classes, fields = 5000, 2
 	data := hostile.SuperclassChain(classes, fields)
 	var g any
-	mem := allocated(func() {
+	mem := testfixtures.Allocated(func() {
 		gr, err := readBytes(t, data)
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -13,16 +12,8 @@ import (
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/internal/hostile"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // TestDeclaredLength reads the crafted dump of issue 12.3, a Node message
 // declared 2 GB long whose zeros inflate from almost nothing: the reader
@@ -35,7 +26,7 @@ func TestDeclaredLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	mem := allocated(func() { _, err = Read(bytes.NewReader(in.Bytes()), "bomb", Options{}) })
+	mem := testfixtures.Allocated(func() { _, err = Read(bytes.NewReader(in.Bytes()), "bomb", Options{}) })
 	var fe *formats.FormatError
 	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "malformed protobuf field") {
 		t.Fatalf("%v, want a malformed field", err)

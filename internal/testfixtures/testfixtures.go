@@ -16,6 +16,16 @@ import (
 	"github.com/heapx/heapx/model"
 )
 
+// Allocated returns the bytes f allocates, for tests that bound what a
+// read or a rendering costs.
+func Allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
 // Dir is the repository's testdata directory.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
