@@ -51,8 +51,15 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dis
 	nc := len(cls.Names)
 	row := make([]int32, nc) // class -> row index + 1
 	var rows []ClassSummary
+	// Other runtimes' roots group the GC roots and can have a size
+	// (Firefox's JS::ubi::RootList has 1 byte): a row for the root would
+	// top every summary at 100%. V8's root has none, as DevTools expects.
+	root := -1
+	if !isV8(g) {
+		root = int(g.Root)
+	}
 	for i := 0; i < n; i++ {
-		if self[i] == 0 {
+		if self[i] == 0 || i == root {
 			continue
 		}
 		c := cls.Of[i]

@@ -282,8 +282,12 @@ func runSummary(c *Context) (*Result, error) {
 	r.Notes = []string{fmt.Sprintf("%d of %s classes; total size %s (%s bytes)",
 		len(s.Classes), Thousands(uint64(s.ClassCount)), HumanSize(s.TotalSize), Thousands(s.TotalSize))}
 	if u := s.Unreachable; u.Count > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%s objects (%s) are unreachable from the roots; they are counted above, as DevTools counts them (see --unreachable)",
-			Thousands(uint64(u.Count)), HumanSize(u.Size)))
+		as := ", as DevTools counts them"
+		if s.Policy != analysis.DevToolsPolicy.Name {
+			as = ""
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("%s objects (%s) are unreachable from the roots; they are counted above%s (see --unreachable)",
+			Thousands(uint64(u.Count)), HumanSize(u.Size), as))
 	}
 	return r, nil
 }

@@ -371,6 +371,9 @@ func TestConvertToV8ShowsHeapxNumbers(t *testing.T) {
 			// Classes DevTools splits off one of heapx's add up to it.
 			split := map[string]query.ClassJSON{}
 			for _, w := range want.TopConstructors {
+				if w.Name == "(synthetic)" {
+					continue // the root: heapx's Summary lists no row for another runtime's root
+				}
 				hc := heapxClass(w.Name)
 				h := byName[hc]
 				if hc == "Object" && c.renamed["{…}"] == "Object" {
