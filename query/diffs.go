@@ -195,11 +195,27 @@ func checkedRun(c *Context, name, expected string, run func(c *Context) (*Result
 	return r, nil
 }
 
-// DiffResult runs the diff query's analysis and lays it out.
-func DiffResult(base, target Snapshot, limit int) (*Result, error) {
+// DiffResult runs the diff query's analysis and lays it out. With
+// changedOnly, classes whose count and size did not change (as many
+// objects new as deleted, of the same size) are left out: in a report they
+// are noise, chiefly Node's embedder objects, which get new ids in every
+// snapshot; DevTools' Comparison view, and heapx diff, list them.
+func DiffResult(base, target Snapshot, limit int, changedOnly bool) (*Result, error) {
 	d := analysis.Diff(base.Analysis, target.Analysis)
 	if d == nil {
 		return nil, fmt.Errorf("diff needs class names in both snapshots")
+	}
+	replaced := 0
+	if changedOnly {
+		kept := d.Classes[:0:0]
+		for _, c := range d.Classes {
+			if c.Delta == 0 && c.SizeDelta == 0 {
+				replaced++
+				continue
+			}
+			kept = append(kept, c)
+		}
+		d.Classes = kept
 	}
 	t := &Table{Columns: []Column{colClass, {Key: "new", Title: "# New", Kind: Count}, {Key: "deleted", Title: "# Deleted", Kind: Count},
 		{Key: "delta", Title: "# Delta", Kind: Delta}, {Key: "alloc_size", Title: "Alloc. size", Kind: Bytes},
@@ -222,6 +238,10 @@ func DiffResult(base, target Snapshot, limit int) (*Result, error) {
 	r.Notes = []string{matchingNote(d.Matching, d.Pair.SameShare(), d.Pair.IDs),
 		fmt.Sprintf("%d of %s changed classes; %s; total %s -> %s", len(rows), Thousands(uint64(len(d.Classes))), objects,
 			HumanSize(base.Analysis.TotalSize()), HumanSize(target.Analysis.TotalSize()))}
+	if replaced > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("Not shown: %s classes whose objects were only replaced, as many new as deleted and of the same size (heapx diff shows them).",
+			Thousands(uint64(replaced))))
+	}
 	return r, nil
 }
 
@@ -231,7 +251,7 @@ func runDiff(c *Context) (*Result, error) {
 		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
 	}
 	return checkedRun(c, "diff", "BASE, then TARGET taken after it", func(c *Context) (*Result, error) {
-		return DiffResult(c.Snapshots[0], c.Snapshots[1], n)
+		return DiffResult(c.Snapshots[0], c.Snapshots[1], n, false)
 	})
 }
 

@@ -159,7 +159,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 			})
 		}
 		part("diff", "Comparison with the last baseline", func() (*query.Result, error) {
-			return query.DiffResult(lastSn, sn, opt.Rows)
+			return query.DiffResult(lastSn, sn, opt.Rows, true)
 		})
 		part("growth", "Growing at every snapshot", func() (*query.Result, error) {
 			series := make([]*analysis.Analysis, 0, n+1)
