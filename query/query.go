@@ -11,6 +11,7 @@
 package query
 
 import (
+	"slices"
 	"fmt"
 	"sort"
 	"sync"
@@ -67,6 +68,23 @@ type Column struct {
 type Table struct {
 	Columns []Column
 	Rows    [][]any
+}
+
+// Shown returns the indexes of the columns a reader needs: all but the
+// text columns that are empty in every row (a suspects table's Shape on a
+// heap without generic objects). Text and HTML show these; JSON and CSV
+// keep every column, as their contract says.
+func (t *Table) Shown() []int {
+	var out []int
+	for i, c := range t.Columns {
+		if c.Kind == Text && len(t.Rows) > 0 && !slices.ContainsFunc(t.Rows, func(r []any) bool {
+			return i < len(r) && FormatValue(c.Kind, r[i]) != ""
+		}) {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // Tree is a forest of rows with children (dominator trees, merged paths).

@@ -38,19 +38,23 @@ func sections(res *query.Result) []htmlSection {
 	for _, s := range res.Sections {
 		hs := htmlSection{Heading: s.Heading, Notes: s.Notes}
 		var cols []query.Column
+		var shown []int
 		if s.Table != nil {
-			cols = s.Table.Columns
+			cols, shown = s.Table.Columns, s.Table.Shown()
 		} else if s.Tree != nil {
 			cols = s.Tree.Columns
+			for i := range cols {
+				shown = append(shown, i)
+			}
 		}
-		for _, c := range cols {
-			hs.Header = append(hs.Header, htmlCell{Text: c.Title, Numeric: c.Kind != query.Text})
+		for _, i := range shown {
+			hs.Header = append(hs.Header, htmlCell{Text: cols[i].Title, Numeric: cols[i].Kind != query.Text})
 		}
 		row := func(vals []any, depth int) []htmlCell {
-			cells := make([]htmlCell, len(cols))
-			for i, c := range cols {
+			cells := make([]htmlCell, len(shown))
+			for j, i := range shown {
 				if i < len(vals) {
-					cells[i] = htmlCell{Text: query.FormatValue(c.Kind, vals[i]), Numeric: c.Kind != query.Text}
+					cells[j] = htmlCell{Text: query.FormatValue(cols[i].Kind, vals[i]), Numeric: cols[i].Kind != query.Text}
 				}
 			}
 			if len(cells) > 0 {

@@ -28,8 +28,11 @@ func writeText(w io.Writer, r *query.Result) error {
 				b.WriteString(termtext.Clean(s.Heading) + "\n")
 			}
 		}
-		if err := sectionTable(s).write(&b); err != nil {
-			return err
+		// A table without rows is left out: its notes say why.
+		if s.Table == nil || len(s.Table.Rows) > 0 {
+			if err := sectionTable(s).write(&b); err != nil {
+				return err
+			}
 		}
 		writeNotes(&b, s.Notes)
 	}
@@ -74,25 +77,30 @@ func writeNotes(b *strings.Builder, notes []string) {
 // whose first column is indented by depth.
 func sectionTable(s *query.Section) *table {
 	var cols []query.Column
+	var shown []int
 	switch {
 	case s.Table != nil:
-		cols = s.Table.Columns
+		cols, shown = s.Table.Columns, s.Table.Shown()
 	case s.Tree != nil:
 		cols = s.Tree.Columns
+		for i := range cols {
+			shown = append(shown, i)
+		}
 	}
-	header := make([]string, len(cols))
-	for i, c := range cols {
-		header[i] = c.Title
+	header := make([]string, len(shown))
+	for j, i := range shown {
+		c := cols[i]
+		header[j] = c.Title
 		if isNumeric(c.Kind) {
-			header[i] = ">" + c.Title
+			header[j] = ">" + c.Title
 		}
 	}
 	t := newTable(header...)
 	cells := func(prefix string, vals []any) []string {
-		out := make([]string, len(cols))
-		for i, c := range cols {
+		out := make([]string, len(shown))
+		for j, i := range shown {
 			if i < len(vals) {
-				out[i] = query.FormatValue(c.Kind, vals[i])
+				out[j] = query.FormatValue(cols[i].Kind, vals[i])
 			}
 		}
 		if len(out) > 0 {
