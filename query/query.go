@@ -11,8 +11,8 @@
 package query
 
 import (
-	"slices"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
