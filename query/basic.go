@@ -1,8 +1,11 @@
 package query
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -552,9 +555,10 @@ const pathRunEnds = 2
 // maxPathRows bounds the rows of a path table, elided runs aside.
 const maxPathRows = 100
 
-// pathsDoc is the `paths --json` output (PathsJSON), built only when it is
-// encoded: the text tables show a few hops of a path through a list of
-// millions, and its JSON, every hop, is gigabytes.
+// pathsDoc is the `paths --json` output (PathsJSON), written only when it
+// is encoded and a step at a time (StreamJSON): the text tables show a few
+// hops of a path through a list of millions, and its JSON, every hop, is
+// gigabytes, which must not be built in memory first.
 type pathsDoc struct {
 	file   string
 	a      *analysis.Analysis
@@ -563,27 +567,78 @@ type pathsDoc struct {
 	paths  []analysis.Path
 }
 
-// MarshalJSON implements json.Marshaler.
-func (d pathsDoc) MarshalJSON() ([]byte, error) {
-	g := d.a.Graph
-	out := &PathsJSON{SchemaVersion: 1, File: d.file, Target: NewNodeJSON(g, d.a.Row(d.nm, d.target)), Paths: []PathJSON{}}
-	for _, p := range d.paths {
-		out.Paths = append(out.Paths, newPathJSON(d.a, d.nm, p))
-	}
-	return json.Marshal(out)
+// JSONStreamer is a JSON document too large to build in memory: it writes
+// itself to w, indented as json.Encoder with SetIndent("", "  ") would
+// write it (a final newline included), one small piece at a time.
+type JSONStreamer interface {
+	StreamJSON(w io.Writer) error
 }
 
-func newPathJSON(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) PathJSON {
-	g := a.Graph
-	node := func(n model.NodeIndex) NodeJSON { return NewNodeJSON(g, a.Row(nm, n)) }
-	pj := PathJSON{Distance: p.Cost, System: p.System, Root: node(g.Root), Steps: make([]StepJSON, 0, len(p.Steps))}
-	for _, s := range p.Steps {
-		pj.Steps = append(pj.Steps, StepJSON{
-			EdgeType: g.EdgeType(s.Edge).Name, EdgeName: g.EdgeName(s.Edge),
-			Edge: analysis.EdgeString(g, s.Edge), To: node(s.To),
-		})
+// MarshalJSON implements json.Marshaler.
+func (d pathsDoc) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := d.StreamJSON(&b)
+	return b.Bytes(), err
+}
+
+// StreamJSON implements JSONStreamer: PathsJSON, a step at a time.
+func (d pathsDoc) StreamJSON(w io.Writer) error {
+	g := d.a.Graph
+	node := func(n model.NodeIndex) NodeJSON { return NewNodeJSON(g, d.a.Row(d.nm, n)) }
+	bw := bufio.NewWriter(w)
+	var err error
+	put := func(s string) {
+		if err == nil {
+			_, err = bw.WriteString(s)
+		}
 	}
-	return pj
+	val := func(v any, depth int) {
+		b, e := json.MarshalIndent(v, strings.Repeat("  ", depth), "  ")
+		if e != nil && err == nil {
+			err = e
+		}
+		put(string(b))
+	}
+	put("{\n  \"schema_version\": 1,\n  \"file\": ")
+	val(d.file, 1)
+	put(",\n  \"target\": ")
+	val(node(d.target), 1)
+	put(",\n  \"paths\": [")
+	for i, p := range d.paths {
+		if i > 0 {
+			put(",")
+		}
+		put("\n    {\n      \"distance\": ")
+		val(p.Cost, 3)
+		put(",\n      \"system\": ")
+		val(p.System, 3)
+		put(",\n      \"root\": ")
+		val(node(g.Root), 3)
+		put(",\n      \"steps\": [")
+		for j, s := range p.Steps {
+			if j > 0 {
+				put(",")
+			}
+			put("\n        ")
+			val(newStepJSON(g, node, s), 4)
+		}
+		if len(p.Steps) > 0 {
+			put("\n      ")
+		}
+		put("]\n    }")
+	}
+	if len(d.paths) > 0 {
+		put("\n  ")
+	}
+	put("]\n}\n")
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func newStepJSON(g *model.Graph, node func(model.NodeIndex) NodeJSON, s analysis.PathStep) StepJSON {
+	return StepJSON{EdgeType: g.EdgeType(s.Edge).Name, EdgeName: g.EdgeName(s.Edge), Edge: analysis.EdgeString(g, s.Edge), To: node(s.To)}
 }
 
 // classSuggestions returns up to n class names of a that look like what

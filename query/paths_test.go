@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/bits"
@@ -79,6 +80,24 @@ func TestPathsQueryLinkedList(t *testing.T) {
 	}
 	if p := doc.Paths[0]; p.Steps[2].EdgeName != "head" || p.Steps[2].EdgeType != "property" || p.Steps[2].To.ID != 84391 || p.Distance != 20102 {
 		t.Errorf("path 1: %+v, distance %d", p.Steps[2], p.Distance)
+	}
+
+	// Streamed a step at a time, it is what json.Encoder writes for the
+	// whole document, byte for byte (about 24 MB of JSON here).
+	var streamed, encoded bytes.Buffer
+	if err := query.Encode(r, nil).(query.JSONStreamer).StreamJSON(&streamed); err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(&encoded)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(streamed.Bytes(), encoded.Bytes()) {
+		t.Errorf("streamed JSON (%d bytes) differs from the encoder's (%d bytes)", streamed.Len(), encoded.Len())
+	}
+	if streamed.Len() < 20<<20 {
+		t.Errorf("%d bytes of JSON", streamed.Len())
 	}
 }
 

@@ -186,6 +186,9 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 
 // writeJSON prints v as indented JSON followed by a newline.
 func writeJSON(w io.Writer, v any) error {
+	if s, ok := v.(query.JSONStreamer); ok {
+		return s.StreamJSON(w) // too large to build first (paths through a long list)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
