@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -31,7 +32,11 @@ const NoClass = ^uint32(0)
 type SuspectField struct {
 	Owner model.NodeIndex // the object the field belongs to
 	Edge  uint32          // the field: an edge of Owner
-	Count int             // the accumulated objects whose shortest path runs through the field
+	// Count is how many of the accumulated objects the field holds:
+	// those whose shortest path runs through it, or for a shared
+	// accumulation those its structure holds; a linked list's field
+	// holds its head, and Count is the list's items.
+	Count int
 	// Base and Access say how a program names Owner, where its shortest
 	// path reaches it from a JavaScript global object or a Java class
 	// over a few named fields (globalThis.fixture.customers): Base is the
@@ -83,6 +88,21 @@ type Suspect struct {
 	// their roots' class), of DetachedNodes nodes in all.
 	Detached      bool
 	DetachedNodes int
+	// Links is set when the accumulation is a linked list: Point is its
+	// head, of Class, and Links the edges from it to the next item and
+	// on through one block of the hops that repeat (one edge in a list
+	// of one class, two in a list of two classes in turn); every item
+	// after them is reached over the same edges in turn. Count is the
+	// items from the head to the tail, ClassRetained the head's
+	// retained size (the whole list).
+	Links []uint32
+	// Shared says that no object dominates the accumulated objects:
+	// several structures hold each of them (jshell's list pts and map
+	// byDist hold the same 50,000 Points), each named in Fields with the
+	// objects it holds. Holder and Point are the structure holding the
+	// most, and Retained, its retained size, leaves the objects out: no
+	// one object frees them.
+	Shared bool
 }
 
 // LeakSuspects finds where the memory of the heap accumulates in objects
@@ -117,6 +137,16 @@ type Suspect struct {
 //     is the one holding the point;
 //   - a generic class ("Object") is described by its objects' commonest
 //     shape, as the shapes inspection groups them;
+//   - a linked list held by its head is a chain of dominators, which
+//     the walk goes down item by item without ever finding a point: a
+//     chain that ends in hops repeating a block of up to MaxRepeatPeriod
+//     hops (.next into Item; .next into Item, then into Link), as paths
+//     fold them, is a list, followed to its tail (see lists), unless one
+//     item holds most of its memory apart from the items after it;
+//   - objects of one class that no object dominates (two structures
+//     hold each of them, so they hang under the root) are a shared
+//     suspect when one structure holds at least half of them; the
+//     structures that do are named (see shared);
 //   - detached DOM trees held by one object (looked through to a
 //     collection) are a suspect when they retain a tenth of Threshold:
 //     detached DOM is garbage the page still holds, a leak by definition
@@ -130,14 +160,16 @@ type Suspect struct {
 // objects, internal arrays, Blink's and Node's C++ objects, SpiderMonkey
 // shapes and scripts) are never holders nor accumulated classes. MAT also
 // groups the root's dominator-tree children by class ("2,560 instances of
-// Function"); no single object frees those, so with nothing to act on
-// they are not reported. "No suspect" is an answer: the heap holds no
-// accumulation that large.
+// Function"); where no structure of the program holds most of them there
+// is nothing to act on, and they are not reported. "No suspect" is an
+// answer: the heap holds no accumulation that large.
 //
-// Results are sorted by retained size, largest first. The passes are one
-// over the dominator column for the nodes above the threshold, one more
-// per collection looked through, and the walks up the shortest-path tree
-// from the accumulated objects.
+// Results are sorted by retained size (a shared suspect's: its objects'),
+// largest first. The passes are a few over the dominator column, one
+// over the nodes above the threshold and the items of each list, one
+// more per collection looked through, one over the edges when a shared
+// accumulation is tried, and the walks up the shortest-path tree from
+// the accumulated objects; the memory, a few columns of the node count.
 func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
 	if a.Classes == nil {
 		return nil
@@ -159,7 +191,13 @@ func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
 	if f.memo != nil {
 		f.a.sc.put(f.memo)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Retained > out[j].Retained })
+	size := func(s Suspect) uint64 {
+		if s.Shared {
+			return s.ClassRetained
+		}
+		return s.Retained
+	}
+	sort.SliceStable(out, func(i, j int) bool { return size(out[i]) > size(out[j]) })
 	return out
 }
 
@@ -330,28 +368,61 @@ type classGroup struct {
 	retained uint64
 	largest  uint64          // the largest retained size among them
 	example  model.NodeIndex // one of them
-	try      bool            // it could be a point's accumulation
+	try      bool            // it could be a point's accumulation, or a shared one
 	nodes    []int32         // all of them, when try
 }
 
-// accumulations finds the suspects at accumulation points: at most one
-// per point, the one whose objects retain the most.
+// bigDrop reports whether part keeps at least BigDrop of whole: the walk
+// down the dominator tree goes on, and a group with such a member is no
+// accumulation.
+func (f *suspectFinder) bigDrop(part, whole uint64) bool {
+	return float64(part) >= f.opt.BigDrop*float64(whole)
+}
+
+// chained reports whether v continues the chain of p (p is v's immediate
+// dominator): p is at or above the threshold and may be walked down, and
+// v is p's largest dominated child (biggest, see accumulations) and keeps
+// BigDrop of it.
+func (f *suspectFinder) chained(biggest []int32, p, v model.NodeIndex) bool {
+	dom := f.a.Dominators
+	return p >= 0 && !f.isOpaque(p) && dom.Retained[p] >= f.min && biggest[p] == v+1 && f.bigDrop(dom.Retained[v], dom.Retained[p])
+}
+
+// accumulations finds the suspects at accumulation points (at most one
+// per point, the one whose objects retain the most), the linked lists
+// the walk down leads into (lists) and the accumulations no object
+// dominates (shared).
 func (f *suspectFinder) accumulations() []found {
 	a, dom := f.a, f.a.Dominators
-	bigDrop := func(part, whole uint64) bool { return float64(part) >= f.opt.BigDrop*float64(whole) }
-	// Candidates: every node at or above the threshold, with its largest
-	// dominated child and the class groups of its dominated children.
-	slot := map[model.NodeIndex]int{}
-	var cands []model.NodeIndex
-	for v, r := range dom.Retained {
-		if r >= f.min {
-			slot[model.NodeIndex(v)] = len(cands)
-			cands = append(cands, model.NodeIndex(v))
+	n := f.g.NumNodes()
+	// biggest[v] is 1 + v's largest dominated child, for v at or above
+	// the threshold (0: none). A column, not a map: most items of a
+	// leaked linked list are above the threshold (890,000 of 1M).
+	biggest := a.sc.get(n, true)
+	defer a.sc.put(biggest)
+	for v, p := range dom.IDom {
+		if p >= 0 && dom.Retained[p] >= f.min {
+			if b := biggest[p]; b == 0 || dom.Retained[v] > dom.Retained[b-1] {
+				biggest[p] = int32(v) + 1
+			}
 		}
 	}
-	biggest := make([]model.NodeIndex, len(cands))
-	for i := range biggest {
-		biggest[i] = model.NoNode
+	// The nodes whose dominated children are grouped by class: the points
+	// (nodes at or above the threshold whose largest child keeps less
+	// than BigDrop; a few hundred at most, as each retains a share of the
+	// heap) and the opaque nodes at or above the threshold, for shared.
+	slot := map[model.NodeIndex]int{}
+	var parents []model.NodeIndex
+	grouped := NewBits(n)
+	for v, r := range dom.Retained {
+		if r < f.min {
+			continue
+		}
+		if b := biggest[v]; f.isOpaque(int32(v)) || b == 0 || !f.bigDrop(dom.Retained[b-1], r) {
+			slot[model.NodeIndex(v)] = len(parents)
+			parents = append(parents, model.NodeIndex(v))
+			grouped.Set(v)
+		}
 	}
 	type groupKey struct {
 		slot  int
@@ -359,41 +430,41 @@ func (f *suspectFinder) accumulations() []found {
 	}
 	groups := map[groupKey]*classGroup{}
 	for v, p := range dom.IDom {
-		if p < 0 || dom.Retained[p] < f.min {
+		if p < 0 || !grouped.Has(int(p)) || a.Self[v] == 0 {
 			continue
 		}
-		s := slot[p]
-		if b := biggest[s]; b < 0 || dom.Retained[v] > dom.Retained[b] {
-			biggest[s] = model.NodeIndex(v)
+		key := groupKey{slot[p], a.Classes.Of[v]}
+		gr := groups[key]
+		if gr == nil {
+			gr = &classGroup{class: key.class, example: model.NodeIndex(v)}
+			groups[key] = gr
 		}
-		if a.Self[v] > 0 && !f.isOpaque(p) {
-			key := groupKey{s, a.Classes.Of[v]}
-			gr := groups[key]
-			if gr == nil {
-				gr = &classGroup{class: key.class, example: model.NodeIndex(v)}
-				groups[key] = gr
-			}
-			gr.count++
-			gr.retained += dom.Retained[v]
-			gr.largest = max(gr.largest, dom.Retained[v])
-		}
+		gr.count++
+		gr.retained += dom.Retained[v]
+		gr.largest = max(gr.largest, dom.Retained[v])
 	}
 
-	// Points, and at each the groups that could be its accumulation,
-	// largest first: at least two objects retaining the threshold, none
-	// of them most of it, of the program's classes or collection
-	// internals to look through.
-	isPoint := make([]bool, len(cands))
-	for s, v := range cands {
-		isPoint[s] = !f.isOpaque(v) && !(biggest[s] >= 0 && bigDrop(dom.Retained[biggest[s]], dom.Retained[v]))
-	}
-	tries := make([][]*classGroup, len(cands))
+	// At each parent, the groups that could be its accumulation, largest
+	// first: at least two objects retaining the threshold, none of them
+	// most of it; at a point, of the program's classes or collection
+	// internals to look through; at an opaque node, of the program's
+	// data only (see shared): not its functions, which the modules that
+	// define them hold from several sides, nor DOM nodes, which a live
+	// document holds from their parents, siblings and itself.
+	tries := make([][]*classGroup, len(parents))
 	for key, gr := range groups {
-		if isPoint[key.slot] && gr.count >= 2 && gr.retained >= f.min && !bigDrop(gr.largest, gr.retained) &&
-			(f.plumbing(gr.example) || !f.internal(gr.example)) {
-			tries[key.slot] = append(tries[key.slot], gr)
-			gr.try = true
+		if gr.count < 2 || gr.retained < f.min || f.bigDrop(gr.largest, gr.retained) {
+			continue
 		}
+		if f.isOpaque(parents[key.slot]) {
+			if kind := f.k.nodeKindOf(f.g, gr.example); kind == kClosure || kind == kNative || f.internal(gr.example) || f.plumbing(gr.example) {
+				continue
+			}
+		} else if !f.plumbing(gr.example) && f.internal(gr.example) {
+			continue
+		}
+		tries[key.slot] = append(tries[key.slot], gr)
+		gr.try = true
 	}
 	for _, t := range tries {
 		sort.Slice(t, func(i, j int) bool {
@@ -404,45 +475,27 @@ func (f *suspectFinder) accumulations() []found {
 		})
 	}
 	for v, p := range dom.IDom { // collect the groups' objects
-		if p < 0 || dom.Retained[p] < f.min {
+		if p < 0 || !grouped.Has(int(p)) || a.Self[v] == 0 {
 			continue
 		}
-		if gr := groups[groupKey{slot[p], a.Classes.Of[v]}]; gr != nil && gr.try && a.Self[v] > 0 {
+		if gr := groups[groupKey{slot[p], a.Classes.Of[v]}]; gr != nil && gr.try {
 			gr.nodes = append(gr.nodes, int32(v))
 		}
 	}
 
 	var out []found
-	for s, v := range cands {
+	accumulated := NewBits(n) // the points with a suspect
+	var sharedTries []*classGroup
+	for s, v := range parents {
 		if len(tries[s]) == 0 {
 			continue
 		}
-		head := v
-		for {
-			p := dom.IDom[head]
-			if p < 0 || f.isOpaque(p) || dom.Retained[p] < f.min {
-				break
-			}
-			if b := biggest[slot[p]]; b != head || !bigDrop(dom.Retained[head], dom.Retained[p]) {
-				break
-			}
-			head = p
+		if f.isOpaque(v) {
+			sharedTries = append(sharedTries, tries[s]...)
+			continue
 		}
 		point := f.collection(v)
-		for u := v; u != point; u = dom.IDom[u] {
-			if u == head { // the collection is above the chain: it holds it
-				head = point
-			}
-		}
-		holder := model.NoNode // the topmost of the program's objects on the chain
-		for u := point; ; u = dom.IDom[u] {
-			if !f.internal(u) {
-				holder = u
-			}
-			if u == head {
-				break
-			}
-		}
+		holder := f.holder(biggest, v, point)
 		if holder < 0 {
 			continue
 		}
@@ -463,19 +516,365 @@ func (f *suspectFinder) accumulations() []found {
 				}
 				sus.Via, sus.Count = gr.class, len(objs)
 			}
+			accumulated.Set(int(v))
 			// Several nodes can lead to one collection (a TreeMap's
 			// subtrees, an object and its property store).
 			i := slices.IndexFunc(out, func(o found) bool { return o.Point == sus.Point })
 			switch {
 			case i < 0:
-				out = append(out, found{sus, objs})
+				out = append(out, found{Suspect: sus, objs: objs})
 			case sus.ClassRetained > out[i].ClassRetained:
-				out[i] = found{sus, objs}
+				out[i] = found{Suspect: sus, objs: objs}
 			}
 			break
 		}
 	}
+	out = append(out, f.lists(biggest, accumulated)...)
+	return append(out, f.shared(sharedTries)...)
+}
+
+// chainTop returns the top of the chain v is on: the topmost node the
+// walk down the dominator tree goes from to v.
+func (f *suspectFinder) chainTop(biggest []int32, v model.NodeIndex) model.NodeIndex {
+	for p := f.a.Dominators.IDom[v]; f.chained(biggest, p, v); p = f.a.Dominators.IDom[v] {
+		v = p
+	}
+	return v
+}
+
+// holder returns the suspect's holder for a walk down that led to v,
+// whose collection is point (v, or a dominator of v): the topmost of the
+// program's objects on the chain from its top down to point, where the
+// chain is v's, or point's where the collection is above the top of v's
+// chain (it holds all of it); NoNode when all of them are the runtime's.
+func (f *suspectFinder) holder(biggest []int32, v, point model.NodeIndex) model.NodeIndex {
+	idom := f.a.Dominators.IDom
+	top := f.chainTop(biggest, v)
+	for u := v; u != point; u = idom[u] {
+		if u == top {
+			top = f.chainTop(biggest, point)
+		}
+	}
+	holder := model.NoNode
+	for u := point; ; u = idom[u] {
+		if !f.internal(u) {
+			holder = u
+		}
+		if u == top {
+			return holder
+		}
+	}
+}
+
+// linkHop is one hop of a chain of dominators, as paths fold them: the
+// edge's type and name (0 for an indexed edge, whose index does not
+// count) and the class it leads to. class is NoClass where the
+// dominator has no edge to the node it dominates (they are joined by
+// two or more paths): such a hop repeats nothing.
+type linkHop struct {
+	class uint32
+	etype uint8
+	name  uint32
+}
+
+// linkHopOf returns the hop over edge e.
+func (f *suspectFinder) linkHopOf(e uint32) linkHop {
+	g := f.g
+	h := linkHop{class: f.a.Classes.Of[g.Edges.To[e]], etype: g.Edges.Type[e], name: g.Edges.Name[e]}
+	if f.k.indexed[h.etype] {
+		h.name = 0
+	}
+	return h
+}
+
+// link returns u's first edge that makes hop h to a node u dominates, or
+// noParent.
+func (f *suspectFinder) link(u model.NodeIndex, h linkHop) uint32 {
+	g := f.g
+	s, end := g.EdgeRange(u)
+	for e := s; e < end; e++ {
+		t := g.Edges.To[e]
+		if g.Edges.Type[e] == h.etype && f.a.Dominators.IDom[t] == u && f.a.Classes.Of[t] == h.class &&
+			(f.k.indexed[h.etype] || g.Edges.Name[e] == h.name) {
+			return e
+		}
+	}
+	return noParent
+}
+
+// edgeTo returns u's first edge to v that is not weak, or noParent.
+func (f *suspectFinder) edgeTo(u, v model.NodeIndex) uint32 {
+	g := f.g
+	s, end := g.EdgeRange(u)
+	for e := s; e < end; e++ {
+		if g.Edges.To[e] == v && !f.k.weak[g.Edges.Type[e]] {
+			return e
+		}
+	}
+	return noParent
+}
+
+// lists finds the suspects that are linked lists. A leaked list held by
+// its head is a chain of dominators, each item dominating the rest, so
+// the walk down (MAT's) goes along it item by item and finds no point;
+// yet the memory accumulates there, in the items. So each chain of the
+// walk (from a node above the threshold that does not continue its
+// parent's chain, down along the largest child while it keeps BigDrop)
+// is read as paths fold hops (repeatPeriod): where the chain ends in a
+// run of hops repeating a block of up to MaxRepeatPeriod hops (.next
+// into Item, or .next into Link then .next into Item), and its last node
+// is no point with an accumulation, the run is a list; it is followed
+// past the threshold to its tail (see list). Each node above the
+// threshold is on one chain, so this is one pass over them, plus one
+// over each list's items.
+func (f *suspectFinder) lists(biggest []int32, accumulated Bits) []found {
+	dom := f.a.Dominators
+	const ring = 2 * MaxRepeatPeriod // the hops repeatPeriod looks back at
+	var hops [ring]linkHop
+	var nodes [ring]model.NodeIndex // the node each hop leaves
+	var out []found
+	for v, r := range dom.Retained {
+		start := model.NodeIndex(v)
+		if r < f.min || f.isOpaque(start) || f.chained(biggest, dom.IDom[start], start) {
+			continue
+		}
+		period, head := 0, model.NoNode // the run the chain ends in: its period and first node
+		var block []linkHop             // its first period hops
+		c := start
+		for j := 0; ; j++ {
+			b := biggest[c] - 1
+			if b < 0 || !f.chained(biggest, c, b) {
+				break
+			}
+			h := linkHop{class: NoClass}
+			if e := f.edgeTo(c, b); e != noParent {
+				h = f.linkHopOf(e)
+			}
+			hops[j%ring], nodes[j%ring] = h, c
+			p := 0
+			if h.class != NoClass {
+				p = repeatPeriod(j, func(x, y int) bool {
+					hx := hops[(j-x)%ring]
+					return hx.class != NoClass && hx == hops[(j-y)%ring]
+				})
+			}
+			if p != period {
+				period, head, block = p, model.NoNode, block[:0]
+				if p > 0 {
+					first := j - 2*p + 1
+					head = nodes[first%ring]
+					for i := range p {
+						block = append(block, hops[(first+i)%ring])
+					}
+				}
+			}
+			c = b
+		}
+		if period == 0 || accumulated.Has(int(c)) {
+			continue
+		}
+		if fs, ok := f.list(biggest, head, block); ok {
+			out = append(out, fs)
+		}
+	}
 	return out
+}
+
+// list makes the suspect of the linked list whose first item is head, on
+// a chain of the walk down (biggest, see accumulations): the items are
+// head and the nodes reached from it by the hops of block in turn, each
+// dominated by the one before, to the tail. It is a suspect when none of the items keeps most of the
+// list's memory apart from the items after it (where one does, the
+// chain is the way to that item's memory, not an accumulation) and the
+// items are of the program's classes; a list of collection internals
+// (a ConcurrentLinkedQueue's nodes) is looked through to what they hold,
+// as at a point.
+func (f *suspectFinder) list(biggest []int32, head model.NodeIndex, block []linkHop) (found, bool) {
+	dom := f.a.Dominators
+	items := []int32{head}
+	for cur := head; ; {
+		e := f.link(cur, block[(len(items)-1)%len(block)])
+		if e == noParent {
+			break
+		}
+		cur = f.g.Edges.To[e]
+		items = append(items, cur)
+	}
+	if len(items) < 2*len(block)+1 { // link found other nodes than the chain's
+		return found{}, false
+	}
+	var largest uint64 // the most an item retains apart from the items after it
+	for i, v := range items {
+		own := dom.Retained[v]
+		if i+1 < len(items) {
+			own -= dom.Retained[items[i+1]]
+		}
+		largest = max(largest, own)
+	}
+	if f.bigDrop(largest, dom.Retained[head]) {
+		return found{}, false
+	}
+	// The items of the program's classes: all, or those at the block's
+	// positions that are not collection internals.
+	objs, mixed := items, false
+	for _, v := range items[:len(block)] {
+		if f.internal(v) && !f.plumbing(v) {
+			return found{}, false
+		}
+		mixed = mixed || f.plumbing(v)
+	}
+	if mixed {
+		objs = nil
+		for _, v := range items {
+			if !f.plumbing(v) {
+				objs = append(objs, v)
+			}
+		}
+	}
+	if len(objs) == 0 { // the collection's own list: look through it
+		point := f.collection(head)
+		if point == head {
+			return found{}, false
+		}
+		class, objs, retained, ok := f.lookThrough([]int32{point})
+		holder := f.holder(biggest, head, point)
+		if !ok || holder < 0 {
+			return found{}, false
+		}
+		return found{Suspect: Suspect{Holder: holder, Retained: dom.Retained[holder], Point: point,
+			Class: class, Count: len(objs), ClassRetained: retained, Via: f.a.Classes.Of[head]}, objs: objs}, true
+	}
+	point := objs[0]
+	holder := f.holder(biggest, point, point)
+	i := slices.Index(items, point) // below len(block)
+	if len(objs) < 2 || holder < 0 || i+len(block) >= len(items) {
+		return found{}, false
+	}
+	// The edges of one block of hops from point.
+	var links []uint32
+	for x := range block {
+		links = append(links, f.link(items[i+x], block[(i+x)%len(block)]))
+	}
+	return found{Suspect: Suspect{Holder: holder, Retained: dom.Retained[holder], Point: point, Via: NoClass,
+		Class: f.a.Classes.Of[point], Count: len(objs), ClassRetained: dom.Retained[point], Links: links}, objs: objs}, true
+}
+
+// shared finds the suspects among the accumulations no object
+// dominates: groups (tries) of objects of one program class whose
+// immediate dominator is the root, a user root or a global object
+// because several structures hold each of them (jshell's pts list and
+// byDist map hold the same 50,000 Points, so each Point hangs right
+// under the root). MAT reports such groups by class alone ("50,000
+// instances of Point"), which names nothing to fix; here the structures
+// are named: every retainer of the objects that a path from the roots
+// reaches (garbage holds nothing) is taken to the structure it is part
+// of (structure), and the structures holding at least half of the
+// objects are the suspect's fields, the one holding the most its holder
+// and point. A group no one structure holds half of (a program's
+// functions, held by the global object, their modules and each other)
+// is no suspect. The cost is one pass over the edges, when there is a
+// group to try.
+func (f *suspectFinder) shared(tries []*classGroup) []found {
+	if len(tries) == 0 {
+		return nil
+	}
+	g := f.g
+	cost, _ := f.a.shortestPathTree()
+	member := f.a.sc.get(g.NumNodes(), true) // 1 + the try a node is an object of
+	defer f.a.sc.put(member)
+	for i, gr := range tries {
+		for _, v := range gr.nodes {
+			member[v] = int32(i + 1)
+		}
+	}
+	type held struct{ try, structure, obj int32 }
+	var pairs []held
+	memo := map[model.NodeIndex]model.NodeIndex{}
+	for u := range int32(g.NumNodes()) {
+		if cost[u] < 0 {
+			continue
+		}
+		s, end := g.EdgeRange(u)
+		for e := s; e < end; e++ {
+			t := g.Edges.To[e]
+			if i := member[t]; i != 0 && member[u] != i && !f.k.weak[g.Edges.Type[e]] {
+				if st := f.structure(u, memo); st >= 0 {
+					pairs = append(pairs, held{i - 1, st, t})
+				}
+			}
+		}
+	}
+	slices.SortFunc(pairs, func(x, y held) int {
+		return cmp.Or(cmp.Compare(x.try, y.try), cmp.Compare(x.structure, y.structure), cmp.Compare(x.obj, y.obj))
+	})
+	pairs = slices.Compact(pairs)
+	var out []found
+	type holds struct {
+		structure model.NodeIndex
+		count     int
+	}
+	for len(pairs) > 0 {
+		i := pairs[0].try
+		var counts []holds
+		for len(pairs) > 0 && pairs[0].try == i {
+			if n := len(counts); n > 0 && counts[n-1].structure == pairs[0].structure {
+				counts[n-1].count++
+			} else {
+				counts = append(counts, holds{pairs[0].structure, 1})
+			}
+			pairs = pairs[1:]
+		}
+		gr := tries[i]
+		sort.SliceStable(counts, func(x, y int) bool { return counts[x].count > counts[y].count })
+		var fields []SuspectField
+		for _, c := range counts {
+			if 2*c.count < gr.count {
+				break
+			}
+			if sf, ok := f.holding(c.structure, c.count); ok {
+				fields = append(fields, sf)
+			}
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		point := counts[0].structure
+		out = append(out, found{Suspect: Suspect{Holder: point, Retained: f.a.Dominators.Retained[point], Point: point,
+			Fields: fields, Class: gr.class, Count: gr.count, ClassRetained: gr.retained, Via: NoClass, Shared: true},
+			objs: gr.nodes})
+	}
+	return out
+}
+
+// structure returns the structure node u is part of, for shared: u, or
+// where u is collection internals or sits in them (an ArrayList's
+// Object[], a HashMap's nodes and the lists they hold as values), the
+// nearest dominator that is neither; NoNode where that is opaque, the
+// runtime's own, a DOM node or still collection internals. memo keeps
+// the answers for every node walked, so the walks cost one step per node.
+func (f *suspectFinder) structure(u model.NodeIndex, memo map[model.NodeIndex]model.NodeIndex) model.NodeIndex {
+	idom := f.a.Dominators.IDom
+	var walked []model.NodeIndex
+	res := model.NoNode
+	for v := u; ; {
+		if r, ok := memo[v]; ok {
+			res = r
+			break
+		}
+		walked = append(walked, v)
+		if p := idom[v]; p >= 0 && !f.isOpaque(p) && (f.plumbing(v) || f.plumbing(p)) {
+			v = p
+			continue
+		}
+		if !f.isOpaque(v) && !f.internal(v) && !f.plumbing(v) && f.k.nodeKindOf(f.g, v) != kNative {
+			res = v
+		}
+		break
+	}
+	for _, w := range walked {
+		memo[w] = res
+	}
+	return res
 }
 
 // lookThrough finds the objects a group of collection internals holds:
@@ -609,7 +1008,15 @@ func (f *suspectFinder) detachedTrees(have []found) []found {
 // describe fills in the fields holding a suspect's accumulated objects
 // objs and, for a generic class, their shape.
 func (f *suspectFinder) describe(s *Suspect, objs []int32) {
-	s.Fields = f.fields(s.Point, objs)
+	switch {
+	case s.Shared: // shared named them
+	case s.Links != nil: // the field holding the head
+		if sf, ok := f.holding(s.Point, s.Count); ok {
+			s.Fields = []SuspectField{sf}
+		}
+	default:
+		s.Fields = f.fields(s.Point, objs)
+	}
 	if f.a.Classes.Names[s.Class] != "Object" {
 		return
 	}
@@ -701,18 +1108,29 @@ func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectFie
 		sort.SliceStable(named, func(i, j int) bool { return named[i].Count > named[j].Count })
 		return named
 	}
-	// A container: the field is the one holding point, past the slots of
-	// arrays and collection internals on the way (the global variable
-	// holding an Array, not the Array's [3] holding a Map).
+	// Else point is a container: the field is the one holding it.
+	if sf, ok := f.holding(point, len(objs)); ok {
+		return []SuspectField{sf}
+	}
+	return nil
+}
+
+// holding returns the field holding v, for count objects: the first
+// named field on v's shortest path back from it, past the slots of
+// arrays and collection internals on the way (the global variable holding
+// an Array, not the Array's [3] holding a Map), or the root's edge to it;
+// false when v is unreachable.
+func (f *suspectFinder) holding(v model.NodeIndex, count int) (SuspectField, bool) {
+	g := f.g
+	_, parent := f.a.shortestPathTree()
 	first := model.NoNode
 	var firstEdge uint32
-	v := point
 	for range 16 {
 		e, u := parent[v], model.NodeIndex(0)
 		if e == noParent {
 			// A root holds v (a V8 user root, a JVM's GC root): the
 			// field is the root's edge, as ShortestPaths spells it.
-			if e = f.rootEdge(v); e == noParent {
+			if e = f.edgeTo(g.Root, v); e == noParent {
 				break
 			}
 			u = g.Root
@@ -729,21 +1147,9 @@ func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectFie
 		v = u
 	}
 	if first < 0 {
-		return nil
+		return SuspectField{}, false
 	}
-	return []SuspectField{f.field(first, firstEdge, len(objs))}
-}
-
-// rootEdge returns the root's first non-weak edge to v, or noParent.
-func (f *suspectFinder) rootEdge(v model.NodeIndex) uint32 {
-	g := f.g
-	s, end := g.EdgeRange(g.Root)
-	for e := s; e < end; e++ {
-		if g.Edges.To[e] == v && !f.k.weak[g.Edges.Type[e]] {
-			return e
-		}
-	}
-	return noParent
+	return f.field(first, firstEdge, count), true
 }
 
 // field makes the SuspectField of edge e of owner, with its Base and

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
@@ -20,8 +21,13 @@ suspect names the fields that hold the accumulation, looks through
 collection internals (HashMap$Node, an ArrayList's Object[], V8's element
 stores and Map tables) to the class of the elements, gives the shape of
 generic "Object"s, and comes with the shortest retainer path to its
-accumulation point. Detached DOM trees held by one object are suspects
-from a tenth of the threshold. Global objects, synthetic roots and the
+accumulation point. A linked list held by its head (each item dominating
+the rest, so the walk finds no point) is found by the hops that repeat
+along it and followed to its tail; objects of one class that several
+structures share, so that no object dominates them, are a suspect when
+one structure holds half of them, with every such structure named.
+Detached DOM trees held by one object are suspects from a tenth of the
+threshold. Global objects, synthetic roots and the
 runtime's own structures (compiled code, internal arrays, Blink's and
 Node's C++ objects) are never suspects; "no leak suspect" is an answer.`,
 		Args: []Arg{limitArg(10), {Name: "threshold", Kind: FloatArg, Default: 10.0,
@@ -48,11 +54,12 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 	}
 	nm := analysis.NewNamer(g, a.DOM)
 	node := func(n model.NodeIndex) NodeJSON { return NewNodeJSON(g, a.Row(nm, n)) }
-	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "holder", Title: "Holder", Kind: Text},
+	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "kind", Title: "Kind", Kind: Text},
+		{Key: "holder", Title: "Holder", Kind: Text},
 		colRetained, colPercent, {Key: "point", Title: "Accumulation point", Kind: Text},
 		{Key: "held_by", Title: "Held by", Kind: Text},
 		{Key: "class", Title: "Accumulated class", Kind: Text}, {Key: "shape", Title: "Shape", Kind: Text},
-		{Key: "via", Title: "Looked through", Kind: Text}, colCount,
+		{Key: "via", Title: "Looked through", Kind: Text}, {Key: "linked_by", Title: "Linked by", Kind: Text}, colCount,
 		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
 	hasDOM := a.DetachednessSource() != analysis.NoDOM
 	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, HumanSize(total))
@@ -75,10 +82,13 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		if s.Via != analysis.NoClass {
 			via = a.Classes.Names[s.Via]
 		}
+		if s.Links != nil {
+			class = Shorten(listClasses(a, s), MaxNameWidth)
+		}
 		point := node(s.Point)
-		t.Rows = append(t.Rows, []any{i + 1, holder, s.Retained, Share(s.Retained, total), ObjectName(point),
+		t.Rows = append(t.Rows, []any{i + 1, suspectKind(s), holder, s.Retained, Share(s.Retained, total), ObjectName(point),
 			Shorten(heldBy(a, s, " "), MaxNameWidth), class, Shorten(shape, MaxNameWidth), Shorten(via, MaxNameWidth),
-			s.Count, s.ClassRetained})
+			Shorten(linkedBy(a, s), MaxNameWidth), s.Count, s.ClassRetained})
 		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(a, s, holder, point, class, shape, via, total))}
 		if p := paths[i]; p.Cost >= 0 {
 			sec.Table = pathTable(a, nm, p)
@@ -97,6 +107,53 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 			"try a lower --threshold.", threshold, dom)}
 	}
 	return r, all, nil
+}
+
+// suspectKind names what a suspect's accumulation is: "accumulation"
+// (objects of a class below its point), "linked list", "shared" (objects
+// no one object retains) or "detached DOM".
+func suspectKind(s analysis.Suspect) string {
+	switch {
+	case s.Detached:
+		return "detached DOM"
+	case s.Links != nil:
+		return "linked list"
+	case s.Shared:
+		return "shared"
+	}
+	return "accumulation"
+}
+
+// listClasses names the classes of a linked list's items in the order
+// they come from its head: "Item", or "Item and Link" for two in turn.
+func listClasses(a *analysis.Analysis, s analysis.Suspect) string {
+	g := a.Graph
+	names := []string{a.Classes.Names[s.Class]}
+	for _, e := range s.Links {
+		if name := a.Classes.Name(g.Edges.To[e]); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// linkedBy spells the edges that chain a linked list's items, each once
+// (".next"), element indexes as "[]"; "" for other suspects.
+func linkedBy(a *analysis.Analysis, s analysis.Suspect) string {
+	var parts []string
+	for _, e := range s.Links {
+		edge := "[]"
+		if !a.Graph.EdgeType(e).Indexed {
+			edge = analysis.EdgeString(a.Graph, e)
+		}
+		if !slices.Contains(parts, edge) {
+			parts = append(parts, edge)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // fieldName writes a field as its program would: "TicketStore.TICKETS"
@@ -151,6 +208,9 @@ func heldBy(a *analysis.Analysis, s analysis.Suspect, sep string) string {
 // accumulates there and through which fields.
 func suspectSentence(a *analysis.Analysis, s analysis.Suspect, holder string, point NodeJSON, class, shape, via string, total uint64) string {
 	what := fmt.Sprintf("%s instances of %s", Thousands(uint64(s.Count)), class)
+	if s.Links != nil {
+		what = fmt.Sprintf("a linked list of %s %s", Thousands(uint64(s.Count)), class)
+	}
 	if shape != "" {
 		if s.ShapeCount == s.Count {
 			what += " " + shape
@@ -161,13 +221,28 @@ func suspectSentence(a *analysis.Analysis, s analysis.Suspect, holder string, po
 	if via != "" {
 		what += fmt.Sprintf(" (in %s entries)", via)
 	}
+	if s.Links != nil {
+		what += fmt.Sprintf(" (via %s)", linkedBy(a, s))
+	}
 	if s.Detached {
 		what = fmt.Sprintf("%s detached DOM trees (%s, %s nodes)", Thousands(uint64(s.Count)), class, Thousands(uint64(s.DetachedNodes)))
 	}
 	what += " retaining " + HumanSize(s.ClassRetained)
-	own := len(s.Fields) > 0 && s.Fields[0].Owner == s.Point // the point's own fields hold the objects
 	fields := heldBy(a, s, " and ")
-	text := fmt.Sprintf("%s retains %s (%s of the heap)", holder, HumanSize(s.Retained), PercentOf(s.Retained, total))
+	share := func(n uint64) string { return fmt.Sprintf("%s (%s of the heap)", HumanSize(n), PercentOf(n, total)) }
+	if s.Shared {
+		return fmt.Sprintf("%s (%s of the heap) are held by %s, so no one object retains them: %s, which holds the most, retains %s.",
+			what, PercentOf(s.ClassRetained, total), fields, holder, HumanSize(s.Retained))
+	}
+	if s.Links != nil {
+		if s.Holder == s.Point {
+			return fmt.Sprintf("%s, held by %s, retains %s: it is the head of %s.", holder, fields, share(s.Retained), what)
+		}
+		return fmt.Sprintf("%s retains %s. The memory is accumulated in %s, from its head %s, held by %s.",
+			holder, share(s.Retained), what, ObjectName(point), fields)
+	}
+	own := len(s.Fields) > 0 && s.Fields[0].Owner == s.Point // the point's own fields hold the objects
+	text := fmt.Sprintf("%s retains %s", holder, share(s.Retained))
 	if s.Holder != s.Point {
 		text += fmt.Sprintf(". The memory is accumulated in %s (%s)", ObjectName(point), HumanSize(point.RetainedSize))
 		if fields != "" && !own {
@@ -176,7 +251,7 @@ func suspectSentence(a *analysis.Analysis, s analysis.Suspect, holder string, po
 		text += ", which holds " + what
 	} else {
 		if fields != "" && !own {
-			text = fmt.Sprintf("%s, held by %s, retains %s (%s of the heap)", holder, fields, HumanSize(s.Retained), PercentOf(s.Retained, total))
+			text = fmt.Sprintf("%s, held by %s, retains %s", holder, fields, share(s.Retained))
 		}
 		text += " and holds " + what
 	}

@@ -10,8 +10,8 @@ import (
 // TestSuspectsCLI runs `heapx suspects` as a user does on a dump of each
 // runtime and checks what it says: the field that holds the accumulation,
 // the element class behind collection internals, the shape of Firefox's
-// generic Object, detached DOM among the suspects, and no suspect on a
-// heap without a leak (testdata/gen/README.md, "Leak-suspects fixtures").
+// generic Object, detached DOM among the suspects, linked lists, objects
+// two structures share, and no suspect on a heap without a leak (testdata/gen/README.md, "Leak-suspects fixtures").
 func TestSuspectsCLI(t *testing.T) {
 	rows := func(file string) []map[string]any {
 		var d query.Document
@@ -32,6 +32,27 @@ func TestSuspectsCLI(t *testing.T) {
 		r := rows(c.file)
 		if len(r) == 0 || r[0]["held_by"] != c.heldBy || r[0]["class"] != c.class || r[0]["shape"] != c.shape || r[0]["via"] != c.via || r[0]["count"] != c.count {
 			t.Errorf("%s: first suspect %v, want %d %s %s via %q held by %s", c.file, r, int(c.count), c.class, c.shape, c.via, c.heldBy)
+		}
+	}
+	// A leaked linked list of one class and of two in turn, and Points
+	// that two variables share (no object dominates them).
+	for _, c := range []struct {
+		file, kind, class, linkedBy, sentence string
+		count                                 float64
+	}{
+		{"../../testdata/node-list-20k-3-final.heapsnapshot.gz", "linked list", "Item", ".next",
+			"List @51523 retains 824 kB (21.0% of the heap). The memory is accumulated in a linked list of 20,100 Item (via .next) retaining 804 kB, from its head Item @84391, held by globalThis.list.head.", 20100},
+		{"../../testdata/suspects/node-altlist-20k.heapsnapshot.gz", "linked list", "Item and Link", ".next",
+			"a linked list of 20,100 Item and Link (via .next) retaining 805 kB, from its head Item @84457, held by globalThis.list.head.", 20100},
+		{"../../testdata/hprof/java-jshell-agent.hprof.gz", "shared", "REPL.$JShell$11$Point", "",
+			"50,000 instances of REPL.$JShell$11$Point retaining 1.2 MB (34.0% of the heap) are held by REPL.$JShell$12.pts (50,000) and REPL.$JShell$13.byDist (50,000), so no one object retains them", 50000},
+	} {
+		r := rows(c.file)
+		if len(r) == 0 || r[0]["kind"] != c.kind || r[0]["class"] != c.class || r[0]["linked_by"] != c.linkedBy || r[0]["count"] != c.count {
+			t.Errorf("%s: first suspect %v, want a %s of %d %s linked by %q", c.file, r, c.kind, int(c.count), c.class, c.linkedBy)
+		}
+		if out := ok(t, "suspects", c.file); !strings.Contains(out, c.sentence) {
+			t.Errorf("%s: text output lacks %q:\n%s", c.file, c.sentence, out)
 		}
 	}
 	out := ok(t, "suspects", "../../testdata/suspects/java-tickets.hprof.gz")

@@ -2,7 +2,7 @@
 # Make the leak-suspects fixtures in testdata/suspects (see testdata/gen/README.md, "Leak-suspects fixtures").
 #   testdata/gen/suspects/make-fixtures.sh CORPUS_GEN_DIR [OUT_DIR]
 # CORPUS_GEN_DIR is shared/corpus/gen (its chromium-heapsnapshot.js and pages/big.html); OUT_DIR defaults to
-# testdata/suspects. Needs chromium, node and npm (registry reachable), javac/java/jcmd 17. Work happens in a
+# testdata/suspects. Needs chromium, node 20 and npm (registry reachable), javac/java/jcmd 17. Work happens in a
 # fresh temporary directory, which is removed at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +28,15 @@ NODE_PATH="$work/eslint/node_modules" node "$here/eslint-heap.js" "$work/node-es
 gzip -9 -n -c "$work/node-eslint.heapsnapshot" > "$out/node-eslint.heapsnapshot.gz"
 
 # 3. Java: 12,000 tickets in a static HashMap, dumped with jcmd GC.heap_dump -gz=6.
-"$here/dump-tickets.sh" "$out/java-tickets.hprof.gz" 12000
+"$here/dump-java.sh" "$here/TicketStore.java" "$out/java-tickets.hprof.gz" 12000
+
+# 4. Java: three linked structures of 20,000 each (a LinkedList, a list of the program's own Job objects linked by
+#    .next, a ConcurrentLinkedQueue), dumped the same way.
+"$here/dump-java.sh" "$here/LinkedStore.java" "$out/java-linked.hprof.gz" 20000 20000 20000
+
+# 5. Node.js: the final snapshot of bench/gen-linkedlist.js --alternate 20k, a leaked list of Item and Link in turn
+#    held by its head (the files of the list of one class are testdata/node-list-20k-*).
+node "$here/../../../bench/gen-linkedlist.js" "$work/altlist" 20k --gzip --alternate
+cp "$work/altlist/node-altlist-20k-3-final.heapsnapshot.gz" "$out/node-altlist-20k.heapsnapshot.gz"
 chmod 644 "$out"/*.gz
 ls -l "$out"
