@@ -191,14 +191,17 @@ func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
 	if f.memo != nil {
 		f.a.sc.put(f.memo)
 	}
-	size := func(s Suspect) uint64 {
-		if s.Shared {
-			return s.ClassRetained
-		}
-		return s.Retained
-	}
-	sort.SliceStable(out, func(i, j int) bool { return size(out[i]) > size(out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Size() > out[j].Size() })
 	return out
+}
+
+// Size is the memory the suspect stands for: its holder's retained size,
+// or, for a shared suspect, its objects' (which no one holder retains).
+func (s Suspect) Size() uint64 {
+	if s.Shared {
+		return s.ClassRetained
+	}
+	return s.Retained
 }
 
 // suspectFinder holds what LeakSuspects' steps share.

@@ -198,7 +198,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	}
 	r.LeakedSizeBasis = "retained size of the largest leak suspect"
 	if len(largest) > 0 {
-		r.LeakedSize = largest[0].Retained
+		r.LeakedSize = largest[0].Size()
 	}
 	if n := len(baselines); n > 0 {
 		bt := baselines[0].A.TotalSize()

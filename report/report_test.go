@@ -128,3 +128,14 @@ func TestReportComparisonShowsChanges(t *testing.T) {
 		t.Errorf("heapx diff: %d classes, want DevTools' 34", n)
 	}
 }
+
+// --fail-over without baselines compares the largest suspect's size: for
+// objects several structures share (jshell's 50,000 Points, held by pts
+// and byDist), what they retain, not what the first structure retains
+// without them.
+func TestReportLeakedSizeSharedSuspect(t *testing.T) {
+	r := build(t, "hprof/java-jshell-agent.hprof.gz")
+	if r.LeakedSize != 1_200_000 {
+		t.Errorf("leaked size %d (%s), want the 50,000 Points' 1.2 MB", r.LeakedSize, r.LeakedSizeBasis)
+	}
+}
