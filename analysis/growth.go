@@ -13,6 +13,12 @@ type GrowthOptions struct {
 	// Limit caps each list of the result (classes, collections) to the
 	// largest growths; 0 keeps all.
 	Limit int
+	// Internals keeps the classes of the runtime's own objects (compiled
+	// code, maps, internal arrays: see engineRules.owns, closure contexts
+	// excepted). Without it they are left out and counted in
+	// GrowthResult.Internal: they grow a little as code is compiled and
+	// optimised, whatever the program keeps.
+	Internals bool
 }
 
 // ClassGrowth is a class whose instance count or total shallow size grows
@@ -58,6 +64,9 @@ type GrowthResult struct {
 	// Classes grow in count or size at every step, sorted by size growth
 	// (last minus first), then count growth, both descending, then name.
 	Classes []ClassGrowth
+	// Internal counts the growing classes of the runtime's own objects
+	// left out (GrowthOptions.Internals).
+	Internal int
 	// Collections grow in element count at every step, sorted by that
 	// growth, descending, then by id.
 	Collections []CollectionGrowth
@@ -88,7 +97,8 @@ func Growth(snaps []*Analysis, opt GrowthOptions) *GrowthResult {
 			return nil
 		}
 	}
-	r := &GrowthResult{Classes: classGrowth(snaps), Series: CheckSeries(snaps)}
+	r := &GrowthResult{Series: CheckSeries(snaps)}
+	r.Classes, r.Internal = classGrowth(snaps, opt.Internals)
 	for i, p := range r.Series.Pairs {
 		if i == 0 || p.SameShare() < r.IDOverlap {
 			r.IDOverlap = p.SameShare()
@@ -106,17 +116,28 @@ func Growth(snaps []*Analysis, opt GrowthOptions) *GrowthResult {
 	return r
 }
 
-// classGrowth returns the classes that grow at every step.
-func classGrowth(snaps []*Analysis) []ClassGrowth {
-	rows, _ := classSeries(snaps)
+// classGrowth returns the classes that grow at every step, and how many
+// growing classes of the runtime's own objects it left out (unless
+// internals).
+func classGrowth(snaps []*Analysis, internals bool) ([]ClassGrowth, int) {
+	rows, lastRow := classSeries(snaps)
+	var engine []bool // by row: the last snapshot's instances are the runtime's own
+	if !internals {
+		engine = engineRows(snaps[len(snaps)-1], rows, lastRow)
+	}
 	var out []ClassGrowth
-	for _, row := range rows {
+	left := 0
+	for i, row := range rows {
 		row.CountGrows, row.SizeGrows = true, true
 		for s := 1; s < len(snaps); s++ {
 			row.CountGrows = row.CountGrows && row.Counts[s] > row.Counts[s-1]
 			row.SizeGrows = row.SizeGrows && row.Sizes[s] > row.Sizes[s-1]
 		}
-		if row.CountGrows || row.SizeGrows {
+		switch {
+		case !row.CountGrows && !row.SizeGrows:
+		case engine != nil && engine[i]:
+			left++
+		default:
 			out = append(out, row)
 		}
 	}
@@ -132,7 +153,28 @@ func classGrowth(snaps []*Analysis) []ClassGrowth {
 		}
 		return cmp16(x.Name, y.Name) < 0
 	})
-	return out
+	return out, left
+}
+
+// engineRows says, per row of classSeries, whether a's instances of the
+// class are the runtime's own objects (judged by the first instance with a
+// shallow size). Closure contexts are the program's: they grow with the
+// closures a program keeps.
+func engineRows(a *Analysis, rows []ClassGrowth, lastRow []int) []bool {
+	g := a.Graph
+	k := newKinds(g)
+	rules := engineRulesFor(g)
+	engine := make([]bool, len(rows))
+	seen := make([]bool, len(a.Classes.Names))
+	for v, size := range a.Self {
+		c := a.Classes.Of[v]
+		if size == 0 || seen[c] {
+			continue
+		}
+		seen[c] = true
+		engine[lastRow[c]] = rules.owns(g, k, int32(v)) && g.NodeName(int32(v)) != "system / Context"
+	}
+	return engine
 }
 
 // classSeries counts every class's instances with a non-zero shallow

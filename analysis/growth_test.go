@@ -9,7 +9,7 @@ import (
 
 func TestGrowthNodeFixtures(t *testing.T) {
 	as := leakSeries(t)
-	r := analysis.Growth(as, analysis.GrowthOptions{})
+	r := analysis.Growth(as, analysis.GrowthOptions{Internals: true})
 	if r.Matching != analysis.MatchByID || r.IDOverlap < 0.99 {
 		t.Fatalf("matching %v, overlap %v", r.Matching, r.IDOverlap)
 	}
@@ -24,8 +24,14 @@ func TestGrowthNodeFixtures(t *testing.T) {
 	for i := range want {
 		want[i].CountGrows, want[i].SizeGrows = true, true
 	}
-	if !reflect.DeepEqual(r.Classes, want) {
+	if !reflect.DeepEqual(r.Classes, want) || r.Internal != 0 {
 		t.Errorf("classes\n got %+v\nwant %+v", r.Classes, want)
+	}
+	// Without Internals, compiled code (3 functions compiled between the
+	// snapshots) is left out and counted: it grows whatever the program
+	// keeps.
+	if p := analysis.Growth(as, analysis.GrowthOptions{}); !reflect.DeepEqual(p.Classes, want[:5]) || p.Internal != 1 {
+		t.Errorf("without internals: %d classes, %d left out", len(p.Classes), p.Internal)
 	}
 	// Only the listener's `retained` array grows; its id is @80593 in all
 	// three (memlab's leak trace passes through it too).

@@ -211,8 +211,7 @@ type suspectFinder struct {
 	k       *kinds
 	opt     SuspectOptions
 	min     uint64
-	v8      bool
-	hprof   bool
+	engineRules
 	opaque  Bits   // never holders nor points: the root, V8 user roots, global objects
 	globals Bits   // JavaScript global objects
 	plumb   []int8 // per class: 0 unknown, 1 collection internals, 2 not
@@ -224,11 +223,8 @@ type suspectFinder struct {
 func newSuspectFinder(a *Analysis, opt SuspectOptions) *suspectFinder {
 	g := a.Graph
 	k := newKinds(g)
-	f := &suspectFinder{a: a, g: g, k: k, opt: opt, v8: isV8(g),
+	f := &suspectFinder{a: a, g: g, k: k, opt: opt, engineRules: engineRulesFor(g),
 		opaque: NewBits(g.NumNodes()), globals: NewBits(g.NumNodes()), plumb: make([]int8, len(a.Classes.Names))}
-	for _, t := range g.NodeTypes {
-		f.hprof = f.hprof || t.Namespace == hprofNamespace
-	}
 	f.min = max(uint64(opt.Threshold*float64(a.Dominators.Retained[g.Root])), 1)
 	f.opaque.Set(int(g.Root))
 	if f.v8 {
@@ -255,17 +251,37 @@ func (f *suspectFinder) isOpaque(v model.NodeIndex) bool {
 
 // internal reports whether v is the runtime's own structure rather than
 // the program's data, so it is neither a holder nor an accumulated class.
-func (f *suspectFinder) internal(v model.NodeIndex) bool {
-	g := f.g
-	switch kind := f.k.nodeKindOf(g, v); kind {
+func (f *suspectFinder) internal(v model.NodeIndex) bool { return f.owns(f.g, f.k, v) }
+
+// engineRules tells the runtime's own structures from the program's data,
+// which differs by runtime (see owns).
+type engineRules struct {
+	v8, hprof bool
+}
+
+func engineRulesFor(g *model.Graph) engineRules {
+	r := engineRules{v8: isV8(g)}
+	for _, t := range g.NodeTypes {
+		r.hprof = r.hprof || t.Namespace == hprofNamespace
+	}
+	return r
+}
+
+// owns reports whether v is the runtime's own structure: compiled code,
+// hidden and synthetic nodes, V8's maps and internal arrays and
+// "system / ..." objects, SpiderMonkey's shapes, Blink's and Node's C++
+// objects. A user can act on none of them, so they are neither leak
+// suspects nor what grows in a report.
+func (r engineRules) owns(g *model.Graph, k *kinds, v model.NodeIndex) bool {
+	switch kind := k.nodeKindOf(g, v); kind {
 	case kSynthetic, kCode, kHidden, kOther:
 		return true
 	case kShape:
-		return !f.hprof // V8 maps, SpiderMonkey shapes; a Java class object holds static fields
+		return !r.hprof // V8 maps, SpiderMonkey shapes; a Java class object holds static fields
 	case kArray:
-		return f.v8 // V8's internal arrays; Java's arrays are the program's
+		return r.v8 // V8's internal arrays; Java's arrays are the program's
 	case kObject, kNative:
-		if !f.v8 {
+		if !r.v8 {
 			return false
 		}
 		name := g.NodeName(v)

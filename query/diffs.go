@@ -49,9 +49,13 @@ after undoing it (or after repeating it).`,
 		Help: `Find the classes whose object count or total size grows from each
 snapshot to the next, and the collections (arrays, Map, Set, Java
 collections; matched by id across snapshots of one process) whose element
-count grows at every step. Give the snapshots oldest first.`,
-		Args: []Arg{limitArg(20)},
-		Run:  runGrowth,
+count grows at every step. Give the snapshots oldest first. Classes of
+the runtime's own objects (compiled code, maps, internal arrays), which
+grow a little as code is compiled whatever the program keeps, are left out
+unless --internals.`,
+		Args: []Arg{limitArg(20), {Name: "internals", Kind: BoolArg, Default: false,
+			Help: "also list classes of the runtime's own objects (compiled code, maps, internal arrays)"}},
+		Run: runGrowth,
 	})
 }
 
@@ -376,8 +380,8 @@ func runLeaks(c *Context) (*Result, error) {
 }
 
 // GrowthResult lays out the classes and collections growing across snaps.
-func GrowthResult(snaps []*analysis.Analysis, limit int) (*Result, *analysis.GrowthResult, error) {
-	gr := analysis.Growth(snaps, analysis.GrowthOptions{Limit: limit})
+func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Result, *analysis.GrowthResult, error) {
+	gr := analysis.Growth(snaps, analysis.GrowthOptions{Limit: limit, Internals: internals})
 	if gr == nil {
 		return nil, nil, fmt.Errorf("growth needs at least two snapshots with class names")
 	}
@@ -396,10 +400,22 @@ func GrowthResult(snaps []*analysis.Analysis, limit int) (*Result, *analysis.Gro
 	for _, c := range gr.Collections {
 		cc.Rows = append(cc.Rows, []any{IDValue(snaps[last].Graph, c.ID), Shorten(c.Class, MaxNameWidth), c.Elements[0], c.Elements[last], c.Retained[last], series(c.Elements)})
 	}
-	r := &Result{Sections: []*Section{
-		{Heading: fmt.Sprintf("Classes growing at every step of %d snapshots", len(snaps)), Table: ct},
-		{Heading: "Collections growing at every step", Table: cc},
-	}, Notes: []string{growthNote(gr)}}
+	classes := &Section{Heading: fmt.Sprintf("Classes growing at every step of %d snapshots", len(snaps)), Table: ct}
+	if len(ct.Rows) == 0 {
+		classes.Notes = []string{"No class of the program's objects grows at every step."}
+	}
+	if gr.Internal > 0 {
+		what := Thousands(uint64(gr.Internal)) + " classes"
+		if gr.Internal == 1 {
+			what = "1 class"
+		}
+		classes.Notes = append(classes.Notes, fmt.Sprintf("Not shown: %s of the runtime's own objects (compiled code, maps, internal arrays) growing too (--internals lists them).", what))
+	}
+	colls := &Section{Heading: "Collections growing at every step", Table: cc}
+	if len(cc.Rows) == 0 {
+		colls.Notes = []string{"No collection grows at every step."}
+	}
+	r := &Result{Sections: []*Section{classes, colls}, Notes: []string{growthNote(gr)}}
 	return r, gr, nil
 }
 
@@ -436,7 +452,7 @@ func runGrowth(c *Context) (*Result, error) {
 		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
 	}
 	return checkedRun(c, "growth", "the snapshots oldest first", func(c *Context) (*Result, error) {
-		r, _, err := GrowthResult(analyses(c), n)
+		r, _, err := GrowthResult(analyses(c), n, c.Bool("internals"))
 		return r, err
 	})
 }

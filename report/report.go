@@ -166,7 +166,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 			for _, b := range baselines {
 				series = append(series, b.A)
 			}
-			gr, _, err := query.GrowthResult(append(series, a), opt.Rows)
+			gr, _, err := query.GrowthResult(append(series, a), opt.Rows, false)
 			return gr, err
 		})
 	}
