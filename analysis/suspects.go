@@ -206,11 +206,11 @@ func (s Suspect) Size() uint64 {
 
 // suspectFinder holds what LeakSuspects' steps share.
 type suspectFinder struct {
-	a       *Analysis
-	g       *model.Graph
-	k       *kinds
-	opt     SuspectOptions
-	min     uint64
+	a   *Analysis
+	g   *model.Graph
+	k   *kinds
+	opt SuspectOptions
+	min uint64
 	engineRules
 	opaque  Bits   // never holders nor points: the root, V8 user roots, global objects
 	globals Bits   // JavaScript global objects
