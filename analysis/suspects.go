@@ -983,7 +983,14 @@ func (f *suspectFinder) detachedTrees(have []found) []found {
 		if t.Retained == 0 || f.internal(t.Root) {
 			continue
 		}
-		h := dom.IDom[t.Root]
+		// Look through wrappers: objects that hold the tree and little
+		// else (Firefox's reflector, a JS object per <section>, between
+		// each tree and the array holding all 20).
+		h, held := dom.IDom[t.Root], t.Retained
+		for h >= 0 && !f.isOpaque(h) && !f.internal(h) && dom.IDom[h] >= 0 && dom.Retained[h]-held <= held/16 {
+			held = dom.Retained[h]
+			h = dom.IDom[h]
+		}
 		if h >= 0 {
 			h = f.collection(h)
 		}
