@@ -158,8 +158,8 @@ func linkedBy(a *analysis.Analysis, s analysis.Suspect) string {
 
 // fieldName writes a field as its program would: "TicketStore.TICKETS"
 // for a Java static field, "globalThis.fixture.customers" for what a
-// global variable leads to, "retained (closure variable)" for a variable a
-// closure's context holds, the root group and its edge for an object
+// global variable leads to, "onWork's variable retained" for a variable
+// a closure's context holds, the root group and its edge for an object
 // the runtime holds ("(GC roots){JNI global}"), else the owner's class or
 // function and the field ("Session.history").
 func fieldName(a *analysis.Analysis, f analysis.SuspectField) string {
@@ -179,7 +179,12 @@ func fieldName(a *analysis.Analysis, f analysis.SuspectField) string {
 	case g.NodeType(f.Owner).Category == model.CatSynthetic:
 		return g.NodeName(f.Owner) + edge // held by the runtime's roots: "(GC roots){Java frame}"
 	case g.EdgeType(f.Edge).Category == model.EdgeContext:
-		return g.EdgeName(f.Edge) + " (closure variable)"
+		// The function whose closure holds the context, when one alone
+		// does (it dominates the context): "onWork's variable retained".
+		if fn := a.Dominators.IDom[f.Owner]; fn >= 0 && g.NodeType(fn).Category == model.CatClosure && g.NodeName(fn) != "" {
+			return g.NodeName(fn) + "'s variable " + g.EdgeName(f.Edge)
+		}
+		return "the closure variable " + g.EdgeName(f.Edge)
 	case g.NodeType(f.Owner).Category == model.CatClosure:
 		return g.NodeName(f.Owner) + edge // a function's property: the class's static
 	}

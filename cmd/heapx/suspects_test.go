@@ -27,7 +27,7 @@ func TestSuspectsCLI(t *testing.T) {
 		{"../../testdata/suspects/java-tickets.hprof.gz", "TicketStore.TICKETS", "TicketStore$Ticket", "", "java.util.HashMap$Node", 12000},
 		{"../../testdata/spidermonkey/ff-medium-page.fxsnapshot", "globalThis.eventLog", "Object", "{cb, msg, shape}", "", 150000},
 		{"../../testdata/suspects/chromium-libs-page.heapsnapshot.gz", "globalThis.detached", "Detached <section>", "", "", 20},
-		{"../../testdata/node-leak-3.heapsnapshot.gz", "retained (closure variable)", "LeakedItem", "", "", 1500},
+		{"../../testdata/node-leak-3.heapsnapshot.gz", "onWork's variable retained", "LeakedItem", "", "", 1500},
 	} {
 		r := rows(c.file)
 		if len(r) == 0 || r[0]["held_by"] != c.heldBy || r[0]["class"] != c.class || r[0]["shape"] != c.shape || r[0]["via"] != c.via || r[0]["count"] != c.count {
