@@ -4,15 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/hprof"
-	"github.com/heapx/heapx/formats/spidermonkey"
 	"github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
-	"github.com/heapx/heapx/model"
 )
 
 // A deliberate deviation from DevTools (see ClassifyNodes): in
@@ -84,37 +80,11 @@ func TestFunctionClassMergesObjectsNamedFunction(t *testing.T) {
 	}
 }
 
-// analyzeOther analyses a Firefox (.fxsnapshot) or Java (.hprof.gz) dump
-// of testdata/, cached like analyzeFixture.
-func analyzeOther(t *testing.T, rel string) *analysis.Analysis {
-	t.Helper()
-	if a, ok := analyzed.Load(rel); ok {
-		return a.(*analysis.Analysis)
-	}
-	path := filepath.Join(testfixtures.Dir(), rel)
-	var g *model.Graph
-	var err error
-	if strings.HasSuffix(rel, ".fxsnapshot") {
-		g, err = spidermonkey.ReadFile(path, spidermonkey.Options{})
-	} else {
-		g, err = hprof.ReadFile(path, hprof.Options{})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := analysis.Analyze(g, analysis.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	analyzed.Store(rel, a)
-	return a
-}
-
 // LeakDemo's byte[] and java.lang.String have a few unreachable instances
 // (distance -5) among tens of thousands a root reaches: the class's
 // distance is its nearest reachable instance's, not "-".
 func TestSummaryDistanceIgnoresUnreachable(t *testing.T) {
-	a := analyzeOther(t, "hprof/java-leakdemo-small.hprof.gz")
+	a := analyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
 	want := map[string]int32{"byte[]": 2, "java.lang.String": 1, "java.lang.Object[]": 1, "int[]": 2, "LeakDemo$Session": 6}
 	unreached := map[string]int{}
 	for v, d := range a.Distances {

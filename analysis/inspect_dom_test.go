@@ -16,7 +16,7 @@ import (
 // one-element trees the libraries keep on purpose: jQuery's originAnchor
 // and support table, React's fakeNode.
 func TestDetachedDOMFirefox(t *testing.T) {
-	a := analyzeOther(t, "spidermonkey/ff-small-page.fxsnapshot")
+	a := analyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot")
 	res := a.DetachedDOM(analysis.DetachedOptions{})
 	if res.Source != analysis.DOMChildEdges || res.Total != 10 || len(res.Trees) != 10 {
 		t.Fatalf("small page: source %d, %d trees", res.Source, res.Total)
@@ -29,7 +29,7 @@ func TestDetachedDOMFirefox(t *testing.T) {
 			t.Errorf("small page tree %d: %+v", k, tr)
 		}
 	}
-	a = analyzeOther(t, "spidermonkey/ff-medium-page.fxsnapshot")
+	a = analyzeDump(t, "spidermonkey/ff-medium-page.fxsnapshot")
 	res = a.DetachedDOM(analysis.DetachedOptions{})
 	var got []string
 	for _, tr := range res.Trees {
@@ -62,7 +62,7 @@ func TestDetachedDOMWithoutDOM(t *testing.T) {
 	if res.Total != 8 || nodes != 19 || res.Internal != 0 {
 		t.Errorf("node-leak-3 with internals: %d trees of %d nodes, %d internal", res.Total, nodes, res.Internal)
 	}
-	a = analyzeOther(t, "hprof/java-leakdemo-small.hprof.gz")
+	a = analyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
 	if res := a.DetachedDOM(analysis.DetachedOptions{Internals: true}); res.Source != analysis.NoDOM || len(res.Trees) != 0 {
 		t.Errorf("Java: source %d, %d trees", res.Source, len(res.Trees))
 	}
@@ -78,7 +78,7 @@ func TestGroupPathsDetachedTrees(t *testing.T) {
 		low, high string
 	}{
 		{analyzeFixture(t, "chromium-small-page"), "[0]", "[9]"},
-		{analyzeOther(t, "spidermonkey/ff-small-page.fxsnapshot"), ".objectElements[0]", ".objectElements[9]"},
+		{analyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot"), ".objectElements[0]", ".objectElements[9]"},
 	} {
 		trees := c.a.DetachedDOM(analysis.DetachedOptions{}).Trees
 		paths := make([]analysis.Path, len(trees))
@@ -123,8 +123,8 @@ func TestHasStringContents(t *testing.T) {
 		a    *analysis.Analysis
 		want bool
 	}{
-		{analyzeOther(t, "spidermonkey/ff-small-page.fxsnapshot"), false},
-		{analyzeOther(t, "hprof/java-leakdemo-small.hprof.gz"), true},
+		{analyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot"), false},
+		{analyzeDump(t, "hprof/java-leakdemo-small.hprof.gz"), true},
 		{analyzeFixture(t, "node-leak-3"), true},
 	} {
 		if got := c.a.HasStringContents(); got != c.want {

@@ -16,8 +16,8 @@ import (
 	"github.com/heapx/heapx/report"
 )
 
-// build reports on one dump of testdata/ (path relative to it).
-func build(t *testing.T, rel string) *report.Report {
+// input reads and analyses one dump of testdata/ (path relative to it).
+func input(t *testing.T, rel string) report.Input {
 	t.Helper()
 	path := filepath.Join(testfixtures.Dir(), rel)
 	g, f, err := formats.Open(path, formats.ReadOptions{})
@@ -28,7 +28,13 @@ func build(t *testing.T, rel string) *report.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := report.Build(report.Input{Path: path, Format: f.Name, A: a}, nil, report.Options{})
+	return report.Input{Path: path, Format: f.Name, A: a}
+}
+
+// build reports on one dump of testdata/.
+func build(t *testing.T, rel string) *report.Report {
+	t.Helper()
+	r, err := report.Build(input(t, rel), nil, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,19 +95,7 @@ func TestReportPartsThatApply(t *testing.T) {
 // in every snapshot: "Node / IsolateData" 1 new, 1 deleted) filled half
 // its rows. heapx diff keeps DevTools' full view.
 func TestReportComparisonShowsChanges(t *testing.T) {
-	in := func(rel string) report.Input {
-		path := filepath.Join(testfixtures.Dir(), rel)
-		g, f, err := formats.Open(path, formats.ReadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := analysis.Analyze(g, analysis.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return report.Input{Path: path, Format: f.Name, A: a}
-	}
-	base, target := in("node-leak-2.heapsnapshot.gz"), in("node-leak-3.heapsnapshot.gz")
+	base, target := input(t, "node-leak-2.heapsnapshot.gz"), input(t, "node-leak-3.heapsnapshot.gz")
 	r, err := report.Build(target, []report.Input{base}, report.Options{Rows: 100})
 	if err != nil {
 		t.Fatal(err)
