@@ -21,23 +21,10 @@ import (
 // the same two dumps.
 var snapshots sync.Map
 
+// fixture is the analysed V8 fixture testdata/NAME.heapsnapshot.gz.
 func fixture(t *testing.T, name string) query.Snapshot {
 	t.Helper()
-	if sn, ok := snapshots.Load(name); ok {
-		return sn.(query.Snapshot)
-	}
-	path := filepath.Join(testfixtures.Dir(), name+".heapsnapshot.gz")
-	g, err := v8.ReadFile(path, v8.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := analysis.Analyze(g, analysis.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sn := query.Snapshot{Path: path, Analysis: a}
-	snapshots.Store(name, sn)
-	return sn
+	return otherFixture(t, name+".heapsnapshot.gz")
 }
 
 // otherFixture analyses a dump of testdata/ in any format (the path
