@@ -1,6 +1,10 @@
 package formats
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/heapx/heapx/internal/wtf8"
+)
 
 // AppendJSONString appends s as a JSON string: the short escapes for '"',
 // '\\', \b, \f, \n, \r, \t, \u00XX for other control characters and
@@ -29,8 +33,8 @@ func AppendJSONString(b []byte, s string, ascii bool) []byte {
 			b = append(b, s[start:i]...)
 			switch {
 			case !valid:
-				if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
-					b = appendU(b, 0xD000|rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F))
+				if u, ok := wtf8.SurrogateAt(s, i); ok {
+					b = appendU(b, u)
 					size = 3
 				} else {
 					b = appendU(b, 0xFFFD)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/heapx/heapx/internal/wtf8"
 )
 
 // cursor parses the JSON values of one line in place. It is deliberately
@@ -238,8 +240,7 @@ func (c *cursor) str(what string) ([]byte, error) {
 				c.i = save
 			}
 			if r >= 0xD800 && r < 0xE000 {
-				// WTF-8: the bytes UTF-8 would use for a surrogate.
-				out = append(out, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+				out = wtf8.AppendSurrogate(out, r)
 			} else {
 				out = utf8.AppendRune(out, r)
 			}
@@ -251,24 +252,11 @@ func (c *cursor) str(what string) ([]byte, error) {
 
 // checkUTF8 rejects raw bytes that are not UTF-8: a flat file is UTF-8
 // text (docs/format.md, 5.1), and a string that is not would not survive
-// being written again. Escaped surrogates were turned into WTF-8 after
-// this check's input was taken, so only raw bytes are checked.
+// being written again. Lone surrogates, which \u escapes may hold, are
+// WTF-8 by then and allowed.
 func (c *cursor) checkUTF8(s []byte, what string) error {
-	for i := 0; i < len(s); {
-		if s[i] < 0x80 {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			// WTF-8 surrogates come only from \u escapes: allow them.
-			if s[i] == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
-				i += 3
-				continue
-			}
-			return fmt.Errorf("%s: string holds bytes that are not UTF-8", what)
-		}
-		i += size
+	if !wtf8.Valid(s) {
+		return fmt.Errorf("%s: string holds bytes that are not UTF-8", what)
 	}
 	return nil
 }

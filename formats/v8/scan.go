@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/wtf8"
 )
 
 // blockSize is the unit of reading: the scanner's buffer and the blocks the
@@ -177,7 +178,11 @@ func (s *scanner) readString() ([]byte, error) {
 		if chunk[i] == '"' {
 			s.pos++
 			s.scratch = out
-			return out, nil
+			// V8 escapes every non-ASCII character, so raw bytes that
+			// are not UTF-8 come from another writer or an edit; they
+			// read as DevTools' UTF-8 decoder reads them, U+FFFD, so
+			// what is read can be written back as it was read.
+			return wtf8.Sanitize(out), nil
 		}
 		// Backslash escape.
 		s.pos++
@@ -319,17 +324,13 @@ func (s *scanner) readEscape(out []byte) ([]byte, error) {
 	return nil, s.errorf("invalid escape \\%c in string", c)
 }
 
+// appendCodeUnit appends an escaped UTF-16 code unit, a lone surrogate
+// as WTF-8 instead of losing it to U+FFFD.
 func (s *scanner) appendCodeUnit(out []byte, r rune) []byte {
 	if r >= 0xD800 && r < 0xE000 {
-		return appendWTF8(out, r)
+		return wtf8.AppendSurrogate(out, r)
 	}
 	return utf8.AppendRune(out, r)
-}
-
-// appendWTF8 encodes a lone surrogate as the 3-byte sequence UTF-8 would use
-// if surrogates were allowed (WTF-8), instead of losing it to U+FFFD.
-func appendWTF8(out []byte, r rune) []byte {
-	return append(out, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
 }
 
 func (s *scanner) readHex4() (rune, error) {

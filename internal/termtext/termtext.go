@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/heapx/heapx/internal/wtf8"
 )
 
 // escape reports whether r, a valid character, is shown escaped.
@@ -55,9 +57,7 @@ func next(s string) (esc string, size int) {
 	}
 	r, size := utf8.DecodeRuneInString(s)
 	if r == utf8.RuneError && size == 1 {
-		if c == 0xed && len(s) >= 3 && s[1] >= 0xa0 && s[1] <= 0xbf && s[2]&0xc0 == 0x80 {
-			// A lone surrogate in WTF-8.
-			u := 0xd000 | rune(s[1]&0x3f)<<6 | rune(s[2]&0x3f)
+		if u, ok := wtf8.SurrogateAt(s, 0); ok {
 			return `\u` + strconv.FormatInt(int64(u), 16), 3
 		}
 		return byteEscapes[c], 1
