@@ -275,17 +275,20 @@ func hasID(ids []uint64, id uint64) bool {
 	return ok
 }
 
-// idOverlap is the share of from's node ids that are also in the
-// ascending ids of another snapshot.
-func idOverlap(from *model.Graph, ids []uint64) float64 {
-	if from.NumNodes() == 0 {
+// sharedShare is the share of the ascending ids from that are also in
+// the ascending ids: one merge of the two.
+func sharedShare(from, ids []uint64) float64 {
+	if len(from) == 0 {
 		return 0
 	}
-	n := 0
-	for _, id := range from.Nodes.ID {
-		if hasID(ids, id) {
+	n, j := 0, 0
+	for _, id := range from {
+		for j < len(ids) && ids[j] < id {
+			j++
+		}
+		if j < len(ids) && ids[j] == id {
 			n++
 		}
 	}
-	return float64(n) / float64(from.NumNodes())
+	return float64(n) / float64(len(from))
 }

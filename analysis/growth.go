@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/heapx/heapx/model"
 )
@@ -120,7 +121,11 @@ func Growth(snaps []*Analysis, opt GrowthOptions) *GrowthResult {
 // growing classes of the runtime's own objects it left out (unless
 // internals).
 func classGrowth(snaps []*Analysis, internals bool) ([]ClassGrowth, int) {
-	rows, lastRow := classSeries(snaps)
+	counts := make([][]ClassCount, len(snaps))
+	for i, a := range snaps {
+		counts[i] = a.ClassCounts()
+	}
+	rows, lastRow := classSeries(counts)
 	var engine []bool // by row: the last snapshot's instances are the runtime's own
 	if !internals {
 		engine = engineRows(snaps[len(snaps)-1], rows, lastRow)
@@ -177,35 +182,50 @@ func engineRows(a *Analysis, rows []ClassGrowth, lastRow []int) []bool {
 	return engine
 }
 
-// classSeries counts every class's instances with a non-zero shallow
-// size, and their shallow sizes, in each snapshot, matching classes by
-// key: one row per key (Counts and Sizes set; the Grows flags are not).
-// lastRow maps the last snapshot's classes to their rows.
-func classSeries(snaps []*Analysis) (rows []ClassGrowth, lastRow []int) {
+// classSeries matches the class counts of each snapshot (see
+// classCounts) by key: one row per key (Counts and Sizes set; the Grows
+// flags are not). lastRow maps the last snapshot's classes to their rows.
+func classSeries(snaps [][]ClassCount) (rows []ClassGrowth, lastRow []int) {
 	keys := map[string]int{}
-	for s, a := range snaps {
-		joint := make([]int, len(a.Classes.Names))
-		for c := range a.Classes.Names {
-			k := a.Classes.Key(uint32(c))
-			j, ok := keys[k]
+	for s, counts := range snaps {
+		joint := make([]int, len(counts))
+		for c, cc := range counts {
+			j, ok := keys[cc.Key]
 			if !ok {
 				j = len(rows)
-				keys[k] = j
-				rows = append(rows, ClassGrowth{Name: a.Classes.Names[c], Key: k,
+				keys[cc.Key] = j
+				rows = append(rows, ClassGrowth{Name: cc.Name, Key: cc.Key,
 					Counts: make([]int, len(snaps)), Sizes: make([]uint64, len(snaps))})
 			}
 			joint[c] = j
-		}
-		for v, size := range a.Self {
-			if size != 0 {
-				row := &rows[joint[a.Classes.Of[v]]]
-				row.Counts[s]++
-				row.Sizes[s] += size
-			}
+			rows[j].Counts[s] += cc.Count
+			rows[j].Sizes[s] += cc.Size
 		}
 		lastRow = joint
 	}
 	return rows, lastRow
+}
+
+// classCounts counts every class's instances with a non-zero shallow size
+// and their shallow sizes, by class; nil without classes. Names and keys
+// are copies: a graph's strings point into its megabyte string chunks,
+// which a Digest must not keep alive.
+func classCounts(self []uint64, cs *Classes) []ClassCount {
+	if cs == nil {
+		return nil
+	}
+	out := make([]ClassCount, len(cs.Names))
+	for c, name := range cs.Names {
+		out[c] = ClassCount{Name: strings.Clone(name), Key: strings.Clone(cs.Key(uint32(c)))}
+	}
+	for v, size := range self {
+		if size != 0 {
+			c := &out[cs.Of[v]]
+			c.Count++
+			c.Size += size
+		}
+	}
+	return out
 }
 
 // collectionGrowth follows every node of the first snapshot with elements

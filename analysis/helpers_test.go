@@ -1,6 +1,7 @@
 package analysis_test
 
 import (
+	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/model"
 )
 
@@ -121,4 +122,11 @@ func obj(name string, size uint64) tnode { return tnode{"object", name, size} }
 // prop is shorthand for a property edge.
 func prop(from, to int32, name string) tedge {
 	return tedge{from: from, to: to, typ: eProperty, name: name}
+}
+
+// leaksOf runs analysis.Leaks on three analysed snapshots, the baseline
+// and the target as digests, as the leaks command passes them.
+func leaksOf(baseline, target, final *analysis.Analysis, opt analysis.LeakOptions) *analysis.LeakResult {
+	bd := baseline.Digest(nil)
+	return analysis.Leaks(bd, target.Digest(bd), final, opt)
 }

@@ -141,19 +141,21 @@ type LeakResult struct {
 // can do nothing about them.
 //
 // Retained sizes are those of the final Analysis (DevTools' policy and
-// shallow sizes, where memlab uses raw self sizes). All three analyses
-// need classes and the ids must be stable: Leaks returns nil without
-// classes.
-func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
+// shallow sizes, where memlab uses raw self sizes). Of the baseline and
+// the target only their ids are needed: they come as digests (the
+// target's made after the baseline's), so their graphs need not stay in
+// memory. The final analysis needs classes (Leaks returns nil without)
+// and the ids must be stable.
+func Leaks(baseline, target *Digest, final *Analysis, opt LeakOptions) *LeakResult {
 	if final.Classes == nil {
 		return nil
 	}
 	if opt.MaxPathLength <= 0 {
 		opt.MaxPathLength = 100
 	}
-	bIDs, tIDs := sortedIDs(baseline.Graph), sortedIDs(target.Graph)
-	r := &LeakResult{IDOverlap: idOverlap(baseline.Graph, tIDs)}
-	if r.IDOverlap < StableIDFraction || !CheckSeries([]*Analysis{baseline, target, final}).MatchesObjects() {
+	bIDs, tIDs := baseline.Sorted, target.Sorted
+	r := &LeakResult{IDOverlap: sharedShare(bIDs, tIDs)}
+	if r.IDOverlap < StableIDFraction || !CheckDigests([]*Digest{baseline, target}, final.Graph).MatchesObjects() {
 		r.Matching = MatchByClass
 		return r
 	}
@@ -182,7 +184,6 @@ func Leaks(baseline, target, final *Analysis, opt LeakOptions) *LeakResult {
 			cands = append(cands, int32(v))
 		}
 	}
-	bIDs, tIDs = nil, nil
 	candIndex := func(v int32) int {
 		i := sort.Search(len(cands), func(i int) bool { return cands[i] >= v })
 		if i < len(cands) && cands[i] == v {

@@ -47,7 +47,7 @@ type memlabLeaks struct {
 
 func TestLeaksNodeFixtures(t *testing.T) {
 	as := leakSeries(t)
-	r := analysis.Leaks(as[0], as[1], as[2], analysis.LeakOptions{Examples: 3})
+	r := leaksOf(as[0], as[1], as[2], analysis.LeakOptions{Examples: 3})
 	if r.Matching != analysis.MatchByID || r.IDOverlap < 0.99 {
 		t.Fatalf("matching %v, overlap %v", r.Matching, r.IDOverlap)
 	}
@@ -118,7 +118,7 @@ func TestLeaksNodeFixtures(t *testing.T) {
 	// objects and retained sizes. (memlab's third, one (object elements)
 	// store of 152 bytes raw, has no shallow size after DevTools' policy
 	// moved it to its array, so it is among the Small ones here.)
-	ri := analysis.Leaks(as[0], as[1], as[2], analysis.LeakOptions{Internals: true})
+	ri := leaksOf(as[0], as[1], as[2], analysis.LeakOptions{Internals: true})
 	if ri.Internal != 0 || len(ri.Clusters) != 3 {
 		t.Fatalf("with internals: %d internal, %d clusters", ri.Internal, len(ri.Clusters))
 	}
@@ -140,7 +140,7 @@ func TestLeaksNodeFixtures(t *testing.T) {
 
 func TestLeaksUnstableIDs(t *testing.T) {
 	base, target := renumbered(t)
-	r := analysis.Leaks(base, target, target, analysis.LeakOptions{})
+	r := leaksOf(base, target, target, analysis.LeakOptions{})
 	if r.Matching != analysis.MatchByClass || r.IDOverlap != 0 || r.Clusters != nil || r.Leaked != 0 {
 		t.Errorf("%+v", r)
 	}
@@ -228,8 +228,8 @@ func TestLeakShapes(t *testing.T) {
 func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]int, m *memlabShapeLeaks) {
 	final := as[2]
 	g := final.Graph
-	r := analysis.Leaks(as[0], as[1], final, analysis.LeakOptions{Examples: math.MaxInt32})
-	if again := analysis.Leaks(as[0], as[1], final, analysis.LeakOptions{Examples: math.MaxInt32}); !reflect.DeepEqual(r, again) {
+	r := leaksOf(as[0], as[1], final, analysis.LeakOptions{Examples: math.MaxInt32})
+	if again := leaksOf(as[0], as[1], final, analysis.LeakOptions{Examples: math.MaxInt32}); !reflect.DeepEqual(r, again) {
 		t.Errorf("a second run gives another result")
 	}
 	if len(r.Clusters) == 0 {
@@ -434,7 +434,7 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 	// No code object, with the engine's own objects either; a leak comes
 	// first with them too, shown by one of its named objects, not by an
 	// engine object that joined it.
-	ri := analysis.Leaks(as[0], as[1], final, analysis.LeakOptions{Internals: true, Examples: math.MaxInt32})
+	ri := leaksOf(as[0], as[1], final, analysis.LeakOptions{Internals: true, Examples: math.MaxInt32})
 	for _, res := range []*analysis.LeakResult{r, ri} {
 		if rep := res.Clusters[0].Representative; namedBy(rep) < 0 {
 			t.Errorf("the first cluster's representative is %s @%d", g.NodeName(rep), g.Nodes.ID[rep])

@@ -44,7 +44,7 @@ func analyzeList(t testing.TB, items int) *analysis.Analysis {
 // cost K^2/2 steps and, with 20k items, 4 GB.
 func TestLeaksLinkedList(t *testing.T) {
 	base, target, final := analyzeList(t, 1000), analyzeList(t, 100000), analyzeList(t, 150000)
-	r := analysis.Leaks(base, target, final, analysis.LeakOptions{Examples: 2})
+	r := leaksOf(base, target, final, analysis.LeakOptions{Examples: 2})
 	if r.Leaked != 2*99000 || r.NoPath != 0 || len(r.Clusters) != 1 {
 		t.Fatalf("leaked %d, no path %d, %d clusters", r.Leaked, r.NoPath, len(r.Clusters))
 	}
@@ -189,7 +189,7 @@ func BenchmarkLeaksLinkedList(b *testing.B) {
 	base, target, final := analyzeList(b, 1000), analyzeList(b, 1000000), analyzeList(b, 1500000)
 	b.ResetTimer()
 	for range b.N {
-		if r := analysis.Leaks(base, target, final, analysis.LeakOptions{}); len(r.Clusters) != 1 {
+		if r := leaksOf(base, target, final, analysis.LeakOptions{}); len(r.Clusters) != 1 {
 			b.Fatalf("%d clusters", len(r.Clusters))
 		}
 	}
@@ -246,7 +246,7 @@ func nodeByID(t *testing.T, a *analysis.Analysis, id uint64) int32 {
 // measurement on such files: 3.98 GB and 13.8 s, and nine clusters.
 func TestLeaksNodeLinkedList(t *testing.T) {
 	as, l := nodeListSeries(t)
-	r := analysis.Leaks(as[0], as[1], as[2], analysis.LeakOptions{Examples: 3})
+	r := leaksOf(as[0], as[1], as[2], analysis.LeakOptions{Examples: 3})
 	if r.Matching != analysis.MatchByID || len(r.Clusters) != 1 || r.NoPath != 0 {
 		t.Fatalf("matching %v, %d clusters, %d without a path", r.Matching, len(r.Clusters), r.NoPath)
 	}

@@ -112,48 +112,87 @@ func (p PairCheck) Reversed() bool { return p.IDs == CountedIDs && p.OneProcess(
 // given as earlier and later (see PairCheck). It reads each graph once
 // and allocates only for the sample.
 func ComparePair(earlier, later *model.Graph) PairCheck {
-	p := PairCheck{IDs: IDKindOf(earlier)}
-	if IDKindOf(later) != p.IDs {
-		p.IDs = AddressIDs
-	}
-	n := earlier.NumNodes()
+	s := newPairSample(earlier)
+	return s.compare(later, func(id uint64) int {
+		n := 0
+		for _, e := range earlier.Nodes.ID {
+			if e&1 == 1 && e > id {
+				n++
+			}
+		}
+		return n
+	})
+}
+
+// pairSample is what ComparePair keeps of the earlier snapshot: every
+// k-th node's id, with a hash of its type and name, behind a bit filter.
+type pairSample struct {
+	ids    IDKind
+	newest uint64 // newestCountedID of the snapshot
+	// sample maps an id to the hash of its node's type and name (see
+	// nodeHash): a pair compared by hash needs no string of the earlier
+	// snapshot, so a Digest keeps 16 bytes a sampled node, not its graph.
+	sample map[uint64]uint64
+	// A bit per hash of the sampled ids, 16 times as many bits as ids,
+	// answers most lookups of the later snapshot's ids without the map.
+	filter *[1 << 20 / 64]uint64
+}
+
+func newPairSample(g *model.Graph) *pairSample {
+	n := g.NumNodes()
 	step := (n + maxPairSample - 1) / maxPairSample
 	if step < 1 {
 		step = 1
 	}
-	// A bit per hash of the sampled ids, 16 times as many bits as ids,
-	// answers most lookups of the later snapshot's ids without the map.
-	sample := make(map[uint64]int32, n/step+1)
-	var filter [1 << 20 / 64]uint64
+	s := &pairSample{ids: IDKindOf(g), sample: make(map[uint64]uint64, n/step+1), filter: new([1 << 20 / 64]uint64)}
 	for v := 0; v < n; v += step {
-		id := earlier.Nodes.ID[v]
-		sample[id] = int32(v)
+		id := g.Nodes.ID[v]
+		s.sample[id] = nodeHash(g, int32(v))
 		h := idHash(id)
-		filter[h>>6] |= 1 << (h & 63)
+		s.filter[h>>6] |= 1 << (h & 63)
 	}
-	p.Sampled = len(sample)
+	if s.ids == CountedIDs {
+		s.newest = newestCountedID(g)
+	}
+	return s
+}
+
+// compare looks the sample up in the later snapshot; newer counts the
+// earlier snapshot's V8 heap-object ids above the given one.
+func (s *pairSample) compare(later *model.Graph, newer func(uint64) int) PairCheck {
+	p := PairCheck{IDs: s.ids, Sampled: len(s.sample)}
+	if IDKindOf(later) != p.IDs {
+		p.IDs = AddressIDs
+	}
 	for v, id := range later.Nodes.ID {
-		if h := idHash(id); filter[h>>6]&(1<<(h&63)) == 0 {
+		if h := idHash(id); s.filter[h>>6]&(1<<(h&63)) == 0 {
 			continue
 		}
-		u, ok := sample[id]
-		if !ok {
-			continue
-		}
-		if earlier.NodeName(u) == later.NodeName(int32(v)) &&
-			earlier.NodeType(u).QualifiedName() == later.NodeType(int32(v)).QualifiedName() {
+		if h, ok := s.sample[id]; ok && h == nodeHash(later, int32(v)) {
 			p.Same++
 		}
 	}
 	if p.IDs == CountedIDs {
-		p.EarlierNewest, p.LaterNewest = newestCountedID(earlier), newestCountedID(later)
-		for _, id := range earlier.Nodes.ID {
-			if id&1 == 1 && id > p.LaterNewest {
-				p.Newer++
-			}
-		}
+		p.EarlierNewest, p.LaterNewest = s.newest, newestCountedID(later)
+		p.Newer = newer(p.LaterNewest)
 	}
 	return p
+}
+
+// nodeHash hashes node v's qualified type name and name (FNV-1a, 64 bits:
+// two different nodes of a pair's sample, at most 65,536, collide with a
+// chance of about 2^-48).
+func nodeHash(g *model.Graph, v int32) uint64 {
+	h := uint64(14695981039346656037)
+	add := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * 1099511628211
+		}
+		h = (h ^ 0xff) * 1099511628211 // a separator no UTF-8 text holds
+	}
+	add(g.NodeType(v).QualifiedName())
+	add(g.NodeName(v))
+	return h
 }
 
 // idHash spreads ids (V8's step by 2, addresses by 8) over 20 bits.
@@ -170,6 +209,81 @@ func newestCountedID(g *model.Graph) uint64 {
 		}
 	}
 	return m
+}
+
+// Digest is what comparing a snapshot with the later snapshots of a series
+// needs of it, without its graph: its runtime, its ids, a sample to check
+// the next snapshot against (see PairCheck) and its class counts. It takes
+// 8 bytes a node where a graph and its analysis take over a hundred, so a
+// command that compares the last snapshot of a series with digests of the
+// others (leaks) costs about what analysing the last one alone does.
+type Digest struct {
+	// Runtime and IDs are the snapshot's runtime (see Runtime) and the
+	// kind of its ids (see IDKindOf).
+	Runtime string
+	IDs     IDKind
+	// Sorted holds every node's id, ascending.
+	Sorted []uint64
+	// Classes counts the instances of each class with a non-zero shallow
+	// size, in the order of the snapshot's Classes (nil when it has no
+	// class names).
+	Classes []ClassCount
+	// Pair compares the snapshot the Digest was made after (the one
+	// before it in the series) with this one; nil for the first.
+	Pair   *PairCheck
+	sample *pairSample
+}
+
+// ClassCount is a class's instances with a non-zero shallow size in one
+// snapshot: how many and their shallow sizes.
+type ClassCount struct {
+	// Name is the class name, Key its class key (see Classes.Key).
+	Name, Key string
+	Count     int
+	Size      uint64
+}
+
+// NewDigest makes the digest of g, read as the snapshot after prev in a
+// series (prev nil for the first). It computes shallow sizes and classes
+// as Analyze would, but neither dominators nor distances.
+func NewDigest(g *model.Graph, prev *Digest) *Digest {
+	p := DefaultPolicy(g)
+	dom := PropagateDOMState(g)
+	self := g.Nodes.Size
+	if p.RedistributeShallow {
+		self = ShallowSizes(g, findRoots(g, !p.SkipIntoPageOwned), dom)
+	}
+	return newDigest(g, self, ClassifyNodes(g, dom), prev)
+}
+
+// ClassCounts counts the instances of each class with a non-zero shallow
+// size, in the order of a.Classes; nil without classes.
+func (a *Analysis) ClassCounts() []ClassCount { return classCounts(a.Self, a.Classes) }
+
+// Digest is a's digest, as the snapshot after prev in a series (prev nil
+// for the first); see NewDigest.
+func (a *Analysis) Digest(prev *Digest) *Digest {
+	return newDigest(a.Graph, a.Self, a.Classes, prev)
+}
+
+func newDigest(g *model.Graph, self []uint64, cs *Classes, prev *Digest) *Digest {
+	d := &Digest{Runtime: Runtime(g), IDs: IDKindOf(g), Sorted: sortedIDs(g), Classes: classCounts(self, cs), sample: newPairSample(g)}
+	if prev != nil && prev.Runtime == d.Runtime {
+		p := prev.compare(g)
+		d.Pair = &p
+	}
+	return d
+}
+
+// compare is ComparePair with d's snapshot as the earlier one.
+func (d *Digest) compare(later *model.Graph) PairCheck {
+	return d.sample.compare(later, func(id uint64) int {
+		n := 0
+		for _, e := range d.Sorted[sort.Search(len(d.Sorted), func(i int) bool { return d.Sorted[i] > id }):] {
+			n += int(e & 1)
+		}
+		return n
+	})
 }
 
 // SeriesCheck is what CheckSeries found about snapshots given as one
@@ -198,6 +312,24 @@ func CheckSeries(snaps []*Analysis) *SeriesCheck {
 	for i := range s.Pairs {
 		s.Pairs[i] = ComparePair(snaps[i].Graph, snaps[i+1].Graph)
 	}
+	return s
+}
+
+// CheckDigests is CheckSeries for a series given as the digests of all but
+// its last snapshot, oldest first, and the last one's graph.
+func CheckDigests(earlier []*Digest, last *model.Graph) *SeriesCheck {
+	s := &SeriesCheck{}
+	for _, d := range earlier {
+		s.Runtimes = append(s.Runtimes, d.Runtime)
+	}
+	s.Runtimes = append(s.Runtimes, Runtime(last))
+	if !s.SameRuntime() || len(s.Runtimes) < 2 {
+		return s
+	}
+	for _, d := range earlier[1:] {
+		s.Pairs = append(s.Pairs, *d.Pair)
+	}
+	s.Pairs = append(s.Pairs, earlier[len(earlier)-1].compare(last))
 	return s
 }
 
@@ -291,15 +423,14 @@ type ClassLeak struct {
 // snapshot both hold than the baseline. It cannot tell a leaked object
 // from a replaced one, only that the count stays up. Classes are matched
 // by key; those with Kept > 0 are returned, largest KeptSize first, then
-// Kept, then name. All three analyses need classes; nil otherwise.
-func ClassLeaks(baseline, target, final *Analysis) []ClassLeak {
-	snaps := []*Analysis{baseline, target, final}
-	for _, a := range snaps {
-		if a.Classes == nil {
-			return nil
-		}
+// Kept, then name. The baseline and the target come as their class counts
+// (Digest.Classes, or Analysis.ClassCounts). All three snapshots need
+// classes; nil otherwise.
+func ClassLeaks(baseline, target []ClassCount, final *Analysis) []ClassLeak {
+	if baseline == nil || target == nil || final.Classes == nil {
+		return nil
 	}
-	rows, finalRow := classSeries(snaps)
+	rows, finalRow := classSeries([][]ClassCount{baseline, target, final.ClassCounts()})
 	var out []ClassLeak
 	index := make([]int32, len(rows)) // row -> position in out, or -1
 	for i, r := range rows {

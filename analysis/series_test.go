@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats/hprof"
@@ -163,10 +166,10 @@ func TestJavaComparedByClass(t *testing.T) {
 	if c := d.Classes[0]; c.Name != "TicketLeak$Ticket" || c.New != 0 || c.Deleted != 0 || c.Delta != 2000 || c.SizeDelta != 48000 {
 		t.Errorf("diff first row %+v", c)
 	}
-	if lr := analysis.Leaks(as[0], as[1], as[2], analysis.LeakOptions{}); lr.Matching != analysis.MatchByClass || lr.Clusters != nil {
+	if lr := leaksOf(as[0], as[1], as[2], analysis.LeakOptions{}); lr.Matching != analysis.MatchByClass || lr.Clusters != nil {
 		t.Errorf("leaks: matching %v, %d clusters", lr.Matching, len(lr.Clusters))
 	}
-	cl := analysis.ClassLeaks(as[0], as[1], as[2])
+	cl := analysis.ClassLeaks(as[0].ClassCounts(), as[1].ClassCounts(), as[2])
 	var names []string
 	for _, c := range cl {
 		names = append(names, c.Name)
@@ -192,7 +195,7 @@ func TestJavaComparedByClass(t *testing.T) {
 
 func TestClassLeaksNodeFixtures(t *testing.T) {
 	as := leakSeries(t)
-	cl := analysis.ClassLeaks(as[0], as[1], as[2])
+	cl := analysis.ClassLeaks(as[0].ClassCounts(), as[1].ClassCounts(), as[2])
 	for _, c := range cl {
 		if c.Name == "LeakedItem" {
 			if c.Kept != 500 || c.Counts != [3]int{500, 1000, 1500} || c.KeptSize != 28000 || as[2].Classes.Name(c.Example) != "LeakedItem" {
@@ -218,4 +221,86 @@ func BenchmarkComparePair(b *testing.B) {
 			b.Fatalf("%+v", p)
 		}
 	}
+}
+
+// TestDigests checks the digest path the leaks command takes (the
+// baseline and the target read into digests, their graphs dropped)
+// against the analysed one, on a V8 series of one process, a Java series
+// and snapshots of two runtimes: the same series checks, class counts and
+// leaks, and a digest that keeps no part of its graph alive.
+func TestDigests(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		as   []*analysis.Analysis
+	}{
+		{"node leak series", leakSeries(t)},
+		{"java ticket series", ticketSeries(t)},
+		{"node then java", []*analysis.Analysis{leakSeries(t)[0], ticketSeries(t)[1], ticketSeries(t)[2]}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as := tc.as
+			// Digests made from the graphs alone, as cmd/heapx makes them.
+			var ds []*analysis.Digest
+			var prev *analysis.Digest
+			for _, a := range as[:2] {
+				d := analysis.NewDigest(a.Graph, prev)
+				if !reflect.DeepEqual(d.Classes, a.ClassCounts()) {
+					t.Errorf("NewDigest's class counts differ from the analysis'")
+				}
+				ds, prev = append(ds, d), d
+			}
+			want, got := analysis.CheckSeries(as), analysis.CheckDigests(ds, as[2].Graph)
+			if !reflect.DeepEqual(want, got) {
+				t.Errorf("CheckDigests = %+v\nCheckSeries = %+v", got, want)
+			}
+			if !want.SameRuntime() {
+				return
+			}
+			if len(want.Pairs) != 2 {
+				t.Fatalf("pairs: %+v", want.Pairs)
+			}
+			full := leaksOf(as[0], as[1], as[2], analysis.LeakOptions{})
+			digested := analysis.Leaks(ds[0], ds[1], as[2], analysis.LeakOptions{})
+			if !reflect.DeepEqual(full, digested) {
+				t.Errorf("Leaks from digests differ: %+v vs %+v", digested, full)
+			}
+			if !reflect.DeepEqual(analysis.ClassLeaks(ds[0].Classes, ds[1].Classes, as[2]),
+				analysis.ClassLeaks(as[0].ClassCounts(), as[1].ClassCounts(), as[2])) {
+				t.Error("ClassLeaks from digests differ")
+			}
+		})
+	}
+}
+
+// TestDigestDropsGraph checks that a digest keeps nothing of its graph,
+// not even the megabyte string chunks its class names were read into:
+// that is what makes `heapx leaks` cost about one snapshot's memory.
+func TestDigestDropsGraph(t *testing.T) {
+	g := loadFixture(t, "node-leak-1")
+	freed := make(chan struct{}, 2)
+	cleanup := func(ch chan struct{}) { ch <- struct{}{} }
+	runtime.AddCleanup(g, cleanup, freed)
+	// A class name, and so the string chunk it is in.
+	name := g.NodeName(int32(len(g.Nodes.ID) - 1))
+	if name == "" {
+		t.Fatal("the last node has no name")
+	}
+	runtime.AddCleanup(unsafe.StringData(name), cleanup, freed)
+	name = ""
+	d := analysis.NewDigest(g, nil)
+	g = nil
+	for n, i := 0, 0; i < 20; i++ {
+		runtime.GC()
+		select {
+		case <-freed:
+			if n++; n == 2 {
+				if len(d.Classes) == 0 || len(d.Sorted) == 0 {
+					t.Fatalf("empty digest: %d classes, %d ids", len(d.Classes), len(d.Sorted))
+				}
+				return
+			}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatal("the graph or its strings are still reachable from its digest")
 }

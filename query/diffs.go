@@ -22,7 +22,7 @@ only class counts and sizes are compared, and the output says so.`,
 		Run:  runDiff,
 	})
 	Register(&Query{
-		Name: "leaks", Group: GroupLeaks, Usage: "BASELINE TARGET FINAL", MinInputs: 3, MaxInputs: 3,
+		Name: "leaks", Group: GroupLeaks, Usage: "BASELINE TARGET FINAL", MinInputs: 3, MaxInputs: 3, EarlierAsDigests: true,
 		Title: "Find objects allocated between two snapshots and still alive in a third (memlab's method)",
 		Help: `Find leaks as memlab's find-leaks does: objects allocated after BASELINE
 and by TARGET (their ids are in TARGET, not in BASELINE) that are still
@@ -117,13 +117,12 @@ func runtimeName(rt string) string {
 // warning that says why heapx thinks so, what it did instead and, when the
 // ids tell, the command line in the order they were taken.
 func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
-	as := make([]*analysis.Analysis, len(snaps))
 	paths := make([]string, len(snaps))
 	for i, sn := range snaps {
-		as[i], paths[i] = sn.Analysis, sn.Path
+		paths[i] = sn.Path
 	}
 	names := fileNames(paths)
-	chk := analysis.CheckSeries(as)
+	chk := seriesCheck(snaps)
 	if !chk.SameRuntime() {
 		i := 1
 		for chk.Runtimes[i] == chk.Runtimes[0] {
@@ -159,6 +158,34 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 		ws = append(ws, Warning{Code: WarnOrderReversed, Message: msg + " The results are for the order given."})
 	}
 	return ws, nil
+}
+
+// seriesCheck is analysis.CheckSeries over snapshots some of which may be
+// digests (Snapshot.Digest).
+func seriesCheck(snaps []Snapshot) *analysis.SeriesCheck {
+	last := len(snaps) - 1
+	if snaps[0].Digest == nil {
+		as := make([]*analysis.Analysis, len(snaps))
+		for i, sn := range snaps {
+			as[i] = sn.Analysis
+		}
+		return analysis.CheckSeries(as)
+	}
+	return analysis.CheckDigests(earlierDigests(snaps), snaps[last].Analysis.Graph)
+}
+
+// earlierDigests returns the digests of all snapshots but the last, making
+// those of analysed ones.
+func earlierDigests(snaps []Snapshot) []*analysis.Digest {
+	ds := make([]*analysis.Digest, len(snaps)-1)
+	var prev *analysis.Digest
+	for i := range ds {
+		if ds[i] = snaps[i].Digest; ds[i] == nil {
+			ds[i] = snaps[i].Analysis.Digest(prev)
+		}
+		prev = ds[i]
+	}
+	return ds
 }
 
 // fileNames names files in messages and headings: their base names, or
@@ -265,13 +292,14 @@ func runDiff(c *Context) (*Result, error) {
 // instead (classLeaksResult). Headings and notes name the files.
 func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptions) (*Result, *analysis.LeakResult, error) {
 	opt.Examples = 5
-	lr := analysis.Leaks(base.Analysis, target.Analysis, final.Analysis, opt)
+	ds := earlierDigests([]Snapshot{base, target, final})
+	lr := analysis.Leaks(ds[0], ds[1], final.Analysis, opt)
 	if lr == nil {
 		return nil, nil, fmt.Errorf("leaks needs class names in the snapshots")
 	}
 	names := fileNames([]string{base.Path, target.Path, final.Path})
 	if lr.Matching == analysis.MatchByClass {
-		return classLeaksResult(base, target, final, names, limit), lr, nil
+		return classLeaksResult(ds, final, names, limit), lr, nil
 	}
 	a := final.Analysis
 	nm := analysis.NewNamer(a.Graph, a.DOM)
@@ -309,10 +337,10 @@ const maxClassLeakPaths = 3
 // for snapshots whose objects cannot be matched: the classes with more
 // instances in the target and the final snapshot than in the baseline,
 // and the retainer path of the largest instance of the first few.
-func classLeaksResult(base, target, final Snapshot, names []string, limit int) *Result {
+func classLeaksResult(earlier []*analysis.Digest, final Snapshot, names []string, limit int) *Result {
 	a := final.Analysis
 	nm := analysis.NewNamer(a.Graph, a.DOM)
-	all := analysis.ClassLeaks(base.Analysis, target.Analysis, final.Analysis)
+	all := analysis.ClassLeaks(earlier[0].Classes, earlier[1].Classes, a)
 	rows := all
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -337,7 +365,7 @@ func classLeaksResult(base, target, final Snapshot, names []string, limit int) *
 		r.Sections = append(r.Sections, &Section{Heading: fmt.Sprintf("Class %d: %s, %s more instances; the path of its largest in %s",
 			i+1, Shorten(c.Name, MaxNameWidth), Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p)})
 	}
-	chk := analysis.CheckSeries([]*analysis.Analysis{base.Analysis, target.Analysis, final.Analysis})
+	chk := analysis.CheckDigests(earlier, a.Graph)
 	share := 0.0
 	for i, p := range chk.Pairs {
 		if i == 0 || p.SameShare() < share {

@@ -187,6 +187,10 @@ type Arg struct {
 type Snapshot struct {
 	Path     string
 	Analysis *analysis.Analysis
+	// Digest stands for Analysis for a snapshot other than the last of
+	// a query that sets EarlierAsDigests: made after the digest of the
+	// snapshot before it (analysis.NewDigest).
+	Digest *analysis.Digest
 }
 
 // Context is what a query's Run receives: its snapshots, in command-line
@@ -223,8 +227,13 @@ type Query struct {
 	// MinInputs and MaxInputs bound the number of snapshots (MaxInputs 0:
 	// no limit).
 	MinInputs, MaxInputs int
-	Args                 []Arg
-	Run                  func(c *Context) (*Result, error)
+	// EarlierAsDigests says the query needs of every snapshot but the
+	// last only its digest (Snapshot.Digest): a front end may read them
+	// in order into digests and drop their graphs, so a series costs
+	// about what its last snapshot does.
+	EarlierAsDigests bool
+	Args             []Arg
+	Run              func(c *Context) (*Result, error)
 }
 
 var (

@@ -207,7 +207,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 			// Objects cannot be matched by id (a JVM, or not one process):
 			// what the classes kept is all that can be told.
 			r.LeakedSize, r.LeakedSizeBasis = 0, "shallow size of the instances the classes kept since the first baseline (objects not matched by id)"
-			for _, c := range analysis.ClassLeaks(baselines[0].A, baselines[n-1].A, a) {
+			for _, c := range analysis.ClassLeaks(baselines[0].A.ClassCounts(), baselines[n-1].A.ClassCounts(), a) {
 				r.LeakedSize += c.KeptSize
 			}
 		case leaks != nil:

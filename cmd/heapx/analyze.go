@@ -45,3 +45,16 @@ func loadAndAnalyze(path string, stderr *os.File) (*dump, *analysis.Analysis, er
 	}
 	return d, a, nil
 }
+
+// loadDigest reads the dump at path and keeps only its digest (see
+// analysis.NewDigest), made after prev's, for a query that needs no more
+// of it (query.Query.EarlierAsDigests).
+func loadDigest(path string, prev *analysis.Digest, stderr *os.File) (*analysis.Digest, error) {
+	d, err := load(path, stderr)
+	if err != nil {
+		return nil, err
+	}
+	spin := startProgress(stderr, "analyzing "+filepath.Base(path), -1)
+	defer spin.done()
+	return analysis.NewDigest(d.graph, prev), nil
+}

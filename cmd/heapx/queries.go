@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/query"
 )
 
@@ -37,7 +38,19 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 				return err
 			}
 			ctx := &query.Context{Values: values}
-			for _, path := range args {
+			var prev *analysis.Digest
+			for i, path := range args {
+				if q.EarlierAsDigests && i < len(args)-1 {
+					// Only the digest is kept: the graph is garbage
+					// before the next file is read.
+					d, err := loadDigest(path, prev, stderr)
+					if err != nil {
+						return err
+					}
+					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Digest: d})
+					prev = d
+					continue
+				}
 				_, a, err := loadAndAnalyze(path, stderr)
 				if err != nil {
 					return err
