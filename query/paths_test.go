@@ -61,7 +61,7 @@ func TestPathsQueryLinkedList(t *testing.T) {
 	}
 
 	// The JSON form (PathsJSON) has every hop.
-	j, err := json.Marshal(query.Encode(r, nil))
+	j, err := json.Marshal(r.JSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestPathsQueryLinkedList(t *testing.T) {
 	// Streamed a step at a time, it is what json.Encoder writes for the
 	// whole document, byte for byte (about 24 MB of JSON here).
 	var streamed, encoded bytes.Buffer
-	if err := query.Encode(r, nil).(query.JSONStreamer).StreamJSON(&streamed); err != nil {
+	if err := r.JSON.(query.JSONStreamer).StreamJSON(&streamed); err != nil {
 		t.Fatal(err)
 	}
 	enc := json.NewEncoder(&encoded)

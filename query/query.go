@@ -7,12 +7,12 @@
 // Run function and registering it.
 //
 // Queries read analysed snapshots (*analysis.Analysis) and never print or
-// touch files; the front end loads the inputs and renders the Result.
+// touch files; the front end loads the inputs and renders the Result
+// (package render).
 package query
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 
@@ -68,23 +68,6 @@ type Column struct {
 type Table struct {
 	Columns []Column
 	Rows    [][]any
-}
-
-// Shown returns the indexes of the columns a reader needs: all but the
-// text columns that are empty in every row (a suspects table's Shape on a
-// heap without generic objects). Text and HTML show these; JSON and CSV
-// keep every column, as their contract says.
-func (t *Table) Shown() []int {
-	var out []int
-	for i, c := range t.Columns {
-		if c.Kind == Text && len(t.Rows) > 0 && !slices.ContainsFunc(t.Rows, func(r []any) bool {
-			return i < len(r) && FormatValue(c.Kind, r[i]) != ""
-		}) {
-			continue
-		}
-		out = append(out, i)
-	}
-	return out
 }
 
 // Tree is a forest of rows with children (dominator trees, merged paths).
@@ -151,8 +134,8 @@ type Result struct {
 	// Warnings come before everything else.
 	Warnings []Warning
 	// JSON, when not nil, is the result's JSON form, replacing the
-	// generic encoding (Encode): the commands that predate the registry
-	// keep their released --json schemas this way.
+	// generic one (render.Document): the commands that predate the
+	// registry keep their released --json schemas this way.
 	JSON any
 	// Failed is set by queries that check a condition (a CI gate): the
 	// front end exits non-zero after rendering.

@@ -3,9 +3,9 @@
 // queries' results (summary, leak suspects, top classes, duplicate
 // strings, detached DOM and, given earlier snapshots, the diff, memlab's
 // leak detection and growth), with the gates CI uses to fail a build on a
-// leak. It renders the document as a self-contained HTML page (WriteHTML)
-// and gives the versioned JSON form (Doc); text is rendered by the
-// command line from the same results.
+// leak. Write renders the document in each of package render's forms:
+// text, CSV, the versioned JSON form (Doc) and a self-contained HTML page,
+// each part as render writes its result.
 package report
 
 import (
@@ -18,6 +18,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 )
 
 // SchemaVersion is the version of the report's JSON form (Doc). It
@@ -274,15 +275,15 @@ type Doc struct {
 	// Warnings is always present, empty when the snapshots look right.
 	Warnings []query.Warning `json:"warnings"`
 	// Parts holds the generic form of each part's result
-	// (query.Document), in reading order.
+	// (render.Document), in reading order.
 	Parts []DocPart `json:"parts"`
 }
 
 // DocPart is one part of the JSON form.
 type DocPart struct {
-	Key    string          `json:"key"`
-	Title  string          `json:"title"`
-	Result *query.Document `json:"result"`
+	Key    string           `json:"key"`
+	Title  string           `json:"title"`
+	Result *render.Document `json:"result"`
 }
 
 // Doc returns the report's JSON form.
@@ -296,7 +297,7 @@ func (r *Report) Doc() *Doc {
 		d.Baselines = append(d.Baselines, b.Path)
 	}
 	for _, p := range r.Parts {
-		d.Parts = append(d.Parts, DocPart{Key: p.Key, Title: p.Title, Result: query.GenericDocument(p.Result, r.inputs(p.Key))})
+		d.Parts = append(d.Parts, DocPart{Key: p.Key, Title: p.Title, Result: render.NewDocument(p.Result, r.inputs(p.Key))})
 	}
 	return d
 }

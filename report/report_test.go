@@ -13,6 +13,7 @@ import (
 	_ "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
 )
 
@@ -79,7 +80,7 @@ func TestReportPartsThatApply(t *testing.T) {
 		t.Errorf("Firefox detached path heading %q", h)
 	}
 	var html bytes.Buffer
-	if err := r.WriteHTML(&html); err != nil {
+	if err := r.Write(&html, render.HTML); err != nil {
 		t.Fatal(err)
 	}
 	page := html.String()

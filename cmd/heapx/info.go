@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 )
 
 // infoSchemaVersion is the version of the `heapx info --json` object. It
@@ -83,7 +83,7 @@ for the fields).`,
 			}
 			info := buildInfo(d)
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), info)
+				return render.WriteJSON(cmd.OutOrStdout(), info)
 			}
 			return writeInfo(cmd.OutOrStdout(), info)
 		},
@@ -151,45 +151,35 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 		}
 		return "yes (" + detail + ")"
 	}
-	kv := newTable("", "")
-	kv.add("File", fmt.Sprintf("%s (%s, %s)", info.File, query.HumanSize(uint64(info.FileSize)), info.Compression))
-	kv.add("Format", info.Format)
-	kv.add("Producer", info.Producer)
-	kv.add("Nodes", query.Thousands(uint64(info.NodeCount)))
-	kv.add("Edges", query.Thousands(uint64(info.EdgeCount)))
-	kv.add("Strings", query.Thousands(uint64(info.StringCount)))
-	kv.add("Total self size", fmt.Sprintf("%s (%s bytes)", query.HumanSize(info.TotalSelfSize), query.Thousands(info.TotalSelfSize)))
-	kv.add("Locations", yesNo(info.HasLocations, query.Thousands(uint64(info.LocationCount))))
-	kv.add("Allocation trace", yesNo(info.HasAllocationTrace, ""))
-	kv.add("Detachedness", yesNo(info.HasDetachedness, query.Thousands(uint64(info.DetachedNodeCount))+" detached"))
-	kv.add("Read time", strconv.FormatFloat(info.ReadSeconds, 'f', 2, 64)+" s")
-	if err := kv.writeRows(w); err != nil {
+	kv := render.NewTextTable("", "")
+	kv.Add("File", fmt.Sprintf("%s (%s, %s)", info.File, query.HumanSize(uint64(info.FileSize)), info.Compression))
+	kv.Add("Format", info.Format)
+	kv.Add("Producer", info.Producer)
+	kv.Add("Nodes", query.Thousands(uint64(info.NodeCount)))
+	kv.Add("Edges", query.Thousands(uint64(info.EdgeCount)))
+	kv.Add("Strings", query.Thousands(uint64(info.StringCount)))
+	kv.Add("Total self size", fmt.Sprintf("%s (%s bytes)", query.HumanSize(info.TotalSelfSize), query.Thousands(info.TotalSelfSize)))
+	kv.Add("Locations", yesNo(info.HasLocations, query.Thousands(uint64(info.LocationCount))))
+	kv.Add("Allocation trace", yesNo(info.HasAllocationTrace, ""))
+	kv.Add("Detachedness", yesNo(info.HasDetachedness, query.Thousands(uint64(info.DetachedNodeCount))+" detached"))
+	kv.Add("Read time", strconv.FormatFloat(info.ReadSeconds, 'f', 2, 64)+" s")
+	if err := kv.WriteRows(w); err != nil {
 		return err
 	}
 
 	fmt.Fprintln(w)
-	types := newTable("Node type", "Category", ">Count", ">Self size", ">%")
+	types := render.NewTextTable("Node type", "Category", ">Count", ">Self size", ">%")
 	for _, t := range info.NodeTypes {
-		types.add(t.Type, t.Category, query.Thousands(t.Count), query.HumanSize(t.SelfSize), query.PercentOf(t.SelfSize, info.TotalSelfSize))
+		types.Add(t.Type, t.Category, query.Thousands(t.Count), query.HumanSize(t.SelfSize), query.PercentOf(t.SelfSize, info.TotalSelfSize))
 	}
-	if err := types.write(w); err != nil {
+	if err := types.Write(w); err != nil {
 		return err
 	}
 
 	fmt.Fprintln(w)
-	cats := newTable("Category", ">Count", ">Self size", ">%")
+	cats := render.NewTextTable("Category", ">Count", ">Self size", ">%")
 	for _, c := range info.Categories {
-		cats.add(c.Category, query.Thousands(c.Count), query.HumanSize(c.SelfSize), query.PercentOf(c.SelfSize, info.TotalSelfSize))
+		cats.Add(c.Category, query.Thousands(c.Count), query.HumanSize(c.SelfSize), query.PercentOf(c.SelfSize, info.TotalSelfSize))
 	}
-	return cats.write(w)
-}
-
-// writeJSON prints v as indented JSON followed by a newline.
-func writeJSON(w io.Writer, v any) error {
-	if s, ok := v.(query.JSONStreamer); ok {
-		return s.StreamJSON(w) // too large to build first (paths through a long list)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return cats.Write(w)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 )
 
 // newQueryCmd makes the command of a registered query: its arguments
@@ -61,18 +63,11 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			switch {
-			case asJSON:
+			f := outputForm(asJSON, asCSV)
+			if f != render.Text {
 				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
-				err = writeJSON(out, query.Encode(r, args))
-			case asCSV:
-				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
-				err = writeCSV(out, r)
-			default:
-				err = writeText(out, r)
 			}
-			if err != nil {
+			if err := render.Write(cmd.OutOrStdout(), r, f, render.Options{Inputs: args}); err != nil {
 				return err
 			}
 			if r.Failed != "" {
@@ -104,6 +99,26 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 		}
 	}
 	return c
+}
+
+// outputForm is the form --json and --csv select; text without either.
+func outputForm(asJSON, asCSV bool) render.Format {
+	switch {
+	case asJSON:
+		return render.JSON
+	case asCSV:
+		return render.CSV
+	}
+	return render.Text
+}
+
+// warnOnStderr repeats warnings on stderr for output that has no room for
+// them (CSV) or is read by a program (JSON, which also has them in its
+// "warnings" field), so the person running the command still sees them.
+func warnOnStderr(stderr io.Writer, ws []query.Warning) {
+	for _, w := range ws {
+		fmt.Fprintf(stderr, "heapx: warning: %s\n", w.Message)
+	}
 }
 
 // sizeDefault shows a size flag's default; 0 reads as "off".
@@ -195,7 +210,7 @@ func newListCmd() *cobra.Command {
 			}
 			var list []queryJSON
 			commands := []commandJSON{}
-			t := newTable("Group", "Command", "Description")
+			t := render.NewTextTable("Group", "Command", "Description")
 			// Sorted by name; the report, the main job, goes first.
 			subs := append([]*cobra.Command(nil), cmd.Root().Commands()...)
 			sort.SliceStable(subs, func(i, j int) bool { return subs[i].Name() == "report" && subs[j].Name() != "report" })
@@ -204,7 +219,7 @@ func newListCmd() *cobra.Command {
 					continue
 				}
 				commands = append(commands, commandJSON{Name: sub.Name(), Usage: strings.TrimPrefix(sub.Use, sub.Name()+" "), Title: sub.Short})
-				t.add(commandsGroup, sub.Use, sub.Short)
+				t.Add(commandsGroup, sub.Use, sub.Short)
 			}
 			for _, q := range query.All() {
 				qj := queryJSON{Name: q.Name, Group: q.Group, Usage: q.Usage, Title: q.Title, MinInputs: q.MinInputs,
@@ -213,12 +228,12 @@ func newListCmd() *cobra.Command {
 					qj.Args = append(qj.Args, argJSON{Name: a.Name, Kind: argKindName(a.Kind), Default: a.Default, Help: a.Help})
 				}
 				list = append(list, qj)
-				t.add(q.Group, q.Name+" "+q.Usage, q.Title)
+				t.Add(q.Group, q.Name+" "+q.Usage, q.Title)
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"schema_version": 1, "commands": commands, "queries": list})
+				return render.WriteJSON(cmd.OutOrStdout(), map[string]any{"schema_version": 1, "commands": commands, "queries": list})
 			}
-			return t.write(cmd.OutOrStdout())
+			return t.Write(cmd.OutOrStdout())
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
 )
 
@@ -84,7 +84,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			}
 			switch {
 			case htmlPath == "-":
-				err = r.WriteHTML(out)
+				err = r.Write(out, render.HTML)
 			case htmlPath != "":
 				// An interrupt must not leave the temporary page behind.
 				stop := cleanUpOnInterrupt(stderr, htmlPath)
@@ -94,7 +94,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 						return err
 					}
 					bw := bufio.NewWriter(f)
-					if err := r.WriteHTML(bw); err != nil {
+					if err := r.Write(bw, render.HTML); err != nil {
 						f.Close()
 						return err
 					}
@@ -112,16 +112,10 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			if err != nil {
 				return err
 			}
-			switch {
-			case asJSON:
-				err = writeJSON(out, r.Doc())
-			case asCSV:
-				err = writeReportCSV(out, r)
-			case htmlPath == "":
-				err = writeReportText(out, r)
-			}
-			if err != nil {
-				return err
+			if asJSON || asCSV || htmlPath == "" {
+				if err := r.Write(out, outputForm(asJSON, asCSV)); err != nil {
+					return err
+				}
 			}
 			if len(r.Failures) > 0 {
 				return fmt.Errorf("report gate failed: %s", strings.Join(r.Failures, "; "))
@@ -138,80 +132,4 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 	f.StringVar(&failOver, "fail-over", "", "exit 1 when the leaked size is over `SIZE` (e.g. 10MB): the leaks' retained size with two or more baselines, the heap's growth with one, else the largest suspect's retained size")
 	f.Float64Var(&opt.FailGrowth, "fail-growth", 0, "exit 1 when the heap grew more than `PCT` percent since the first baseline")
 	return c
-}
-
-// writeReportText renders the report for a terminal: the overview, then
-// each part under a banner.
-func writeReportText(w io.Writer, r *report.Report) error {
-	t := newTable("", "")
-	for _, kv := range r.Overview {
-		t.add(kv[0]+":", kv[1])
-	}
-	if _, err := fmt.Fprint(w, warningsText(r.Warnings)+"== heapx report\n"); err != nil {
-		return err
-	}
-	if err := t.writeRows(w); err != nil {
-		return err
-	}
-	for _, p := range r.Parts {
-		if _, err := fmt.Fprintf(w, "\n== %s\n\n", p.Title); err != nil {
-			return err
-		}
-		if len(p.Result.Sections) == 0 && len(p.Result.Notes) == 0 {
-			if _, err := fmt.Fprintln(w, "Nothing to show."); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := writeText(w, p.Result); err != nil {
-			return err
-		}
-	}
-	for _, f := range r.Failures {
-		if _, err := fmt.Fprintf(w, "\nFAILED: %s\n", f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeReportCSV renders the report as one CSV stream in the form of the
-// analyses' --csv: every row starts with its part ("warnings" and
-// "overview" first, then the parts' keys as in --json) and its section's
-// heading, then the section's raw values; a header row of column keys
-// comes first and again whenever the columns change. The overview has the
-// top-level fields of --json, one key and value a row.
-func writeReportCSV(w io.Writer, r *report.Report) error {
-	c := newCSVTables(w)
-	part := func(key string, s *query.Section) error {
-		return c.section([]csvCell{{"part", key}, {"section", s.Heading}}, s)
-	}
-	if len(r.Warnings) > 0 {
-		t := &query.Table{Columns: []query.Column{{Key: "code", Title: "Code"}, {Key: "message", Title: "Message"}}}
-		for _, wn := range r.Warnings {
-			t.Rows = append(t.Rows, []any{wn.Code, wn.Message})
-		}
-		if err := part("warnings", &query.Section{Table: t}); err != nil {
-			return err
-		}
-	}
-	// The overview as --json has it: raw numbers under its keys.
-	d := r.Doc()
-	ov := &query.Table{Columns: []query.Column{{Key: "key", Title: "Key"}, {Key: "value", Title: "Value"}}}
-	for _, kv := range [][2]any{{"file", d.File}, {"baselines", strings.Join(d.Baselines, " ")}, {"format", d.Format},
-		{"nodes", d.Nodes}, {"edges", d.Edges}, {"total_size", d.TotalSize}, {"policy", d.Policy}, {"leaked_size", d.LeakedSize},
-		{"leaked_size_basis", d.LeakedSizeBasis}, {"growth_percent", d.GrowthPercent}, {"failures", strings.Join(d.Failures, "; ")}} {
-		ov.Rows = append(ov.Rows, []any{kv[0], kv[1]})
-	}
-	if err := part("overview", &query.Section{Table: ov}); err != nil {
-		return err
-	}
-	for _, p := range r.Parts {
-		for _, s := range p.Result.Sections {
-			if err := part(p.Key, s); err != nil {
-				return err
-			}
-		}
-	}
-	return c.flush()
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
 )
 
@@ -244,8 +244,8 @@ func TestReportHTMLInChromium(t *testing.T) {
 // dump that records no string contents; and LeakDemo's leaking static
 // list, the ArrayList of 6,667 AuditListener, as its largest collection.
 func TestInspectionsOtherRuntimes(t *testing.T) {
-	doc := func(args ...string) query.Document {
-		var d query.Document
+	doc := func(args ...string) render.Document {
+		var d render.Document
 		okJSON(t, &d, args...)
 		return d
 	}

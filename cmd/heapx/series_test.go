@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
 )
 
@@ -24,13 +25,13 @@ const (
 
 // warned runs heapx with --json, which must succeed and repeat its
 // warnings on stderr, and returns the generic document.
-func warned(t *testing.T, args ...string) (*query.Document, string) {
+func warned(t *testing.T, args ...string) (*render.Document, string) {
 	t.Helper()
 	r := heapx(t, append(args, "--json")...)
 	if r.code != 0 {
 		t.Fatalf("heapx %v: exit %d: %s", args, r.code, r.stderr)
 	}
-	var d query.Document
+	var d render.Document
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
 		t.Fatalf("heapx %v: %v", args, err)
 	}

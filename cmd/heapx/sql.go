@@ -25,6 +25,7 @@ import (
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 )
 
 func newSQLCmd(stderr *os.File) *cobra.Command {
@@ -630,14 +631,12 @@ const tableCellBytes = 4*tableCellWidth + 4
 // widths depend on all of them.
 type tableRows struct {
 	w       io.Writer
-	t       *table
+	t       *render.TextTable
 	numeric []bool // every non-NULL value of column i is a number
 }
 
 func (t *tableRows) begin(columns []string) error {
-	t.t = newTable()
-	t.t.header = columns
-	t.t.right = make([]bool, len(columns))
+	t.t = &render.TextTable{Header: columns, Right: make([]bool, len(columns))}
 	t.numeric = make([]bool, len(columns))
 	for i := range t.numeric {
 		t.numeric[i] = true
@@ -658,16 +657,16 @@ func (t *tableRows) row(cells []cell) error {
 			r[i] = query.Shorten(c.text(), tableCellWidth)
 		}
 	}
-	t.t.add(r...)
+	t.t.Add(r...)
 	return nil
 }
 
 func (t *tableRows) end() error {
-	copy(t.t.right, t.numeric)
-	if len(t.t.header) == 0 {
+	copy(t.t.Right, t.numeric)
+	if len(t.t.Header) == 0 {
 		return nil
 	}
-	return t.t.write(t.w)
+	return t.t.Write(t.w)
 }
 
 // jsonRows prints a JSON array with one object per row, keys in column

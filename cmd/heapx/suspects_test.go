@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
 )
 
 // TestSuspectsCLI runs `heapx suspects` as a user does on a dump of each
@@ -14,7 +14,7 @@ import (
 // two structures share, and no suspect on a heap without a leak (testdata/gen/README.md, "Leak-suspects fixtures").
 func TestSuspectsCLI(t *testing.T) {
 	rows := func(file string) []map[string]any {
-		var d query.Document
+		var d render.Document
 		okJSON(t, &d, "suspects", "--json", file)
 		return d.Sections[0].Rows
 	}

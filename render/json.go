@@ -1,10 +1,19 @@
-package query
+package render
 
-// SchemaVersion is the version of the generic JSON form (Encode). It
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/heapx/heapx/query"
+)
+
+// SchemaVersion is the version of the generic JSON form (Document). It
 // changes only when a released field changes meaning or disappears.
 const SchemaVersion = 1
 
-// Document is the generic JSON form of a Result.
+// Document is the generic JSON form of a query.Result: what JSON writes
+// for a result without a JSON form of its own, and how the report embeds
+// every result.
 type Document struct {
 	SchemaVersion int           `json:"schema_version"`
 	Query         string        `json:"query"`
@@ -15,7 +24,7 @@ type Document struct {
 	Failed        string        `json:"failed,omitempty"`
 	// Warnings is always present, empty when there is nothing to warn
 	// about, so scripts can test it.
-	Warnings []Warning `json:"warnings"`
+	Warnings []query.Warning `json:"warnings"`
 }
 
 // SectionJSON is one section: its columns, then rows (a table) or tree
@@ -25,7 +34,7 @@ type SectionJSON struct {
 	Columns []ColumnJSON     `json:"columns"`
 	Rows    []map[string]any `json:"rows,omitempty"`
 	Tree    []map[string]any `json:"tree,omitempty"`
-	Chart   *Chart           `json:"chart,omitempty"`
+	Chart   *query.Chart     `json:"chart,omitempty"`
 	Notes   []string         `json:"notes,omitempty"`
 }
 
@@ -36,20 +45,11 @@ type ColumnJSON struct {
 	Kind  string `json:"kind"`
 }
 
-// Encode returns the JSON form of r: r.JSON when the query set one,
-// otherwise the generic Document. inputs are the snapshot paths.
-func Encode(r *Result, inputs []string) any {
-	if r.JSON != nil {
-		return r.JSON
-	}
-	return GenericDocument(r, inputs)
-}
-
-// GenericDocument returns the generic JSON form of r, whatever r.JSON is
-// (the report embeds every result in this one form).
-func GenericDocument(r *Result, inputs []string) *Document {
+// NewDocument returns the generic JSON form of r, whatever r.JSON is.
+// inputs are the paths of the snapshots r was computed from.
+func NewDocument(r *query.Result, inputs []string) *Document {
 	d := &Document{SchemaVersion: SchemaVersion, Query: r.Query, Inputs: inputs, Header: r.Header,
-		Notes: r.Notes, Failed: r.Failed, Sections: []SectionJSON{}, Warnings: append([]Warning{}, r.Warnings...)}
+		Notes: r.Notes, Failed: r.Failed, Sections: []SectionJSON{}, Warnings: append([]query.Warning{}, r.Warnings...)}
 	for _, s := range r.Sections {
 		sj := SectionJSON{Heading: s.Heading, Chart: s.Chart, Notes: s.Notes}
 		switch {
@@ -68,7 +68,7 @@ func GenericDocument(r *Result, inputs []string) *Document {
 	return d
 }
 
-func columnsJSON(cols []Column) []ColumnJSON {
+func columnsJSON(cols []query.Column) []ColumnJSON {
 	out := make([]ColumnJSON, len(cols))
 	for i, c := range cols {
 		out[i] = ColumnJSON{Key: c.Key, Title: c.Title, Kind: c.Kind.String()}
@@ -76,7 +76,7 @@ func columnsJSON(cols []Column) []ColumnJSON {
 	return out
 }
 
-func rowJSON(cols []Column, row []any) map[string]any {
+func rowJSON(cols []query.Column, row []any) map[string]any {
 	m := make(map[string]any, len(cols))
 	for i, c := range cols {
 		if i < len(row) {
@@ -86,7 +86,7 @@ func rowJSON(cols []Column, row []any) map[string]any {
 	return m
 }
 
-func treeJSON(cols []Column, nodes []*TreeNode) []map[string]any {
+func treeJSON(cols []query.Column, nodes []*query.TreeNode) []map[string]any {
 	out := make([]map[string]any, 0, len(nodes))
 	for _, n := range nodes {
 		m := rowJSON(cols, n.Values)
@@ -96,4 +96,17 @@ func treeJSON(cols []Column, nodes []*TreeNode) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// WriteJSON writes v as indented JSON followed by a newline, the form of
+// every heapx JSON document. A query.JSONStreamer (paths through a list
+// of millions) writes itself a piece at a time instead of being built in
+// memory first.
+func WriteJSON(w io.Writer, v any) error {
+	if s, ok := v.(query.JSONStreamer); ok {
+		return s.StreamJSON(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
