@@ -9,10 +9,43 @@ import (
 	"github.com/heapx/heapx/model"
 )
 
-// resultsOf is an analysis as a dump file persists it.
-func resultsOf(a *analysis.Analysis) *model.Results {
-	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
-		Dominator: a.Dominators.IDom, Distance: a.Distances}
+// TestResultsRoundTrip takes every fixture's analysis back to the results
+// a file stores (Results) and builds the analysis again from them
+// (FromResults): the results fit the graph, are reused as they are, and
+// give the same numbers.
+func TestResultsRoundTrip(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			g := loadFixture(t, name)
+			want, err := analysis.Analyze(g, analysis.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := want.Results()
+			if err := r.Check(g); err != nil {
+				t.Fatalf("Results do not fit the graph: %v", err)
+			}
+			if r.Policy != "devtools" {
+				t.Errorf("policy %q, want devtools", r.Policy)
+			}
+			got, err := analysis.FromResults(g, r, analysis.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if &got.Dominators.IDom[0] != &want.Dominators.IDom[0] || &got.Distances[0] != &want.Distances[0] {
+				t.Fatal("FromResults recomputed the results Results gave")
+			}
+			if got.TotalSize() != want.TotalSize() {
+				t.Errorf("total %d, Analyze %d", got.TotalSize(), want.TotalSize())
+			}
+			if !reflect.DeepEqual(got.Top(50), want.Top(50)) {
+				t.Error("Top differs")
+			}
+			if !reflect.DeepEqual(got.Summary(), want.Summary()) {
+				t.Error("Summary differs")
+			}
+		})
+	}
 }
 
 // TestFromResultsAnswersLikeAnalyze rebuilds every fixture's analysis from
@@ -27,7 +60,7 @@ func TestFromResultsAnswersLikeAnalyze(t *testing.T) {
 			}
 			// Copies, so that nothing FromResults does can reach want's
 			// columns, and so the aliasing check below means something.
-			r := resultsOf(want)
+			r := want.Results()
 			r.Shallow, r.Retained = append([]uint64(nil), r.Shallow...), append([]uint64(nil), r.Retained...)
 			r.Dominator, r.Distance = append([]int32(nil), r.Dominator...), append([]int32(nil), r.Distance...)
 			got, err := analysis.FromResults(g, r, analysis.Options{})
@@ -84,7 +117,7 @@ func TestFromResultsFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrong := func(edit func(r *model.Results)) *model.Results {
-		r := resultsOf(want)
+		r := want.Results()
 		r.Shallow = make([]uint64, len(want.Self)) // recognisably not Analyze's
 		edit(r)
 		return r
@@ -106,19 +139,19 @@ func TestFromResultsFallsBack(t *testing.T) {
 		}), analysis.Options{}},
 		// Issue 12.10: what a damaged or edited file can hold.
 		"retained 2^64-1": {func() *model.Results {
-			r := resultsOf(want)
+			r := want.Results()
 			r.Retained = append([]uint64(nil), r.Retained...)
 			r.Retained[5] = math.MaxUint64
 			return r
 		}(), analysis.Options{}},
 		"retained more than the root": {func() *model.Results {
-			r := resultsOf(want)
+			r := want.Results()
 			r.Retained = append([]uint64(nil), r.Retained...)
 			r.Retained[g.Root]--
 			return r
 		}(), analysis.Options{}},
 		"dominator cycle": {func() *model.Results {
-			r := resultsOf(want)
+			r := want.Results()
 			r.Dominator = append([]int32(nil), r.Dominator...)
 			a, b := int32(7), r.Dominator[7]
 			r.Dominator[b] = a

@@ -20,7 +20,6 @@ import (
 	_ "github.com/heapx/heapx/formats/sqlite"
 	_ "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/hostile"
-	"github.com/heapx/heapx/model"
 )
 
 func main() {
@@ -83,7 +82,7 @@ func lyingResults(dir string) error {
 	if err != nil {
 		return err
 	}
-	res := &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained, Dominator: a.Dominators.IDom, Distance: a.Distances}
+	res := a.Results()
 	for _, ext := range []string{".jsonl", ".db"} {
 		f, _ := formats.ByExtension(ext)
 		if err := formats.Save(filepath.Join(dir, "analysed"+ext), f, g, formats.WriteOptions{Results: res}); err != nil {
