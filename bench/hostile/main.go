@@ -16,9 +16,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
-	_ "github.com/heapx/heapx/formats/jsonl"
-	_ "github.com/heapx/heapx/formats/sqlite"
-	_ "github.com/heapx/heapx/formats/v8"
+	_ "github.com/heapx/heapx/formats/all"
 	"github.com/heapx/heapx/internal/hostile"
 )
 
