@@ -22,15 +22,16 @@ type Object struct {
 // id, "LeakedItem @40123", with the id in hex where the runtime's ids are
 // addresses (Java, Firefox: "@0x7f3a10"). A long name is cut to
 // query.MaxNameWidth characters and what a terminal would act on is
-// escaped, so a label stays on one line.
+// escaped, so a label stays on one line. V8's root, which has no name,
+// is "(root) @1", as in heapx's path tables.
 func (o Object) Label() string { return o.label }
 
 // object is node n of a as an Object.
 func object(a *analysis.Analysis, nm *analysis.Namer, n model.NodeIndex) Object {
-	return objectOf(a.Graph, a.Row(nm, n))
+	return Object{NodeRow: a.Row(nm, n), label: query.ObjectName(query.ShownNode(a, nm, n))}
 }
 
-// objectOf is the row r of g as an Object.
+// objectOf is the row r of g as an Object; r is not the root's.
 func objectOf(g *model.Graph, r analysis.NodeRow) Object {
 	return Object{NodeRow: r, label: query.ObjectName(query.NewNodeJSON(g, r))}
 }
