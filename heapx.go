@@ -43,11 +43,14 @@ import (
 type Options struct {
 	// Progress, if set, is told how the work goes, for a progress bar.
 	// It is called when a stage starts, with done 0 and the stage's
-	// total (Reading: the input's size in bytes, -1 when it is unknown,
-	// as for a pipe; Analyzing: -1, it reports no steps), then now and
-	// then as the stage goes (Reading: the bytes read so far). A stage
-	// ends when the call that started it returns: Open for Reading, the
-	// first call that needs the analysis for Analyzing.
+	// total: for Reading the input's size in bytes (-1 when it is
+	// unknown, as for a pipe), for Analyzing -1 (it reports no steps).
+	// While reading it is called again every few megabytes with the
+	// bytes read so far and the total they count to (a format read in
+	// two passes, HPROF, counts the file twice), maybe from a goroutine
+	// of the reader's. A stage ends when the call that started it
+	// returns: Open for Reading, the first call that needs the analysis
+	// for Analyzing.
 	Progress func(stage Stage, done, total int64)
 	// Stored says what becomes of the analysis results a file carries
 	// (heapx convert --analyze writes them into .jsonl and .db files).

@@ -16,7 +16,7 @@ type dump struct {
 	bars *stageBars
 }
 
-// load opens the heap dump at path in whatever format it is (hx.Open),
+// load opens the heap dump at path in whatever format it is (heapx.Open),
 // drawing a progress bar on stderr when that is a terminal and the read is
 // slow. Open checks the file first, so the common mistakes (wrong path, a
 // directory, a file that is not a heap dump) get a message that says so
@@ -56,7 +56,7 @@ func loadAndAnalyze(path string, stderr *os.File) (*dump, *analysis.Analysis, er
 	return d, a, nil
 }
 
-// stageBars draws the stages hx.Options.Progress reports, one at a
+// stageBars draws the stages heapx.Options.Progress reports, one at a
 // time: a bar while reading, a spinner while analysing, labelled with the
 // stage and the file's name.
 type stageBars struct {
@@ -66,7 +66,9 @@ type stageBars struct {
 	bar    *progress // nil between stages
 }
 
-// set is a hx.Options.Progress.
+// set is a heapx.Options.Progress. A stage's first call comes before
+// its work starts, so the calls that follow, from whatever goroutine,
+// only read b.
 func (b *stageBars) set(stage hx.Stage, done, total int64) {
 	if b.bar == nil || stage != b.stage {
 		b.done()
