@@ -157,6 +157,18 @@ func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, erro
 	return a, nil
 }
 
+// Results returns a's columns as the results a dump file persists
+// (docs/format.md, section 4; formats.WriteOptions.Results): the way
+// back to FromResults, so an analysis saved with a dump (heapx convert
+// --analyze) is not computed again when the dump is reopened. The
+// columns are a's, not copies. After Options.NoDistances, Distance is nil
+// and the results fail model.Results.Check: analyse with distances what
+// is to be stored.
+func (a *Analysis) Results() *model.Results {
+	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
+		Dominator: a.Dominators.IDom, Distance: a.Distances}
+}
+
 // TotalSize is DevTools' total size: the root's retained size plus
 // extra_native_bytes.
 func (a *Analysis) TotalSize() uint64 { return TotalSize(a.Graph, a.Dominators) }

@@ -9,14 +9,9 @@ import (
 	"github.com/heapx/heapx/model"
 )
 
-// resultsOf is an analysis as a dump file persists it.
-func resultsOf(a *analysis.Analysis) *model.Results {
-	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
-		Dominator: a.Dominators.IDom, Distance: a.Distances}
-}
-
-// TestFromResultsAnswersLikeAnalyze rebuilds every fixture's analysis from
-// its own results and checks that every view answers as Analyze's does.
+// TestFromResultsAnswersLikeAnalyze takes every fixture's analysis back to
+// the results a file stores (Results), rebuilds the analysis from them
+// (FromResults) and checks that every view answers as Analyze's does.
 func TestFromResultsAnswersLikeAnalyze(t *testing.T) {
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
@@ -25,9 +20,12 @@ func TestFromResultsAnswersLikeAnalyze(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if r := want.Results(); r.Policy != "devtools" || r.Check(g) != nil {
+				t.Fatalf("Results: policy %q, %v", r.Policy, r.Check(g))
+			}
 			// Copies, so that nothing FromResults does can reach want's
 			// columns, and so the aliasing check below means something.
-			r := resultsOf(want)
+			r := want.Results()
 			r.Shallow, r.Retained = append([]uint64(nil), r.Shallow...), append([]uint64(nil), r.Retained...)
 			r.Dominator, r.Distance = append([]int32(nil), r.Dominator...), append([]int32(nil), r.Distance...)
 			got, err := analysis.FromResults(g, r, analysis.Options{})
@@ -84,7 +82,7 @@ func TestFromResultsFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrong := func(edit func(r *model.Results)) *model.Results {
-		r := resultsOf(want)
+		r := want.Results()
 		r.Shallow = make([]uint64, len(want.Self)) // recognisably not Analyze's
 		edit(r)
 		return r
@@ -106,19 +104,19 @@ func TestFromResultsFallsBack(t *testing.T) {
 		}), analysis.Options{}},
 		// Issue 12.10: what a damaged or edited file can hold.
 		"retained 2^64-1": {func() *model.Results {
-			r := resultsOf(want)
+			r := want.Results()
 			r.Retained = append([]uint64(nil), r.Retained...)
 			r.Retained[5] = math.MaxUint64
 			return r
 		}(), analysis.Options{}},
 		"retained more than the root": {func() *model.Results {
-			r := resultsOf(want)
+			r := want.Results()
 			r.Retained = append([]uint64(nil), r.Retained...)
 			r.Retained[g.Root]--
 			return r
 		}(), analysis.Options{}},
 		"dominator cycle": {func() *model.Results {
-			r := resultsOf(want)
+			r := want.Results()
 			r.Dominator = append([]int32(nil), r.Dominator...)
 			a, b := int32(7), r.Dominator[7]
 			r.Dominator[b] = a

@@ -2,9 +2,9 @@
 // opens or writes a dump. Each format lives in its own package under
 // formats/ and registers itself from an init function with a detector
 // (magic bytes, then file extension) and a reader, plus a writer when the
-// format can be written. Adding a format is adding one package and one
-// blank import in the command; nothing else changes. The package (see
-// formats/v8, formats/spidermonkey):
+// format can be written. Adding a format is adding one package, one
+// import in formats/all and its name to allNames; nothing else changes.
+// The package (see formats/v8, formats/spidermonkey):
 //
 //   - calls Register from init with a Name, its Extensions and a Detect
 //     strict enough not to claim other formats' heads (the registry
@@ -17,7 +17,8 @@
 //   - has a FuzzRead target seeded from a small real dump, and tests that
 //     compare what it reads with the runtime's own tools.
 //
-// The command imports it blank in cmd/heapx/load.go.
+// formats/all imports every format package, so that a program (the
+// command, the heapx package) reads them all by importing it alone.
 //
 // It also holds what every format shares: the FormatError type that names
 // the file, section and byte offset of bad input, and WriteFileAtomic, so
@@ -33,6 +34,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -179,9 +181,22 @@ func Detect(path string) (*Format, error) {
 	return detectHead(path, head)
 }
 
+// allPackage is the package that links in every format heapx has, which
+// a Go program using heapx as a library imports (the heapx package does).
+const allPackage = "github.com/heapx/heapx/formats/all"
+
+// allNames are the formats allPackage links in, so that the error for a
+// dump of no registered format can say which of them a program lacks.
+var allNames = []string{"hprof", "jsonl", "spidermonkey", "sqlite", "v8"}
+
 // detectHead finds the format of the file at path whose first bytes
 // (decompressed) are head.
 func detectHead(path string, head []byte) (*Format, error) {
+	if len(All()) == 0 {
+		// A library user who imported formats but no format package
+		// would otherwise read "known formats: " with nothing after it.
+		return nil, fmt.Errorf("%s: no heap-dump format is linked into this program, so none can read it: import %s (or the packages of the formats to read, such as formats/v8)", path, allPackage)
+	}
 	if len(head) == 0 {
 		return nil, fmt.Errorf("%s: empty file, not a heap dump", path)
 	}
@@ -199,6 +214,16 @@ func detectHead(path string, head []byte) (*Format, error) {
 		names := []string{}
 		for _, f := range All() {
 			names = append(names, f.Name)
+		}
+		var missing []string
+		for _, name := range allNames {
+			if !slices.Contains(names, name) {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%s: not a heap dump heapx can read (known formats: %s; %s not linked into this program: import %s)",
+				path, strings.Join(names, ", "), strings.Join(missing, ", "), allPackage)
 		}
 		return nil, fmt.Errorf("%s: not a heap dump heapx can read (known formats: %s)", path, strings.Join(names, ", "))
 	case 1:

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats"
+	// Only V8, so that TestUnlinkedFormat sees a program missing the
+	// other formats (formats/all links them all).
 	_ "github.com/heapx/heapx/formats/v8"
 )
 
@@ -46,6 +48,18 @@ func TestDetect(t *testing.T) {
 		if _, err := formats.Detect(path); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: error %v, want %q", path, err, msg)
 		}
+	}
+}
+
+// TestUnlinkedFormat opens an HPROF dump in a program that links only
+// the V8 format (this test): the error says which formats are missing
+// and what to import.
+func TestUnlinkedFormat(t *testing.T) {
+	path := "../testdata/hprof/java-leakdemo-small.hprof.gz"
+	_, err := formats.Detect(path)
+	want := path + ": not a heap dump heapx can read (known formats: v8; hprof, jsonl, spidermonkey, sqlite not linked into this program: import github.com/heapx/heapx/formats/all)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
 

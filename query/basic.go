@@ -143,6 +143,17 @@ func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
 	return n
 }
 
+// ShownNode is node n of a as the tables show it: NewNodeJSON, with the
+// graph's root named "(root)" where the runtime leaves it unnamed (V8's
+// root is an unnamed synthetic node). JSON output keeps the name as read.
+func ShownNode(a *analysis.Analysis, nm *analysis.Namer, n model.NodeIndex) NodeJSON {
+	r := NewNodeJSON(a.Graph, a.Row(nm, n))
+	if n == a.Graph.Root && r.Name == "" {
+		r.Name = "(root)"
+	}
+	return r
+}
+
 // ObjectName is a node as DevTools' Object column labels it: "name @id",
 // with the constructor standing in for an empty name (V8 leaves most
 // internal arrays unnamed), and the id in hex where it is an address
@@ -419,10 +430,7 @@ func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table
 func labelledPathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path, labels map[int]string) *Table {
 	g := a.Graph
 	t := &Table{Columns: []Column{{Key: "edge", Title: "Retainer edge", Kind: Text}, colObject, colDistance, colShallow, colRetained}}
-	r := NewNodeJSON(g, a.Row(nm, g.Root))
-	if r.Name == "" {
-		r.Name = "(root)" // V8's root is an unnamed synthetic node
-	}
+	r := ShownNode(a, nm, g.Root)
 	t.Rows = append(t.Rows, []any{"", ObjectName(r), r.Distance, r.ShallowSize, r.RetainedSize})
 	row := func(x int) []any {
 		s := p.Steps[x]

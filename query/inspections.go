@@ -578,10 +578,7 @@ func runDominators(c *Context) (*Result, error) {
 	}
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
-	pr := NewNodeJSON(a.Graph, a.Row(nm, parent))
-	if parent == a.Graph.Root && pr.Name == "" {
-		pr.Name = "(root)" // V8's root is an unnamed synthetic node
-	}
+	pr := ShownNode(a, nm, parent)
 	r := &Result{Header: []string{fmt.Sprintf("Children of %s in the dominator tree (its retained size %s, shallow size %s)",
 		ObjectName(pr), HumanSize(pr.RetainedSize), HumanSize(pr.ShallowSize))}}
 	var sum uint64

@@ -8,9 +8,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
-	_ "github.com/heapx/heapx/formats/hprof"
-	_ "github.com/heapx/heapx/formats/spidermonkey"
-	_ "github.com/heapx/heapx/formats/v8"
+	_ "github.com/heapx/heapx/formats/all"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"

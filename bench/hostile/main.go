@@ -16,11 +16,8 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
-	_ "github.com/heapx/heapx/formats/jsonl"
-	_ "github.com/heapx/heapx/formats/sqlite"
-	_ "github.com/heapx/heapx/formats/v8"
+	_ "github.com/heapx/heapx/formats/all"
 	"github.com/heapx/heapx/internal/hostile"
-	"github.com/heapx/heapx/model"
 )
 
 func main() {
@@ -83,7 +80,7 @@ func lyingResults(dir string) error {
 	if err != nil {
 		return err
 	}
-	res := &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained, Dominator: a.Dominators.IDom, Distance: a.Distances}
+	res := a.Results()
 	for _, ext := range []string{".jsonl", ".db"} {
 		f, _ := formats.ByExtension(ext)
 		if err := formats.Save(filepath.Join(dir, "analysed"+ext), f, g, formats.WriteOptions{Results: res}); err != nil {

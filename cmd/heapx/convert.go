@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
 	v8 "github.com/heapx/heapx/formats/v8"
@@ -119,21 +120,28 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	// one being written before exiting.
 	defer cleanUpOnInterrupt(stderr, out)()
 
-	res := &model.Results{}
-	d, err := loadResults(in, stderr, res)
+	// The results the file carries are read either way (a file whose
+	// results do not fit its graph is refused); --analyze computes them
+	// anew, without the classes, which no file stores.
+	opts := hx.Options{Analysis: analysis.Options{NoClasses: true}}
+	if analyze {
+		opts.Stored = hx.RecomputeStored
+	}
+	d, err := load(in, stderr, opts)
 	if err != nil {
 		return err
 	}
-	g := d.graph
+	g := d.Graph()
+	res := d.StoredResults()
 	if analyze {
-		a, err := analyze1(d, stderr)
+		a, err := d.analysis()
 		if err != nil {
 			return err
 		}
-		res = resultsOf(a)
+		res = a.Results()
 	}
 	wopt := formats.WriteOptions{Sources: []string{in}}
-	if res.Shallow != nil && of.Results {
+	if res != nil && of.Results {
 		wopt.Results = res
 	}
 
@@ -170,7 +178,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s (%s, %s): %s nodes, %s edges in %.2f s (read %.2f s)\n", out, what,
 		query.HumanSize(uint64(st.Size())), query.Thousands(uint64(g.NumNodes())), query.Thousands(uint64(edges)),
-		time.Since(start).Seconds(), d.readTime.Seconds())
+		time.Since(start).Seconds(), d.ReadTime().Seconds())
 	return err
 }
 
@@ -353,18 +361,6 @@ func unreachableDistances(g *model.Graph, cls *analysis.Classes) string {
 	}
 	return fmt.Sprintf("%s classes have instances no root reaches: DevTools shows their distance as -5, the smallest over every instance, where heapx shows the nearest reachable one's: %s",
 		query.Thousands(uint64(len(classes))), strings.Join(names, ", "))
-}
-
-// analyze1 is analyze without the classes and the Summary, which convert
-// does not store.
-func analyze1(d *dump, stderr *os.File) (*analysis.Analysis, error) {
-	spin := startProgress(stderr, "analyzing "+filepath.Base(d.path), -1)
-	defer spin.done()
-	a, err := analysis.Analyze(d.graph, analysis.Options{NoClasses: true})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", d.path, err)
-	}
-	return a, nil
 }
 
 // cleanUpOnInterrupt makes an interrupt (or SIGTERM, SIGHUP) while out is

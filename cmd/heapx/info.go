@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -77,7 +78,7 @@ With --json the same facts are printed as one JSON object (see README.md
 for the fields).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := load(args[0], stderr)
+			d, err := load(args[0], stderr, hx.Options{Stored: hx.SkipStored})
 			if err != nil {
 				return err
 			}
@@ -94,11 +95,11 @@ for the fields).`,
 
 // buildInfo gathers the facts info reports.
 func buildInfo(d *dump) *infoJSON {
-	g := d.graph
+	g := d.Graph()
 	info := &infoJSON{
 		SchemaVersion: infoSchemaVersion,
-		File:          d.path,
-		FileSize:      d.fileSize,
+		File:          d.Path(),
+		FileSize:      d.Size(),
 		Compression:   "none",
 		Metadata:      []metaJSON{},
 		NodeCount:     g.NumNodes(),
@@ -110,9 +111,9 @@ func buildInfo(d *dump) *infoJSON {
 		// (empty) sections were written, as Node does by default.
 		HasAllocationTrace: g.Trace != nil && (len(g.Trace.Tree) > 0 || len(g.Trace.Samples) > 0),
 		HasDetachedness:    g.Detachedness != nil,
-		ReadSeconds:        d.readTime.Seconds(),
+		ReadSeconds:        d.ReadTime().Seconds(),
 	}
-	if d.gzip {
+	if d.Gzip() {
 		info.Compression = "gzip"
 	}
 	info.Format, _ = g.MetaValue("format")

@@ -1,82 +1,99 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/heapx/heapx/formats"
-	// Formats register themselves; importing one is what makes heapx read it.
-	_ "github.com/heapx/heapx/formats/hprof"
-	_ "github.com/heapx/heapx/formats/jsonl"
-	_ "github.com/heapx/heapx/formats/spidermonkey"
-	_ "github.com/heapx/heapx/formats/sqlite"
-	_ "github.com/heapx/heapx/formats/v8"
-	"github.com/heapx/heapx/model"
+	// The library, as hx: heapx is what the tests call the command.
+	hx "github.com/heapx/heapx"
+	"github.com/heapx/heapx/analysis"
 )
 
-// dump is a loaded heap dump with what info reports about the file itself.
+// dump is a heap dump opened through the heapx package, with the bars
+// that draw its progress.
 type dump struct {
-	path     string
-	format   *formats.Format
-	fileSize int64
-	gzip     bool
-	graph    *model.Graph
-	readTime time.Duration
+	*hx.Dump
+	bars *stageBars
 }
 
-// load reads the heap dump at path in whatever registered format it is,
+// load opens the heap dump at path in whatever format it is (heapx.Open),
 // drawing a progress bar on stderr when that is a terminal and the read is
-// slow. formats.OpenInput checks the file first, so the common mistakes
-// (wrong path, a directory, a file that is not a heap dump) get a message
-// that says so instead of a parse error at byte 0, and reads a pipe once.
-func load(path string, stderr *os.File) (*dump, error) {
-	return loadResults(path, stderr, nil)
-}
-
-// loadResults is load, also collecting the analysis results the file
-// carries into res (when res is not nil; res.Shallow stays nil when the
-// file has none).
-func loadResults(path string, stderr *os.File, res *model.Results) (_ *dump, err error) {
-	in, err := formats.OpenInput(path)
+// slow. Open checks the file first, so the common mistakes (wrong path, a
+// directory, a file that is not a heap dump) get a message that says so
+// instead of a parse error at byte 0, and reads a pipe once. opts.Stored
+// and opts.Analysis are the caller's; the progress is load's.
+func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
+	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
+	opts.Progress = bars.set
+	d, err := hx.Open(path, opts)
+	bars.done()
 	if err != nil {
 		return nil, err
 	}
-	defer in.Close()
-	d := &dump{path: path, format: in.Format, gzip: in.Gzip}
-
-	bar := startProgress(stderr, "reading "+filepath.Base(path), in.Size)
-	defer func() {
-		bar.done()
-		// A reader bug on hostile input must still end in "heapx: ...",
-		// exit code 1, not a goroutine dump.
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: internal error while reading (please report it): %v", path, r)
-		}
-	}()
-	start := time.Now()
-	g, err := in.Read(formats.ReadOptions{Progress: func(done, _ int64) { bar.set(done) }, Results: res})
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	d.graph, d.readTime, d.fileSize = g, time.Since(start), in.Size
-	return d, nil
+	return &dump{Dump: d, bars: bars}, nil
 }
 
-// readError makes sure a read error names the file: a *formats.FormatError
-// does already (with section and offset), an I/O error from the gzip layer
-// may not.
-func readError(path string, err error) error {
-	var fe *formats.FormatError
-	if errors.As(err, &fe) {
-		return err
+// analysis is the dump's analysis (Dump.Analysis), with a spinner on a
+// terminal when it is slow.
+func (d *dump) analysis() (*analysis.Analysis, error) {
+	a, err := d.Analysis()
+	d.bars.done()
+	return a, err
+}
+
+// loadAndAnalyze is load followed by the analysis, what every view but
+// info needs. Results the file carries (heapx convert --analyze) are read
+// and used, so reopening an analysed dump computes only the cheap columns.
+func loadAndAnalyze(path string, stderr *os.File) (*dump, *analysis.Analysis, error) {
+	d, err := load(path, stderr, hx.Options{})
+	if err != nil {
+		return nil, nil, err
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return err
+	a, err := d.analysis()
+	if err != nil {
+		return nil, nil, err
 	}
-	return fmt.Errorf("%s: %w", path, err)
+	return d, a, nil
+}
+
+// loadDigest reads the dump at path and keeps only its digest (see
+// heapx.Dump.Digest), made after prev's, for a query that needs no more
+// of it (query.Query.EarlierAsDigests): the graph is garbage before the
+// next file is read.
+func loadDigest(path string, prev *analysis.Digest, stderr *os.File) (*analysis.Digest, error) {
+	d, err := load(path, stderr, hx.Options{Stored: hx.SkipStored})
+	if err != nil {
+		return nil, err
+	}
+	defer d.bars.done()
+	return d.Digest(prev), nil
+}
+
+// stageBars draws the stages heapx.Options.Progress reports, one at a
+// time: a bar while reading, a spinner while analysing, labelled with the
+// stage and the file's name.
+type stageBars struct {
+	stderr *os.File
+	name   string
+	stage  hx.Stage
+	bar    *progress // nil between stages
+}
+
+// set is a heapx.Options.Progress. A stage's first call comes before
+// its work starts, so the calls that follow, from whatever goroutine,
+// only read b.
+func (b *stageBars) set(stage hx.Stage, done, total int64) {
+	if b.bar == nil || stage != b.stage {
+		b.done()
+		b.stage, b.bar = stage, startProgress(b.stderr, stage.String()+" "+b.name, total)
+	}
+	b.bar.set(done)
+}
+
+// done removes the bar of the stage that ended, if one is drawn.
+func (b *stageBars) done() {
+	if b.bar != nil {
+		b.bar.done()
+		b.bar = nil
+	}
 }

@@ -72,7 +72,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 				if err != nil {
 					return err
 				}
-				inputs[j] = report.Input{Path: d.path, Format: d.format.Name, A: a}
+				inputs[j] = report.Input{Path: d.Path(), Format: d.Format().Name, A: a}
 			}
 			r, err := report.Build(inputs[0], inputs[1:], opt)
 			if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"zombiezen.com/go/sqlite"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
 	hsql "github.com/heapx/heapx/formats/sqlite"
@@ -256,7 +257,7 @@ func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool
 	}
 	target := candidates[0]
 	if choice.path == "" {
-		size := hsql.EstimateSize(d.graph, hsql.Options{Results: res, NoPacked: true})
+		size := hsql.EstimateSize(d.Graph(), hsql.Options{Results: res, NoPacked: true})
 		if size > besideLimit || !writable(filepath.Dir(path)) {
 			if user == "" {
 				if !writable(filepath.Dir(path)) {
@@ -328,17 +329,17 @@ func buildCopy(path, target string, stderr *os.File, temp bool) (*sqlCopy, error
 // it carries (an analysed .jsonl), else computed, since the first
 // questions asked in SQL are about retained sizes.
 func loadForCopy(path string, stderr *os.File) (*dump, *model.Results, error) {
-	res := &model.Results{}
-	d, err := loadResults(path, stderr, res)
+	d, err := load(path, stderr, hx.Options{Analysis: analysis.Options{NoClasses: true}})
 	if err != nil {
 		return nil, nil, err
 	}
-	if res.Shallow == nil {
-		a, err := analyze1(d, stderr)
+	res := d.StoredResults()
+	if res == nil {
+		a, err := d.analysis()
 		if err != nil {
 			return nil, nil, err
 		}
-		res = resultsOf(a)
+		res = a.Results()
 	}
 	return d, res, nil
 }
@@ -347,36 +348,29 @@ func loadForCopy(path string, stderr *os.File) (*dump, *model.Results, error) {
 // deleted after the query, when temp), saying on stderr what it makes,
 // where and how large, since it can take a minute and a gigabyte.
 func writeCopy(d *dump, res *model.Results, key []model.KV, target string, stderr *os.File, temp bool) (*sqlCopy, error) {
-	opt := hsql.Options{Results: res, Meta: key, NoPacked: true, Sources: []string{d.path}}
+	opt := hsql.Options{Results: res, Meta: key, NoPacked: true, Sources: []string{d.Path()}}
 	what, when := "the SQL cache", "reused while the dump is unchanged"
 	if temp {
 		what, when = "a temporary SQL cache", "deleted after the query"
 	}
-	fmt.Fprintf(stderr, "heapx: building %s of %s at %s (about %s; %s)\n", what, d.path, target,
-		query.HumanSize(uint64(hsql.EstimateSize(d.graph, opt))), when)
+	fmt.Fprintf(stderr, "heapx: building %s of %s at %s (about %s; %s)\n", what, d.Path(), target,
+		query.HumanSize(uint64(hsql.EstimateSize(d.Graph(), opt))), when)
 	// An interrupt must not leave a temporary file behind (the copy is
 	// renamed into place only once complete).
 	defer cleanUpOnInterrupt(stderr, target)()
 	start := time.Now()
 	bar := startProgress(stderr, "writing "+filepath.Base(target), -1)
 	opt.Progress = func(done, total int64) { bar.setTotal(total); bar.set(done) }
-	err := hsql.Save(target, d.graph, opt)
+	err := hsql.Save(target, d.Graph(), opt)
 	bar.done()
 	if err != nil {
-		return nil, fmt.Errorf("%s: writing the SQL cache %s: %w", d.path, target, err)
+		return nil, fmt.Errorf("%s: writing the SQL cache %s: %w", d.Path(), target, err)
 	}
-	c := &sqlCopy{path: target, source: d.path, temp: temp}
+	c := &sqlCopy{path: target, source: d.Path(), temp: temp}
 	if st, err := os.Stat(target); err == nil {
 		fmt.Fprintf(stderr, "heapx: SQL cache ready: %s (%s, %.1f s)\n", target, query.HumanSize(uint64(st.Size())), time.Since(start).Seconds())
 	}
 	return c, nil
-}
-
-// resultsOf is an analysis as the results a dump file persists
-// (docs/format.md, section 4).
-func resultsOf(a *analysis.Analysis) *model.Results {
-	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
-		Dominator: a.Dominators.IDom, Distance: a.Distances}
 }
 
 // dirWritable reports whether a file can be created in dir, by creating

@@ -30,12 +30,6 @@ func fixtures(t *testing.T) []string {
 	return out
 }
 
-// resultsOf converts an analysis into persisted results.
-func resultsOf(a *analysis.Analysis) *model.Results {
-	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
-		Dominator: a.Dominators.IDom, Distance: a.Distances}
-}
-
 // TestRoundTripFixtures writes every fixture to a .db and reads it back:
 // the graph must come back equal, column for column, and so must the
 // analysis results.
@@ -52,7 +46,7 @@ func TestRoundTripFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := resultsOf(a)
+			res := a.Results()
 			db := filepath.Join(t.TempDir(), "out.db")
 			if err := Save(db, g, Options{Results: res}); err != nil {
 				t.Fatal(err)

@@ -37,7 +37,7 @@ func TestEstimateSizeAndNoPacked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := resultsOf(a)
+			res := a.Results()
 			var sizes [2]int64
 			for i, noPacked := range []bool{false, true} {
 				opt := Options{Results: res, NoPacked: noPacked}

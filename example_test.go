@@ -1,0 +1,128 @@
+package heapx_test
+
+import (
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/heapx/heapx"
+)
+
+// The objects that retain the most in a snapshot of a Node.js process
+// that leaks through an event listener's closure: what `heapx top -n 10`
+// lists.
+func ExampleDump_Top() {
+	d, err := heapx.Open("testdata/node-leak-3.heapsnapshot.gz", heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	top, err := d.Top(10)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, o := range top {
+		fmt.Printf("%-26s %-18s %9d\n", o.Label(), o.Class, o.Retained)
+	}
+	// Output:
+	// global @6049               global               3079371
+	// (GC roots) @3              (synthetic)           504562
+	// EventEmitter @51427        EventEmitter          467896
+	// {work} @80587              Object                467288
+	// onWork @74609              Function              467104
+	// system / Context @80591    system / Context      454808
+	// Array @80593               Array                 447536
+	// (Strong roots) @11         (synthetic)           277392
+	// (array) @1663              (array)               262160
+	// BuiltinModule @44117       Function              252008
+}
+
+// What keeps the array of leaked items alive: its shortest retainer path
+// from the roots, as `heapx paths --id 80593 -n 1` shows it.
+func ExampleDump_Paths() {
+	d, err := heapx.Open("testdata/node-leak-3.heapsnapshot.gz", heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	paths, err := d.Paths(80593, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range paths {
+		fmt.Printf("%d edges, system root: %v\n", len(p.Steps), p.System)
+		fmt.Println(p.Root.Label())
+		for _, s := range p.Steps {
+			fmt.Printf("  %-11s %s\n", s.Edge, s.To.Label())
+		}
+	}
+	// Output:
+	// 6 edges, system root: false
+	// (root) @1
+	//   .2          global @6049
+	//   .bus        EventEmitter @51427
+	//   ._events    {work} @80587
+	//   .work       onWork @74609
+	//   {context}   system / Context @80591
+	//   ->retained  Array @80593
+}
+
+// What grew between the first and the last of three snapshots of the
+// leaking process, per class, as DevTools' Comparison view (and `heapx
+// diff`) shows it: the classes with at least 100 objects more than before.
+func ExampleDump_Diff() {
+	before, err := heapx.Open("testdata/node-leak-1.heapsnapshot.gz", heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := heapx.Open("testdata/node-leak-3.heapsnapshot.gz", heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	diff, err := after.Diff(before)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("matched by %s: %d new objects, %d deleted\n", diff.Matching, diff.New, diff.Deleted)
+	for _, c := range diff.Classes {
+		if c.Delta >= 100 {
+			fmt.Printf("%-22s %+5d %+7d bytes\n", c.Name, c.Delta, c.SizeDelta)
+		}
+	}
+	// Output:
+	// matched by id: 6083 new objects, 80 deleted
+	// Array                  +1000 +112000 bytes
+	// (concatenated string)  +3002  +96064 bytes
+	// LeakedItem             +1000  +56000 bytes
+	// (string)                +984  +23712 bytes
+}
+
+// A query of the registry by name, with its arguments: the leak suspects
+// (`heapx suspects -n 1`), rendered as the command prints them.
+func ExampleDump_Query() {
+	d, err := heapx.Open("testdata/node-leak-3.heapsnapshot.gz", heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := d.Query("suspects", map[string]any{"limit": 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := r.Render(os.Stdout, heapx.Text); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// Leak suspects (accumulations retaining at least 10% of 3.6 MB)
+	// #  Kind          Holder               Retained size      %  Accumulation point  Held by                     Accumulated class  Count  Class retained
+	// 1  accumulation  EventEmitter @51427         468 kB  13.0%  Array @80593        onWork's variable retained  LeakedItem         1,500          431 kB
+	//
+	// Suspect 1: EventEmitter @51427 retains 468 kB (13.0% of the heap). The memory is accumulated in Array @80593 (448 kB), held by onWork's variable retained, which holds 1,500 instances of LeakedItem retaining 431 kB.
+	// Retainer edge  Object                   Distance  Shallow size  Retained size
+	//                (root) @1                       -           0 B         3.6 MB
+	// .2             global @6049                    1        8.4 kB         3.1 MB
+	// .bus           EventEmitter @51427             2         104 B         468 kB
+	// ._events       {work} @80587                   3         184 B         467 kB
+	// .work          onWork @74609                   4          64 B         467 kB
+	// {context}      system / Context @80591         5          40 B         455 kB
+	// ->retained     Array @80593                    6       15.7 kB         448 kB
+	//
+	// The shortest retainer path to the accumulation point, from the root.
+}
