@@ -236,12 +236,9 @@ func (d *Dump) Analysis() (*analysis.Analysis, error) {
 // its ids, class counts and the sample the series checks use (see
 // analysis.Digest). It is a few bytes a node, so a caller that needs no
 // more of the dump (query.Query.EarlierAsDigests) can drop the Dump and
-// keep the digest. It computes no dominators unless the analysis was
-// already computed.
+// keep the digest. It computes shallow sizes and classes, not the
+// dominators: Analysis(...).Digest gives the same from an analysed dump.
 func (d *Dump) Digest(prev *analysis.Digest) *analysis.Digest {
-	if d.analysis != nil {
-		return d.analysis.Digest(prev)
-	}
 	d.progress(Analyzing, 0, -1)
 	return analysis.NewDigest(d.graph, prev)
 }
