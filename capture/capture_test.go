@@ -441,7 +441,7 @@ func TestSeriesPath(t *testing.T) {
 // TestPickTarget checks the choice of a target among an endpoint's: by
 // URL part, the one page of a browser, and the errors that list them.
 func TestPickTarget(t *testing.T) {
-	ts := []Target{
+	ts := []cdp.Target{
 		{Type: "page", URL: "https://shop.example/cart", WebSocketURL: "ws://h/1"},
 		{Type: "service_worker", URL: "https://shop.example/sw.js", WebSocketURL: "ws://h/2"},
 		{Type: "page", URL: "about:blank", WebSocketURL: ""},

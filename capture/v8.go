@@ -105,8 +105,8 @@ func endpointHostPort(endpoint string) string {
 }
 
 // pickTarget chooses the target to capture among those an endpoint lists.
-func pickTarget(ts []Target, hostPort, urlPart string) (Target, error) {
-	var match []Target
+func pickTarget(ts []cdp.Target, hostPort, urlPart string) (cdp.Target, error) {
+	var match []cdp.Target
 	for _, t := range ts {
 		if t.WebSocketURL == "" {
 			continue
@@ -119,7 +119,7 @@ func pickTarget(ts []Target, hostPort, urlPart string) (Target, error) {
 	if len(match) > 1 && urlPart == "" {
 		// A browser lists its service workers and frames beside the
 		// page; one page is the obvious choice.
-		var pages []Target
+		var pages []cdp.Target
 		for _, t := range match {
 			if t.Type == "page" || t.Type == "node" {
 				pages = append(pages, t)
@@ -138,17 +138,14 @@ func pickTarget(ts []Target, hostPort, urlPart string) (Target, error) {
 	}
 	switch {
 	case len(ts) == 0:
-		return Target{}, fmt.Errorf("the DevTools endpoint at %s lists no target", hostPort)
+		return cdp.Target{}, fmt.Errorf("the DevTools endpoint at %s lists no target", hostPort)
 	case len(match) == 0 && urlPart != "":
-		return Target{}, fmt.Errorf("no target at %s has a URL containing %q; it lists: %s", hostPort, urlPart, strings.Join(list, ", "))
+		return cdp.Target{}, fmt.Errorf("no target at %s has a URL containing %q; it lists: %s", hostPort, urlPart, strings.Join(list, ", "))
 	case len(match) == 0:
-		return Target{}, fmt.Errorf("every target at %s is held by another debugger client: %s", hostPort, strings.Join(list, ", "))
+		return cdp.Target{}, fmt.Errorf("every target at %s is held by another debugger client: %s", hostPort, strings.Join(list, ", "))
 	}
-	return Target{}, fmt.Errorf("%d targets at %s match; say which with --url SUBSTRING: %s", len(match), hostPort, strings.Join(list, ", "))
+	return cdp.Target{}, fmt.Errorf("%d targets at %s match; say which with --url SUBSTRING: %s", len(match), hostPort, strings.Join(list, ", "))
 }
-
-// Target is a target a DevTools endpoint lists.
-type Target = cdp.Target
 
 // isMethodNotFound reports whether err is a target's answer that it has
 // no such method.

@@ -83,6 +83,9 @@ the file being written and exits 1.`,
 			if len(args) > 0 {
 				return fmt.Errorf("capture takes no FILE argument (got %q); put a command to start after --, as in heapx capture -- node app.js", args[0])
 			}
+			if err := checkReportFlags(cmd, o.report, report); err != nil {
+				return err
+			}
 			return runCapture(cmd, o, argv, report, stderr)
 		},
 	}
@@ -177,14 +180,21 @@ func checkCapture(cmd *cobra.Command, o *captureOptions, argv []string) (capture
 	if o.count < 1 {
 		return 0, 0, fmt.Errorf("--count must be 1 or more, not %d", o.count)
 	}
-	if !o.report {
-		for _, name := range []string{"json", "csv", "html", "limit", "threshold", "fail-over", "fail-growth"} {
-			if cmd.Flags().Changed(name) {
-				return 0, 0, fmt.Errorf("--%s is a flag of --report", name)
-			}
-		}
+	if mode != modeSampling && cmd.Flags().Changed("sampling-interval") {
+		return 0, 0, errors.New("--sampling-interval is a flag of --sampling")
 	}
 	return mode, grow, nil
+}
+
+// checkReportFlags refuses report's flags without --report.
+func checkReportFlags(cmd *cobra.Command, asked bool, report *cobra.Command) error {
+	var err error
+	report.Flags().VisitAll(func(fl *pflag.Flag) {
+		if !asked && err == nil && cmd.Flags().Changed(fl.Name) {
+			err = fmt.Errorf("--%s is a flag of --report", fl.Name)
+		}
+	})
+	return err
 }
 
 // runCapture is `heapx capture` once its arguments are parsed.
@@ -214,9 +224,9 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	defer onInterrupt(cancel)()
+	stopInterrupt := onInterrupt(cancel)
+	defer stopInterrupt()
 	prog := &captureProgress{w: stderr}
-	defer prog.finish()
 
 	var written []string
 	if o.jvm != 0 {
@@ -227,6 +237,8 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 		err = captureV8(ctx, cancel, o, argv, mode, out, grow, int(interval), prog, said, stderr, &written)
 	}
 	prog.finish()
+	// From here on an interrupt is an interrupt of heapx report.
+	stopInterrupt()
 	if err != nil {
 		if len(written) > 0 {
 			fmt.Fprintf(stderr, "heapx: written before the capture failed: %s\n", strings.Join(written, ", "))
@@ -413,9 +425,12 @@ func onInterrupt(cancel context.CancelCauseFunc) (stop func()) {
 		case <-done:
 		}
 	}()
+	var once sync.Once
 	return func() {
-		close(done)
-		signal.Stop(sigs)
+		once.Do(func() {
+			close(done)
+			signal.Stop(sigs)
+		})
 	}
 }
 
