@@ -227,14 +227,28 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 	stopInterrupt := onInterrupt(cancel)
 	defer stopInterrupt()
 	prog := &captureProgress{w: stderr}
+	// SIGUSR1 takes a snapshot of a series at once, whatever else says
+	// when; listened to from the start, so that an early one is not the
+	// signal's default (exit). A program heapx starts is not worth a
+	// snapshot before it has run: without --every or --grow, it waits
+	// for the signal too; one snapshot of a running target does not.
+	var sigs chan os.Signal
+	if mode == modeSnapshots && !(o.every == 0 && grow == 0 && o.count == 1 && (o.inspect != "" || o.jvm != 0)) {
+		if o.every == 0 && grow == 0 && len(capture.SnapshotSignals) == 0 {
+			return errors.New("this system has no SIGUSR1 to say when to take a snapshot: use --every or --grow")
+		}
+		sigs = make(chan os.Signal, 1)
+		signal.Notify(sigs, capture.SnapshotSignals...)
+		defer signal.Stop(sigs)
+	}
 
 	var written []string
 	if o.jvm != 0 {
-		err = captureSeries(ctx, o, out, 0, nil, said, stderr, &written, func(ctx context.Context, path string) (int64, error) {
+		err = captureSeries(ctx, o, out, 0, nil, sigs, said, stderr, &written, func(ctx context.Context, path string) (int64, error) {
 			return capture.DumpJVM(ctx, o.jvm, path)
 		})
 	} else {
-		err = captureV8(ctx, cancel, o, argv, mode, out, grow, int(interval), prog, said, stderr, &written)
+		err = captureV8(ctx, cancel, o, argv, mode, out, grow, int(interval), sigs, prog, said, stderr, &written)
 	}
 	prog.finish()
 	// From here on an interrupt is an interrupt of heapx report.
@@ -258,7 +272,7 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 
 // captureV8 captures a V8 target, one heapx starts (argv) or one at an
 // endpoint (--inspect).
-func captureV8(ctx context.Context, cancel context.CancelCauseFunc, o captureOptions, argv []string, mode captureMode, out string, grow float64, interval int, prog *captureProgress, said io.Writer, stderr *os.File, written *[]string) error {
+func captureV8(ctx context.Context, cancel context.CancelCauseFunc, o captureOptions, argv []string, mode captureMode, out string, grow float64, interval int, sigs <-chan os.Signal, prog *captureProgress, said io.Writer, stderr *os.File, written *[]string) error {
 	var s *capture.V8
 	var p *capture.Process
 	var exited <-chan struct{}
@@ -338,18 +352,18 @@ func captureV8(ctx context.Context, cancel context.CancelCauseFunc, o captureOpt
 	if grow > 0 {
 		g = s
 	}
-	return captureSeries(ctx, o, out, grow, g, said, stderr, written, func(ctx context.Context, path string) (int64, error) {
+	return captureSeries(ctx, o, out, grow, g, sigs, said, stderr, written, func(ctx context.Context, path string) (int64, error) {
 		n, err := s.Snapshot(ctx, path, prog)
 		prog.finish()
 		return n, err
 	})
 }
 
-// captureSeries takes the snapshots of a series, or the one snapshot,
-// with take, naming them after out, and says each one written. Without
-// --every or --grow, SIGUSR1 says when; one snapshot of a running
-// target (--inspect, --jvm) is taken at once.
-func captureSeries(ctx context.Context, o captureOptions, out string, grow float64, g capture.Gauge, said io.Writer, stderr *os.File, written *[]string, take func(ctx context.Context, path string) (int64, error)) error {
+// captureSeries takes the snapshots of a series with take, naming them
+// after out, and says each one written. Each signal on sigs takes one
+// (without --every or --grow, only they do); without sigs, the one
+// snapshot is taken at once.
+func captureSeries(ctx context.Context, o captureOptions, out string, grow float64, g capture.Gauge, sigs <-chan os.Signal, said io.Writer, stderr *os.File, written *[]string, take func(ctx context.Context, path string) (int64, error)) error {
 	one := func(ctx context.Context, i int) error {
 		path := out
 		if o.count > 1 {
@@ -362,22 +376,13 @@ func captureSeries(ctx context.Context, o captureOptions, out string, grow float
 		fmt.Fprintf(said, "wrote %s (%s)\n", path, fileSize(path))
 		return nil
 	}
-	series := capture.Series{Count: o.count, Every: o.every, Grow: grow}
+	if sigs == nil {
+		return one(ctx, 1)
+	}
 	if o.every == 0 && grow == 0 {
-		// A program heapx started is not worth a snapshot before it has
-		// run: it waits for the signal too.
-		if o.count == 1 && (o.inspect != "" || o.jvm != 0) {
-			return one(ctx, 1)
-		}
-		if len(capture.SnapshotSignals) == 0 {
-			return errors.New("this system has no SIGUSR1 to say when to take a snapshot: use --every or --grow")
-		}
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, capture.SnapshotSignals...)
-		defer signal.Stop(sigs)
-		series.Signals = sigs
 		fmt.Fprintf(stderr, "heapx: waiting for SIGUSR1 (kill -USR1 %d) to take each of %d snapshot(s)\n", os.Getpid(), o.count)
 	}
+	series := capture.Series{Count: o.count, Every: o.every, Grow: grow, Signals: sigs}
 	return series.Run(ctx, g, one)
 }
 
