@@ -44,7 +44,7 @@ func newCaptureCmd(stderr *os.File) *cobra.Command {
 	// parsed into the report command that then runs on the series.
 	report := newReportCmd(stderr)
 	c := &cobra.Command{
-		Use:   "capture (--inspect HOST:PORT [--url TEXT] | --jvm PID | -- node app.js [ARGS...]) [-o PATH] [--every D --count N | --grow PCT | --timeline D | --sampling D] [--report]",
+		Use:   "capture (--inspect HOST:PORT | -- node app.js | --jvm PID)",
 		Short: "Take heap snapshots, allocation timelines or sampling profiles of a live Node.js, Chrome or Java program",
 		Long: `Capture the heap of a running program.
 
