@@ -95,9 +95,6 @@ func isNode(prog string) bool {
 // Exited is closed when the program has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
-// Pid is the program's process id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
 // ExitError says how the program ended, once it has.
 func (p *Process) ExitError() error {
 	select {

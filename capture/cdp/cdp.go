@@ -100,9 +100,6 @@ func Dial(ctx context.Context, wsURL string) (*Conn, error) {
 	return c, nil
 }
 
-// URL is the WebSocket URL the connection was made to.
-func (c *Conn) URL() string { return c.url }
-
 // Done is closed when the connection is over; Err then says why.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 

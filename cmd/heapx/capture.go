@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,6 +216,10 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 		}
 		out = "heap-" + time.Now().Format("20060102-150405") + ext
 	}
+	// Found out before the program starts, not at its first snapshot.
+	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s: no directory %s to write it in", out, filepath.Dir(out))
+	}
 	// What is written is said on stdout, unless the report is printed
 	// there.
 	var said io.Writer = cmd.OutOrStdout()
@@ -329,8 +334,9 @@ func captureV8(ctx context.Context, cancel context.CancelCauseFunc, o captureOpt
 		}
 		*written = append(*written, out)
 		prog.finish()
-		fmt.Fprintf(said, "wrote %s (%s): allocations tracked for %.1f s%s in %d intervals; live objects %s at the start, %s at the end\n",
-			out, fileSize(out), st.Duration.Seconds(), finishedNote(st.Finished), st.Updates, query.Thousands(uint64(st.StartObjects)), query.Thousands(uint64(st.Objects)))
+		fmt.Fprintf(said, "wrote %s (%s): allocations tracked for %.1f s%s in %d intervals; live objects %s at the start, %s at the end (at most %s)\n",
+			out, fileSize(out), st.Duration.Seconds(), finishedNote(st.Finished), st.Updates,
+			query.Thousands(uint64(st.StartObjects)), query.Thousands(uint64(st.Objects)), query.Thousands(uint64(st.PeakObjects)))
 		return nil
 	case modeSampling:
 		st, err := s.Sampling(ctx, out, o.sampling, interval, prog)

@@ -193,7 +193,7 @@ func TestCaptureTimeline(t *testing.T) {
 	needNode(t)
 	path := filepath.Join(t.TempDir(), "t.heaptimeline")
 	out := ok(t, "capture", "--timeline", "2s", "-o", path, "--", "node", leakJS)
-	if !regexp.MustCompile(`^wrote \S+t\.heaptimeline \(.+\): allocations tracked for [0-9.]+ s in \d+ intervals; live objects [0-9,]+ at the start, [0-9,]+ at the end\n$`).MatchString(out) {
+	if !regexp.MustCompile(`^wrote \S+t\.heaptimeline \(.+\): allocations tracked for [0-9.]+ s in \d+ intervals; live objects [0-9,]+ at the start, [0-9,]+ at the end \(at most [0-9,]+\)\n$`).MatchString(out) {
 		t.Errorf("output %q", out)
 	}
 	var info struct {
@@ -610,6 +610,7 @@ func TestCaptureUsage(t *testing.T) {
 		{[]string{"capture", "dump.heapsnapshot"}, "capture takes no FILE argument"},
 		{[]string{"capture", "--", "python3", "app.py"}, `heapx starts Node.js programs (node app.js ...), not "python3"`},
 		{[]string{"capture", "--inspect", "127.0.0.1:1"}, "no DevTools endpoint at 127.0.0.1:1"},
+		{[]string{"capture", "-o", "/nonexistent/x.heapsnapshot", "--", "node", "app.js"}, "/nonexistent/x.heapsnapshot: no directory /nonexistent to write it in"},
 	} {
 		r := heapx(t, c.args...)
 		if r.code != 1 || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
