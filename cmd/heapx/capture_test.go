@@ -1,0 +1,648 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/render"
+	"github.com/heapx/heapx/report"
+)
+
+// These tests capture real programs as a user would: a Node.js program
+// leaking through an event listener (testdata/capture/listener-leak.js),
+// a page leaking detached DOM in headless Chromium, and a JVM. They skip
+// where the runtime is not installed (.ci/run installs Chromium).
+
+// leakJS is the leaking Node.js program.
+var leakJS, _ = filepath.Abs("../../testdata/capture/listener-leak.js")
+
+// needNode skips t where node is not installed.
+func needNode(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed: skipping the capture of a Node.js program")
+	}
+}
+
+// lineOf returns the 1-based line of leakJS that starts with prefix (after
+// indentation), where the program's functions are.
+func lineOf(t *testing.T, prefix string) int {
+	t.Helper()
+	b, err := os.ReadFile(leakJS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), prefix) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s has no line starting %q", leakJS, prefix)
+	return 0
+}
+
+// inspected is a Node.js program the test started with --inspect, as a
+// user would before attaching heapx to it.
+type inspected struct {
+	cmd      *exec.Cmd
+	hostPort string
+}
+
+// startInspected starts node --inspect=127.0.0.1:0 on the leaking program
+// (with ballast objects, when not 0), and returns once the program runs.
+// It is killed when t ends.
+func startInspected(t *testing.T, ballast int) *inspected {
+	t.Helper()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command("node", "--inspect=127.0.0.1:0", leakJS, pidFile, fmt.Sprint(ballast))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	listening := regexp.MustCompile(`Debugger listening on ws://([^/]+)/`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	var hp string
+	select {
+	case hp = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("node --inspect did not start listening")
+	}
+	waitFile(t, pidFile)
+	return &inspected{cmd: cmd, hostPort: hp}
+}
+
+// waitFile waits for a program to write the file at path.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was never written", path)
+		}
+	}
+}
+
+// alive reports whether the program is still running.
+func (p *inspected) alive() bool { return p.cmd.Process.Signal(syscall.Signal(0)) == nil }
+
+// dirFiles lists the names in dir, temporary files included.
+func dirFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestCaptureSeriesReport is memlab's method with no scenario code: heapx
+// starts the leaking program, takes three snapshots a second apart
+// (gzip-compressed) and reports on them, the last reported on and the
+// first two as baselines. The report finds the listener leak: the
+// LeakedRequest objects allocated between the first two snapshots and
+// alive in the third, held through the emitter's 'shutdown' listeners.
+func TestCaptureSeriesReport(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "leak.heapsnapshot.gz")
+	r := heapx(t, "capture", "--every", "1s", "--count", "3", "-o", out, "--report", "--json", "--", "node", leakJS)
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	snaps := []string{filepath.Join(dir, "leak-1.heapsnapshot.gz"), filepath.Join(dir, "leak-2.heapsnapshot.gz"), filepath.Join(dir, "leak-3.heapsnapshot.gz")}
+	// With the report on stdout, what was written is said on stderr.
+	var said []string
+	for _, s := range snaps {
+		said = append(said, fmt.Sprintf("wrote %s (", s))
+	}
+	for _, want := range said {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if got := dirFiles(t, dir); strings.Join(got, " ") != "leak-1.heapsnapshot.gz leak-2.heapsnapshot.gz leak-3.heapsnapshot.gz" {
+		t.Errorf("the directory holds %q", got)
+	}
+	var d report.Doc
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatalf("stdout is not the report's JSON: %v\n%s", err, r.stdout)
+	}
+	if d.File != snaps[2] || strings.Join(d.Baselines, " ") != snaps[0]+" "+snaps[1] || len(d.Warnings) != 0 {
+		t.Errorf("report on %s with baselines %v, warnings %v", d.File, d.Baselines, d.Warnings)
+	}
+	leaks := reportPart(t, &d, "leaks")
+	if len(leaks) == 0 || !strings.Contains(leaks[0]["classes"].(string), "LeakedRequest") {
+		t.Fatalf("the leaks do not name LeakedRequest: %v", leaks)
+	}
+	for _, p := range d.Parts {
+		if p.Key != "leaks" {
+			continue
+		}
+		var hops []string
+		for _, row := range p.Result.Sections[1].Rows {
+			hops = append(hops, fmt.Sprint(row["edge"], " ", row["object"]))
+		}
+		path := strings.Join(hops, " / ")
+		if !strings.Contains(path, "->bus EventEmitter") || !strings.Contains(path, ".shutdown Array") {
+			t.Errorf("the leak's path does not go through the emitter's listeners: %s", path)
+		}
+	}
+}
+
+// TestCaptureTimeline records an allocation timeline of the program heapx
+// starts (tracking from its first line) and reads it back: a V8 heap
+// timeline with its samples and allocation call tree, in which the
+// LeakedRequest objects allocated while tracked were allocated by
+// handle(), at its line in the program.
+func TestCaptureTimeline(t *testing.T) {
+	needNode(t)
+	path := filepath.Join(t.TempDir(), "t.heaptimeline")
+	out := ok(t, "capture", "--timeline", "2s", "-o", path, "--", "node", leakJS)
+	if !regexp.MustCompile(`^wrote \S+t\.heaptimeline \(.+\): allocations tracked for [0-9.]+ s in \d+ intervals; live objects [0-9,]+ at the start, [0-9,]+ at the end \(at most [0-9,]+\)\n$`).MatchString(out) {
+		t.Errorf("output %q", out)
+	}
+	var info struct {
+		Format string `json:"format"`
+		Trace  bool   `json:"has_allocation_trace"`
+	}
+	okJSON(t, &info, "info", "--json", path)
+	if info.Format != "v8.heaptimeline" || !info.Trace {
+		t.Errorf("info: %+v", info)
+	}
+	g, _, err := formats.Open(path, formats.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := g.Trace
+	if tr == nil || len(tr.Samples) < 10 {
+		t.Fatalf("the timeline has no samples: %+v", tr)
+	}
+	handleLine := lineOf(t, "function handle(")
+	byID := map[uint32]model.TraceNode{}
+	for _, n := range tr.Tree {
+		byID[n.ID] = n
+	}
+	tracked, inFile, inHandle := 0, 0, 0
+	for n := 0; n < g.NumNodes(); n++ {
+		id := g.TraceNodeID[n]
+		if id == 0 || g.NodeName(model.NodeIndex(n)) != "LeakedRequest" {
+			continue
+		}
+		tracked++
+		f := tr.Functions[byID[id].Function]
+		if !strings.HasSuffix(g.Strings.At(f.ScriptName), "listener-leak.js") {
+			continue
+		}
+		inFile++
+		// Trace function lines are 1-based.
+		if g.Strings.At(f.Name) == "handle" && int(f.Line) == handleLine {
+			inHandle++
+		}
+	}
+	// V8 names the function of the frame that allocates: handle() until
+	// the optimizing compiler inlines it into the interval's callback,
+	// which is then named (an inlined frame has no frame of its own).
+	if tracked == 0 || inHandle == 0 || inFile < tracked*9/10 {
+		t.Errorf("%d LeakedRequest objects have an allocation stack, %d of them in listener-leak.js, %d in handle() at line %d", tracked, inFile, inHandle, handleLine)
+	}
+}
+
+// heapProfileNode is a node of a sampling heap profile.
+type heapProfileNode struct {
+	CallFrame struct {
+		FunctionName string `json:"functionName"`
+		URL          string `json:"url"`
+		LineNumber   int    `json:"lineNumber"`
+	} `json:"callFrame"`
+	SelfSize int64              `json:"selfSize"`
+	Children []*heapProfileNode `json:"children"`
+}
+
+// selfSizeOf sums the self sizes of the profile's nodes for the function
+// named at 0-based line in the leaking program.
+func selfSizeOf(n *heapProfileNode, name string, line int) int64 {
+	var sum int64
+	if n.CallFrame.FunctionName == name && strings.HasSuffix(n.CallFrame.URL, "listener-leak.js") && n.CallFrame.LineNumber == line {
+		sum += n.SelfSize
+	}
+	for _, c := range n.Children {
+		sum += selfSizeOf(c, name, line)
+	}
+	return sum
+}
+
+// TestCaptureSampling runs the sampling heap profiler on a program a user
+// started with --inspect. The profile is what `node --heap-prof` writes,
+// private under a private umask, and keeps the samples of collected
+// objects: churn()'s objects die at once and still show. heapx's readers
+// name it as a profile, not a snapshot, and the program runs on.
+func TestCaptureSampling(t *testing.T) {
+	needNode(t)
+	p := startInspected(t, 0)
+	path := filepath.Join(t.TempDir(), "s.heapprofile")
+	out := heapxUmask(t, "077", "capture", "--inspect", p.hostPort, "--sampling", "2s", "-o", path)
+	if !regexp.MustCompile(`^wrote \S+s\.heapprofile \(.+\): [0-9,]+ samples standing for .+ allocated\n$`).MatchString(out) {
+		t.Errorf("output %q", out)
+	}
+	if m := perm(t, path); m != 0o600 {
+		t.Errorf("under umask 077 the profile is %v", m)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prof struct {
+		Head    *heapProfileNode `json:"head"`
+		Samples []struct {
+			Size   int64 `json:"size"`
+			NodeID int64 `json:"nodeId"`
+		} `json:"samples"`
+	}
+	if err := json.Unmarshal(b, &prof); err != nil || prof.Head == nil || len(prof.Samples) == 0 {
+		t.Fatalf("not a sampling heap profile (%v): %.200s", err, b)
+	}
+	// Profiles give the line a function starts on, 0-based.
+	if churned := selfSizeOf(prof.Head, "churn", lineOf(t, "function churn(")-1); churned == 0 {
+		t.Errorf("no sample in churn(): the profile lacks the objects the GC collected")
+	}
+	if r := heapx(t, "info", path); r.code != 1 || !strings.Contains(r.stderr, "a sampling heap profile") {
+		t.Errorf("heapx info on the profile: exit %d, %s", r.code, r.stderr)
+	}
+	if !p.alive() {
+		t.Error("the program heapx attached to is gone")
+	}
+}
+
+// TestCaptureOnSignal takes a series on SIGUSR1: heapx starts the program
+// and says it waits; each signal takes a snapshot.
+func TestCaptureOnSignal(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	cmd := exec.Command(heapxBin, "capture", "--count", "2", "-o", filepath.Join(dir, "s.heapsnapshot"), "--", "node", leakJS)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	if !sc.Scan() || sc.Text() != fmt.Sprintf("heapx: waiting for SIGUSR1 (kill -USR1 %d) to take each of 2 snapshot(s)", cmd.Process.Pid) {
+		cmd.Process.Kill()
+		t.Fatalf("heapx said %q", sc.Text())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	for i := 1; i <= 2; i++ {
+		cmd.Process.Signal(syscall.SIGUSR1)
+		want := filepath.Join(dir, fmt.Sprintf("s-%d.heapsnapshot", i))
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(want); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("no %s after SIGUSR1", want)
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("heapx: %v", err)
+	}
+	if got := strings.Count(out.String(), "wrote "); got != 2 {
+		t.Errorf("output %q", out.String())
+	}
+}
+
+// TestCaptureTargetGone kills the target in the middle of a capture: a
+// snapshot streaming from a program attached with --inspect, and an
+// allocation timeline of a program heapx started. Each time heapx says
+// what happened, leaves no file (not even a temporary one) and exits 1.
+func TestCaptureTargetGone(t *testing.T) {
+	needNode(t)
+	t.Run("attached", func(t *testing.T) {
+		// A heap large enough for its snapshot to take a while.
+		p := startInspected(t, 100000)
+		dir := t.TempDir()
+		path := filepath.Join(dir, "cut.heapsnapshot")
+		cmd := exec.Command(heapxBin, "capture", "--inspect", p.hostPort, "-o", path)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill the program once heapx is writing.
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if names := dirFiles(t, dir); len(names) > 0 && strings.Contains(names[0], ".tmp-heapx-") {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatal("heapx never started writing")
+			}
+		}
+		p.cmd.Process.Kill()
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("heapx: %v, want exit 1", err)
+		}
+		want := "heapx: capture: " + path + " not written: the target at ws://" + p.hostPort + "/"
+		if !strings.HasPrefix(errb.String(), want) || !strings.Contains(errb.String(), "went away") || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("stderr %q, want one line starting %q saying the target went away", errb.String(), want)
+		}
+		if names := dirFiles(t, dir); len(names) != 0 {
+			t.Errorf("left behind: %q", names)
+		}
+	})
+	t.Run("started", func(t *testing.T) {
+		dir := t.TempDir()
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		path := filepath.Join(dir, "t.heaptimeline")
+		cmd := exec.Command(heapxBin, "capture", "--timeline", "60s", "-o", path, "--", "node", leakJS, pidFile)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+				fmt.Sscan(string(b), &pid)
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatal("the program never ran")
+			}
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("heapx: %v, want exit 1", err)
+		}
+		if want := "heapx: capture: " + path + " not written: node was stopped (signal: killed)\n"; errb.String() != want {
+			t.Errorf("stderr %q, want %q", errb.String(), want)
+		}
+		if names := dirFiles(t, dir); len(names) != 0 {
+			t.Errorf("left behind: %q", names)
+		}
+	})
+}
+
+// TestCaptureInterrupted interrupts an allocation timeline (SIGINT, as
+// Ctrl-C sends): heapx exits 1 saying so, writes nothing, and leaves the
+// program it attached to running and no longer tracked: a snapshot taken
+// afterwards has no allocation stacks.
+func TestCaptureInterrupted(t *testing.T) {
+	needNode(t)
+	p := startInspected(t, 0)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.heaptimeline")
+	cmd := exec.Command(heapxBin, "capture", "--inspect", p.hostPort, "--timeline", "60s", "-o", path)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("heapx: %v, want exit 1 (%s)", err, errb.String())
+	}
+	if want := "heapx: capture: " + path + " not written: interrupted (SIGINT)\n"; errb.String() != want {
+		t.Errorf("stderr %q, want %q", errb.String(), want)
+	}
+	if names := dirFiles(t, dir); len(names) != 0 {
+		t.Errorf("left behind: %q", names)
+	}
+	if !p.alive() {
+		t.Fatal("the program is gone")
+	}
+	after := filepath.Join(dir, "after.heapsnapshot")
+	ok(t, "capture", "--inspect", p.hostPort, "-o", after)
+	var info struct {
+		Trace bool `json:"has_allocation_trace"`
+	}
+	okJSON(t, &info, "info", "--json", after)
+	if info.Trace {
+		t.Error("the program is still tracked after the interrupted timeline")
+	}
+}
+
+// TestCaptureChromium captures a page of a headless Chromium started with
+// --remote-debugging-port=0 (the port it chose is in DevToolsActivePort),
+// picked by a part of its URL. The page leaks detached lists, which
+// heapx detached finds in the snapshot.
+func TestCaptureChromium(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not installed")
+	}
+	dir := t.TempDir()
+	profile := filepath.Join(dir, "profile")
+	page, _ := filepath.Abs("../../testdata/capture/detached-dom.html")
+	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--remote-debugging-port=0", "--user-data-dir="+profile, "file://"+page)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var logb bytes.Buffer
+	cmd.Stderr = &logb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}()
+	var port string
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort")); err == nil && bytes.Contains(b, []byte("\n")) {
+			port = string(b[:bytes.IndexByte(b, '\n')])
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chromium wrote no DevToolsActivePort:\n%s", logb.String())
+		}
+	}
+	// With a second page open (headless Chromium opens one from the
+	// command line), heapx cannot choose without --url.
+	req, _ := http.NewRequest(http.MethodPut, "http://127.0.0.1:"+port+"/json/new?about:blank", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if r := heapx(t, "capture", "--inspect", "127.0.0.1:"+port, "-o", filepath.Join(dir, "x.heapsnapshot")); r.code != 1 || !strings.Contains(r.stderr, "targets at 127.0.0.1:"+port+" match; say which with --url") {
+		t.Errorf("two pages, no --url: exit %d, %s", r.code, r.stderr)
+	}
+	time.Sleep(time.Second) // let the page leak a few lists
+	path := filepath.Join(dir, "page.heapsnapshot")
+	ok(t, "capture", "--inspect", "127.0.0.1:"+port, "--url", "detached-dom", "-o", path)
+	var d render.Document
+	okJSON(t, &d, "detached", "--json", "-n", "0", path)
+	trees := 0
+	for _, row := range d.Sections[0].Rows {
+		if strings.HasPrefix(fmt.Sprint(row["root"]), `Detached <ul class="leaked-list">`) && row["elements"] == 21.0 {
+			trees++
+		}
+	}
+	if trees == 0 {
+		t.Errorf("no detached leaked-list tree of 21 elements in the page's snapshot: %v", d.Sections[0].Rows)
+	}
+}
+
+// TestCaptureJVM dumps a JVM with jcmd: a program that keeps 2,000
+// Ticket objects, read back from the gzip-compressed dump.
+func TestCaptureJVM(t *testing.T) {
+	for _, tool := range []string{"java", "jcmd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed: skipping the JVM capture (it needs a JDK 11 or later)", tool)
+		}
+	}
+	src, _ := filepath.Abs("../../testdata/gen/TicketLeak.java")
+	cmd := exec.Command("java", src)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() || sc.Text() != "step 1 tickets 2000" {
+		cmd.Process.Kill()
+		t.Fatalf("the Java program said %q", sc.Text())
+	}
+	path := filepath.Join(t.TempDir(), "tickets.hprof.gz")
+	if out := ok(t, "capture", "--jvm", fmt.Sprint(cmd.Process.Pid), "-o", path); !strings.HasPrefix(out, "wrote "+path+" (") {
+		t.Errorf("output %q", out)
+	}
+	var d struct {
+		Classes []struct {
+			Constructor string `json:"constructor"`
+			Count       int    `json:"count"`
+		} `json:"classes"`
+	}
+	okJSON(t, &d, "summary", "--json", "-n", "0", path)
+	found := false
+	for _, c := range d.Classes {
+		if c.Constructor == "TicketLeak$Ticket" {
+			found = c.Count == 2000
+		}
+	}
+	if !found {
+		t.Error("the dump has no 2,000 TicketLeak$Ticket")
+	}
+	if r := heapx(t, "capture", "--jvm", "999999999", "-o", path+".2"); r.code != 1 || !strings.Contains(r.stderr, "jcmd 999999999 GC.heap_dump failed") {
+		t.Errorf("a JVM that is not there: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestCaptureUsage checks the mistakes a user makes with the flags, each
+// answered before anything is started.
+func TestCaptureUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"capture"}, "capture needs one target: --inspect HOST:PORT, --jvm PID, or a command after --"},
+		{[]string{"capture", "--inspect", "9229", "--jvm", "1"}, "capture needs one target"},
+		{[]string{"capture", "--url", "x", "--jvm", "1"}, "--url picks a target of --inspect HOST:PORT"},
+		{[]string{"capture", "--inspect", "9229", "--timeline", "5s", "--every", "1s"}, "--timeline and --sampling record one file each"},
+		{[]string{"capture", "--inspect", "9229", "--timeline", "5s", "--sampling", "5s"}, "cannot be used together"},
+		{[]string{"capture", "--inspect", "9229", "--json"}, "--json is a flag of --report"},
+		{[]string{"capture", "--inspect", "9229", "--grow", "lots"}, `--grow: "lots" is not a percentage above 0`},
+		{[]string{"capture", "--jvm", "1", "--grow", "20%"}, "--grow measures a V8 heap"},
+		{[]string{"capture", "--jvm", "1", "--sampling", "5s"}, "need a V8 target"},
+		{[]string{"capture", "--inspect", "9229", "--sampling", "5s", "--report"}, "--report needs heap snapshots"},
+		{[]string{"capture", "--inspect", "9229", "--count", "0"}, "--count must be 1 or more"},
+		{[]string{"capture", "dump.heapsnapshot"}, "capture takes no FILE argument"},
+		{[]string{"capture", "--", "python3", "app.py"}, `heapx starts Node.js programs (node app.js ...), not "python3"`},
+		{[]string{"capture", "--inspect", "127.0.0.1:1"}, "no DevTools endpoint at 127.0.0.1:1"},
+		{[]string{"capture", "-o", "/nonexistent/x.heapsnapshot", "--", "node", "app.js"}, "/nonexistent/x.heapsnapshot: no directory /nonexistent to write it in"},
+	} {
+		r := heapx(t, c.args...)
+		if r.code != 1 || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("heapx %v: exit %d, stderr %q; want one line with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// TestCaptureProgramFinishes runs programs that end before the capture
+// does. A sampling profile ends with the program and is written, saying
+// so; a series cannot be complete, so it fails, keeping the snapshots
+// taken. The program's output reaches heapx's stderr without the lines
+// node's inspector adds.
+func TestCaptureProgramFinishes(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "short.js")
+	if err := os.WriteFile(prog, []byte("const kept = [];\nfor (let i = 0; i < 1000; i++) kept.push({ i });\nsetTimeout(() => console.log('done', kept.length), 700);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	profile := filepath.Join(dir, "short.heapprofile")
+	r := heapx(t, "capture", "--sampling", "60s", "-o", profile, "--", "node", prog)
+	if r.code != 0 || !strings.HasSuffix(r.stdout, "allocated (until the program finished)\n") || r.stderr != "done 1000\n" {
+		t.Errorf("sampling a program that finishes: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = heapx(t, "capture", "--every", "300ms", "--count", "10", "-o", filepath.Join(dir, "s.heapsnapshot"), "--", "node", prog)
+	if r.code != 1 || !strings.Contains(r.stderr, "the program finished before the capture did\n") || !strings.Contains(r.stderr, "heapx: written before the capture failed: "+filepath.Join(dir, "s-1.heapsnapshot")) {
+		t.Errorf("a series of a program that finishes: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, noise := range []string{"Debugger", "For help", "Waiting for the debugger"} {
+		if strings.Contains(r.stderr, noise) {
+			t.Errorf("stderr has node's inspector lines: %q", r.stderr)
+		}
+	}
+}
