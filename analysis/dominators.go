@@ -426,12 +426,19 @@ func (dp *dominatorPass) number(roots *Roots, derive bool) {
 
 // eval returns the smallest semidominator on the forest path from the
 // linked node v up to its highest linked ancestor, compressing the path.
-// Nodes numbered above w are the linked ones.
+// Nodes numbered above w are the linked ones. It is called once per
+// stored predecessor, and mostly finds v's ancestor unlinked: that case
+// is kept small enough to be inlined.
 func (dp *dominatorPass) eval(v, w int32) int32 {
-	anc, pb := dp.anc, dp.pb
-	if anc[v] <= w {
-		return pb[2*v+1]
+	if dp.anc[v] <= w {
+		return dp.pb[2*v+1]
 	}
+	return dp.compress(v, w)
+}
+
+// compress is eval for a v whose ancestor is linked.
+func (dp *dominatorPass) compress(v, w int32) int32 {
+	anc, pb := dp.anc, dp.pb
 	cstack := dp.cstack[:0]
 	x := v
 	for anc[x] > w {
