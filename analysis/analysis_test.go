@@ -121,8 +121,8 @@ func TestClassNames(t *testing.T) {
 	g.Detachedness = make([]uint8, len(nodes))
 	g.Detachedness[7] = analysis.DOMDetached
 	g.Locations = []model.Location{{Node: 9, ScriptID: 4, Line: 9, Column: 13}, {Node: 10, ScriptID: 4, Line: 20, Column: 1}, {Node: 3, ScriptID: 4, Line: 1, Column: 1}}
-	dom := analysis.PropagateDOMState(g)
-	c := analysis.ClassifyNodes(g, dom)
+	ds := analysis.PropagateDOMState(g)
+	c := analysis.ClassifyNodes(g, ds)
 	want := []string{"(synthetic)", "(system)", "(compiled code)", "Function", "RegExp", "(string)", "<div>", "Detached <span>",
 		"Detached Text", "Customer", "Customer", "{a, b}", "{a, b}", "{a, b}", "Object", "(concatenated string)",
 		"system / ExternalString", "Detached <b>", "{a, b}", "{a, b}"}
@@ -140,7 +140,7 @@ func TestClassNames(t *testing.T) {
 	if len(c.Interfaces) != 2 || c.Interfaces[0].Name != "{a, b}" || c.Interfaces[1].Name != "{b, a}" {
 		t.Errorf("interfaces %+v", c.Interfaces)
 	}
-	nm := analysis.NewNamer(g, dom)
+	nm := analysis.NewNamer(g, ds)
 	if got := nm.Name(7); got != "Detached <span class=a>" {
 		t.Errorf("display name %q", got)
 	}

@@ -114,10 +114,10 @@ func BenchmarkDistances(b *testing.B) {
 // graph read once.
 func BenchmarkClasses(b *testing.B) {
 	g := loadBench(b)
-	dom := analysis.PropagateDOMState(g)
+	ds := analysis.PropagateDOMState(g)
 	b.ResetTimer()
 	for b.Loop() {
-		analysis.ClassifyNodes(g, dom)
+		analysis.ClassifyNodes(g, ds)
 	}
 }
 

@@ -94,19 +94,19 @@ func ExtraNativeBytes(g *model.Graph) uint64 {
 
 // TotalSize is DevTools' totalSize, the base of its percentages: the
 // root's retained size plus extra_native_bytes.
-func TotalSize(g *model.Graph, dom *Dominators) uint64 {
-	if len(dom.Retained) == 0 {
+func TotalSize(g *model.Graph, doms *Dominators) uint64 {
+	if len(doms.Retained) == 0 {
 		return ExtraNativeBytes(g)
 	}
-	return dom.Retained[dom.Root] + ExtraNativeBytes(g)
+	return doms.Retained[doms.Root] + ExtraNativeBytes(g)
 }
 
 // ComputeStatistics computes DevTools' Statistics from the shallow sizes
 // self (ShallowSizes) and the dominator tree.
-func ComputeStatistics(g *model.Graph, self []uint64, dominators *Dominators, dom *DOMState) *Statistics {
+func ComputeStatistics(g *model.Graph, self []uint64, doms *Dominators, ds *DOMState) *Statistics {
 	k := newKinds(g)
 	extra := ExtraNativeBytes(g)
-	s := &Statistics{Total: TotalSize(g, dominators), Native: extra}
+	s := &Statistics{Total: TotalSize(g, doms), Native: extra}
 	n := g.NumNodes()
 	fe := g.Nodes.FirstEdge
 	var retainerCount []uint32 // built on first need
@@ -117,7 +117,7 @@ func ComputeStatistics(g *model.Graph, self []uint64, dominators *Dominators, do
 			s.System += size
 		case kNative:
 			s.Native += size
-			if dom.rawName(g, int32(i)) == "system / JSArrayBufferData" {
+			if ds.rawName(g, int32(i)) == "system / JSArrayBufferData" {
 				s.TypedArrays += size
 			}
 		case kCode:

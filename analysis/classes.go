@@ -67,7 +67,7 @@ const (
 //     regexp: "RegExp";
 //   - object and native: the node name, where a name starting with "<" or
 //     "Detached <" is cut at its first space ("<div id=x>" -> "<div>"), and
-//     detached native nodes carry the "Detached " prefix (dom);
+//     detached native nodes carry the "Detached " prefix (ds);
 //   - any other type: "(" + type + ")", e.g. "(string)", "(array)";
 //   - plain objects (type object named "Object") get the best matching
 //     inferred interface "{a, b, c}": candidates are the first property
@@ -81,7 +81,7 @@ const (
 // Types of other runtimes are classed by node name ("(" + type + ")" when
 // the name is empty), except string types, whose nodes are named by their
 // contents (HPROF's java.lang.String): they all get the type's name as
-// class. dom may be nil (no "Detached " renaming).
+// class. ds may be nil (no "Detached " renaming).
 //
 // DevTools keys classes by string-table index, so two different strings
 // with the same text would be two rows there (and then collide in its
@@ -94,7 +94,7 @@ const (
 // showing "Function ×8" and hiding every closure. heapx shows one
 // "Function" row with the closures and those objects, a deliberate
 // deviation (docs/devtools-deviations.md; testdata/devtools-quirks).
-func ClassifyNodes(g *model.Graph, dom *DOMState) *Classes {
+func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 	n := g.NumNodes()
 	k := newKinds(g)
 	c := &Classes{Of: make([]uint32, n)}
@@ -150,7 +150,7 @@ func ClassifyNodes(g *model.Graph, dom *DOMState) *Classes {
 			continue
 		}
 		sid := g.Nodes.Name[i]
-		if dom.isRenamed(int32(i)) {
+		if ds.isRenamed(int32(i)) {
 			id, ok := renamed[sid]
 			if !ok {
 				id = class(v8ClassName(detachedPrefix + g.Strings.At(sid)))

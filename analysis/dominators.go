@@ -40,7 +40,7 @@ type Dominators struct {
 // self sizes if p says so (ShallowSizes). roots supplies the user roots and
 // the page-owned set (FindRoots); when p has the page-owned rule and
 // roots.PageOwned is nil, the set is derived during the DFS and stored
-// there. dom supplies the "Detached " renaming that the redistribution
+// there. ds supplies the "Detached " renaming that the redistribution
 // looks at (may be nil).
 //
 // The flow graph is DevTools' (HeapSnapshot.calculateDominatorsAndRetainedSizes):
@@ -73,10 +73,10 @@ type Dominators struct {
 // passes that do not depend on order (the predecessor fill, the size
 // redistribution) use all cores; the result does not depend on their
 // schedule.
-func ComputeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState) *Dominators {
+func ComputeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState) *Dominators {
 	buf := newDomBuffers(g.NumNodes())
 	go buf.populate()
-	return computeDominators(g, roots, p, dom, buf, nil)
+	return computeDominators(g, roots, p, ds, buf, nil)
 }
 
 // domBuffers are the arrays ComputeDominators writes: the two outputs and
@@ -134,240 +134,349 @@ func prefault(p unsafe.Pointer, size uintptr) {
 }
 
 // computeDominators is ComputeDominators writing into buf; it leaves the
-// predecessor array in sc (if not nil) for later passes.
-func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, buf *domBuffers, sc *scratch) *Dominators {
-	n := g.NumNodes()
-	d := &Dominators{Root: g.Root}
-	if n == 0 {
-		d.Self = g.Nodes.Size
-		return d
+// predecessor array in sc (if not nil) for later passes. It runs the
+// phases of a dominatorPass in order.
+func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf *domBuffers, sc *scratch) *Dominators {
+	doms := &Dominators{Root: g.Root}
+	if g.NumNodes() == 0 {
+		doms.Self = g.Nodes.Size
+		return doms
 	}
-	f := newEdgeFilter(g, roots, p)
-	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
-	root := g.Root
+	dp := newDominatorPass(g, newEdgeFilter(g, roots, p), buf, doms)
 	derive := p.SkipIntoPageOwned && roots != nil && roots.PageOwned == nil && len(roots.seeds) > 0
-
-	// Outputs, and the scratch views into them.
-	idom := buf.idom
-	retained := buf.retained
-	pb := unsafe.Slice((*int32)(unsafe.Pointer(&retained[0])), 2*n) // DFS number -> parent, best
-	num := idom                                                     // node -> DFS number + 1, 0 if unreached
-	vp := buf.vp
-	vpw := unsafe.Slice((*uint32)(unsafe.Pointer(&vp[0])), 2*n+2)
-	vertex := unsafe.Slice((*int32)(unsafe.Pointer(&vp[0])), n) // DFS number -> node
-	pf := vpw[n : 2*n+1]                                        // counts, offsets, semi, idom
-
-	var stack []uint32 // edge cursor per DFS level
-	next := int32(0)
-	seeding, rootPage := false, false
-	var extraSeeds []int32
-	// dfs numbers the nodes reachable from start over essential edges, with
-	// start a child of DFS number p. For each edge v -> w it meets, it folds
-	// v into w's semidominator candidate best[w] when v is numbered lower
-	// (tree and forward edges) and counts v as a higher predecessor of w
-	// otherwise (cross and back edges). While seeding, it also notes the
-	// targets of non-weak edges it may not follow, for the page-owned set.
-	dfs := func(start int32, parent int32) {
-		cur := next
-		next++
-		num[start] = cur + 1
-		vertex[cur] = start
-		pb[2*cur], pb[2*cur+1] = parent, parent
-		stack = append(stack[:0], fe[start])
-		for len(stack) > 0 {
-			top := len(stack) - 1
-			v := vertex[cur]
-			st := f.source(v)
-			e, end := stack[top], fe[v+1]
-			descended := false
-			for ; e < end; e++ {
-				w := to[e]
-				if !f.ok(st, v, typ[e], w) {
-					if seeding && !f.weak[typ[e]] {
-						if num[w] == 0 {
-							extraSeeds = append(extraSeeds, w)
-						} else if w == root {
-							rootPage = true
-						}
-					}
-					continue
-				}
-				dw := num[w] - 1
-				if dw < 0 {
-					stack[top] = e + 1
-					dw = next
-					next++
-					num[w] = dw + 1
-					vertex[dw] = w
-					pb[2*dw], pb[2*dw+1] = cur, cur
-					stack = append(stack, fe[w])
-					cur = dw
-					descended = true
-					break
-				}
-				if dw > cur {
-					if cur < pb[2*dw+1] {
-						pb[2*dw+1] = cur
-					}
-				} else if dw < cur {
-					pf[dw]++
-					if dw == 0 && seeding {
-						rootPage = true
-					}
-				}
-			}
-			if descended {
-				continue
-			}
-			stack = stack[:top]
-			cur = pb[2*cur]
-		}
+	dp.number(roots, derive)
+	dp.pred = fillPredecessors(g, dp.f, dp.num, dp.pf, dp.numbered)
+	dp.semidominators()
+	sc.put(dp.pred.buf)
+	dp.pred = nil
+	dp.immediateDominators()
+	redistributed := p.RedistributeShallow && roots != nil && roots.HasUserRoots()
+	dp.retainedSizes(redistributed, roots, ds)
+	if redistributed {
+		dp.selfSizes()
+	} else {
+		doms.Self = g.Nodes.Size
 	}
-	// The root is number 0 and its children are searched one by one, which
-	// is a DFS of the root with the edges taken in a chosen order: any
-	// depth-first numbering gives the same dominators.
-	next = 1
-	num[root] = 1
-	vertex[0] = root
-	rootEdges := func(only Bits) {
-		for e := fe[root]; e < fe[root+1]; e++ {
+	return doms
+}
+
+// dominatorPass is one run of computeDominators, as phases: number,
+// fillPredecessors, semidominators, immediateDominators, retainedSizes and
+// selfSizes. Its slices are views of the three domBuffers arrays, each
+// holding in turn what the phase at hand needs (ComputeDominators says
+// why); each phase says what it finds in them and what it leaves:
+//
+//	buf.idom      num (node -> DFS number + 1, 0 if unreached), then anc
+//	              (DFS number -> forest ancestor), then the output IDom
+//	buf.retained  pb (DFS number -> DFS parent, best semidominator
+//	              candidate), then self sizes, then the output Retained
+//	buf.vp        vertex (DFS number -> node) in its first n words and pf
+//	              (DFS number -> higher-predecessor count, then offset,
+//	              semidominator, immediate dominator; then the
+//	              redistribution's scratch) in the next n+1; then the
+//	              output Self
+type dominatorPass struct {
+	g    *model.Graph
+	f    *edgeFilter
+	buf  *domBuffers
+	doms *Dominators // the result, filled in phase by phase
+	n    int
+	root int32
+	fe   []uint32
+	to   []model.NodeIndex
+	typ  []uint8
+
+	num    []int32  // buf.idom while numbering: node -> DFS number + 1
+	anc    []int32  // buf.idom after numbering: DFS number -> forest ancestor
+	pb     []int32  // buf.retained: DFS number i -> parent at 2i, best at 2i+1
+	vertex []int32  // buf.vp's first n words: DFS number -> node
+	pf     []uint32 // buf.vp's next n+1 words, indexed by DFS number
+
+	// numbered counts the numbered nodes: the next DFS number while
+	// numbering.
+	numbered int32
+	stack    []uint32 // the DFS's edge cursor per level
+	// leftovers marks the nodes no search reached, nil if none.
+	leftovers Bits
+	pred      *predecessors // the higher predecessors, for semidominators
+	cstack    []int32       // eval's path
+
+	// While the page-owned set is derived: seeding says the seeds are
+	// searched, extraSeeds are the targets of the non-weak edges the
+	// search may not follow, rootPage that a seed reaches the root.
+	seeding, rootPage bool
+	extraSeeds        []int32
+}
+
+func newDominatorPass(g *model.Graph, f *edgeFilter, buf *domBuffers, doms *Dominators) *dominatorPass {
+	n := g.NumNodes()
+	vpw := unsafe.Slice((*uint32)(unsafe.Pointer(&buf.vp[0])), 2*n+2)
+	return &dominatorPass{
+		g: g, f: f, buf: buf, doms: doms, n: n, root: g.Root,
+		fe: g.Nodes.FirstEdge, to: g.Edges.To, typ: g.Edges.Type,
+		num:    buf.idom,
+		pb:     unsafe.Slice((*int32)(unsafe.Pointer(&buf.retained[0])), 2*n),
+		vertex: unsafe.Slice((*int32)(unsafe.Pointer(&buf.vp[0])), n),
+		pf:     vpw[n : 2*n+1],
+	}
+}
+
+// dfs numbers the nodes reachable from start over essential edges, with
+// start a child of DFS number parent. For each edge v -> w it meets, it
+// folds v into w's semidominator candidate best[w] when v is numbered
+// lower (tree and forward edges) and counts v as a higher predecessor of
+// w in pf otherwise (cross and back edges). While seeding, it also notes
+// the targets of non-weak edges it may not follow, for the page-owned
+// set. It writes num, vertex, pb and pf (see number).
+func (dp *dominatorPass) dfs(start int32, parent int32) {
+	f, fe, to, typ, root := dp.f, dp.fe, dp.to, dp.typ, dp.root
+	num, vertex, pb, pf := dp.num, dp.vertex, dp.pb, dp.pf
+	next, stack := dp.numbered, dp.stack
+	cur := next
+	next++
+	num[start] = cur + 1
+	vertex[cur] = start
+	pb[2*cur], pb[2*cur+1] = parent, parent
+	stack = append(stack[:0], fe[start])
+	for len(stack) > 0 {
+		top := len(stack) - 1
+		v := vertex[cur]
+		st := f.source(v)
+		e, end := stack[top], fe[v+1]
+		descended := false
+		for ; e < end; e++ {
 			w := to[e]
-			if (only != nil && !only.Has(int(w))) || !f.ok(srcRoot, root, typ[e], w) {
-				continue
-			}
-			if num[w] == 0 {
-				dfs(w, 0)
-			} else if dw := num[w] - 1; dw > 0 {
-				pb[2*dw+1] = 0 // a forward edge from the root
-			}
-		}
-	}
-	if derive {
-		// DevTools' page-owned set is everything reachable over non-weak
-		// edges from the seeds (the targets of the root's shortcut edges,
-		// and "(Document DOM trees)"). Searching the seeds first numbers
-		// most of it, as the page-owned rule never applies to edges from
-		// page-owned nodes; the rest hangs off the non-weak edges the
-		// search may not follow (inner shortcuts, WeakMap table edges).
-		// That saves FindRoots' separate pass over the graph.
-		f.derivePageOwned(num)
-		seeds := NewBits(n)
-		for _, s := range roots.seeds {
-			seeds.Set(int(s))
-		}
-		seeding = true
-		rootEdges(seeds)
-		seeding = false
-		// Seeds are page-owned even when the root's edge to them is not
-		// essential (the root itself can be one, by a shortcut self edge).
-		for _, s := range roots.seeds {
-			if s == root {
-				rootPage = true
-			} else if num[s] == 0 {
-				extraSeeds = append(extraSeeds, s)
-			}
-		}
-		extra := NewBits(n)
-		rootDone := false
-		for len(extraSeeds) > 0 || (rootPage && !rootDone) {
-			if rootPage && !rootDone {
-				// A seed reaches the root, so all the root reaches is
-				// page-owned as well.
-				rootDone = true
-				for e := fe[root]; e < fe[root+1]; e++ {
-					if !f.weak[typ[e]] {
-						extraSeeds = append(extraSeeds, to[e])
+			if !f.ok(st, v, typ[e], w) {
+				if dp.seeding && !f.weak[typ[e]] {
+					if num[w] == 0 {
+						dp.extraSeeds = append(dp.extraSeeds, w)
+					} else if w == root {
+						dp.rootPage = true
 					}
 				}
 				continue
 			}
-			v := extraSeeds[len(extraSeeds)-1]
-			extraSeeds = extraSeeds[:len(extraSeeds)-1]
-			if num[v] != 0 || extra.Has(int(v)) {
-				if v == root {
-					rootPage = true
-				}
-				continue
+			dw := num[w] - 1
+			if dw < 0 {
+				stack[top] = e + 1
+				dw = next
+				next++
+				num[w] = dw + 1
+				vertex[dw] = w
+				pb[2*dw], pb[2*dw+1] = cur, cur
+				stack = append(stack, fe[w])
+				cur = dw
+				descended = true
+				break
 			}
-			extra.Set(int(v))
-			for e := fe[v]; e < fe[v+1]; e++ {
-				if w := to[e]; !f.weak[typ[e]] && num[w] == 0 && !extra.Has(int(w)) {
-					extraSeeds = append(extraSeeds, w)
-				} else if w == root && !f.weak[typ[e]] {
-					rootPage = true
+			if dw > cur {
+				if cur < pb[2*dw+1] {
+					pb[2*dw+1] = cur
+				}
+			} else if dw < cur {
+				pf[dw]++
+				if dw == 0 && dp.seeding {
+					dp.rootPage = true
 				}
 			}
 		}
-		if rootPage {
-			// The root is numbered but is page-owned only if a seed
-			// reaches it.
-			extra.Set(int(root))
+		if descended {
+			continue
 		}
-		// From now on the filter reads the set as bits: 1/32 of the
-		// memory of the DFS numbers, so it stays in cache.
-		roots.PageOwned = pageOwnedBits(num, next, extra)
-		f.seedsDone(roots.PageOwned)
+		stack = stack[:top]
+		cur = pb[2*cur]
 	}
-	rootEdges(nil)
-	d.Reached = int(next)
-	if int(next) < n {
-		hasRet := essentialRetained(g, f)
+	dp.numbered, dp.stack = next, stack
+}
+
+// rootEdges searches the root's children (those in only, if not nil) one
+// by one, which is a DFS of the root with the edges taken in a chosen
+// order: any depth-first numbering gives the same dominators.
+func (dp *dominatorPass) rootEdges(only Bits) {
+	f, fe, to, typ, root := dp.f, dp.fe, dp.to, dp.typ, dp.root
+	for e := fe[root]; e < fe[root+1]; e++ {
+		w := to[e]
+		if (only != nil && !only.Has(int(w))) || !f.ok(srcRoot, root, typ[e], w) {
+			continue
+		}
+		if dp.num[w] == 0 {
+			dp.dfs(w, 0)
+		} else if dw := dp.num[w] - 1; dw > 0 {
+			dp.pb[2*dw+1] = 0 // a forward edge from the root
+		}
+	}
+}
+
+// numberPageOwned numbers what the page-owned seeds reach first, deriving
+// the page-owned set on the way, and stores it in roots.PageOwned.
+// DevTools' page-owned set is everything reachable
+// over non-weak edges from the seeds (the targets of the root's shortcut
+// edges, and "(Document DOM trees)"). Searching the seeds first numbers
+// most of it, as the page-owned rule never applies to edges from
+// page-owned nodes; the rest hangs off the non-weak edges the search may
+// not follow (inner shortcuts, WeakMap table edges). That saves
+// FindRoots' separate pass over the graph.
+//
+// Until the set is fixed, the filter reads page ownership from num.
+func (dp *dominatorPass) numberPageOwned(roots *Roots) {
+	f, fe, to, typ, root := dp.f, dp.fe, dp.to, dp.typ, dp.root
+	num := dp.num
+	f.derivePageOwned(num)
+	seeds := NewBits(dp.n)
+	for _, s := range roots.seeds {
+		seeds.Set(int(s))
+	}
+	dp.seeding = true
+	dp.rootEdges(seeds)
+	dp.seeding = false
+	// Seeds are page-owned even when the root's edge to them is not
+	// essential (the root itself can be one, by a shortcut self edge).
+	for _, s := range roots.seeds {
+		if s == root {
+			dp.rootPage = true
+		} else if num[s] == 0 {
+			dp.extraSeeds = append(dp.extraSeeds, s)
+		}
+	}
+	extra := NewBits(dp.n)
+	rootDone := false
+	for len(dp.extraSeeds) > 0 || (dp.rootPage && !rootDone) {
+		if dp.rootPage && !rootDone {
+			// A seed reaches the root, so all the root reaches is
+			// page-owned as well.
+			rootDone = true
+			for e := fe[root]; e < fe[root+1]; e++ {
+				if !f.weak[typ[e]] {
+					dp.extraSeeds = append(dp.extraSeeds, to[e])
+				}
+			}
+			continue
+		}
+		v := dp.extraSeeds[len(dp.extraSeeds)-1]
+		dp.extraSeeds = dp.extraSeeds[:len(dp.extraSeeds)-1]
+		if num[v] != 0 || extra.Has(int(v)) {
+			if v == root {
+				dp.rootPage = true
+			}
+			continue
+		}
+		extra.Set(int(v))
+		for e := fe[v]; e < fe[v+1]; e++ {
+			if w := to[e]; !f.weak[typ[e]] && num[w] == 0 && !extra.Has(int(w)) {
+				dp.extraSeeds = append(dp.extraSeeds, w)
+			} else if w == root && !f.weak[typ[e]] {
+				dp.rootPage = true
+			}
+		}
+	}
+	if dp.rootPage {
+		// The root is numbered but is page-owned only if a seed
+		// reaches it.
+		extra.Set(int(root))
+	}
+	// From now on the filter reads the set as bits: 1/32 of the memory of
+	// the DFS numbers, so it stays in cache.
+	roots.PageOwned = pageOwnedBits(num, dp.numbered, extra)
+	f.seedsDone(roots.PageOwned)
+}
+
+// number numbers the nodes depth-first (dfs), the root 0: what the root
+// reaches (with derive, what the page-owned seeds reach first: see
+// numberPageOwned), then, as DevTools' flow graph has an edge from the
+// root to each of them, the nodes still unreached without an essential
+// retainer, in node order. It counts what each search reached in doms and
+// marks the nodes still unreached in leftovers.
+//
+// It finds the buffers zero and leaves, for the numbered nodes: num
+// (buf.idom) their DFS numbers + 1, vertex (buf.vp) the node of each DFS
+// number, pb (buf.retained) the DFS parent and the smallest lower
+// predecessor (the semidominator candidate) of each DFS number, and pf
+// (buf.vp) the count of its higher predecessors.
+func (dp *dominatorPass) number(roots *Roots, derive bool) {
+	dp.numbered = 1
+	dp.num[dp.root] = 1
+	dp.vertex[0] = dp.root
+	if derive {
+		dp.numberPageOwned(roots)
+	}
+	dp.rootEdges(nil)
+	doms, n, num := dp.doms, dp.n, dp.num
+	doms.Reached = int(dp.numbered)
+	if int(dp.numbered) < n {
+		hasRet := essentialRetained(dp.g, dp.f)
 		for v := int32(0); v < int32(n); v++ {
 			if num[v] == 0 && !hasRet.Has(int(v)) {
-				before := next
-				dfs(v, 0)
-				d.WeakOnly++
-				d.WeakOnlyReached += int(next - before)
+				before := dp.numbered
+				dp.dfs(v, 0)
+				doms.WeakOnly++
+				doms.WeakOnlyReached += int(dp.numbered - before)
 			}
 		}
 	}
-	cnt := next
-	var leftovers Bits
-	if int(cnt) < n {
-		leftovers = NewBits(n)
+	if int(dp.numbered) < n {
+		dp.leftovers = NewBits(n)
 		for v := 0; v < n; v++ {
 			if num[v] == 0 {
-				leftovers.Set(v)
-				d.Leftover++
+				dp.leftovers.Set(v)
+				doms.Leftover++
 			}
 		}
 	}
+}
 
-	pred := fillPredecessors(g, f, num, pf, cnt)
+// eval returns the smallest semidominator on the forest path from the
+// linked node v up to its highest linked ancestor, compressing the path.
+// Nodes numbered above w are the linked ones. It is called once per
+// stored predecessor, and mostly finds v's ancestor unlinked: that case
+// is kept small enough to be inlined.
+func (dp *dominatorPass) eval(v, w int32) int32 {
+	if dp.anc[v] <= w {
+		return dp.pb[2*v+1]
+	}
+	return dp.compress(v, w)
+}
 
-	// num is dead: its memory becomes the path-compressed ancestor array
-	// of the link-eval forest, starting as the DFS parents.
-	anc := idom
+// compress is eval for a v whose ancestor is linked.
+func (dp *dominatorPass) compress(v, w int32) int32 {
+	anc, pb := dp.anc, dp.pb
+	cstack := dp.cstack[:0]
+	x := v
+	for anc[x] > w {
+		cstack = append(cstack, x)
+		x = anc[x]
+	}
+	p := x
+	pbest := pb[2*p+1]
+	for i := len(cstack) - 1; i >= 0; i-- {
+		y := cstack[i]
+		anc[y] = anc[p]
+		if pbest < pb[2*y+1] {
+			pb[2*y+1] = pbest
+		} else {
+			pbest = pb[2*y+1]
+		}
+		p = y
+	}
+	dp.cstack = cstack
+	return pb[2*v+1]
+}
+
+// semidominators computes the semidominator of every numbered node but
+// the root, in decreasing DFS order: the smallest of its candidate in pb
+// and what eval finds from each higher predecessor.
+//
+// It finds num dead, pb as number left it, pf holding the offsets of each
+// DFS number's slots in pred (fillPredecessors). idom's memory becomes
+// anc, the path-compressed ancestor array of the link-eval forest
+// (starting as the DFS parents). It leaves each DFS number's
+// semidominator in pf (and in pb's best, which eval uses), pb's parents
+// as they were, and pred free.
+func (dp *dominatorPass) semidominators() {
+	cnt, pb, pf, pred := dp.numbered, dp.pb, dp.pf, dp.pred
+	dp.anc = dp.buf.idom
+	dp.num = nil
 	for w := int32(0); w < cnt; w++ {
-		anc[w] = pb[2*w]
-	}
-	var cstack []int32
-	// eval returns the smallest semidominator on the forest path from the
-	// linked node v up to its highest linked ancestor, compressing the
-	// path. Nodes numbered above w are the linked ones.
-	eval := func(v, w int32) int32 {
-		if anc[v] <= w {
-			return pb[2*v+1]
-		}
-		cstack = cstack[:0]
-		x := v
-		for anc[x] > w {
-			cstack = append(cstack, x)
-			x = anc[x]
-		}
-		p := x
-		pbest := pb[2*p+1]
-		for i := len(cstack) - 1; i >= 0; i-- {
-			y := cstack[i]
-			anc[y] = anc[p]
-			if pbest < pb[2*y+1] {
-				pb[2*y+1] = pbest
-			} else {
-				pbest = pb[2*y+1]
-			}
-			p = y
-		}
-		return pb[2*v+1]
+		dp.anc[w] = pb[2*w]
 	}
 	end := pf[cnt]
 	for w := cnt - 1; w >= 1; w-- {
@@ -378,13 +487,13 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 			ents := pred.packed[3*start : 3*end]
 			for i := 0; i+2 < len(ents); i += 3 {
 				u := int32(ents[i]) | int32(ents[i+1])<<8 | int32(ents[i+2])<<16
-				if c := eval(u, w); c < s {
+				if c := dp.eval(u, w); c < s {
 					s = c
 				}
 			}
 		} else {
 			for _, u := range pred.wide[start:end] {
-				if c := eval(u, w); c < s {
+				if c := dp.eval(u, w); c < s {
 					s = c
 				}
 			}
@@ -393,10 +502,15 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 		pf[w] = uint32(s) // semi[w]
 		end = start
 	}
-	sc.put(pred.buf)
-	pred = nil
-	// Immediate dominators in DFS numbers: the nearest dominator-tree
-	// ancestor of the DFS parent that is not below the semidominator.
+}
+
+// immediateDominators turns the semidominators in pf into immediate
+// dominators, in DFS numbers and in place: the nearest dominator-tree
+// ancestor of the DFS parent (pb) that is not below the semidominator.
+// Then anc is dead and idom becomes the output IDom, by node (through
+// vertex); unreached nodes get the root.
+func (dp *dominatorPass) immediateDominators() {
+	cnt, pb, pf, vertex, idom, root := dp.numbered, dp.pb, dp.pf, dp.vertex, dp.buf.idom, dp.root
 	pf[0] = 0
 	for w := int32(1); w < cnt; w++ {
 		sd := int32(pf[w])
@@ -406,6 +520,7 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 		}
 		pf[w] = uint32(c)
 	}
+	dp.anc = nil
 	for i := range idom {
 		idom[i] = root
 	}
@@ -413,42 +528,51 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, dom *DOMState, bu
 		idom[vertex[w]] = vertex[pf[w]]
 	}
 	idom[root] = model.NoNode
-	d.IDom = idom
+	dp.doms.IDom = idom
+}
 
-	// Self sizes, straight into retained; pf is free to serve as scratch.
-	redistributed := p.RedistributeShallow && roots != nil && roots.HasUserRoots()
+// retainedSizes writes the output Retained into retained, pb being dead:
+// the self sizes first (ShallowSizes' redistribution when redistributed,
+// with pf, dead as well, as its scratch; else g's sizes), then, in
+// decreasing DFS order (vertex), each node's added to its immediate
+// dominator's, and the leftovers' to the root.
+func (dp *dominatorPass) retainedSizes(redistributed bool, roots *Roots, ds *DOMState) {
+	g, n, retained, idom, vertex, root := dp.g, dp.n, dp.buf.retained, dp.buf.idom, dp.vertex, dp.root
+	dp.pb = nil
 	if redistributed {
-		redistribute(g, roots, dom, pf[:n], retained)
+		redistribute(g, roots, ds, dp.pf[:n], retained)
 	} else {
 		copy(retained, g.Nodes.Size)
 	}
-	for w := cnt - 1; w >= 1; w-- {
+	dp.pf = nil
+	for w := dp.numbered - 1; w >= 1; w-- {
 		v := vertex[w]
 		retained[idom[v]] += retained[v]
 	}
-	if leftovers != nil {
+	if dp.leftovers != nil {
 		for v := 0; v < n; v++ {
-			if leftovers.Has(v) {
+			if dp.leftovers.Has(v) {
 				retained[root] += retained[v]
 			}
 		}
 	}
-	d.Retained = retained
-	if redistributed {
-		// Recover the self sizes: a node's retained size minus its
-		// children's. The DFS order array is dead, so vp holds them.
-		self := vp[:n]
-		copy(self, retained)
-		for v := 0; v < n; v++ {
-			if p := idom[v]; p >= 0 {
-				self[p] -= retained[v]
-			}
+	dp.doms.Retained = retained
+}
+
+// selfSizes recovers the redistributed self sizes into vp, vertex being
+// dead: a node's retained size minus its children's. vp becomes the
+// output Self.
+func (dp *dominatorPass) selfSizes() {
+	n, retained, idom := dp.n, dp.buf.retained, dp.buf.idom
+	dp.vertex = nil
+	self := dp.buf.vp[:n]
+	copy(self, retained)
+	for v := 0; v < n; v++ {
+		if p := idom[v]; p >= 0 {
+			self[p] -= retained[v]
 		}
-		d.Self = self
-	} else {
-		d.Self = g.Nodes.Size
 	}
-	return d
+	dp.doms.Self = self
 }
 
 // pageOwnedBits materializes the derived page-owned set: the nodes

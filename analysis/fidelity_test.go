@@ -75,7 +75,7 @@ type nodeDump struct {
 	id       []uint32
 	self     []float64
 	retained []float64
-	dom      []uint32
+	idom     []uint32
 	dist     []int32
 }
 
@@ -93,13 +93,13 @@ func loadDump(t testing.TB, path string) *nodeDump {
 	}
 	n := hdr.NodeCount
 	d := &nodeDump{n: n, id: make([]uint32, n), self: make([]float64, n), retained: make([]float64, n),
-		dom: make([]uint32, n), dist: make([]int32, n)}
+		idom: make([]uint32, n), dist: make([]int32, n)}
 	le := binary.LittleEndian
 	for i := 0; i < n; i++ {
 		d.id[i] = le.Uint32(raw[h+4*i:])
 		d.self[i] = math.Float64frombits(le.Uint64(raw[h+4*n+8*i:]))
 		d.retained[i] = math.Float64frombits(le.Uint64(raw[h+12*n+8*i:]))
-		d.dom[i] = le.Uint32(raw[h+20*n+4*i:])
+		d.idom[i] = le.Uint32(raw[h+20*n+4*i:])
 		d.dist[i] = int32(le.Uint32(raw[h+24*n+4*i:]))
 	}
 	return d
@@ -161,8 +161,8 @@ func checkFidelity(t *testing.T, g *model.Graph, a *analysis.Analysis, gold *gol
 	if got := g.TotalSize(); got != gold.TotalSelfSize {
 		t.Errorf("total self size %d, want %d", got, gold.TotalSelfSize)
 	}
-	dom := a.Dominators
-	if got := dom.Retained[g.Root]; got != gold.RootRetainedSize {
+	doms := a.Dominators
+	if got := doms.Retained[g.Root]; got != gold.RootRetainedSize {
 		t.Errorf("root retained %d, want %d", got, gold.RootRetainedSize)
 	}
 	if got := a.TotalSize(); got != gold.TotalSize {
@@ -179,13 +179,13 @@ func checkFidelity(t *testing.T, g *model.Graph, a *analysis.Analysis, gold *gol
 				t.Errorf("node %d @%d %s: self %d, want %v (raw %d)", i, g.Nodes.ID[i], g.NodeName(int32(i)), a.Self[i], dump.self[i], g.Nodes.Size[i])
 			}
 		}
-		if float64(dom.Retained[i]) != dump.retained[i] {
+		if float64(doms.Retained[i]) != dump.retained[i] {
 			if badRet++; badRet <= 5 {
-				t.Errorf("node %d @%d %s: retained %d, want %v", i, g.Nodes.ID[i], g.NodeName(int32(i)), dom.Retained[i], dump.retained[i])
+				t.Errorf("node %d @%d %s: retained %d, want %v", i, g.Nodes.ID[i], g.NodeName(int32(i)), doms.Retained[i], dump.retained[i])
 			}
 		}
-		want := int32(dump.dom[i])
-		got := dom.IDom[i]
+		want := int32(dump.idom[i])
+		got := doms.IDom[i]
 		if int32(i) == g.Root {
 			got = g.Root
 		}

@@ -10,15 +10,15 @@ import (
 // (JSHeapSnapshotNode.name): concatenated strings spelled out, plain objects
 // as "{a, b, …, z}", detached DOM nodes with the "Detached " prefix.
 type Namer struct {
-	g   *model.Graph
-	k   *kinds
-	dom *DOMState
+	g  *model.Graph
+	k  *kinds
+	ds *DOMState
 }
 
-// NewNamer returns a Namer for g; dom (may be nil) supplies the "Detached "
+// NewNamer returns a Namer for g; ds (may be nil) supplies the "Detached "
 // renaming.
-func NewNamer(g *model.Graph, dom *DOMState) *Namer {
-	return &Namer{g: g, k: newKinds(g), dom: dom}
+func NewNamer(g *model.Graph, ds *DOMState) *Namer {
+	return &Namer{g: g, k: newKinds(g), ds: ds}
 }
 
 // maxConsNameLength is where DevTools stops expanding a cons string.
@@ -41,7 +41,7 @@ func (nm *Namer) Name(n model.NodeIndex) string {
 			}
 		}
 	}
-	return nm.dom.rawName(g, n)
+	return nm.ds.rawName(g, n)
 }
 
 // consString concatenates the leaves of a cons-string tree, first part
@@ -60,7 +60,7 @@ func (nm *Namer) consString(n model.NodeIndex) string {
 			v = 0
 		}
 		if nm.k.node[g.Nodes.Type[v]] != kConsString {
-			s := nm.dom.rawName(g, v)
+			s := nm.ds.rawName(g, v)
 			b.WriteString(s)
 			length += len16(s)
 			continue

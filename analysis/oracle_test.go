@@ -221,7 +221,7 @@ func devtoolsOracle(g *model.Graph) (dominator []int32, retained []float64, self
 		return label[v]
 	}
 	r := root + 1
-	dom := make([]int, n+1)
+	idom := make([]int, n+1)
 	dfs(r)
 	if cnt < n {
 		for v := 1; v <= n; v++ {
@@ -266,24 +266,24 @@ func devtoolsOracle(g *model.Graph) (dominator []int32, retained []float64, self
 		for _, v := range bucket[pw] {
 			u := eval(v)
 			if semi[u] < semi[v] {
-				dom[v] = u
+				idom[v] = u
 			} else {
-				dom[v] = pw
+				idom[v] = pw
 			}
 		}
 		bucket[pw] = nil
 	}
-	dom[0], dom[r] = r, r
+	idom[0], idom[r] = r, r
 	for i := 2; i <= cnt; i++ {
 		w := vertex[i]
-		if dom[w] != vertex[semi[w]] {
-			dom[w] = dom[dom[w]]
+		if idom[w] != vertex[semi[w]] {
+			idom[w] = idom[idom[w]]
 		}
 	}
 	dominator = make([]int32, n)
 	retained = make([]float64, n)
 	for i := 0; i < n; i++ {
-		dominator[i] = int32(dom[i+1] - 1)
+		dominator[i] = int32(idom[i+1] - 1)
 		retained[i] = self[i]
 	}
 	for i := cnt; i > 1; i-- {

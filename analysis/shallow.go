@@ -27,15 +27,15 @@ const (
 // recent Chrome) the raw sizes are returned.
 //
 // The result aliases g.Nodes.Size when nothing changes: treat it as
-// read-only. dom supplies the "Detached " renaming (a renamed
+// read-only. ds supplies the "Detached " renaming (a renamed
 // ExternalStringData node is not folded, as in DevTools); it may be nil.
-func ShallowSizes(g *model.Graph, roots *Roots, dom *DOMState) []uint64 {
+func ShallowSizes(g *model.Graph, roots *Roots, ds *DOMState) []uint64 {
 	if !roots.HasUserRoots() {
 		return g.Nodes.Size
 	}
 	n := g.NumNodes()
 	size := model.Alloc[uint64](n)
-	redistribute(g, roots, dom, model.Alloc[uint32](n), size)
+	redistribute(g, roots, ds, model.Alloc[uint32](n), size)
 	return size
 }
 
@@ -49,7 +49,7 @@ func ShallowSizes(g *model.Graph, roots *Roots, dom *DOMState) []uint64 {
 // owners are explored on all cores at once, each change made with a
 // compare-and-swap and followed by a revisit of the changed node by the
 // goroutine that made it; the result is the same for any schedule.
-func redistribute(g *model.Graph, roots *Roots, dom *DOMState, owners []uint32, size []uint64) {
+func redistribute(g *model.Graph, roots *Roots, ds *DOMState, owners []uint32, size []uint64) {
 	k := newKinds(g)
 	n := g.NumNodes()
 	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
@@ -60,7 +60,7 @@ func redistribute(g *model.Graph, roots *Roots, dom *DOMState, owners []uint32, 
 			case kHidden, kArray:
 				owners[i] = ownerUnvisited
 			case kNative:
-				if !dom.isRenamed(int32(i)) && g.NodeName(int32(i)) == externalStringDataName {
+				if !ds.isRenamed(int32(i)) && g.NodeName(int32(i)) == externalStringDataName {
 					owners[i] = ownerUnvisited
 				} else {
 					owners[i] = uint32(i)

@@ -42,11 +42,11 @@ type ClassSummary struct {
 // instances sit beside 50,000 reachable ones, would read as VM internals.
 // V8 writes few unreachable objects, and those of the fixtures have no
 // shallow size, so on V8 dumps the column equals DevTools'.
-func Summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dist []int32) []ClassSummary {
-	return summarize(g, cls, self, dom, dist, nil)
+func Summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, dist []int32) []ClassSummary {
+	return summarize(g, cls, self, doms, dist, nil)
 }
 
-func summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dist []int32, sc *scratch) []ClassSummary {
+func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, dist []int32, sc *scratch) []ClassSummary {
 	n := g.NumNodes()
 	nc := len(cls.Names)
 	row := make([]int32, nc) // class -> row index + 1
@@ -80,8 +80,8 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dis
 			s.Distance = d
 		}
 	}
-	if dom != nil && len(dom.IDom) == n && n > 0 {
-		maxRet := classRetained(cls, self, dom, sc)
+	if doms != nil && len(doms.IDom) == n && n > 0 {
+		maxRet := classRetained(cls, self, doms, sc)
 		for i := range rows {
 			rows[i].Retained = maxRet[rows[i].Class]
 		}
@@ -101,18 +101,18 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, dom *Dominators, dis
 
 // DominatorChildren returns the dominator tree's children lists in CSR
 // form: the children of n are Kids[First[n]:First[n+1]], in node order.
-func DominatorChildren(dom *Dominators) (first []uint32, kids []int32) {
-	return dominatorChildren(dom, nil)
+func DominatorChildren(doms *Dominators) (first []uint32, kids []int32) {
+	return dominatorChildren(doms, nil)
 }
 
-func dominatorChildren(dom *Dominators, sc *scratch) (first []uint32, kids []int32) {
-	n := len(dom.IDom)
+func dominatorChildren(doms *Dominators, sc *scratch) (first []uint32, kids []int32) {
+	n := len(doms.IDom)
 	// One buffer for both arrays: first's n+1 offsets, then the children.
 	buf := sc.get(2*n, false)
 	fb := buf[:n+1]
 	clear(fb)
 	first = unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(fb))), n+1)
-	for _, p := range dom.IDom {
+	for _, p := range doms.IDom {
 		if p >= 0 {
 			first[p+1]++
 		}
@@ -125,7 +125,7 @@ func dominatorChildren(dom *Dominators, sc *scratch) (first []uint32, kids []int
 	// first[p+1] is p's start, so shift the array down by one.
 	kids = buf[n+1 : n+1+int(first[n])]
 	for v := n - 1; v >= 0; v-- {
-		if p := dom.IDom[v]; p >= 0 {
+		if p := doms.IDom[v]; p >= 0 {
 			first[p+1]--
 			kids[first[p+1]] = int32(v)
 		}
@@ -137,8 +137,8 @@ func dominatorChildren(dom *Dominators, sc *scratch) (first []uint32, kids []int
 
 // classRetained computes maxRet per class: a node with a non-zero shallow
 // size counts unless an ancestor of the same class already counted.
-func classRetained(cls *Classes, self []uint64, dom *Dominators, sc *scratch) []uint64 {
-	return groupRetained(dom, func(v int32) int32 {
+func classRetained(cls *Classes, self []uint64, doms *Dominators, sc *scratch) []uint64 {
+	return groupRetained(doms, func(v int32) int32 {
 		if self[v] == 0 {
 			return -1
 		}
@@ -151,8 +151,8 @@ func classRetained(cls *Classes, self []uint64, dom *Dominators, sc *scratch) []
 // twice; groupOf gives a node's group, -1 for none. One walk of the
 // dominator tree with an explicit stack; active[g] counts the members of
 // g on the stack.
-func groupRetained(dom *Dominators, groupOf func(v int32) int32, groups int, sc *scratch) []uint64 {
-	first, kids := dominatorChildren(dom, sc)
+func groupRetained(doms *Dominators, groupOf func(v int32) int32, groups int, sc *scratch) []uint64 {
+	first, kids := dominatorChildren(doms, sc)
 	// Both live in one buffer that starts where first does.
 	defer sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)+len(kids)))
 	sums := make([]uint64, groups)
@@ -166,13 +166,13 @@ func groupRetained(dom *Dominators, groupOf func(v int32) int32, groups int, sc 
 		gr := groupOf(v)
 		if gr >= 0 {
 			if active[gr] == 0 {
-				sums[gr] += dom.Retained[v]
+				sums[gr] += doms.Retained[v]
 			}
 			active[gr]++
 		}
 		return frame{node: v, next: first[v], group: gr}
 	}
-	stack := []frame{enter(dom.Root)}
+	stack := []frame{enter(doms.Root)}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		if f.next < first[f.node+1] {
@@ -191,11 +191,11 @@ func groupRetained(dom *Dominators, groupOf func(v int32) int32, groups int, sc 
 
 // TopRetained returns the n nodes with the largest retained sizes, the
 // root excluded, largest first (ties by node index).
-func TopRetained(dom *Dominators, n int) []int32 {
+func TopRetained(doms *Dominators, n int) []int32 {
 	if n <= 0 {
 		return nil
 	}
-	r := dom.Retained
+	r := doms.Retained
 	less := func(a, b int32) bool { // a ranks after b
 		if r[a] != r[b] {
 			return r[a] < r[b]
@@ -222,7 +222,7 @@ func TopRetained(dom *Dominators, n int) []int32 {
 		}
 	}
 	for v := int32(0); v < int32(len(r)); v++ {
-		if v == dom.Root {
+		if v == doms.Root {
 			continue
 		}
 		if len(h) < n {

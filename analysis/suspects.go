@@ -403,8 +403,8 @@ func (f *suspectFinder) bigDrop(part, whole uint64) bool {
 // v is p's largest dominated child (biggest, see accumulations) and keeps
 // BigDrop of it.
 func (f *suspectFinder) chained(biggest []int32, p, v model.NodeIndex) bool {
-	dom := f.a.Dominators
-	return p >= 0 && !f.isOpaque(p) && dom.Retained[p] >= f.min && biggest[p] == v+1 && f.bigDrop(dom.Retained[v], dom.Retained[p])
+	doms := f.a.Dominators
+	return p >= 0 && !f.isOpaque(p) && doms.Retained[p] >= f.min && biggest[p] == v+1 && f.bigDrop(doms.Retained[v], doms.Retained[p])
 }
 
 // accumulations finds the suspects at accumulation points (at most one
@@ -412,16 +412,16 @@ func (f *suspectFinder) chained(biggest []int32, p, v model.NodeIndex) bool {
 // the walk down leads into (lists) and the accumulations no object
 // dominates (shared).
 func (f *suspectFinder) accumulations() []found {
-	a, dom := f.a, f.a.Dominators
+	a, doms := f.a, f.a.Dominators
 	n := f.g.NumNodes()
 	// biggest[v] is 1 + v's largest dominated child, for v at or above
 	// the threshold (0: none). A column, not a map: most items of a
 	// leaked linked list are above the threshold (890,000 of 1M).
 	biggest := a.sc.get(n, true)
 	defer a.sc.put(biggest)
-	for v, p := range dom.IDom {
-		if p >= 0 && dom.Retained[p] >= f.min {
-			if b := biggest[p]; b == 0 || dom.Retained[v] > dom.Retained[b-1] {
+	for v, p := range doms.IDom {
+		if p >= 0 && doms.Retained[p] >= f.min {
+			if b := biggest[p]; b == 0 || doms.Retained[v] > doms.Retained[b-1] {
 				biggest[p] = int32(v) + 1
 			}
 		}
@@ -433,11 +433,11 @@ func (f *suspectFinder) accumulations() []found {
 	slot := map[model.NodeIndex]int{}
 	var parents []model.NodeIndex
 	grouped := NewBits(n)
-	for v, r := range dom.Retained {
+	for v, r := range doms.Retained {
 		if r < f.min {
 			continue
 		}
-		if b := biggest[v]; f.isOpaque(int32(v)) || b == 0 || !f.bigDrop(dom.Retained[b-1], r) {
+		if b := biggest[v]; f.isOpaque(int32(v)) || b == 0 || !f.bigDrop(doms.Retained[b-1], r) {
 			slot[model.NodeIndex(v)] = len(parents)
 			parents = append(parents, model.NodeIndex(v))
 			grouped.Set(v)
@@ -448,7 +448,7 @@ func (f *suspectFinder) accumulations() []found {
 		class uint32
 	}
 	groups := map[groupKey]*classGroup{}
-	for v, p := range dom.IDom {
+	for v, p := range doms.IDom {
 		if p < 0 || !grouped.Has(int(p)) || a.Self[v] == 0 {
 			continue
 		}
@@ -459,8 +459,8 @@ func (f *suspectFinder) accumulations() []found {
 			groups[key] = gr
 		}
 		gr.count++
-		gr.retained += dom.Retained[v]
-		gr.largest = max(gr.largest, dom.Retained[v])
+		gr.retained += doms.Retained[v]
+		gr.largest = max(gr.largest, doms.Retained[v])
 	}
 
 	// At each parent, the groups that could be its accumulation, largest
@@ -493,7 +493,7 @@ func (f *suspectFinder) accumulations() []found {
 			return t[i].class < t[j].class
 		})
 	}
-	for v, p := range dom.IDom { // collect the groups' objects
+	for v, p := range doms.IDom { // collect the groups' objects
 		if p < 0 || !grouped.Has(int(p)) || a.Self[v] == 0 {
 			continue
 		}
@@ -519,7 +519,7 @@ func (f *suspectFinder) accumulations() []found {
 			continue
 		}
 		for _, gr := range tries[s] {
-			sus := Suspect{Holder: holder, Retained: dom.Retained[holder], Point: point, Via: NoClass,
+			sus := Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point, Via: NoClass,
 				Class: gr.class, Count: gr.count, ClassRetained: gr.retained}
 			objs := gr.nodes
 			if f.plumbing(gr.example) {
@@ -647,14 +647,14 @@ func (f *suspectFinder) edgeTo(u, v model.NodeIndex) uint32 {
 // threshold is on one chain, so this is one pass over them, plus one
 // over each list's items.
 func (f *suspectFinder) lists(biggest []int32, accumulated Bits) []found {
-	dom := f.a.Dominators
+	doms := f.a.Dominators
 	const ring = 2 * MaxRepeatPeriod // the hops repeatPeriod looks back at
 	var hops [ring]linkHop
 	var nodes [ring]model.NodeIndex // the node each hop leaves
 	var out []found
-	for v, r := range dom.Retained {
+	for v, r := range doms.Retained {
 		start := model.NodeIndex(v)
-		if r < f.min || f.isOpaque(start) || f.chained(biggest, dom.IDom[start], start) {
+		if r < f.min || f.isOpaque(start) || f.chained(biggest, doms.IDom[start], start) {
 			continue
 		}
 		period, head := 0, model.NoNode // the run the chain ends in: its period and first node
@@ -709,7 +709,7 @@ func (f *suspectFinder) lists(biggest []int32, accumulated Bits) []found {
 // (a ConcurrentLinkedQueue's nodes) is looked through to what they hold,
 // as at a point.
 func (f *suspectFinder) list(biggest []int32, head model.NodeIndex, block []linkHop) (found, bool) {
-	dom := f.a.Dominators
+	doms := f.a.Dominators
 	items := []int32{head}
 	for cur := head; ; {
 		e := f.link(cur, block[(len(items)-1)%len(block)])
@@ -724,13 +724,13 @@ func (f *suspectFinder) list(biggest []int32, head model.NodeIndex, block []link
 	}
 	var largest uint64 // the most an item retains apart from the items after it
 	for i, v := range items {
-		own := dom.Retained[v]
+		own := doms.Retained[v]
 		if i+1 < len(items) {
-			own -= dom.Retained[items[i+1]]
+			own -= doms.Retained[items[i+1]]
 		}
 		largest = max(largest, own)
 	}
-	if f.bigDrop(largest, dom.Retained[head]) {
+	if f.bigDrop(largest, doms.Retained[head]) {
 		return found{}, false
 	}
 	// The items of the program's classes: all, or those at the block's
@@ -760,7 +760,7 @@ func (f *suspectFinder) list(biggest []int32, head model.NodeIndex, block []link
 		if !ok || holder < 0 {
 			return found{}, false
 		}
-		return found{Suspect: Suspect{Holder: holder, Retained: dom.Retained[holder], Point: point,
+		return found{Suspect: Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point,
 			Class: class, Count: len(objs), ClassRetained: retained, Via: f.a.Classes.Of[head]}, objs: objs}, true
 	}
 	point := objs[0]
@@ -774,8 +774,8 @@ func (f *suspectFinder) list(biggest []int32, head model.NodeIndex, block []link
 	for x := range block {
 		links = append(links, f.link(items[i+x], block[(i+x)%len(block)]))
 	}
-	return found{Suspect: Suspect{Holder: holder, Retained: dom.Retained[holder], Point: point, Via: NoClass,
-		Class: f.a.Classes.Of[point], Count: len(objs), ClassRetained: dom.Retained[point], Links: links}, objs: objs}, true
+	return found{Suspect: Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point, Via: NoClass,
+		Class: f.a.Classes.Of[point], Count: len(objs), ClassRetained: doms.Retained[point], Links: links}, objs: objs}, true
 }
 
 // shared finds the suspects among the accumulations no object
@@ -970,7 +970,7 @@ func (f *suspectFinder) lookThrough(insts []int32) (class uint32, objs []int32, 
 // holder; a group is a suspect when it retains a tenth of the threshold,
 // unless an accumulation suspect already tells it (have).
 func (f *suspectFinder) detachedTrees(have []found) []found {
-	dom := f.a.Dominators
+	doms := f.a.Dominators
 	type group struct {
 		holder   model.NodeIndex
 		roots    []int32
@@ -986,10 +986,10 @@ func (f *suspectFinder) detachedTrees(have []found) []found {
 		// Look through wrappers: objects that hold the tree and little
 		// else (Firefox's reflector, a JS object per <section>, between
 		// each tree and the array holding all 20).
-		h, held := dom.IDom[t.Root], t.Retained
-		for h >= 0 && !f.isOpaque(h) && !f.internal(h) && dom.IDom[h] >= 0 && dom.Retained[h]-held <= held/16 {
-			held = dom.Retained[h]
-			h = dom.IDom[h]
+		h, held := doms.IDom[t.Root], t.Retained
+		for h >= 0 && !f.isOpaque(h) && !f.internal(h) && doms.IDom[h] >= 0 && doms.Retained[h]-held <= held/16 {
+			held = doms.Retained[h]
+			h = doms.IDom[h]
 		}
 		if h >= 0 {
 			h = f.collection(h)
@@ -1024,7 +1024,7 @@ func (f *suspectFinder) detachedTrees(have []found) []found {
 		if slices.ContainsFunc(have, func(s found) bool { return s.Point == gr.holder && s.Class == class }) {
 			continue
 		}
-		sus := Suspect{Holder: gr.holder, Retained: dom.Retained[gr.holder], Point: gr.holder, Via: NoClass,
+		sus := Suspect{Holder: gr.holder, Retained: doms.Retained[gr.holder], Point: gr.holder, Via: NoClass,
 			Class: class, Count: len(gr.roots), ClassRetained: gr.retained, Detached: true, DetachedNodes: gr.nodes}
 		out = append(out, found{sus, gr.roots})
 	}

@@ -85,6 +85,23 @@ func TestBadDatabases(t *testing.T) {
 			"table v8_location: row seq=0: script_node_identifier 4 is not a node identifier"},
 		{"location script text", []string{`INSERT INTO v8_location VALUES (0, 1, 1, 2, 3, 'x')`},
 			"row seq=0: script_node_identifier is text, want an integer"},
+		{"location line", []string{`INSERT INTO v8_location VALUES (0, 1, 1, -2, 3, NULL)`},
+			"table v8_location: row seq=0: line -2 out of range"},
+		{"trace function gap", []string{`INSERT INTO v8_trace_function VALUES (1, 1, 0, 0, 0, 0, 0)`},
+			"table v8_trace_function: row idx=1: idx must count from 0 without gaps"},
+		{"trace function name", []string{`INSERT INTO v8_trace_function VALUES (0, 1, 4242, 0, 0, 0, 0)`},
+			"table v8_trace_function: row idx=0: name 4242 is not a stringid in strings"},
+		{"trace function line", []string{`INSERT INTO v8_trace_function VALUES (0, 1, 0, 0, 0, 4294967296, 0)`},
+			"table v8_trace_function: row idx=0: line or column out of range"},
+		{"trace node function", []string{`INSERT INTO v8_trace_function VALUES (0, 1, 0, 0, 0, 0, 0)`,
+			`INSERT INTO v8_trace_node VALUES (0, -1, 1, 1, 0, 0)`},
+			"table v8_trace_node: row idx=0: function_index 1 is not a v8_trace_function idx"},
+		{"sample text", []string{`INSERT INTO v8_sample VALUES (0, 'x', 0)`},
+			"table v8_sample: row seq=0: timestamp_us is text, want an integer"},
+		{"gc root node", []string{`INSERT INTO heapx_gc_root VALUES (0, 4, 'stack')`},
+			"table heapx_gc_root: row seq=0: 4 is not a node identifier"},
+		{"gc root kind", []string{`INSERT INTO heapx_gc_root VALUES (0, 1, x'00')`},
+			"table heapx_gc_root: row seq=0: kind is a blob, want text"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

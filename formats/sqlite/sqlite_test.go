@@ -9,6 +9,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/exchange"
+	"github.com/heapx/heapx/formats/hprof"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
@@ -71,6 +72,42 @@ func TestRoundTripFixtures(t *testing.T) {
 				t.Errorf("heapx:source_format %q", v)
 			}
 		})
+	}
+}
+
+// TestRoundTripGCRoots writes a JVM dump, whose GC roots have kinds
+// (heapx_gc_root), to a .db and reads it back: roots and kinds must come
+// back in order, through the rows and through heapx_packed alike.
+func TestRoundTripGCRoots(t *testing.T) {
+	g, err := hprof.ReadFile(filepath.Join("..", "..", "testdata", "hprof", "java-ticketleak-1.hprof.gz"), hprof.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.GCRoots) < 100 || len(g.RootKinds) < 3 {
+		t.Fatalf("the fixture has %d GC roots of %d kinds; the test needs many of several kinds", len(g.GCRoots), len(g.RootKinds))
+	}
+	for _, packed := range []bool{false, true} {
+		db := filepath.Join(t.TempDir(), "out.db")
+		opt := Options{}
+		if packed {
+			a, err := analysis.Analyze(g, analysis.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.Results = resultsOf(a)
+		}
+		if err := Save(db, g, opt); err != nil {
+			t.Fatal(err)
+		}
+		h, err := ReadFile(db, formats.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g.GCRoots, h.GCRoots) || !reflect.DeepEqual(g.RootKinds, h.RootKinds) {
+			t.Errorf("packed %v: GC roots differ after the round trip: %d roots of kinds %q, want %d of %q",
+				packed, len(h.GCRoots), h.RootKinds, len(g.GCRoots), g.RootKinds)
+		}
+		compareGraphs(t, g, h)
 	}
 }
 
