@@ -94,7 +94,7 @@ func TestRoundTripGCRoots(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt.Results = resultsOf(a)
+			opt.Results = a.Results()
 		}
 		if err := Save(db, g, opt); err != nil {
 			t.Fatal(err)
