@@ -26,6 +26,8 @@ run() {
   (cd "$work" && "$bin" "$@" >"$out/$name.out" 2>"$out/$name.err"; echo "exit $?" >>"$out/$name.err")
   # Temp paths and timings differ from run to run.
   sed -E -i "s#$work#WORK#g; s#$here#HERE#g; s/[0-9.]+ s\b/T s/g" "$out/$name.out" "$out/$name.err"
+  # Dumps hold paths of the machine that made them (a script's path in a V8 dump).
+  sed -E -i 's#(/[A-Za-z0-9_.+-]+)+/testdata/#HERE/testdata/#g' "$out/$name.out" "$out/$name.err"
   sed -E -i 's/("[a-z_]*seconds": *)[0-9.e-]+/\1T/g' "$out/$name.out"
 }
 
