@@ -355,6 +355,22 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// TestTruncated cuts Firefox's small dump, plain and gzip-compressed (as
+// Firefox writes it): each cut gives the error every reader gives for a
+// dump cut short, where the plain reader said "message of N bytes runs
+// past the end of the input" and the gzip one "corrupt or truncated gzip
+// stream: unexpected EOF".
+func TestTruncated(t *testing.T) {
+	gz, err := os.ReadFile(fixture("ff-small-page.fxsnapshot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testfixtures.CheckTruncated(t, gz, func(name string, b []byte) error {
+		_, err := Read(bytes.NewReader(b), name, Options{})
+		return err
+	})
+}
+
 // TestBadInput feeds broken dumps: each must give a FormatError at the
 // right byte, never a panic.
 func TestBadInput(t *testing.T) {
@@ -386,11 +402,11 @@ func TestBadInput(t *testing.T) {
 		off  int64
 	}{
 		{"duplicate id in a later batch", build(1, many...), "duplicate node id 100", int64(late)},
-		{"truncated gzip", small[:len(small)/2], "corrupt or truncated gzip stream", -1},
-		{"gzip trailer missing", gz(t, good)[:len(gz(t, good))-4], "corrupt or truncated gzip stream", -1},
+		{"truncated gzip", small[:len(small)/2], "file ends early: the dump is truncated", -1},
+		{"gzip trailer missing", gz(t, good)[:len(gz(t, good))-4], "file ends early: the dump is truncated", int64(len(good))},
 		{"varint overflow", append(good[:metaLen:metaLen], bytes.Repeat([]byte{0xff}, 11)...), "malformed message length", int64(metaLen)},
-		{"length past the end", append(append(good[:metaLen:metaLen], 0xe8, 0x07), good[metaLen+1:]...), "runs past the end of the input", int64(metaLen)},
-		{"length ends early", append(good[:metaLen:metaLen], 0x80), "ends inside a message length", int64(metaLen)},
+		{"length past the end", append(append(good[:metaLen:metaLen], 0xe8, 0x07), good[metaLen+1:]...), "file ends early: the dump is truncated", int64(len(good) + 1)},
+		{"length ends early", append(good[:metaLen:metaLen], 0x80), "file ends early: the dump is truncated", int64(metaLen + 1)},
 		{"undefined string ref", delimited(good[:metaLen:metaLen], badRef), "reference to two-byte string 1, but only 0 are defined", int64(metaLen + 1 + 2 + 1)},
 		{"undefined frame ref", build(1, node{id: 1, typeName: s("R"), size: 1, stack: stackRef(9)}), "reference to stack frame 9", -1},
 		{"duplicate id", dup, "duplicate node id 1", int64(len(build(1, node{id: 1, typeName: s("R"), size: 1})) + 1)},
