@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -252,11 +251,7 @@ func TestBadInput(t *testing.T) {
 // said "file ends inside a PRIMITIVE ARRAY DUMP (truncated dump?)" or, for
 // gzip, "bad gzip data in a record: unexpected EOF".
 func TestTruncated(t *testing.T) {
-	gz, err := os.ReadFile(fixture("java-leakdemo-small.hprof.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	testfixtures.CheckTruncated(t, gz, func(name string, b []byte) error {
+	testfixtures.CheckTruncated(t, fixture("java-leakdemo-small.hprof.gz"), func(name string, b []byte) error {
 		_, err := Read(bytes.NewReader(b), name, Options{})
 		return err
 	})

@@ -2,12 +2,11 @@ package jsonl
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
-	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 )
 
@@ -19,32 +18,20 @@ import (
 // cut after a line said "the file promises N edge records ... (truncated
 // file?)".
 func TestTruncated(t *testing.T) {
-	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.Options{})
-	if err != nil {
+	b := flatFile(t, "node-basic.heapsnapshot.gz")
+	gz := filepath.Join(t.TempDir(), "node-basic.jsonl.gz")
+	if err := os.WriteFile(gz, testfixtures.Gzip(t, b), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	if err := Write(zw, g, WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	testfixtures.CheckTruncated(t, gz.Bytes(), func(name string, b []byte) error {
+	testfixtures.CheckTruncated(t, gz, func(name string, b []byte) error {
 		_, err := Read(bytes.NewReader(b), name, ReadOptions{})
 		return err
 	})
 	// Cut after a whole line, the file holds fewer records than its
 	// metadata promises.
-	var plain bytes.Buffer
-	if err := Write(&plain, g, WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	b := plain.Bytes()
 	cut := bytes.LastIndexByte(b[:len(b)/2], '\n') + 1
 	lines := bytes.Count(b[:cut], []byte("\n"))
-	_, err = Read(bytes.NewReader(b[:cut]), "cut.jsonl", ReadOptions{})
+	_, err := Read(bytes.NewReader(b[:cut]), "cut.jsonl", ReadOptions{})
 	if want := fmt.Sprintf("cut.jsonl: line %d: byte %d: file ends early: the dump is truncated", lines+1, cut); err == nil || err.Error() != want {
 		t.Errorf("cut after line %d: %v, want %s", lines, err, want)
 	}

@@ -58,7 +58,7 @@ func TestStreamedNode(t *testing.T) {
 	if len(in) < 3*streamChunk {
 		t.Fatalf("the message is only %d bytes", len(in))
 	}
-	for _, data := range [][]byte{in, gz(t, in)} {
+	for _, data := range [][]byte{in, testfixtures.Gzip(t, in)} {
 		g, err := Read(bytes.NewReader(data), "big", Options{})
 		if err != nil {
 			t.Fatal(err)

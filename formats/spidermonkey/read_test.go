@@ -177,7 +177,7 @@ func TestSynthetic(t *testing.T) {
 		node{id: 4, typeName: s("nsIContent"), size: 40, coarse: coarseDOMNode, desc: s("DIV")},
 		node{id: 5, typeName: s("js::BaseScript"), size: 64, coarse: coarseScript, file: s("a.js")},
 	)
-	for _, in := range [][]byte{b, gz(t, b)} {
+	for _, in := range [][]byte{b, testfixtures.Gzip(t, b)} {
 		g, err := Read(bytes.NewReader(in), "synthetic", Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -317,7 +317,7 @@ func TestRoundTrip(t *testing.T) {
 		node{id: 2, typeName: s("JSObject"), size: 48, coarse: coarseObject, class: s("Object"),
 			stack: frame(5, frame(6, nil, 1, 2, ref(3), nil), 3, 4, s("b.js"), s("f"))},
 	)
-	if err := os.WriteFile(synth, gz(t, b), 0o644); err != nil {
+	if err := os.WriteFile(synth, testfixtures.Gzip(t, b), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{fixture("ff-small-page.fxsnapshot"), synth} {
@@ -361,11 +361,7 @@ func TestDetect(t *testing.T) {
 // past the end of the input" and the gzip one "corrupt or truncated gzip
 // stream: unexpected EOF".
 func TestTruncated(t *testing.T) {
-	gz, err := os.ReadFile(fixture("ff-small-page.fxsnapshot"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	testfixtures.CheckTruncated(t, gz, func(name string, b []byte) error {
+	testfixtures.CheckTruncated(t, fixture("ff-small-page.fxsnapshot"), func(name string, b []byte) error {
 		_, err := Read(bytes.NewReader(b), name, Options{})
 		return err
 	})
@@ -403,7 +399,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"duplicate id in a later batch", build(1, many...), "duplicate node id 100", int64(late)},
 		{"truncated gzip", small[:len(small)/2], "file ends early: the dump is truncated", -1},
-		{"gzip trailer missing", gz(t, good)[:len(gz(t, good))-4], "file ends early: the dump is truncated", int64(len(good))},
+		{"gzip trailer missing", testfixtures.Gzip(t, good)[:len(testfixtures.Gzip(t, good))-4], "file ends early: the dump is truncated", int64(len(good))},
 		{"varint overflow", append(good[:metaLen:metaLen], bytes.Repeat([]byte{0xff}, 11)...), "malformed message length", int64(metaLen)},
 		{"length past the end", append(append(good[:metaLen:metaLen], 0xe8, 0x07), good[metaLen+1:]...), "file ends early: the dump is truncated", int64(len(good) + 1)},
 		{"length ends early", append(good[:metaLen:metaLen], 0x80), "file ends early: the dump is truncated", int64(metaLen + 1)},

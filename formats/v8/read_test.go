@@ -467,13 +467,9 @@ func TestGzipRatioBound(t *testing.T) {
 	if want := fmt.Sprintf("lie: snapshot: byte %d: file ends early: the dump is truncated", len(lie)); err == nil || err.Error() != want {
 		t.Errorf("plain: %v, want %s", err, want)
 	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write([]byte(lie))
-	zw.Close()
-	size := buf.Len()
-	_, err = Read(&buf, "lie.gz", Options{})
-	if want := fmt.Sprintf("lie.gz: snapshot: byte 12: node_count 400000000 cannot fit in an input of at most %d bytes", size*1032); err == nil || err.Error() != want {
+	gz := testfixtures.Gzip(t, []byte(lie))
+	_, err = Read(bytes.NewReader(gz), "lie.gz", Options{})
+	if want := fmt.Sprintf("lie.gz: snapshot: byte 12: node_count 400000000 cannot fit in an input of at most %d bytes", len(gz)*1032); err == nil || err.Error() != want {
 		t.Errorf("gzip: %v, want %s", err, want)
 	}
 }
@@ -501,11 +497,7 @@ func TestTruncatedGzip(t *testing.T) {
 // TestTruncated cuts a real snapshot, plain and gzip-compressed: each cut
 // gives the error every reader gives for a dump cut short.
 func TestTruncated(t *testing.T) {
-	gz, err := os.ReadFile(fixture("node-basic"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	testfixtures.CheckTruncated(t, gz, func(name string, b []byte) error {
+	testfixtures.CheckTruncated(t, fixture("node-basic"), func(name string, b []byte) error {
 		_, err := Read(bytes.NewReader(b), name, Options{})
 		return err
 	})

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
@@ -29,19 +27,6 @@ func data(n int) []byte {
 		b[i] = "abcdefghijklmnop\n"[r.IntN(17)]
 	}
 	return b
-}
-
-func gzipped(t testing.TB, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // readAll reads in with reads of odd sizes, as the readers do.
@@ -65,8 +50,8 @@ func readAll(in *Reader) ([]byte, error) {
 // offset at their end, and the bound each allows.
 func TestReadPlainAndGzip(t *testing.T) {
 	want := data(3 << 20)
-	gz := gzipped(t, want)
-	members := append(gzipped(t, want[:1<<20]), gzipped(t, want[1<<20:])...)
+	gz := testfixtures.Gzip(t, want)
+	members := append(testfixtures.Gzip(t, want[:1<<20]), testfixtures.Gzip(t, want[1<<20:])...)
 	for _, c := range []struct {
 		name  string
 		in    []byte
@@ -108,7 +93,7 @@ func TestReadPlainAndGzip(t *testing.T) {
 // offset where the data ends, matching formats.ErrTruncated.
 func TestTruncated(t *testing.T) {
 	want := data(1 << 20)
-	gz := gzipped(t, want)
+	gz := testfixtures.Gzip(t, want)
 	for _, cut := range []int{len(gz) / 2, len(gz) - 4, 5} {
 		in, err := Open(bytes.NewReader(gz[:cut]), -1, "cut.gz", nil)
 		if err != nil {
@@ -146,7 +131,7 @@ func TestTruncated(t *testing.T) {
 // TestCorruptGzip damages the compressed data and the header: errors that
 // say the gzip data is bad, not that the dump is truncated.
 func TestCorruptGzip(t *testing.T) {
-	gz := gzipped(t, data(1<<20))
+	gz := testfixtures.Gzip(t, data(1<<20))
 	bad := bytes.Clone(gz)
 	for i := 100; i < 200; i++ {
 		bad[i] ^= 0x55
@@ -195,7 +180,7 @@ func (f *failing) Read(p []byte) (int, error) {
 // (it says nothing about the format) and not a truncation.
 func TestIOError(t *testing.T) {
 	raw := data(1 << 20)
-	for name, b := range map[string][]byte{"plain": raw, "gzip": gzipped(t, raw)} {
+	for name, b := range map[string][]byte{"plain": raw, "gzip": testfixtures.Gzip(t, raw)} {
 		in, err := Open(&failing{bytes.NewReader(b), len(b) / 2}, int64(len(b)), name, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -214,7 +199,7 @@ func TestIOError(t *testing.T) {
 // input, on the reading goroutine, every 4 MB and once at the end.
 func TestProgress(t *testing.T) {
 	raw := data(20 << 20)
-	for name, b := range map[string][]byte{"plain": raw, "gzip": gzipped(t, raw)} {
+	for name, b := range map[string][]byte{"plain": raw, "gzip": testfixtures.Gzip(t, raw)} {
 		var calls [][2]int64
 		_, err := Read(bytes.NewReader(b), -1, name, func(done, total int64) { calls = append(calls, [2]int64{done, total}) }, func(in *Reader) (*model.Graph, error) {
 			_, err := readAll(in)
@@ -240,7 +225,7 @@ func TestProgress(t *testing.T) {
 func TestRewind(t *testing.T) {
 	raw := data(5 << 20)
 	dir := t.TempDir()
-	for name, b := range map[string][]byte{"plain": raw, "gzip": gzipped(t, raw)} {
+	for name, b := range map[string][]byte{"plain": raw, "gzip": testfixtures.Gzip(t, raw)} {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
@@ -280,7 +265,7 @@ func TestRewind(t *testing.T) {
 // TestCloseStopsInflating closes inputs read only in part: the inflating
 // goroutine is gone when Close returns.
 func TestCloseStopsInflating(t *testing.T) {
-	gz := gzipped(t, data(8<<20))
+	gz := testfixtures.Gzip(t, data(8<<20))
 	before := runtime.NumGoroutine()
 	for range 20 {
 		in, err := Open(bytes.NewReader(gz), -1, "gz", nil)

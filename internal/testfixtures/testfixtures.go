@@ -121,8 +121,22 @@ func CheckExchangeRoundTrip(t testing.TB, g *model.Graph) {
 	}
 }
 
-// CheckTruncated cuts a real dump short, gz being its gzip-compressed
-// bytes, and checks that read (a reader given the cut file's name and
+// Gzip returns b gzip-compressed.
+func Gzip(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// CheckTruncated cuts a real dump short, the gzip-compressed file at path,
+// and checks that read (a reader given the cut file's name and
 // bytes) gives for each cut the one error every reader gives for a dump
 // that ends early:
 //
@@ -134,8 +148,12 @@ func CheckExchangeRoundTrip(t testing.TB, g *model.Graph) {
 // A plain cut that falls between two records of a format that does not
 // count them (Firefox's) leaves a smaller dump, which reads; the byte
 // before is inside a record.
-func CheckTruncated(t *testing.T, gz []byte, read func(name string, b []byte) error) {
+func CheckTruncated(t *testing.T, path string, read func(name string, b []byte) error) {
 	t.Helper()
+	gz, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	plain, err := inflate(gz)
 	if err != nil {
 		t.Fatal(err)
