@@ -10,10 +10,10 @@ import (
 	"github.com/heapx/heapx/internal/gz"
 )
 
-// peekHead returns up to HeadSize bytes from the start of r, decompressed when r
-// holds gzip data, for format detection. A gzip stream too short or broken
-// to yield any bytes gives the raw head instead, so detection can still say
-// what the file is not.
+// peekHead returns up to HeadSize bytes from the start of r, decompressed
+// when r holds gzip data, for format detection. A gzip stream too short or
+// broken to yield any bytes gives the raw head instead, so detection can
+// still say what the file is not.
 func peekHead(r io.Reader) ([]byte, error) {
 	br := bufio.NewReaderSize(r, HeadSize)
 	raw, err := br.Peek(HeadSize)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/heapx/heapx/internal/testfixtures"
@@ -30,9 +31,16 @@ func TestTruncated(t *testing.T) {
 	// Cut after a whole line, the file holds fewer records than its
 	// metadata promises.
 	cut := bytes.LastIndexByte(b[:len(b)/2], '\n') + 1
-	lines := bytes.Count(b[:cut], []byte("\n"))
+	n := bytes.Count(b[:cut], []byte("\n"))
 	_, err := Read(bytes.NewReader(b[:cut]), "cut.jsonl", ReadOptions{})
-	if want := fmt.Sprintf("cut.jsonl: line %d: byte %d: file ends early: the dump is truncated", lines+1, cut); err == nil || err.Error() != want {
-		t.Errorf("cut after line %d: %v, want %s", lines, err, want)
+	if want := fmt.Sprintf("cut.jsonl: line %d: byte %d: file ends early: the dump is truncated", n+1, cut); err == nil || err.Error() != want {
+		t.Errorf("cut after line %d: %v, want %s", n, err, want)
+	}
+	// Cut inside a line the reader parses itself (no counts promised).
+	small := lines(`["metadata","version_major","1"]`, `["record","string",["id","text"]]`, `["string",0,"first"]`, `["string",1,"second"]`)
+	small = small[:len(small)-5]
+	_, err = Read(strings.NewReader(small), "cut.jsonl", ReadOptions{})
+	if want := fmt.Sprintf("cut.jsonl: line 4: byte %d: file ends early: the dump is truncated", len(small)); err == nil || err.Error() != want {
+		t.Errorf("cut inside a string: %v, want %s", err, want)
 	}
 }

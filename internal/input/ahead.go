@@ -3,10 +3,11 @@ package input
 import "io"
 
 // Blocks of inflated data in flight: one being parsed, up to two ready,
-// one being filled. Measured on the V8, JSON Lines and Firefox readers,
-// blocks that stay in the cache beat bigger ones, and more of them win
-// nothing: inflating is a fifth to a third of a read, so the inflater
-// keeps ahead.
+// one being filled; inflating is a fifth to a third of a read, so the
+// inflater keeps ahead. Blocks of 256 KB, which stay in the cache while
+// they are parsed, took 4-6% less CPU than the 1 MB blocks of jsonl's
+// former prefetch, reading the Chromium fixture as .heapsnapshot.gz and
+// as .jsonl.gz.
 const (
 	aheadBlocks = 4
 	aheadBlock  = 256 << 10
