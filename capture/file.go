@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/gz"
 )
 
 // writeFile writes the file at path through fill, atomically
@@ -16,7 +17,7 @@ import (
 // fill succeeds, with the mode the umask gives), gzip-compressed when path
 // ends in ".gz". It returns the size of the file on disk.
 func writeFile(path string, fill func(w io.Writer) error) (int64, error) {
-	gz := strings.HasSuffix(strings.ToLower(path), ".gz")
+	gzipped := strings.HasSuffix(strings.ToLower(path), ".gz")
 	err := formats.WriteFileAtomic(path, func(tmp string) error {
 		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
 		if err != nil {
@@ -24,9 +25,9 @@ func writeFile(path string, fill func(w io.Writer) error) (int64, error) {
 		}
 		bw := bufio.NewWriterSize(f, 1<<20)
 		var w io.Writer = bw
-		var zw *formats.GzipWriter
-		if gz {
-			zw = formats.NewGzipWriter(bw)
+		var zw *gz.Writer
+		if gzipped {
+			zw = gz.NewWriter(bw)
 			w = zw
 		}
 		err = fill(w)
@@ -57,13 +58,13 @@ func writeFile(path string, fill func(w io.Writer) error) (int64, error) {
 // to path: "leak.heapsnapshot.gz" gives "leak-2.heapsnapshot.gz".
 func SeriesPath(path string, i int) string {
 	dir, name := filepath.Split(path)
-	gz := ""
+	gzExt := ""
 	if strings.HasSuffix(strings.ToLower(name), ".gz") {
-		name, gz = name[:len(name)-3], name[len(name)-3:]
+		name, gzExt = name[:len(name)-3], name[len(name)-3:]
 	}
 	ext := filepath.Ext(name)
 	if ext == name {
 		ext = "" // a name like ".heapsnapshot" is all stem
 	}
-	return filepath.Join(dir, fmt.Sprintf("%s-%d%s%s", strings.TrimSuffix(name, ext), i, ext, gz))
+	return filepath.Join(dir, fmt.Sprintf("%s-%d%s%s", strings.TrimSuffix(name, ext), i, ext, gzExt))
 }

@@ -9,9 +9,10 @@
 //   - calls Register from init with a Name, its Extensions and a Detect
 //     strict enough not to claim other formats' heads (the registry
 //     breaks ties by extension);
-//   - reads with ReadFile (and ProgressReader) straight into the model's
-//     columns (model.Alloc, model.Grow, model.IDMap), returning a
-//     FormatError with the byte offset for bad input, never panicking;
+//   - reads its input through internal/input (gzip, progress, the one
+//     error for a dump cut short) straight into the model's columns
+//     (model.Alloc, model.Grow, model.IDMap), returning a FormatError
+//     with the byte offset for bad input, never panicking;
 //   - sets ReadStream too when it reads in one pass, so a dump can come
 //     from a pipe (OpenInput);
 //   - has a FuzzRead target seeded from a small real dump, and tests that
@@ -41,6 +42,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heapx/heapx/internal/gz"
 	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
@@ -336,7 +338,7 @@ func OpenInput(path string) (*Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Input{Path: path, Format: f, Size: st.Size(), Gzip: IsGzip(raw)}, nil
+	return &Input{Path: path, Format: f, Size: st.Size(), Gzip: gz.HasMagic(raw)}, nil
 }
 
 // openStream is OpenInput for input that can be read only once.
@@ -346,7 +348,7 @@ func openStream(path string) (*Input, error) {
 		return nil, err
 	}
 	rec := &recorder{r: file}
-	head, err := Head(rec)
+	head, err := peekHead(rec)
 	if err != nil {
 		file.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -359,7 +361,7 @@ func openStream(path string) (*Input, error) {
 		file.Close()
 		return nil, err
 	}
-	return &Input{Path: path, Format: f, Size: -1, Gzip: IsGzip(rec.b), file: file,
+	return &Input{Path: path, Format: f, Size: -1, Gzip: gz.HasMagic(rec.b), file: file,
 		stream: &countReader{r: io.MultiReader(bytes.NewReader(rec.b), file)}}, nil
 }
 
@@ -384,10 +386,10 @@ func (in *Input) Close() error {
 // Save writes g to path in format f, atomically. A path ending in ".gz"
 // is gzip-compressed (stream formats only: a database cannot be).
 func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
-	gz := strings.HasSuffix(strings.ToLower(path), ".gz")
+	gzipped := strings.HasSuffix(strings.ToLower(path), ".gz")
 	switch {
 	case f.WriteFile != nil:
-		if gz {
+		if gzipped {
 			return fmt.Errorf("%s: format %s cannot be gzip-compressed (drop the .gz)", path, f.Name)
 		}
 		return WriteFileAtomic(path, func(tmp string) error { return f.WriteFile(tmp, g, opt) }, opt.Sources...)
@@ -398,9 +400,9 @@ func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
 				return err
 			}
 			var w io.Writer = out
-			var zw *GzipWriter
-			if gz {
-				zw = NewGzipWriter(out)
+			var zw *gz.Writer
+			if gzipped {
+				zw = gz.NewWriter(out)
 				w = zw
 			}
 			err = f.Write(w, g, opt)
@@ -624,7 +626,7 @@ func readHead(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Head(f)
+	return peekHead(f)
 }
 
 // readPrefix returns up to n bytes from the start of the file at path, as
@@ -656,13 +658,26 @@ type FormatError struct {
 	Section string
 	Offset  int64 // -1 when the problem is not tied to one position
 	Msg     string
+	// Err is the cause, for errors.Is and errors.As, when there is one
+	// to test for: ErrTruncated for a dump that ends early.
+	Err error
 }
+
+// ErrTruncated is the cause of the error every reader gives for a dump
+// that ends before its data does: a file cut short or a gzip stream cut
+// short (an interrupted download or copy, a full disk, a process killed
+// while writing). errors.Is(err, ErrTruncated) tells it from other bad
+// input.
+var ErrTruncated = errors.New("file ends early: the dump is truncated")
 
 // Caps on the dump-derived parts of a FormatError's message.
 const (
 	maxSectionBytes = 100
 	maxMsgBytes     = 2 << 10
 )
+
+// Unwrap returns the cause, if any.
+func (e *FormatError) Unwrap() error { return e.Err }
 
 func (e *FormatError) Error() string {
 	file := termtext.Clean(e.File)

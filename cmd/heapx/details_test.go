@@ -13,7 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/gz"
 	"github.com/heapx/heapx/internal/testfixtures"
 )
 
@@ -157,7 +157,7 @@ func TestNotADumpHints(t *testing.T) {
 	tw.Write(raw)
 	tw.Close()
 	var tgz bytes.Buffer
-	gw := formats.NewGzipWriter(&tgz)
+	gw := gz.NewWriter(&tgz)
 	gw.Write(tb.Bytes())
 	gw.Close()
 	enc, _ := zstd.NewWriter(nil)

@@ -119,10 +119,11 @@ package hprof
 
 import (
 	"bytes"
+	"fmt"
 	"io"
-	"os"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/model"
 )
 
@@ -165,24 +166,39 @@ func IsHPROF(head []byte) bool {
 
 // ReadFile reads the dump at path, plain or gzip.
 func ReadFile(path string, opt Options) (*model.Graph, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Read(f, path, opt)
+	return input.ReadFile(path, opt.passes(), opt.read)
 }
 
 // Read reads a dump from r, which is read from its start twice (or three
-// times); name is used in error messages. Gzip input is recognized by its
-// magic bytes.
-func Read(r io.ReadSeeker, name string, opt Options) (*model.Graph, error) {
-	size, err := r.Seek(0, io.SeekEnd)
-	if err != nil {
-		return nil, err
+// times), so it must be an io.Seeker (a file; not a pipe); name is used in
+// error messages. Gzip input is recognized by its magic bytes.
+func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return nil, fmt.Errorf("%s: HPROF dumps are read in two passes, from a file: save the dump to a file first", name)
 	}
-	rd := &reader{src: r, size: size, name: name, opt: opt}
+	size, err := s.Seek(0, io.SeekEnd)
+	if err == nil {
+		_, err = s.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return input.Read(r, size, name, opt.passes(), opt.read)
+}
+
+func (Options) read(in *input.Reader) (*model.Graph, error) {
+	rd := &reader{src: in}
 	return rd.read()
+}
+
+// passes turns the input layer's progress, in bytes of the file, into
+// Progress's, in bytes of the two passes.
+func (opt Options) passes() func(done, total int64) {
+	if opt.Progress == nil {
+		return nil
+	}
+	return func(done, total int64) { opt.Progress(done, 2*total) }
 }
 
 // Node types, in the order of the graph's node type table.

@@ -3,27 +3,19 @@ package hprof
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
-
-	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/model"
 )
 
 // reader holds the state of one read across its passes.
 type reader struct {
-	src  io.ReadSeeker
-	size int64
-	name string
-	opt  Options
-	in   *input
-	zr   *gzip.Reader
-	buf  []byte // the input buffer, kept across passes
+	src  *input.Reader
+	in   *window
+	buf  []byte // the window's buffer, kept across passes
 	pass int    // 1, 2 or 3 (see the package doc)
-	done int64  // bytes consumed by earlier passes, for progress
 
 	version   string
 	idSize    int
@@ -179,8 +171,8 @@ func (rd *reader) read() (*model.Graph, error) {
 		rd.primClass[i] = -1
 	}
 	est := 1024
-	if rd.size > 0 {
-		est = int(min(rd.size/64, 1<<26))
+	if size := rd.src.Size(); size > 0 {
+		est = int(min(size/64, 1<<26))
 	}
 	rd.ids = model.NewIDMap(est)
 	// The root is node 0.
@@ -196,7 +188,6 @@ func (rd *reader) read() (*model.Graph, error) {
 		if err := rd.records(); err != nil {
 			return nil, err
 		}
-		rd.done += rd.in.pos()
 		if rd.pass == 1 {
 			if err := rd.endPass1(); err != nil {
 				return nil, err
@@ -209,9 +200,6 @@ func (rd *reader) read() (*model.Graph, error) {
 			g.Nodes.FirstEdge[rd.node] = uint32(len(g.Edges.To))
 		}
 	}
-	if rd.zr != nil {
-		rd.zr.Close()
-	}
 	rd.ids = nil
 	rd.wanted = nil
 	rd.sizes()
@@ -219,45 +207,24 @@ func (rd *reader) read() (*model.Graph, error) {
 	return g, nil
 }
 
-// start opens the input for the next pass.
+// start starts the input again for the next pass.
 func (rd *reader) start() error {
-	if _, err := rd.src.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	var src io.Reader = rd.src
-	if rd.opt.Progress != nil {
-		base, total, fn := rd.done, 2*rd.size, rd.opt.Progress
-		src = formats.ProgressReader(src, total, func(done, total int64) { fn(base+done, total) })
-	}
-	var magic [2]byte
-	n, _ := io.ReadFull(src, magic[:])
-	gz := formats.IsGzip(magic[:n])
-	if _, err := rd.src.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	if gz {
-		var err error
-		if rd.zr == nil {
-			rd.zr, err = gzip.NewReader(src)
-		} else {
-			err = rd.zr.Reset(src)
+	if rd.pass > 1 {
+		if err := rd.src.Rewind(); err != nil {
+			return err
 		}
-		if err != nil {
-			return &formats.FormatError{File: rd.name, Offset: 0, Msg: "bad gzip header: " + err.Error()}
-		}
-		src = rd.zr
 	}
 	if rd.buf == nil {
 		size := 1 << 20
-		if !gz && rd.size < int64(size) {
-			size = max(int(rd.size), 64)
+		if !rd.src.Gzip() && rd.src.Size() < int64(size) {
+			size = max(int(rd.src.Size()), 64)
 		}
 		rd.buf = make([]byte, size)
 	}
-	rd.in = &input{src: src, buf: rd.buf, name: rd.name, gz: gz}
+	rd.in = &window{src: rd.src, buf: rd.buf}
 	if rd.pass > 1 {
 		if !rd.in.skip(rd.headerLen) {
-			return rd.in.truncated(0, "header", "the header")
+			return rd.in.truncated("header")
 		}
 		return nil
 	}
@@ -275,7 +242,7 @@ func (rd *reader) readHeader() error {
 	}
 	rd.version = string(head[:nul])
 	if !in.fill(nul + 13) {
-		return in.truncated(0, "header", "the header")
+		return in.truncated("header")
 	}
 	b := in.buf[in.r+nul+1:]
 	ids := u4(b)
@@ -302,14 +269,14 @@ func (rd *reader) records() error {
 	in := rd.in
 	for {
 		if !in.fill(1) {
-			if in.err != nil {
-				return in.truncated(in.pos(), "", "a record")
+			if in.src.Err() != nil {
+				return in.truncated("record")
 			}
 			return nil
 		}
 		start := in.pos()
 		if !in.fill(9) {
-			return in.truncated(start, "record", "a record header")
+			return in.truncated("record")
 		}
 		b := in.buf[in.r:]
 		tag, length := b[0], int64(u4(b[5:]))
@@ -322,7 +289,7 @@ func (rd *reader) records() error {
 		case tagUTF8, tagLoadClass, tagStackFrame, tagStackTrace, tagStartThread:
 			if rd.pass != 1 {
 				if !in.skip(length) {
-					return in.truncated(start, "record", fmt.Sprintf("a record (tag 0x%02x) of %d bytes", tag, length))
+					return in.truncated("record")
 				}
 				continue
 			}
@@ -330,13 +297,13 @@ func (rd *reader) records() error {
 				return in.errorf(start, "record", "record (tag 0x%02x) claims %d bytes", tag, length)
 			}
 			if !in.fill(int(length)) {
-				return in.truncated(start, "record", fmt.Sprintf("a record (tag 0x%02x) of %d bytes", tag, length))
+				return in.truncated("record")
 			}
 			err = rd.small(start, tag, in.buf[in.r:in.r+int(length)])
 			in.r += int(length)
 		case tagUnloadClass, tagAllocSites, tagHeapSummary, tagEndThread, tagCPUSamples, tagControlSettings, tagHeapDumpEnd:
 			if !in.skip(length) {
-				return in.truncated(start, "record", fmt.Sprintf("a record (tag 0x%02x) of %d bytes", tag, length))
+				return in.truncated("record")
 			}
 		default:
 			return in.errorf(start, "record", "unknown record tag 0x%02x", tag)
@@ -405,7 +372,7 @@ func (rd *reader) heapDump(end int64) error {
 	for in.pos() < end {
 		start := in.pos()
 		if !in.fill(1) {
-			return in.truncated(start, "heap dump", "a heap dump sub-record")
+			return in.truncated("heap dump")
 		}
 		st := in.buf[in.r]
 		in.r++
@@ -421,7 +388,7 @@ func (rd *reader) heapDump(end int64) error {
 			err = rd.primArrayDump(start, end, st == subPrimArrayDump)
 		case subHeapDumpInfo:
 			if !in.fill(4 + n) {
-				return in.truncated(start, "heap dump", "a HEAP DUMP INFO sub-record")
+				return in.truncated("heap dump")
 			}
 			in.r += 4 + n
 		default:
@@ -434,7 +401,7 @@ func (rd *reader) heapDump(end int64) error {
 				size = 2 * n
 			}
 			if !in.fill(size) {
-				return in.truncated(start, "heap dump", "a GC root sub-record")
+				return in.truncated("heap dump")
 			}
 			if rd.pass == 1 {
 				rd.rootIDs = append(rd.rootIDs, rd.id(in.buf[in.r:]))
@@ -525,13 +492,13 @@ func (rd *reader) classDump(start, end int64) error {
 			rd.classEdges(c)
 		}
 		if !in.skip(c.dumpLen) {
-			return in.truncated(start, "heap dump", "a CLASS DUMP")
+			return in.truncated("heap dump")
 		}
 		return nil
 	}
 	hdr := 7*n + 10
 	if !in.fill(hdr) {
-		return in.truncated(start, "heap dump", "a CLASS DUMP")
+		return in.truncated("heap dump")
 	}
 	b := in.buf[in.r:]
 	cid := rd.id(b)
@@ -550,25 +517,25 @@ func (rd *reader) classDump(start, end int64) error {
 	in.r += hdr
 	for range cp {
 		if !in.fill(3) {
-			return in.truncated(start, "heap dump", "a CLASS DUMP's constant pool")
+			return in.truncated("heap dump")
 		}
 		sz := rd.valueSize(in.buf[in.r+2])
 		if sz == 0 {
 			return in.errorf(in.pos()+2, "heap dump", "constant pool entry of invalid type %d", in.buf[in.r+2])
 		}
 		if !in.fill(3 + sz) {
-			return in.truncated(start, "heap dump", "a CLASS DUMP's constant pool")
+			return in.truncated("heap dump")
 		}
 		in.r += 3 + sz
 	}
 	if !in.fill(2) {
-		return in.truncated(start, "heap dump", "a CLASS DUMP")
+		return in.truncated("heap dump")
 	}
 	ns := int(u2(in.buf[in.r:]))
 	in.r += 2
 	for range ns {
 		if !in.fill(n + 1) {
-			return in.truncated(start, "heap dump", "a CLASS DUMP's static fields")
+			return in.truncated("heap dump")
 		}
 		name, t := rd.id(in.buf[in.r:]), in.buf[in.r+n]
 		sz := rd.valueSize(t)
@@ -576,7 +543,7 @@ func (rd *reader) classDump(start, end int64) error {
 			return in.errorf(in.pos()+int64(n), "heap dump", "static field of invalid type %d", t)
 		}
 		if !in.fill(n + 1 + sz) {
-			return in.truncated(start, "heap dump", "a CLASS DUMP's static fields")
+			return in.truncated("heap dump")
 		}
 		v := in.buf[in.r+n+1:]
 		switch t {
@@ -593,14 +560,14 @@ func (rd *reader) classDump(start, end int64) error {
 		}
 	}
 	if !in.fill(2) {
-		return in.truncated(start, "heap dump", "a CLASS DUMP")
+		return in.truncated("heap dump")
 	}
 	nf := int(u2(in.buf[in.r:]))
 	in.r += 2
 	c.fields = make([]field, 0, nf)
 	for range nf {
 		if !in.fill(n + 1) {
-			return in.truncated(start, "heap dump", "a CLASS DUMP's instance fields")
+			return in.truncated("heap dump")
 		}
 		f := field{rd.id(in.buf[in.r:]), in.buf[in.r+n]}
 		if rd.valueSize(f.typ) == 0 {
@@ -680,7 +647,7 @@ func (rd *reader) instanceDump(start, end int64) error {
 	in := rd.in
 	n := rd.idSize
 	if !in.fill(2*n + 8) {
-		return in.truncated(start, "heap dump", "an INSTANCE DUMP")
+		return in.truncated("heap dump")
 	}
 	b := in.buf[in.r:]
 	oid, cid, nb := rd.id(b), rd.id(b[n+4:]), u4(b[2*n+4:])
@@ -699,7 +666,7 @@ func (rd *reader) instanceDump(start, end int64) error {
 		}
 		if s == rd.stringSlot && rd.stringLayout1() && nb == rd.strLayout.dataBytes {
 			if !in.fill(int(nb)) {
-				return in.truncated(start, "heap dump", "an INSTANCE DUMP")
+				return in.truncated("heap dump")
 			}
 			rd.registerString(i, in.buf[in.r:in.r+int(nb)])
 		}
@@ -713,7 +680,7 @@ func (rd *reader) instanceDump(start, end int64) error {
 			return in.errorf(start, "heap dump", "instance 0x%x has %d bytes of field data, its class %s's fields take %d", oid, nb, c.name, c.dataLen)
 		}
 		if !in.fill(int(nb)) {
-			return in.truncated(start, "heap dump", "an INSTANCE DUMP")
+			return in.truncated("heap dump")
 		}
 		data := in.buf[in.r : in.r+int(nb)]
 		i := rd.node
@@ -745,7 +712,7 @@ func (rd *reader) instanceDump(start, end int64) error {
 		}
 	}
 	if !in.skip(int64(nb)) {
-		return in.truncated(start, "heap dump", "an INSTANCE DUMP")
+		return in.truncated("heap dump")
 	}
 	return nil
 }
@@ -755,7 +722,7 @@ func (rd *reader) objArrayDump(start, end int64) error {
 	in := rd.in
 	n := rd.idSize
 	if !in.fill(2*n + 8) {
-		return in.truncated(start, "heap dump", "an OBJECT ARRAY DUMP")
+		return in.truncated("heap dump")
 	}
 	b := in.buf[in.r:]
 	oid, length, cid := rd.id(b), u4(b[n+4:]), rd.id(b[n+8:])
@@ -780,7 +747,7 @@ func (rd *reader) objArrayDump(start, end int64) error {
 		for k := uint32(0); k < length; {
 			m := min(length-k, chunk)
 			if !in.fill(int(m) * n) {
-				return in.truncated(start, "heap dump", "an OBJECT ARRAY DUMP")
+				return in.truncated("heap dump")
 			}
 			data := in.buf[in.r:]
 			for j := range m {
@@ -794,7 +761,7 @@ func (rd *reader) objArrayDump(start, end int64) error {
 		return nil
 	}
 	if !in.skip(int64(size)) {
-		return in.truncated(start, "heap dump", "an OBJECT ARRAY DUMP")
+		return in.truncated("heap dump")
 	}
 	return nil
 }
@@ -805,7 +772,7 @@ func (rd *reader) primArrayDump(start, end int64, hasData bool) error {
 	in := rd.in
 	n := rd.idSize
 	if !in.fill(n + 9) {
-		return in.truncated(start, "heap dump", "a PRIMITIVE ARRAY DUMP")
+		return in.truncated("heap dump")
 	}
 	b := in.buf[in.r:]
 	oid, length, t := rd.id(b), u4(b[n+4:]), b[n+8]
@@ -838,13 +805,13 @@ func (rd *reader) primArrayDump(start, end int64, hasData bool) error {
 				return in.errorf(start, "heap dump", "string value array of %d bytes", size)
 			}
 			if !in.fill(int(size)) {
-				return in.truncated(start, "heap dump", "a PRIMITIVE ARRAY DUMP")
+				return in.truncated("heap dump")
 			}
 			rd.decodeStrings(k, t, in.buf[in.r:in.r+int(size)])
 		}
 	}
 	if !in.skip(int64(size)) {
-		return in.truncated(start, "heap dump", "a PRIMITIVE ARRAY DUMP")
+		return in.truncated("heap dump")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -199,7 +200,7 @@ func TestBadInput(t *testing.T) {
 		offset int64
 		msg    string
 	}{
-		{"truncated", good[:len(good)-20], -2, "file ends inside"},
+		{"truncated", good[:len(good)-20], int64(len(good) - 20), "file ends early: the dump is truncated"},
 		{"identifier size 5", func() []byte {
 			b := bytes.Clone(good)
 			b[hdr-9] = 5
@@ -217,7 +218,7 @@ func TestBadInput(t *testing.T) {
 			binary.BigEndian.PutUint32(b[firstSeg+5:], n-3)
 			return b
 		}(), -2, "runs past the end"},
-		{"UTF8 length lies", append(bytes.Clone(good[:hdr]), tagUTF8, 0, 0, 0, 0, 0, 0, 0x10, 0, 'x'), int64(hdr), "file ends inside a record"},
+		{"UTF8 length lies", append(bytes.Clone(good[:hdr]), tagUTF8, 0, 0, 0, 0, 0, 0, 0x10, 0, 'x'), int64(hdr + 10), "file ends early: the dump is truncated"},
 		{"not hprof", []byte("JAVA PROFILE 9\x00"), 0, "not an HPROF dump"},
 	}
 	for _, c := range cases {
@@ -242,5 +243,26 @@ func TestBadInput(t *testing.T) {
 		if err == nil && g == nil {
 			t.Fatalf("prefix %d: no graph and no error", n)
 		}
+	}
+}
+
+// TestTruncated cuts a real dump, plain and gzip-compressed: each cut gives
+// the error every reader gives for a dump cut short, where this reader
+// said "file ends inside a PRIMITIVE ARRAY DUMP (truncated dump?)" or, for
+// gzip, "bad gzip data in a record: unexpected EOF".
+func TestTruncated(t *testing.T) {
+	testfixtures.CheckTruncated(t, fixture("java-leakdemo-small.hprof.gz"), func(name string, b []byte) error {
+		_, err := Read(bytes.NewReader(b), name, Options{})
+		return err
+	})
+}
+
+// TestReadNeedsAFile reads from a pipe: HPROF is read in passes, which a
+// stream cannot give, and the error says so instead of failing at the
+// second pass.
+func TestReadNeedsAFile(t *testing.T) {
+	_, err := Read(io.MultiReader(bytes.NewReader(tinyDump(8, 0))), "pipe", Options{})
+	if want := "pipe: HPROF dumps are read in two passes, from a file: save the dump to a file first"; err == nil || err.Error() != want {
+		t.Errorf("%v, want %s", err, want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/model"
 )
 
@@ -28,7 +29,8 @@ func init() {
 			return ReadFile(path, ReadOptions{Progress: opt.Progress, Results: opt.Results})
 		},
 		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
-			return read(r, size, name, ReadOptions{Progress: opt.Progress, Results: opt.Results})
+			o := ReadOptions{Progress: opt.Progress, Results: opt.Results}
+			return input.Read(r, size, name, o.Progress, o.read)
 		},
 		Write: func(w io.Writer, g *model.Graph, opt formats.WriteOptions) error {
 			return Write(w, g, WriteOptions{Progress: opt.Progress, Results: opt.Results})

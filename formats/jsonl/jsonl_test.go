@@ -106,7 +106,7 @@ func TestErrors(t *testing.T) {
 		"dangling edge": {head + `["node",1,0,0,5]` + "\n" + `["edge",1,0,0,9]` + "\n", "line 11: an edge's to refers to node id 9"},
 		"bad string":    {head + `["node",1,0,4,5]` + "\n", "string"},
 		"undeclared":    {`["metadata","version_major","1"]` + "\n" + `["node",1,0,0,5]` + "\n", `line 2: "node" record before its declaration`},
-		"count":         {`["metadata","version_major","1"]` + "\n" + `["metadata","heapx:node_count","2"]` + "\n" + head[len(`["metadata","version_major","1"]`+"\n"):] + `["node",1,0,0,5]` + "\n", "promises 2 node records"},
+		"count":         {`["metadata","version_major","1"]` + "\n" + `["metadata","heapx:node_count","2"]` + "\n" + head[len(`["metadata","version_major","1"]`+"\n"):] + `["node",1,0,0,5]` + "\n", "line 12: byte 474: file ends early: the dump is truncated"},
 		"garbage":       {head + "hello\n", "line 10: expected '[' starting a record"},
 		"negative":      {head + `["node",1,0,0,-5]` + "\n", "self_size (an unsigned integer)"},
 		"huge":          {head + `["node",123456789012345678901,0,0,5]` + "\n", "does not fit in 64 bits"},

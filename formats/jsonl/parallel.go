@@ -153,7 +153,13 @@ func (rd *reader) runParallel() error {
 		free:  make(chan *chunk, 2*workers+4),
 		stop:  make(chan struct{}),
 	}
-	defer close(p.stop)
+	defer func() {
+		close(p.stop)
+		// The producer reads the input: it must be done before the
+		// read returns and the input is closed.
+		for range p.order {
+		}
+	}()
 	for i := 0; i < cap(p.free); i++ {
 		p.free <- newChunk()
 	}
@@ -171,6 +177,9 @@ func (rd *reader) runParallel() error {
 		}
 		if ch.err != nil {
 			rd.line++
+			if ch.err == rd.src.Err() {
+				return rd.inputError()
+			}
 			return rd.errorf("%v", ch.err)
 		}
 		p.free <- ch
@@ -458,6 +467,9 @@ func parseEdge(b []byte, i int) (r edgeRec, next int, ok bool) {
 // apply reads a parsed block into the graph, in line order.
 func (rd *reader) apply(ch *chunk) error {
 	base := rd.line + 1 // the block's first line
+	if n := len(ch.blk); n > 0 && ch.blk[n-1] != '\n' {
+		rd.cutLine = base + ch.lines - 1 // only the last block can end so
+	}
 	for _, it := range ch.items {
 		var err error
 		switch it.kind {

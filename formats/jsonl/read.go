@@ -1,7 +1,6 @@
 package jsonl
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -11,10 +10,9 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/exchange"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/model"
 )
 
@@ -36,41 +34,16 @@ const maxLine = 256 << 20
 
 // ReadFile reads the flat file at path, plain or gzip-compressed.
 func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
-	return formats.ReadFile(path, func(r io.Reader, size int64, name string) (*model.Graph, error) {
-		return read(r, size, name, opt)
-	})
+	return input.ReadFile(path, opt.Progress, opt.read)
 }
 
 // Read reads a flat file from r; name is used in error messages.
 func Read(r io.Reader, name string, opt ReadOptions) (*model.Graph, error) {
-	return read(r, formats.InputSize(r), name, opt)
+	return input.Read(r, -1, name, opt.Progress, opt.read)
 }
 
-func read(r io.Reader, size int64, name string, opt ReadOptions) (*model.Graph, error) {
-	if opt.Progress != nil {
-		r = formats.ProgressReader(r, size, opt.Progress)
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var in io.Reader = br
-	bound := size // most bytes the text can have, for sanity-checking counts
-	if head, _ := br.Peek(2); formats.IsGzip(head) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &formats.FormatError{File: name, Offset: 0, Msg: "bad gzip header: " + err.Error()}
-		}
-		defer zr.Close()
-		// Inflate on the other core while this one parses.
-		pr := newPrefetch(zr)
-		defer pr.close()
-		in = pr
-		if size >= 0 {
-			bound = size * 1032 // deflate's largest ratio
-		}
-	}
-	if bound < 0 {
-		bound = 1 << 62
-	}
-	rd := newReader(in, name, bound, opt)
+func (opt ReadOptions) read(in *input.Reader) (*model.Graph, error) {
+	rd := newReader(in, in.Name(), in.Bound(), opt)
 	defer func() {
 		if rd.rs != nil {
 			rd.rs.close()
@@ -79,82 +52,7 @@ func read(r io.Reader, size int64, name string, opt ReadOptions) (*model.Graph, 
 	if err := rd.run(); err != nil {
 		return nil, err
 	}
-	if opt.Progress != nil && size >= 0 {
-		opt.Progress(size, size)
-	}
 	return rd.g, nil
-}
-
-// prefetch reads its source on its own goroutine, a block ahead, so
-// inflating a .jsonl.gz and parsing it use both cores.
-type prefetch struct {
-	ch   chan []byte
-	free chan []byte
-	err  error  // set before ch is closed
-	blk  []byte // the block being consumed
-	cur  []byte // its unread part
-	stop chan struct{}
-}
-
-func newPrefetch(src io.Reader) *prefetch {
-	p := &prefetch{ch: make(chan []byte, 3), free: make(chan []byte, 4), stop: make(chan struct{})}
-	for i := 0; i < 4; i++ {
-		p.free <- make([]byte, 1<<20)
-	}
-	go func() {
-		defer close(p.ch)
-		for {
-			var b []byte
-			select {
-			case b = <-p.free:
-			case <-p.stop:
-				return
-			}
-			n, err := io.ReadFull(src, b[:cap(b)])
-			if n > 0 {
-				select {
-				case p.ch <- b[:n]:
-				case <-p.stop:
-					return
-				}
-			}
-			if err != nil {
-				if err != io.EOF && err != io.ErrUnexpectedEOF {
-					p.err = err
-				} else if err == io.ErrUnexpectedEOF && n == 0 {
-					p.err = err
-				}
-				return
-			}
-		}
-	}()
-	return p
-}
-
-func (p *prefetch) Read(b []byte) (int, error) {
-	if len(p.cur) == 0 {
-		blk, ok := <-p.ch
-		if !ok {
-			if p.err != nil {
-				return 0, p.err
-			}
-			return 0, io.EOF
-		}
-		p.blk, p.cur = blk, blk
-	}
-	n := copy(b, p.cur)
-	p.cur = p.cur[n:]
-	if len(p.cur) == 0 {
-		p.free <- p.blk[:0]
-		p.blk, p.cur = nil, nil
-	}
-	return n, nil
-}
-
-func (p *prefetch) close() {
-	close(p.stop)
-	for range p.ch {
-	}
 }
 
 // Field roles: what the reader does with each declared field.
@@ -255,24 +153,27 @@ type pending struct {
 }
 
 type reader struct {
-	src   io.Reader
+	src   *input.Reader
 	name  string
 	bound int64
 	opt   ReadOptions
 	g     *model.Graph
 
-	buf    []byte
-	pos    int
-	end    int
-	eof    bool
-	line   int64
-	c      cursor
-	decls  map[string]*decl
-	nodeD  *decl
-	edgeD  *decl
-	strD   *decl
-	lastD  *decl            // the last extension record type seen
-	undecl map[string]int64 // records of undeclared types
+	buf  []byte
+	pos  int
+	end  int
+	eof  bool
+	line int64
+	// cutLine is the number of the input's last line when no newline
+	// ends it (0 before the end).
+	cutLine int64
+	c       cursor
+	decls   map[string]*decl
+	nodeD   *decl
+	edgeD   *decl
+	strD    *decl
+	lastD   *decl            // the last extension record type seen
+	undecl  map[string]int64 // records of undeclared types
 
 	// ids maps node identifiers to indexes. Inserts and edge-target
 	// lookups are batched: done one per line, between parsing, each
@@ -320,7 +221,7 @@ type reader struct {
 	meta      []model.KV
 }
 
-func newReader(src io.Reader, name string, bound int64, opt ReadOptions) *reader {
+func newReader(src *input.Reader, name string, bound int64, opt ReadOptions) *reader {
 	size := 1 << 20
 	if bound < int64(size) {
 		size = max(int(bound), 4096)
@@ -361,6 +262,7 @@ func (rd *reader) nextLine() ([]byte, error) {
 				l := rd.buf[rd.pos:rd.end]
 				rd.pos = rd.end
 				rd.line++
+				rd.cutLine = rd.line
 				return l, nil
 			}
 			return nil, nil
@@ -385,24 +287,28 @@ func (rd *reader) nextLine() ([]byte, error) {
 		rd.eof = eof
 		if err != nil {
 			rd.line++
-			return nil, rd.errorf("%v", err)
+			return nil, rd.inputError()
 		}
 	}
 }
 
 // fill reads into b until b is full or the input ends (eof). A read
-// error comes back worded for the user.
+// error is the input's (see inputError).
 func fill(src io.Reader, b []byte) (n int, eof bool, err error) {
 	n, err = io.ReadFull(src, b)
-	switch {
-	case err == nil:
+	switch err {
+	case nil:
 		return n, false, nil
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) && n > 0:
+	case io.EOF, io.ErrUnexpectedEOF: // io.ReadFull's: the input ended
 		return n, true, nil
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return n, false, errors.New("compressed input ends early (truncated file?)")
 	}
-	return n, false, fmt.Errorf("reading input: %v", err)
+	return n, false, err
+}
+
+// inputError is the error for input that failed, or ended, inside line
+// rd.line: the input layer's, which every format gives.
+func (rd *reader) inputError() error {
+	return rd.src.EndError("line " + strconv.FormatInt(rd.line, 10))
 }
 
 func (rd *reader) run() error {
@@ -445,6 +351,11 @@ func (rd *reader) handle(l []byte) error {
 		return nil
 	}
 	if err := rd.record(l); err != nil {
+		if rd.line == rd.cutLine {
+			// A last line without its newline that does not parse: the
+			// file was cut inside it.
+			return rd.inputError()
+		}
 		var fe *formats.FormatError
 		if errors.As(err, &fe) {
 			return err
@@ -608,7 +519,7 @@ func (rd *reader) metadata() error {
 			return fmt.Errorf("metadata %s: %q is not a count", key, val)
 		}
 		if n > rd.bound/8 {
-			return fmt.Errorf("metadata %s: %d records cannot fit in an input of at most %d bytes", key, n, rd.bound)
+			return rd.src.ShortError("line "+strconv.FormatInt(rd.line, 10), fmt.Errorf("metadata %s: %d records cannot fit in an input of at most %d bytes", key, n, rd.bound))
 		}
 		rd.counts[i] = n
 		return nil
@@ -1754,7 +1665,9 @@ func (rd *reader) finish() error {
 		case rd.counts[i] < 0 || rd.counts[i] == int64(have):
 			return nil
 		case rd.counts[i] > int64(have):
-			return rd.errAt(0, "the file promises %d %s records (metadata heapx:%s_count) but holds %d (truncated file?)", rd.counts[i], what, what, have)
+			// The file ends where a line would start.
+			rd.line++
+			return rd.inputError()
 		}
 		return rd.errAt(0, "the file promises %d %s records (metadata heapx:%s_count) but holds %d", rd.counts[i], what, what, have)
 	}

@@ -1,8 +1,6 @@
 package spidermonkey
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -128,19 +126,6 @@ func build(ts uint64, nodes ...node) []byte {
 		b = delimited(b, n.encode())
 	}
 	return b
-}
-
-func gz(t testing.TB, b []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	zw := gzip.NewWriter(&out)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
 }
 
 // oracle is what gen/firefox-oracle.js recorded from Firefox's own reader.

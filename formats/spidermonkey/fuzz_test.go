@@ -42,7 +42,7 @@ func realSeed(t testing.TB) []byte {
 func FuzzRead(f *testing.F) {
 	real := realSeed(f)
 	f.Add(real)
-	f.Add(gz(f, real))
+	f.Add(testfixtures.Gzip(f, real))
 	f.Add(build(1234,
 		node{id: 1, typeName: s("JS::ubi::RootList"), size: 1, edges: []edge{{2, s("e")}, {3, ref(1)}}},
 		node{id: 2, typeName: s("JSObject"), size: 48, coarse: coarseObject, class: s("Function"),

@@ -1,7 +1,6 @@
 package spidermonkey
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -12,10 +11,10 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/gzip"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/model"
 )
 
@@ -29,14 +28,12 @@ type Options struct {
 // ReadFile reads the core dump at path, gzip-compressed (as Firefox writes
 // it) or not.
 func ReadFile(path string, opt Options) (*model.Graph, error) {
-	return formats.ReadFile(path, func(r io.Reader, size int64, name string) (*model.Graph, error) {
-		return read(r, size, name, opt)
-	})
+	return input.ReadFile(path, opt.Progress, opt.read)
 }
 
 // Read reads a core dump from r; name is used in error messages.
 func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
-	return read(r, formats.InputSize(r), name, opt)
+	return input.Read(r, -1, name, opt.Progress, opt.read)
 }
 
 // blockSize is the input window; a bigger message grows it.
@@ -79,16 +76,14 @@ const maxOwnTypes = 256 - 11
 
 type reader struct {
 	name string
-	src  io.Reader
-	gzip bool
+	src  *input.Reader
 
 	// The input window: buf[pos:end] is unread, buf[0] is at stream
 	// offset base.
 	buf      []byte
 	pos, end int
 	base     int64
-	eof      bool
-	rerr     error // the input's read error, other than io.EOF
+	eof      bool // the input ended, or failed (src keeps why)
 
 	g *model.Graph
 	// two and one are Gecko's string tables, as StringIDs in g.Strings.
@@ -150,31 +145,19 @@ type pendingFrame struct {
 	off int64
 }
 
-func read(in io.Reader, size int64, name string, opt Options) (*model.Graph, error) {
-	if opt.Progress != nil {
-		in = formats.ProgressReader(in, size, opt.Progress)
-	}
+func (opt Options) read(in *input.Reader) (*model.Graph, error) {
+	size := in.Size()
 	// Small inputs get small buffers: a fuzzer or a test reading a few
 	// kilobytes should not allocate a block per call.
 	bs := blockSize
 	if size >= 0 && size < blockSize {
 		bs = max(int(size), 4096)
 	}
-	br := bufio.NewReaderSize(in, bs)
-	r := &reader{name: name, src: br, buf: make([]byte, bs), g: &model.Graph{},
+	r := &reader{name: in.Name(), src: in, buf: make([]byte, bs), g: &model.Graph{},
 		types: map[typeKey]uint8{}, function: noString}
-	if head, _ := br.Peek(2); formats.IsGzip(head) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &formats.FormatError{File: name, Section: "gzip", Offset: 0, Msg: "bad gzip header: " + err.Error()}
-		}
-		ar := newAsyncReader(zr, blockSize, func() { zr.Close() })
-		defer ar.Close()
-		r.src, r.gzip = ar, true
-	}
 	nodes, edges := unknownSizeCap, unknownSizeCap
 	switch {
-	case size >= 0 && r.gzip:
+	case size >= 0 && in.Gzip():
 		nodes, edges = int(size/gzipBytesPerNode), int(size/gzipBytesPerEdge)
 	case size >= 0:
 		nodes, edges = int(size/plainBytesPerNode), int(size/plainBytesPerEdge)
@@ -189,9 +172,6 @@ func read(in io.Reader, size int64, name string, opt Options) (*model.Graph, err
 	r.empty = r.g.Strings.Add(nil)
 	if err := r.readAll(); err != nil {
 		return nil, err
-	}
-	if opt.Progress != nil && size >= 0 {
-		opt.Progress(size, size)
 	}
 	return r.g, nil
 }
@@ -238,9 +218,6 @@ func (r *reader) fill(n int) bool {
 		r.end += k
 		if err != nil {
 			r.eof = true
-			if err != io.EOF {
-				r.rerr = err
-			}
 		}
 	}
 	return r.end-r.pos >= n
@@ -250,22 +227,13 @@ func (r *reader) errAt(section string, off int64, format string, args ...any) er
 	return &formats.FormatError{File: r.name, Section: section, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
-// streamErr reports the input's read error at the end of what it gave.
-func (r *reader) streamErr() error {
-	what := "reading input"
-	if r.gzip {
-		what = "corrupt or truncated gzip stream"
-	}
-	return r.errAt("input", r.base+int64(r.end), "%s: %v", what, r.rerr)
-}
-
 // length reads the length of the next length-delimited message: n bytes
 // that start k bytes on, at stream offset off. ok is false at the end of
 // the input. Nothing is consumed.
 func (r *reader) length(section string) (n, k int, off int64, ok bool, err error) {
 	if !r.fill(1) {
-		if r.rerr != nil {
-			return 0, 0, 0, false, r.streamErr()
+		if r.src.Err() != nil {
+			return 0, 0, 0, false, r.src.EndError(section)
 		}
 		return 0, 0, 0, false, nil
 	}
@@ -273,10 +241,9 @@ func (r *reader) length(section string) (n, k int, off int64, ok bool, err error
 	off = r.base + int64(r.pos)
 	v, k := protowire.ConsumeVarint(r.buf[r.pos:r.end])
 	switch {
-	case k < 0 && r.rerr != nil:
-		return 0, 0, 0, false, r.streamErr()
 	case k < 0 && r.end-r.pos < binaryMaxVarint:
-		return 0, 0, 0, false, r.errAt(section, off, "input ends inside a message length")
+		// The input ends (or fails) inside a message length.
+		return 0, 0, 0, false, r.src.EndError(section)
 	case k < 0:
 		return 0, 0, 0, false, r.errAt(section, off, "malformed message length: %v", protowire.ParseError(k))
 	case v > maxMessage:
@@ -292,20 +259,11 @@ func (r *reader) length(section string) (n, k int, off int64, ok bool, err error
 // valid until the window next moves.
 func (r *reader) take(section string, n, k int, off int64) ([]byte, error) {
 	if !r.fill(k + n) {
-		return nil, r.pastEnd(section, n, k, off)
+		return nil, r.src.EndError(section)
 	}
 	start := r.pos + k
 	r.pos = start + n
 	return r.buf[start:r.pos], nil
-}
-
-// pastEnd is the error for a message of n bytes at off that the input
-// ends inside.
-func (r *reader) pastEnd(section string, n, k int, off int64) error {
-	if r.rerr != nil {
-		return r.streamErr()
-	}
-	return r.errAt(section, off-int64(k), "message of %d bytes runs past the end of the input (%d bytes left)", n, r.end-r.pos-k)
 }
 
 // next returns the next message, of at most maxField bytes, and the
@@ -458,7 +416,7 @@ func (r *reader) streamNode(n, k int, off int64) error {
 			size, ok := fieldSize(b)
 			switch {
 			case !ok && len(b) < want:
-				return r.streamEnd(n, k, off, at)
+				return r.src.EndError(section)
 			case !ok:
 				// Malformed: decoding says how.
 				if err := r.nodeFields(&m, b, at); err != nil {
@@ -471,7 +429,7 @@ func (r *reader) streamNode(n, k int, off int64) error {
 				return r.errAt(section, at, "field of %d bytes, more than the %d MB a node's field can need", size, maxField>>20)
 			}
 			if !r.fill(size) {
-				return r.streamEnd(n, k, off, at)
+				return r.src.EndError(section)
 			}
 			b, whole = r.buf[r.pos:r.pos+size], size
 		}
@@ -483,15 +441,6 @@ func (r *reader) streamNode(n, k int, off int64) error {
 		left -= whole
 	}
 	return r.addNode(&m, off)
-}
-
-// streamEnd is streamNode's error for input that ends inside the message
-// of n bytes at off, read up to at.
-func (r *reader) streamEnd(n, k int, off, at int64) error {
-	if r.rerr != nil {
-		return r.streamErr()
-	}
-	return r.errAt("node", off-int64(k), "message of %d bytes runs past the end of the input (%d bytes left)", n, at-off+int64(r.end-r.pos))
 }
 
 // wholeFields returns the length of the longest prefix of b made of whole

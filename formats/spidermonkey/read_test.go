@@ -177,7 +177,7 @@ func TestSynthetic(t *testing.T) {
 		node{id: 4, typeName: s("nsIContent"), size: 40, coarse: coarseDOMNode, desc: s("DIV")},
 		node{id: 5, typeName: s("js::BaseScript"), size: 64, coarse: coarseScript, file: s("a.js")},
 	)
-	for _, in := range [][]byte{b, gz(t, b)} {
+	for _, in := range [][]byte{b, testfixtures.Gzip(t, b)} {
 		g, err := Read(bytes.NewReader(in), "synthetic", Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -317,7 +317,7 @@ func TestRoundTrip(t *testing.T) {
 		node{id: 2, typeName: s("JSObject"), size: 48, coarse: coarseObject, class: s("Object"),
 			stack: frame(5, frame(6, nil, 1, 2, ref(3), nil), 3, 4, s("b.js"), s("f"))},
 	)
-	if err := os.WriteFile(synth, gz(t, b), 0o644); err != nil {
+	if err := os.WriteFile(synth, testfixtures.Gzip(t, b), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{fixture("ff-small-page.fxsnapshot"), synth} {
@@ -355,6 +355,18 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// TestTruncated cuts Firefox's small dump, plain and gzip-compressed (as
+// Firefox writes it): each cut gives the error every reader gives for a
+// dump cut short, where the plain reader said "message of N bytes runs
+// past the end of the input" and the gzip one "corrupt or truncated gzip
+// stream: unexpected EOF".
+func TestTruncated(t *testing.T) {
+	testfixtures.CheckTruncated(t, fixture("ff-small-page.fxsnapshot"), func(name string, b []byte) error {
+		_, err := Read(bytes.NewReader(b), name, Options{})
+		return err
+	})
+}
+
 // TestBadInput feeds broken dumps: each must give a FormatError at the
 // right byte, never a panic.
 func TestBadInput(t *testing.T) {
@@ -386,11 +398,11 @@ func TestBadInput(t *testing.T) {
 		off  int64
 	}{
 		{"duplicate id in a later batch", build(1, many...), "duplicate node id 100", int64(late)},
-		{"truncated gzip", small[:len(small)/2], "corrupt or truncated gzip stream", -1},
-		{"gzip trailer missing", gz(t, good)[:len(gz(t, good))-4], "corrupt or truncated gzip stream", -1},
+		{"truncated gzip", small[:len(small)/2], "file ends early: the dump is truncated", -1},
+		{"gzip trailer missing", testfixtures.Gzip(t, good)[:len(testfixtures.Gzip(t, good))-4], "file ends early: the dump is truncated", int64(len(good))},
 		{"varint overflow", append(good[:metaLen:metaLen], bytes.Repeat([]byte{0xff}, 11)...), "malformed message length", int64(metaLen)},
-		{"length past the end", append(append(good[:metaLen:metaLen], 0xe8, 0x07), good[metaLen+1:]...), "runs past the end of the input", int64(metaLen)},
-		{"length ends early", append(good[:metaLen:metaLen], 0x80), "ends inside a message length", int64(metaLen)},
+		{"length past the end", append(append(good[:metaLen:metaLen], 0xe8, 0x07), good[metaLen+1:]...), "file ends early: the dump is truncated", int64(len(good) + 1)},
+		{"length ends early", append(good[:metaLen:metaLen], 0x80), "file ends early: the dump is truncated", int64(metaLen + 1)},
 		{"undefined string ref", delimited(good[:metaLen:metaLen], badRef), "reference to two-byte string 1, but only 0 are defined", int64(metaLen + 1 + 2 + 1)},
 		{"undefined frame ref", build(1, node{id: 1, typeName: s("R"), size: 1, stack: stackRef(9)}), "reference to stack frame 9", -1},
 		{"duplicate id", dup, "duplicate node id 1", int64(len(build(1, node{id: 1, typeName: s("R"), size: 1})) + 1)},

@@ -104,6 +104,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/model"
 )
 
@@ -117,7 +118,8 @@ func init() {
 			return ReadFile(path, Options{Progress: opt.Progress})
 		},
 		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
-			return read(r, size, name, Options{Progress: opt.Progress})
+			o := Options{Progress: opt.Progress}
+			return input.Read(r, size, name, o.Progress, o.read)
 		},
 	})
 }

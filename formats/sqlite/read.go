@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/exchange"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/model"
 )
 
@@ -67,6 +70,9 @@ func ReadFile(path string, opt formats.ReadOptions) (_ *model.Graph, err error) 
 		return nil, err
 	}
 	defer conn.Close()
+	if err := checkLength(path); err != nil {
+		return nil, err
+	}
 	r := &reader{conn: conn, file: path, g: &model.Graph{}, opt: opt}
 	if err := r.read(); err != nil {
 		var fe *formats.FormatError
@@ -77,6 +83,39 @@ func ReadFile(path string, opt formats.ReadOptions) (_ *model.Graph, err error) 
 		return nil, &formats.FormatError{File: path, Section: r.section, Offset: -1, Msg: cleanError(err)}
 	}
 	return r.g, nil
+}
+
+// checkLength gives the error every format gives for a dump cut short
+// when the database at path is shorter than its header says. SQLite
+// itself reads a cut file as far as its pages go, then says "database
+// disk image is malformed", or nothing when only the last page is cut.
+func checkLength(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	// The header (sqlite.org/fileformat.html, 1.3): the page size at byte
+	// 16 (1 for 65536), the change counter at 24, the database size in
+	// pages at 28, valid when the counter is the same at 92.
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:16]) != "SQLite format 3\x00" {
+		return nil // no header: SQLite says what the file is
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:]))
+	valid := pages > 0 && binary.BigEndian.Uint32(h[24:]) == binary.BigEndian.Uint32(h[92:])
+	if valid && st.Size() < pages*pageSize {
+		return input.Truncated(path, "page "+strconv.FormatInt(st.Size()/pageSize+1, 10), st.Size())
+	}
+	return nil
 }
 
 // cleanError drops the driver's prefixes from a SQLite error, leaving

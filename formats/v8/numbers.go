@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math/bits"
 	"sync"
 
@@ -250,9 +249,6 @@ func (p *pipeline) numberArray(s *scanner, dst sink, parallel bool) (uint64, err
 			blk = blk[:len(blk)+m]
 			if rerr != nil {
 				s.eof = true
-				if rerr != io.EOF {
-					s.readErr = rerr
-				}
 			}
 		}
 		var body []byte
@@ -267,7 +263,7 @@ func (p *pipeline) numberArray(s *scanner, dst sink, parallel bool) (uint64, err
 			p.free <- blk[:0]
 			end := off + int64(len(blk))
 			s.base, s.pos, s.end = end, 0, 0
-			return k, s.unexpectedEnd("']' closing the array")
+			return k, s.unexpectedEnd()
 		} else {
 			c := bytes.LastIndexByte(blk, ',')
 			if c < 0 {

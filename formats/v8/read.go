@@ -9,7 +9,6 @@
 package v8
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -18,9 +17,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
@@ -35,7 +33,8 @@ func init() {
 			return ReadFile(path, Options{Progress: opt.Progress})
 		},
 		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
-			return read(r, size, name, Options{Progress: opt.Progress})
+			o := Options{Progress: opt.Progress}
+			return input.Read(r, size, name, o.Progress, o.read)
 		},
 		Write: writeFormat,
 	})
@@ -68,47 +67,23 @@ func IsSnapshot(head []byte) bool {
 // ReadFile reads the snapshot at path. Gzip input is recognized by its magic
 // bytes.
 func ReadFile(path string, opt Options) (*model.Graph, error) {
-	return formats.ReadFile(path, func(r io.Reader, size int64, name string) (*model.Graph, error) {
-		return read(r, size, name, opt)
-	})
+	return input.ReadFile(path, opt.Progress, opt.read)
 }
 
 // Read reads a snapshot from r; name is used in error messages. Gzip input
 // is recognized by its magic bytes.
 func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
-	return read(r, formats.InputSize(r), name, opt)
+	return input.Read(r, -1, name, opt.Progress, opt.read)
 }
 
 // unknownSizeCap is the most a column gets before data arrives when the
 // input size is unknown (a pipe, say): the header's counts only cap growth.
 const unknownSizeCap = 1 << 16
 
-// maxGzipRatio bounds how much a gzip stream can expand (deflate's limit is
-// about 1032:1), for sanity-checking header counts against compressed input.
-const maxGzipRatio = 1032
-
-func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, error) {
-	if opt.Progress != nil {
-		r = formats.ProgressReader(r, size, opt.Progress)
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(2)
-	var in io.Reader = br
-	bound := uint64(size) // upper bound of the uncompressed length
+func (opt Options) read(in *input.Reader) (*model.Graph, error) {
+	bound := uint64(in.Bound()) // upper bound of the uncompressed length
 	alloc := uint64(1 << 62)
-	if size < 0 {
-		bound, alloc = 1<<62, unknownSizeCap
-	}
-	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &formats.FormatError{File: name, Offset: 0, Msg: "bad gzip header: " + err.Error()}
-		}
-		defer zr.Close()
-		in = zr
-		if size >= 0 {
-			bound = uint64(size) * maxGzipRatio
-		}
+	if in.Size() < 0 || in.Gzip() {
 		// A compressed stream's real length is unknown: grow with the data.
 		alloc = unknownSizeCap
 	}
@@ -122,13 +97,10 @@ func read(r io.Reader, size int64, name string, opt Options) (*model.Graph, erro
 	if bound < blockSize {
 		bs = max(int(bound), 4096)
 	}
-	rd := &reader{s: newScanner(in, name, bs), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers, bs)}
+	rd := &reader{s: newScanner(in, bs), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers, bs)}
 	defer rd.p.close()
 	if err := rd.readTop(); err != nil {
 		return nil, err
-	}
-	if opt.Progress != nil && size >= 0 {
-		opt.Progress(size, size)
 	}
 	return rd.g, nil
 }
@@ -180,7 +152,7 @@ func (r *reader) readTop() error {
 	for {
 		c, ok := s.skipSpace()
 		if !ok {
-			return s.unexpectedEnd("a key or '}'")
+			return s.unexpectedEnd()
 		}
 		if c == '}' {
 			s.pos++
@@ -212,9 +184,9 @@ func (r *reader) readTop() error {
 	if c, ok := s.skipSpace(); ok {
 		return r.errorf("unexpected %s after the snapshot object", quoteByte(c))
 	}
-	if s.readErr != nil {
+	if s.r.Err() != nil {
 		// The JSON ended but the stream did not (a gzip trailer missing).
-		return s.unexpectedEnd("the end of the compressed stream")
+		return s.unexpectedEnd()
 	}
 	return r.finish()
 }
@@ -350,13 +322,14 @@ func (r *reader) readHeader() error {
 		return hdrErr("too many edge types (%d)", len(etypes))
 	}
 
-	// Counts: refuse ones the input cannot hold before allocating anything.
+	// Counts: refuse ones the input cannot hold before allocating anything
+	// (in a plain file, the header of a file cut short).
 	nc, ec := uint64(*h.NodeCount), uint64(*h.EdgeCount)
 	if nc > r.bound/uint64(2*r.nodeF) || nc > 1<<31-1 {
-		return hdrErr("node_count %d cannot fit in an input of at most %d bytes", nc, r.bound)
+		return r.s.r.ShortError("snapshot", hdrErr("node_count %d cannot fit in an input of at most %d bytes", nc, r.bound))
 	}
 	if ec > r.bound/uint64(2*len(m.EdgeFields)) || ec > 1<<32-1 {
-		return hdrErr("edge_count %d cannot fit in an input of at most %d bytes", ec, r.bound)
+		return r.s.r.ShortError("snapshot", hdrErr("edge_count %d cannot fit in an input of at most %d bytes", ec, r.bound))
 	}
 	// trace_node_id is only meaningful with an allocation trace; without one
 	// (trace_function_count 0, the default) the column would be all zeros
@@ -590,7 +563,7 @@ func (r *reader) readStrings() error {
 		}
 		c, ok := s.skipSpace()
 		if !ok {
-			return s.unexpectedEnd("',' or ']' in strings")
+			return s.unexpectedEnd()
 		}
 		s.pos++
 		if c == ']' {
@@ -787,7 +760,7 @@ func (r *reader) readTraceTree() error {
 		top := &stack[len(stack)-1]
 		c, ok := s.skipSpace()
 		if !ok {
-			return s.unexpectedEnd("trace_tree")
+			return s.unexpectedEnd()
 		}
 		switch {
 		case c == ',':
@@ -863,7 +836,7 @@ func (r *reader) readOther(key string) error {
 	s := r.s
 	c, ok := s.skipSpace()
 	if !ok {
-		return s.unexpectedEnd("a value")
+		return s.unexpectedEnd()
 	}
 	if c == '[' {
 		// Peek at the first element: numbers are kept, anything else skipped.

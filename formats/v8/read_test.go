@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -403,15 +404,15 @@ func TestBadInput(t *testing.T) {
 	cases := []struct {
 		name, in, want string
 	}{
-		{"empty", ``, "expected '{'"},
+		{"empty", ``, "top level: byte 0: file ends early: the dump is truncated"},
 		{"garbage", `hello`, `expected '{' starting the snapshot object, found 'h'`},
 		{"not json", "\x00\x01\x02", "byte 0x00"},
-		{"truncated header", tiny[:100], "unexpected end of input"},
-		{"truncated nodes", tiny[:strings.Index(tiny, `,3,2,5`)], "unexpected end of input, expected ']' closing the array"},
-		{"truncated strings", tiny[:len(tiny)-10], "unexpected end of input"},
+		{"truncated header", tiny[:100], "snapshot: byte 100: file ends early: the dump is truncated"},
+		{"truncated nodes", tiny[:strings.Index(tiny, `,3,2,5`)], "nodes: byte 665: file ends early: the dump is truncated"},
+		{"truncated strings", tiny[:len(tiny)-10], "strings: byte 889: file ends early: the dump is truncated"},
 		{"nodes before header", `{"nodes":[]}`, `section "nodes" before the snapshot header`},
 		{"node_count lies high", strings.Replace(tiny, `"node_count":4`, `"node_count":5`, 1), "nodes array holds 28 numbers, header says 5 nodes"},
-		{"node_count impossible", strings.Replace(tiny, `"node_count":4`, `"node_count":4000000000`, 1), "cannot fit in an input"},
+		{"node_count impossible", strings.Replace(tiny, `"node_count":4`, `"node_count":4000000000`, 1), "snapshot: byte 908: file ends early: the dump is truncated"},
 		{"node_count lies low", strings.Replace(tiny, `"node_count":4`, `"node_count":3`, 1), "more than snapshot.node_count"},
 		{"edge_count lies", strings.Replace(tiny, `"edge_count":4`, `"edge_count":5`, 1), "edge_counts add up to 4, header says edge_count 5"},
 		{"edge past end", strings.Replace(tiny, `2,4,21`, `2,4,28`, 1), "to_node 28 is not the start of one of the 4 nodes"},
@@ -456,6 +457,23 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestGzipRatioBound gives node counts no input can hold: in a plain
+// file, whose length is known, the file ends before what its header
+// promises (the error for a dump cut short); compressed, the header is
+// checked against the most a gzip stream of that length inflates to.
+func TestGzipRatioBound(t *testing.T) {
+	lie := strings.Replace(tiny, `"node_count":4`, `"node_count":400000000`, 1)
+	_, err := Read(strings.NewReader(lie), "lie", Options{})
+	if want := fmt.Sprintf("lie: snapshot: byte %d: file ends early: the dump is truncated", len(lie)); err == nil || err.Error() != want {
+		t.Errorf("plain: %v, want %s", err, want)
+	}
+	gz := testfixtures.Gzip(t, []byte(lie))
+	_, err = Read(bytes.NewReader(gz), "lie.gz", Options{})
+	if want := fmt.Sprintf("lie.gz: snapshot: byte 12: node_count 400000000 cannot fit in an input of at most %d bytes", len(gz)*1032); err == nil || err.Error() != want {
+		t.Errorf("gzip: %v, want %s", err, want)
+	}
+}
+
 func TestTruncatedGzip(t *testing.T) {
 	b, err := os.ReadFile(fixture("node-basic"))
 	if err != nil {
@@ -467,13 +485,22 @@ func TestTruncatedGzip(t *testing.T) {
 			t.Errorf("cut at %d: no error", cut)
 			continue
 		}
-		if cut > 5000 && !strings.Contains(err.Error(), "truncated file?") {
-			t.Errorf("cut at %d: %v does not say the file looks truncated", cut, err)
+		if cut > 5000 && !errors.Is(err, formats.ErrTruncated) {
+			t.Errorf("cut at %d: %v does not say the file is truncated", cut, err)
 		}
 		if !strings.HasPrefix(err.Error(), "cut.gz:") {
 			t.Errorf("cut at %d: %v", cut, err)
 		}
 	}
+}
+
+// TestTruncated cuts a real snapshot, plain and gzip-compressed: each cut
+// gives the error every reader gives for a dump cut short.
+func TestTruncated(t *testing.T) {
+	testfixtures.CheckTruncated(t, fixture("node-basic"), func(name string, b []byte) error {
+		_, err := Read(bytes.NewReader(b), name, Options{})
+		return err
+	})
 }
 
 // TestErrorOffset checks that a bad value deep in a parallel block is

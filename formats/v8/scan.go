@@ -2,13 +2,12 @@ package v8
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"runtime/debug"
 	"unicode/utf8"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/internal/wtf8"
 )
 
@@ -20,13 +19,12 @@ const blockSize = 1 << 20
 // one block of input in memory, so a snapshot of any size is read with a
 // constant buffer; the hot numeric arrays bypass it (see numbers.go).
 type scanner struct {
-	r       io.Reader
+	r       *input.Reader
 	buf     []byte
 	pos     int
 	end     int
 	base    int64 // stream offset of buf[0]
 	eof     bool
-	readErr error
 	file    string
 	section string
 	scratch []byte
@@ -35,8 +33,8 @@ type scanner struct {
 	outgrown bool
 }
 
-func newScanner(r io.Reader, file string, size int) *scanner {
-	return &scanner{r: r, buf: make([]byte, size), file: file}
+func newScanner(r *input.Reader, size int) *scanner {
+	return &scanner{r: r, buf: make([]byte, size), file: r.Name()}
 }
 
 // offset is the stream offset of the next unread byte.
@@ -61,26 +59,17 @@ func (s *scanner) fill() bool {
 		n, err := s.r.Read(s.buf)
 		s.end = n
 		if err != nil {
-			s.eof = true
-			if err != io.EOF {
-				s.readErr = err
-			}
+			s.eof = true // the input keeps the error (see unexpectedEnd)
 			break
 		}
 	}
 	return s.end > 0
 }
 
-// unexpectedEnd describes running out of input, distinguishing I/O and
-// decompression errors from plain truncation.
-func (s *scanner) unexpectedEnd(what string) error {
-	if errors.Is(s.readErr, io.ErrUnexpectedEOF) {
-		return s.errorf("compressed input ends early, expected %s (truncated file?)", what)
-	}
-	if s.readErr != nil {
-		return s.errorf("reading input while expecting %s: %v", what, s.readErr)
-	}
-	return s.errorf("unexpected end of input, expected %s (truncated file?)", what)
+// unexpectedEnd is the error for input that ends, or fails, where more was
+// expected: the input layer's, which is the same in every format.
+func (s *scanner) unexpectedEnd() error {
+	return s.r.EndError(s.section)
 }
 
 // ensure makes at least n unread bytes available, compacting the buffer; it
@@ -98,9 +87,6 @@ func (s *scanner) ensure(n int) bool {
 		s.end += m
 		if err != nil {
 			s.eof = true
-			if err != io.EOF {
-				s.readErr = err
-			}
 		}
 	}
 	return true
@@ -123,7 +109,7 @@ func (s *scanner) skipSpace() (byte, bool) {
 func (s *scanner) expect(c byte, what string) error {
 	got, ok := s.skipSpace()
 	if !ok {
-		return s.unexpectedEnd(what)
+		return s.unexpectedEnd()
 	}
 	if got != c {
 		return s.errorf("expected %s, found %s", what, quoteByte(got))
@@ -158,7 +144,7 @@ func (s *scanner) readString() ([]byte, error) {
 	out := s.scratch[:0]
 	for {
 		if !s.fill() {
-			return nil, s.unexpectedEnd("the end of a string")
+			return nil, s.unexpectedEnd()
 		}
 		if len(out) > maxStringBytes {
 			s.scratch = nil // do not keep the gigabytes
@@ -236,7 +222,7 @@ func (s *scanner) skipString() error {
 	}
 	for {
 		if !s.fill() {
-			return s.unexpectedEnd("the end of a string")
+			return s.unexpectedEnd()
 		}
 		chunk := s.buf[s.pos:s.end]
 		i := indexQuoteOrEscape(chunk)
@@ -251,7 +237,7 @@ func (s *scanner) skipString() error {
 		// Skip the escaped character; a \u escape's hex digits are
 		// plain characters.
 		if !s.fill() {
-			return s.unexpectedEnd("an escape sequence")
+			return s.unexpectedEnd()
 		}
 		s.pos++
 	}
@@ -285,7 +271,7 @@ func (s *scanner) next() (byte, bool) {
 func (s *scanner) readEscape(out []byte) ([]byte, error) {
 	c, ok := s.next()
 	if !ok {
-		return nil, s.unexpectedEnd("an escape sequence")
+		return nil, s.unexpectedEnd()
 	}
 	switch c {
 	case '"', '\\', '/':
@@ -338,7 +324,7 @@ func (s *scanner) readHex4() (rune, error) {
 	for i := 0; i < 4; i++ {
 		c, ok := s.next()
 		if !ok {
-			return 0, s.unexpectedEnd("a \\u escape")
+			return 0, s.unexpectedEnd()
 		}
 		var d byte
 		switch {
@@ -364,7 +350,7 @@ func (s *scanner) skipValue(keep *[]byte, limit int) error {
 	for {
 		c, ok := s.skipSpace()
 		if !ok {
-			return s.unexpectedEnd("a value")
+			return s.unexpectedEnd()
 		}
 		start := s.pos
 		switch {

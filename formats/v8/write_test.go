@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapx/heapx/internal/input"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
@@ -70,8 +71,11 @@ func TestV8StringEscaping(t *testing.T) {
 	}
 	// What V8 wrote comes back: read, then written.
 	src := `"a\u00E9\uD83D\uDE00\uD800b\n"`
-	s := newScanner(strings.NewReader(src), "x", 64)
-	dec, err := s.readString()
+	in, err := input.Open(strings.NewReader(src), -1, "x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := newScanner(in, 64).readString()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,14 +3,17 @@
 package testfixtures
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 
-	"compress/gzip"
+	kgzip "github.com/klauspost/compress/gzip"
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/model"
@@ -116,4 +119,79 @@ func CheckExchangeRoundTrip(t testing.TB, g *model.Graph) {
 			t.Errorf("%s: source format %q, want %q", out, v, source)
 		}
 	}
+}
+
+// Gzip returns b gzip-compressed.
+func Gzip(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// CheckTruncated cuts a real dump short, the gzip-compressed file at path,
+// and checks that read (a reader given the cut file's name and
+// bytes) gives for each cut the one error every reader gives for a dump
+// that ends early:
+//
+//	NAME: SECTION: byte N: file ends early: the dump is truncated
+//
+// with N the offset in the dump where the data ends. The plain dump is cut
+// early, in its middle and near its end; the gzip stream in its middle and
+// inside its trailer, where all the data is there but the stream is not.
+// A plain cut that falls between two records of a format that does not
+// count them (Firefox's) leaves a smaller dump, which reads; the byte
+// before is inside a record.
+func CheckTruncated(t *testing.T, path string, read func(name string, b []byte) error) {
+	t.Helper()
+	gz, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := inflate(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{len(plain) / 20, len(plain) / 3, len(plain) / 2, len(plain) - 3} {
+		err := read("cut.dump", plain[:cut])
+		if err == nil {
+			cut--
+			err = read("cut.dump", plain[:cut])
+		}
+		checkTruncated(t, "cut.dump", err, int64(cut))
+	}
+	for _, cut := range []int{len(gz) / 2, len(gz) - 3} {
+		// N is what the gzip stream yields before it ends.
+		data, _ := inflate(gz[:cut])
+		checkTruncated(t, "cut.dump.gz", read("cut.dump.gz", gz[:cut]), int64(len(data)))
+	}
+}
+
+func checkTruncated(t *testing.T, name string, err error, offset int64) {
+	t.Helper()
+	var fe *formats.FormatError
+	if !errors.As(err, &fe) {
+		t.Errorf("%s (data ends at byte %d): %v, want a FormatError", name, offset, err)
+		return
+	}
+	want := name + ": " + fe.Section + ": byte " + strconv.FormatInt(offset, 10) + ": file ends early: the dump is truncated"
+	if fe.Section == "" || err.Error() != want || !errors.Is(err, formats.ErrTruncated) {
+		t.Errorf("%s:\n got %v\nwant %s", name, err, want)
+	}
+}
+
+// inflate is what the gzip stream b yields, with the decompressor the
+// readers use, and how it ends.
+func inflate(b []byte) ([]byte, error) {
+	zr, err := kgzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }

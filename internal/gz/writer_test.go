@@ -1,4 +1,4 @@
-package formats_test
+package gz_test
 
 import (
 	"bytes"
@@ -8,13 +8,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/gz"
 )
 
-// TestGzipWriter checks that the parallel multi-member output is one gzip
+// TestWriter checks that the parallel multi-member output is one gzip
 // stream to a standard reader, whatever the write sizes, and that an empty
 // stream is still valid gzip.
-func TestGzipWriter(t *testing.T) {
+func TestWriter(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{0, 1, 4 << 20, 4<<20 + 1, 9<<20 + 123} {
 		in := make([]byte, size)
@@ -22,7 +22,7 @@ func TestGzipWriter(t *testing.T) {
 			in[i] = "abcdefgh\n"[r.IntN(9)]
 		}
 		var out bytes.Buffer
-		zw := formats.NewGzipWriter(&out)
+		zw := gz.NewWriter(&out)
 		for rest := in; len(rest) > 0; {
 			k := min(len(rest), 1+r.IntN(3<<20))
 			if _, err := zw.Write(rest[:k]); err != nil {
@@ -53,8 +53,8 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestGzipWriterError(t *testing.T) {
-	zw := formats.NewGzipWriter(&failingWriter{n: 1})
+func TestWriterError(t *testing.T) {
+	zw := gz.NewWriter(&failingWriter{n: 1})
 	big := bytes.Repeat([]byte("x"), 20<<20)
 	zw.Write(big)
 	zw.Write(big)

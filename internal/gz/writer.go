@@ -1,4 +1,7 @@
-package formats
+// Package gz is gzip as heapx meets it: HasMagic recognizes a gzip stream
+// by its first bytes (the readers and format detection look through
+// compression), and Writer compresses .gz output on every core.
+package gz
 
 import (
 	"bytes"
@@ -9,6 +12,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 )
+
+// HasMagic reports whether b starts with the gzip magic bytes.
+func HasMagic(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
 // gzipBlock is how much input one gzip member holds. Blocks are compressed
 // independently, so a bigger block compresses a little better and a
@@ -21,14 +27,14 @@ const gzipBlock = 4 << 20
 // measured 4× slower for files only 10-15% smaller.
 const gzipLevel = gzip.BestSpeed
 
-// GzipWriter compresses what is written to it on every core and writes a
+// Writer compresses what is written to it on every core and writes a
 // multi-member gzip stream: each block of input becomes one complete gzip
 // member, compressed by its own goroutine, and members are written in
 // order. RFC 1952 allows any number of members and every gunzip (Go's,
 // zlib's, gzip(1), Node's zlib) reads them as one stream, while one
 // deflate stream can only use one core, which made .gz output several
 // times slower than the writers feeding it.
-type GzipWriter struct {
+type Writer struct {
 	out   io.Writer
 	buf   []byte
 	queue chan chan []byte // members in output order
@@ -43,10 +49,10 @@ var (
 	gzipZWs  = sync.Pool{New: func() any { zw, _ := gzip.NewWriterLevel(nil, gzipLevel); return zw }}
 )
 
-// NewGzipWriter returns a GzipWriter writing to out. Close must be called
+// NewWriter returns a Writer writing to out. Close must be called
 // to write the last member and learn of write errors.
-func NewGzipWriter(out io.Writer) *GzipWriter {
-	w := &GzipWriter{
+func NewWriter(out io.Writer) *Writer {
+	w := &Writer{
 		out:   out,
 		buf:   gzipBufs.Get().([]byte)[:0],
 		queue: make(chan chan []byte, 2*runtime.GOMAXPROCS(0)),
@@ -57,7 +63,7 @@ func NewGzipWriter(out io.Writer) *GzipWriter {
 }
 
 // drain writes the compressed members in order as they complete.
-func (w *GzipWriter) drain() {
+func (w *Writer) drain() {
 	defer close(w.done)
 	for ch := range w.queue {
 		b := <-ch
@@ -71,7 +77,7 @@ func (w *GzipWriter) drain() {
 }
 
 // Write buffers p and hands each full block to a compressing goroutine.
-func (w *GzipWriter) Write(p []byte) (int, error) {
+func (w *Writer) Write(p []byte) (int, error) {
 	if e := w.err.Load(); e != nil {
 		return 0, *e
 	}
@@ -90,7 +96,7 @@ func (w *GzipWriter) Write(p []byte) (int, error) {
 // flush starts compressing the current block. The queue's capacity bounds
 // the blocks in flight, so a slow output slows the writer instead of
 // filling memory.
-func (w *GzipWriter) flush() {
+func (w *Writer) flush() {
 	block := w.buf
 	w.buf = gzipBufs.Get().([]byte)[:0]
 	ch := make(chan []byte, 1)
@@ -114,7 +120,7 @@ func (w *GzipWriter) flush() {
 // Close compresses what is left (an empty stream still gets one member, so
 // the output is valid gzip), waits for every member to be written and
 // returns the first write error.
-func (w *GzipWriter) Close() error {
+func (w *Writer) Close() error {
 	if len(w.buf) > 0 || !w.wrote {
 		w.flush()
 	}

@@ -3,35 +3,28 @@ package hprof
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 )
 
-// input is a forward-only byte window over the (decompressed) dump. It
+// window is a forward-only byte window over the (decompressed) dump. It
 // tracks the absolute offset for error messages and grows its buffer only
 // by doubling as data arrives, so a record whose length lies cannot make it
 // allocate more than twice what the input really holds.
-type input struct {
-	src  io.Reader
+type window struct {
+	src  *input.Reader
 	buf  []byte
 	r, w int   // unread bytes are buf[r:w]
 	base int64 // stream offset of buf[0]
-	name string
-	gz   bool  // src decompresses: its errors are bad input
-	err  error // first read error other than io.EOF
-}
-
-func newInput(src io.Reader, bufSize int, name string, gz bool) *input {
-	return &input{src: src, buf: make([]byte, bufSize), name: name, gz: gz}
 }
 
 // pos is the stream offset of the next unread byte.
-func (in *input) pos() int64 { return in.base + int64(in.r) }
+func (in *window) pos() int64 { return in.base + int64(in.r) }
 
 // fill makes at least n unread bytes available in buf[r:w]; it reports
 // false when the input ends (or fails) first.
-func (in *input) fill(n int) bool {
+func (in *window) fill(n int) bool {
 	if in.w-in.r >= n {
 		return true
 	}
@@ -49,10 +42,7 @@ func (in *input) fill(n int) bool {
 		}
 		m, err := in.src.Read(in.buf[in.w:])
 		in.w += m
-		if err != nil {
-			if err != io.EOF && in.err == nil {
-				in.err = err
-			}
+		if err != nil { // the input ended, or failed (src keeps why)
 			return in.w >= n
 		}
 	}
@@ -60,7 +50,7 @@ func (in *input) fill(n int) bool {
 }
 
 // skip advances n bytes; it reports false when the input ends first.
-func (in *input) skip(n int64) bool {
+func (in *window) skip(n int64) bool {
 	for {
 		if k := int64(in.w - in.r); n <= k {
 			in.r += int(n)
@@ -73,30 +63,20 @@ func (in *input) skip(n int64) bool {
 		m, err := in.src.Read(in.buf)
 		in.w = m
 		if err != nil && m == 0 {
-			if err != io.EOF && in.err == nil {
-				in.err = err
-			}
 			return false
 		}
 	}
 }
 
 // errorf returns a FormatError at offset off.
-func (in *input) errorf(off int64, section, format string, args ...any) error {
-	return &formats.FormatError{File: in.name, Section: section, Offset: off, Msg: fmt.Sprintf(format, args...)}
+func (in *window) errorf(off int64, section, format string, args ...any) error {
+	return &formats.FormatError{File: in.src.Name(), Section: section, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
-// truncated is the error for input that ended (or failed to decompress)
-// inside what starts at off. Read errors of a plain file are returned as
-// they are: they say nothing about the format.
-func (in *input) truncated(off int64, section, what string) error {
-	if in.err != nil {
-		if !in.gz {
-			return fmt.Errorf("%s: %w", in.name, in.err)
-		}
-		return in.errorf(in.pos(), section, "bad gzip data in %s: %v", what, in.err)
-	}
-	return in.errorf(off, section, "file ends inside %s (truncated dump?)", what)
+// truncated is the error for input that ended (or failed) inside what
+// section holds: the input layer's, the same in every format.
+func (in *window) truncated(section string) error {
+	return in.src.EndError(section)
 }
 
 func u2(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
