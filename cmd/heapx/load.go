@@ -87,6 +87,9 @@ func (b *stageBars) set(stage hx.Stage, done, total int64) {
 		b.done()
 		b.stage, b.bar = stage, startProgress(b.stderr, stage.String()+" "+b.name, total)
 	}
+	if total > 0 {
+		b.bar.setTotal(total)
+	}
 	b.bar.set(done)
 }
 

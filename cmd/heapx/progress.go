@@ -38,7 +38,8 @@ func startProgress(w *os.File, label string, total int64) *progress {
 }
 
 // setTotal gives a task started with an unknown total (a spinner) its
-// total, when one is known before the bar appears.
+// total, when one is known before the bar appears, or a drawn bar a
+// larger total (HPROF is read twice: its reader counts the file twice).
 func (p *progress) setTotal(total int64) { p.total.Store(total) }
 
 // set records how many units are done; it is cheap enough for every
@@ -76,6 +77,10 @@ func (p *progress) run(w *os.File, label string) {
 	for {
 		select {
 		case <-t.C:
+			if n := p.total.Load(); total >= 0 && n > total {
+				total = n
+				bar.SetTotal(n, false)
+			}
 			bar.SetCurrent(p.cur.Load())
 		case <-p.stop:
 			// Abort, not complete: a bar with a known total cannot be
