@@ -20,6 +20,7 @@ import (
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/sqlquery"
 )
 
 func newConvertCmd(stderr *os.File) *cobra.Command {
@@ -130,7 +131,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		if err != nil {
 			return err
 		}
-		res = resultsOf(a)
+		res = sqlquery.ResultsOf(a)
 	}
 	wopt := formats.WriteOptions{Sources: []string{in}}
 	if res.Shallow != nil && of.Results {
