@@ -153,7 +153,9 @@ func (s *Session) Classes(q ListQuery) (*ClassPage, error) {
 	case "count":
 		key = func(x, y analysis.ClassSummary) int { return cmp.Compare(x.Count, y.Count) }
 	case "distance":
-		key = func(x, y analysis.ClassSummary) int { return cmp.Compare(distanceRank(x.Distance), distanceRank(y.Distance)) }
+		key = func(x, y analysis.ClassSummary) int {
+			return cmp.Compare(distanceRank(x.Distance), distanceRank(y.Distance))
+		}
 	case "constructor":
 		key = func(x, y analysis.ClassSummary) int { return strings.Compare(x.Name, y.Name) }
 	default:

@@ -134,8 +134,8 @@ func (s *Session) References(ref string, offset, limit int) (*EdgePage, error) {
 
 // Retainers returns a page of the edges to the object ref names, weak
 // ones included (marked by their strength), nearest to a root first as
-// DevTools' Retainers view orders them: by the retaining object's
-// distance, then strong before weak, then in edge order.
+// DevTools' Retainers view orders them: the root, then by the retaining
+// object's distance, then strong before weak, then in edge order.
 func (s *Session) Retainers(ref string, offset, limit int) (*EdgePage, error) {
 	n, err := s.lookup(ref)
 	if err != nil {
@@ -148,10 +148,17 @@ func (s *Session) Retainers(ref string, offset, limit int) (*EdgePage, error) {
 		for r := st; r < end; r++ {
 			idx = append(idx, int32(r))
 		}
-		dist := s.a.Distances
+		// The root, where every path starts, comes first: its own
+		// distance is that of a system object.
+		rank := func(r int32) int64 {
+			if ret.From[r] == s.g.Root {
+				return -1
+			}
+			return distanceRank(s.a.Distances[ret.From[r]])
+		}
 		weak := func(r int32) bool { return s.g.EdgeType(ret.Edge[r]).Strength != model.Strong }
 		slices.SortStableFunc(idx, func(x, y int32) int {
-			if c := cmp.Compare(distanceRank(dist[ret.From[x]]), distanceRank(dist[ret.From[y]])); c != 0 {
+			if c := cmp.Compare(rank(x), rank(y)); c != 0 {
 				return c
 			}
 			if wx, wy := weak(x), weak(y); wx != wy {
