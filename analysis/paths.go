@@ -138,6 +138,29 @@ func NewPathFinder(g *model.Graph, ret *model.Retainers, roots *Roots, opt PathO
 	return pf
 }
 
+// Ignoring returns a PathFinder that also leaves nodes and edges out of
+// every path, and shares pf's distances instead of walking the graph
+// again: leaving things out never makes a node nearer, so pf's distances
+// are still estimates that never overestimate along an edge (a
+// consistent heuristic), and Find returns paths of the same costs, in
+// cost order, as a PathFinder made with those ignore lists (of paths of
+// equal cost, it may find others first); its search may only expand more
+// partial paths. pf is not changed; the two may be used from different
+// goroutines.
+func (pf *PathFinder) Ignoring(nodes []model.NodeIndex, edges []uint32) *PathFinder {
+	q := &PathFinder{g: pf.g, ret: pf.ret, roots: pf.roots, k: pf.k, opt: pf.opt, isUser: pf.isUser, h: pf.h,
+		ignNodes: slices.Clone(pf.ignNodes), ignEdges: slices.Clone(pf.ignEdges)}
+	for _, v := range nodes {
+		q.ignNodes.Set(int(v))
+	}
+	for _, e := range edges {
+		q.ignEdges.Set(int(e))
+	}
+	q.opt.IgnoreNodes = append(slices.Clone(pf.opt.IgnoreNodes), nodes...)
+	q.opt.IgnoreEdges = append(slices.Clone(pf.opt.IgnoreEdges), edges...)
+	return q
+}
+
 // allowed reports whether a path may use edge e into t.
 func (pf *PathFinder) allowed(e uint32, t int32) bool {
 	return !pf.k.weak[pf.g.Edges.Type[e]] && !pf.ignEdges.Has(int(e)) && !pf.ignNodes.Has(int(t))

@@ -6,13 +6,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats"
-	_ "github.com/heapx/heapx/formats/hprof"
-	_ "github.com/heapx/heapx/formats/jsonl"
-	_ "github.com/heapx/heapx/formats/spidermonkey"
-	_ "github.com/heapx/heapx/formats/sqlite"
-	_ "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/report"
 	"github.com/heapx/heapx/serve"
@@ -20,7 +13,8 @@ import (
 	"github.com/heapx/heapx/sqlquery"
 )
 
-// inputs caches the analysed dumps the tests share.
+// inputs caches the analysed dumps the tests share (session.Load), so
+// that each is read once.
 var inputs sync.Map
 
 // input reads and analyses a dump: rel is under testdata/, or a path.
@@ -33,15 +27,10 @@ func input(t testing.TB, rel string) report.Input {
 	if in, ok := inputs.Load(path); ok {
 		return in.(report.Input)
 	}
-	g, f, err := formats.Open(path, formats.ReadOptions{})
+	in, err := session.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := analysis.Analyze(g, analysis.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := report.Input{Path: path, Format: f.Name, A: a}
 	inputs.Store(path, in)
 	return in
 }

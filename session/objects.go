@@ -246,7 +246,9 @@ func (s *Session) Paths(ref string, k int, ignore []string) (*PathsJSON, error) 
 	if len(ign) == 0 {
 		paths = s.finder(k).find(n)
 	} else {
-		paths = s.a.Paths(n, analysis.PathOptions{K: k, IgnoreNodes: ign})
+		// A finder of its own, which shares the kept one's distances:
+		// no walk of the heap per click on "ignore".
+		paths = s.finder(k).pf.Ignoring(ign, nil).Find(n)
 	}
 	for _, p := range paths {
 		pj := PathJSON{PathJSON: query.PathJSON{Distance: p.Cost, System: p.System, Root: s.node(s.g.Root), Steps: []query.StepJSON{}}}

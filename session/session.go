@@ -105,6 +105,9 @@ type Session struct {
 	g  *model.Graph
 	nm *analysis.Namer
 
+	infoOnce sync.Once
+	info     *InfoJSON
+
 	prepOnce sync.Once
 	classes  []analysis.ClassSummary // the Summary, largest retained first
 	rowOf    []int32                 // class index -> row in classes, -1 if none
@@ -166,6 +169,7 @@ func series(file report.Input, baselines []report.Input) []query.Snapshot {
 // shows. Every method builds what it needs on first use anyway; a front
 // end calls Prepare while it shows progress, so no click waits.
 func (s *Session) Prepare() error {
+	s.Info()
 	s.prepare()
 	s.a.Retainers()
 	_, err := s.Report()
@@ -285,8 +289,13 @@ type InfoJSON struct {
 
 var argKindNames = [...]string{"int", "string", "bool", "float", "size"}
 
-// Info describes the session.
+// Info describes the session; it is computed once.
 func (s *Session) Info() *InfoJSON {
+	s.infoOnce.Do(func() { s.info = s.makeInfo() })
+	return s.info
+}
+
+func (s *Session) makeInfo() *InfoJSON {
 	g := s.g
 	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: analysis.Runtime(g),
 		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.Nodes.ID[g.Root],

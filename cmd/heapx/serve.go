@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -63,13 +64,25 @@ the address sees everything in the dump. Ctrl-C stops the server.`,
 			}
 			defer ln.Close()
 			opt := serve.Options{ErrorLog: log.New(stderr, "heapx: ", 0)}
+			tcp := ln.Addr().(*net.TCPAddr)
 			url := "http://" + ln.Addr().String() + "/"
-			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+			if tcp.IP.IsLoopback() {
 				opt.Hosts = serve.LoopbackHosts(ln.Addr())
 			} else {
 				opt.Token = randomToken()
+				where := ln.Addr().String()
+				if tcp.IP.IsUnspecified() {
+					// Every address of the machine: the address to
+					// give is the machine's name.
+					host, _ := os.Hostname()
+					if host == "" {
+						host = "localhost"
+					}
+					where = net.JoinHostPort(addrHost(addr), strconv.Itoa(tcp.Port)) + " (every address of this machine)"
+					url = "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)) + "/"
+				}
 				url += "?token=" + opt.Token
-				fmt.Fprintf(stderr, "heapx: warning: serving on %s, which other machines may reach: anyone with the address below (its token included) can read everything the dump holds\n", ln.Addr())
+				fmt.Fprintf(stderr, "heapx: warning: serving on %s, which other machines may reach: anyone with the address below (its token included) can read everything the dump holds\n", where)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "heapx: serving %s at %s (Ctrl-C to stop)\n", args[0], url)
 			if !noBrowser && term.IsTerminal(int(os.Stdout.Fd())) {
@@ -124,6 +137,16 @@ func openSession(args []string, stderr *os.File) (*session.Session, error) {
 	err = s.Prepare()
 	spin.done()
 	return s, err
+}
+
+// addrHost is the host part of a --http address as given ("" for ":8080"
+// reads as 0.0.0.0).
+func addrHost(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return "0.0.0.0"
+	}
+	return host
 }
 
 // randomToken returns 128 random bits in hex.
