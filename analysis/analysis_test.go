@@ -322,19 +322,24 @@ func TestOtherRuntime(t *testing.T) {
 	}
 }
 
-// TestPathFinderIgnoring: a PathFinder that ignores objects by sharing
-// another's distances (what heapx serve's "ignore this retainer" asks
-// for on every click) finds the same paths as one made with the ignore
-// list, on dumps of each runtime: for objects spread over each dump,
-// ignoring the middle object of their first path, then two.
-func TestPathFinderIgnoring(t *testing.T) {
+// TestPathFinderWith: the PathFinder an Analysis keeps (its distances
+// are ShortestPaths' tree) finds exactly RetainerPaths' paths, and one
+// derived from it With other ignore lists (what heapx serve's "ignore
+// this retainer" asks for on every click) paths of the same costs as a
+// PathFinder made with them, on dumps of each runtime: for objects spread
+// over each dump, ignoring the middle object of their first path, then
+// two.
+func TestPathFinderWith(t *testing.T) {
 	for _, rel := range []string{"node-leak-3.heapsnapshot.gz", "spidermonkey/ff-small-page.fxsnapshot", "hprof/java-ticketleak-3.hprof.gz"} {
 		a := analyzeDump(t, rel)
 		g := a.Graph
-		base := analysis.NewPathFinder(g, a.Retainers(), a.Roots, analysis.PathOptions{K: 3})
+		kept := a.PathFinder(analysis.PathOptions{})
 		checked := 0
 		for n := 0; n < g.NumNodes(); n += g.NumNodes() / 97 {
-			first := base.Find(int32(n))
+			first := kept.With(analysis.PathOptions{K: 3}).Find(int32(n))
+			if want := analysis.RetainerPaths(g, a.Retainers(), a.Roots, int32(n), analysis.PathOptions{K: 3}); !reflect.DeepEqual(first, want) {
+				t.Fatalf("%s: paths to node %d:\n got %+v\nwant %+v", rel, n, first, want)
+			}
 			if len(first) == 0 || len(first[0].Steps) < 3 {
 				continue
 			}
@@ -342,7 +347,7 @@ func TestPathFinderIgnoring(t *testing.T) {
 			ign := []int32{steps[len(steps)/2].From}
 			for round := 0; round < 2; round++ {
 				want := analysis.RetainerPaths(g, a.Retainers(), a.Roots, int32(n), analysis.PathOptions{K: 3, IgnoreNodes: ign})
-				got := base.Ignoring(ign, nil).Find(int32(n))
+				got := kept.With(analysis.PathOptions{K: 3, IgnoreNodes: ign}).Find(int32(n))
 				if len(got) != len(want) {
 					t.Fatalf("%s: %d paths to node %d ignoring %v, want %d", rel, len(got), n, ign, len(want))
 				}

@@ -101,6 +101,31 @@ func TestBrowserLeakSeries(t *testing.T) {
 		t.Errorf("the SQL result is %q, want LeakedItem 1500", got)
 	}
 	p.screenshot(dir, "4-sql.png")
+
+	// The inspector, reached from the box at the top: the Array that
+	// holds the LeakedItems, its fields and what holds it.
+	p.run(`(() => { document.getElementById('goto-id').value = '80593'; document.getElementById('goto').requestSubmit(); })()`)
+	p.waitFor("the inspector", `document.querySelector('.view-object h2.object-title')`)
+	if got := p.text(".view-object h2.object-title"); got != "Array @80593" {
+		t.Errorf("the inspector's title is %q", got)
+	}
+	p.waitFor("the Array's fields", `document.querySelectorAll('.view-object tbody tr[data-id]').length === 50`)
+	p.click(`.tabs button[data-tab="retainers"]`)
+	p.waitFor("the Array's paths", `document.querySelector('.view-object .path-table')`)
+	if got := p.text(".view-object .path"); !strings.Contains(got, "->retained") || !strings.Contains(got, "onWork") {
+		t.Errorf("the Array's first path: %q", got)
+	}
+	p.screenshot(dir, "5-inspector.png")
+
+	// A query of the registry drawn from its generic form: a tree.
+	p.navigate(url + "/#/query/merged-paths?class=LeakedItem")
+	p.waitFor("the merged paths", `document.querySelector('.view-query table.tree')`)
+	var shown string
+	p.eval(`document.querySelector('.view-query table.tree').innerText`, &shown)
+	if !strings.Contains(shown, "onWork") || !strings.Contains(shown, "1,500") {
+		t.Errorf("merged paths of LeakedItem show %q", shown)
+	}
+	p.screenshot(dir, "6-merged-paths.png")
 	p.noProblems()
 }
 

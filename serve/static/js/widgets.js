@@ -110,11 +110,14 @@ function section(sec, headingLevel) {
   return box;
 }
 
-// treeTable draws a tree section with rows that fold, the first level
-// open.
+// treeTable draws a tree section with rows that fold: a small tree
+// (300 rows) all open, a larger one its first two levels and the chains
+// of only children below them (a path).
 function treeTable(sec) {
   const cols = sec.columns;
   const body = h('tbody');
+  const size = nodes => nodes.reduce((n, x) => n + 1 + size(x.children || []), 0);
+  const small = size(sec.tree) <= 300;
   const setVisible = (items, visible) => {
     for (const it of items) {
       it.tr.hidden = !visible;
@@ -122,14 +125,15 @@ function treeTable(sec) {
     }
   };
   const add = (nodes, depth) => nodes.map(n => {
-    const item = { open: depth < 1, kids: [] };
-    const hasKids = (n.children || []).length > 0;
+    const kids = n.children || [];
+    const item = { open: small || depth < 2 || kids.length === 1, kids: [] };
+    const hasKids = kids.length > 0;
     const toggle = hasKids ? h('button', { type: 'button', class: 'toggle', 'aria-expanded': String(item.open) }, item.open ? '▾' : '▸') : h('span', { class: 'toggle-space' });
     const first = h('td', { class: numeric(cols[0].kind) ? 'num' : '' }, toggle, cellContent(cols[0], n[cols[0].key]));
     first.style.paddingLeft = (4 + 14 * Math.min(depth, 40)) + 'px';
     item.tr = h('tr', {}, first, cols.slice(1).map(c => h('td', { class: numeric(c.kind) ? 'num' : '' }, cellContent(c, n[c.key]))));
     body.appendChild(item.tr);
-    item.kids = add(n.children || [], depth + 1);
+    item.kids = add(kids, depth + 1);
     if (hasKids) {
       toggle.addEventListener('click', () => {
         item.open = !item.open;
