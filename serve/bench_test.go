@@ -71,7 +71,9 @@ func BenchmarkInteractions(b *testing.B) {
 	}
 	// The objects a user would click: the class with the most instances
 	// and its largest one, an object of the deliberate leak of
-	// synthetic.js (its Request objects), the root's largest child.
+	// synthetic.js (its Request objects), the root's largest child, the
+	// largest object (a global: few paths, so the search for five
+	// stops at its bound).
 	top := get(b, h, "/api/v1/classes?sort=count&limit=1")
 	class := field(b, top, "index")
 	inst := field(b, get(b, h, "/api/v1/classes/"+class+"/instances?limit=1"), "id")
@@ -80,6 +82,7 @@ func BenchmarkInteractions(b *testing.B) {
 	leakClass := field(b, get(b, h, "/api/v1/classes?filter=Request&limit=1"), "index")
 	leakObj := field(b, get(b, h, "/api/v1/classes/"+leakClass+"/instances?offset=1000&limit=1"), "id")
 	child := field(b, get(b, h, "/api/v1/objects/root/children?limit=1"), "id")
+	global := field(b, get(b, h, "/api/v1/classes/"+field(b, get(b, h, "/api/v1/classes?limit=1"), "index")+"/instances?limit=1"), "id")
 	requests := []struct{ name, path string }{
 		{"session", "/api/v1/session"},
 		{"report", "/api/v1/report"},
@@ -93,6 +96,7 @@ func BenchmarkInteractions(b *testing.B) {
 		{"references", "/api/v1/objects/" + inst + "/references"},
 		{"retainers", "/api/v1/objects/" + leakObj + "/retainers"},
 		{"paths-k3", "/api/v1/objects/" + leakObj + "/paths?k=3"},
+		{"paths-k5-largest", "/api/v1/objects/" + global + "/paths?k=5"},
 		{"paths-ignore", "/api/v1/objects/" + leakObj + "/paths?k=3&ignore=" + field(b, get(b, h, "/api/v1/objects/"+leakObj), "dominator_id")},
 		{"dominators-root", "/api/v1/objects/root/children"},
 		{"dominators-root-by-class", "/api/v1/objects/root/children/classes"},
