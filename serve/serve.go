@@ -15,6 +15,7 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"log"
 	"net"
@@ -203,7 +204,7 @@ func (h *handler) api(method, pattern string, fn func(r *http.Request) (any, err
 			h.fail(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; use "+method)
 			return
 		}
-		v, err := fn(r)
+		v, err := answer(fn, r)
 		if err != nil {
 			status := http.StatusInternalServerError
 			switch session.KindOf(err) {
@@ -227,6 +228,17 @@ func (h *handler) api(method, pattern string, fn func(r *http.Request) (any, err
 		enc := json.NewEncoder(w)
 		enc.Encode(v)
 	})
+}
+
+// answer calls fn, turning a panic (a bug of heapx on some dump) into an
+// error, so the page gets a JSON error and the server goes on.
+func answer(fn func(r *http.Request) (any, error), r *http.Request) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error (please report it): %v", p)
+		}
+	}()
+	return fn(r)
 }
 
 // errorJSON is the body of every API error.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/formats/jsonl"
+	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/session"
 	"github.com/heapx/heapx/sqlquery"
@@ -191,5 +193,75 @@ func TestSQLTemporaryCopy(t *testing.T) {
 	s.Close()
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("after Close the directory holds %d files, want the dump alone", len(entries))
+	}
+}
+
+// TestExchangeFormats: a dump in the exchange format's two forms, with
+// the analysis results they carry, answers as the dump it was made from;
+// a .db is queried with SQL as it is, without a copy.
+func TestExchangeFormats(t *testing.T) {
+	orig := open(t, "node-leak-3.heapsnapshot.gz")
+	in, err := session.Load(fixture("node-leak-3.heapsnapshot.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := sqlquery.ResultsOf(in.A)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "leak.db")
+	if err := hsql.Save(db, in.A.Graph, hsql.Options{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	jl := filepath.Join(dir, "leak.jsonl")
+	f, err := os.Create(jl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonl.Write(f, in.A.Graph, jsonl.WriteOptions{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want, err := orig.Classes(session.ListQuery{Limit: session.MaxPage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPaths, err := orig.Paths("@92189", 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{db, jl} {
+		s, err := session.Open(path, nil, session.Options{SQLCache: sqlquery.Choice{Path: t.TempDir()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Classes(session.ListQuery{Limit: session.MaxPage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Classes) != len(want.Classes) || got.TotalSize != want.TotalSize {
+			t.Fatalf("%s: %d classes of %d bytes, want %d of %d", path, len(got.Classes), got.TotalSize, len(want.Classes), want.TotalSize)
+		}
+		for i := range want.Classes {
+			g, w := got.Classes[i], want.Classes[i]
+			if g.Constructor != w.Constructor || g.Key != w.Key || g.Count != w.Count || g.Distance != w.Distance ||
+				g.ShallowSize != w.ShallowSize || g.RetainedSize != w.RetainedSize {
+				t.Errorf("%s: class %d is %+v, want %+v", path, i, g, w)
+			}
+		}
+		p, err := s.Paths("@92189", 3, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Paths) != len(wantPaths.Paths) || len(p.Paths[0].Steps) != len(wantPaths.Paths[0].Steps) || p.Paths[0].Steps[3].EdgeName != "work" {
+			t.Errorf("%s: paths %+v", path, p.Paths)
+		}
+		r, err := s.SQL(t.Context(), "SELECT count(*) AS n FROM node", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(r.Rows) != `[
+{"n":53155}
+]` || (path == db) != (r.Database == db) {
+			t.Errorf("%s: SQL on %s: %s", path, r.Database, r.Rows)
+		}
 	}
 }
