@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heapx/heapx/serve"
 )
@@ -96,7 +97,7 @@ func TestBrowserLeakSeries(t *testing.T) {
 	p.waitFor("the SQL console", `document.querySelector('textarea.sql')`)
 	p.run(`document.querySelector('textarea.sql').value = "SELECT name, count(*) AS n FROM nodes_named WHERE name = 'LeakedItem' AND category = 'object' GROUP BY name"`)
 	p.click(`form.sql-form button[type=submit]`)
-	p.waitFor("the SQL result", `document.querySelector('table.sql-result')`)
+	p.waitUpTo(5*time.Minute, "the SQL result", `document.querySelector('table.sql-result')`)
 	if got := p.text("table.sql-result tbody"); got != "LeakedItem1500" {
 		t.Errorf("the SQL result is %q, want LeakedItem 1500", got)
 	}
@@ -183,7 +184,7 @@ func explore(t *testing.T, p *page, url, class string, path *regexp.Regexp, node
 	p.waitFor("the SQL console", `document.querySelector('textarea.sql')`)
 	p.run(`document.querySelector('textarea.sql').value = "SELECT count(*) AS n FROM node"`)
 	p.click(`form.sql-form button[type=submit]`)
-	p.waitFor("the SQL result", `document.querySelector('table.sql-result')`)
+	p.waitUpTo(5*time.Minute, "the SQL result", `document.querySelector('table.sql-result')`)
 	if got, want := p.text("table.sql-result tbody"), fmt.Sprint(nodes); got != want {
 		t.Errorf("SELECT count(*) FROM node says %s, want %s", got, want)
 	}

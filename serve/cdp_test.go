@@ -293,10 +293,17 @@ func (p *page) text(selector string) string {
 }
 
 // waitFor waits until the JavaScript condition cond is true, and fails
-// the test with what the page shows after timeout.
+// the test with what the page shows after 30 s.
 func (p *page) waitFor(what, cond string) {
 	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	p.waitUpTo(30*time.Second, what, cond)
+}
+
+// waitUpTo is waitFor for up to timeout: the SQL console's first query
+// builds the SQL cache, which takes minutes under the race detector.
+func (p *page) waitUpTo(timeout time.Duration, what, cond string) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
 		var ok bool
 		err := p.eval("!!("+cond+")", &ok)

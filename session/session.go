@@ -19,6 +19,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
@@ -101,6 +102,7 @@ type Session struct {
 	file      report.Input
 	baselines []report.Input
 	opt       Options
+	warnings  []query.Warning // what is wrong with the series (query.CheckSeries)
 
 	a  *analysis.Analysis // file's analysis
 	g  *model.Graph
@@ -146,14 +148,27 @@ func New(file report.Input, baselines []report.Input, opt Options) (*Session, er
 			return nil, fmt.Errorf("session: %s is not analysed with classes and distances", in.Path)
 		}
 	}
+	s := &Session{file: file, baselines: baselines, opt: opt, a: file.A, g: file.A.Graph,
+		nm: analysis.NewNamer(file.A.Graph, file.A.DOM), queries: map[string]*queryEntry{}, warnings: []query.Warning{}}
 	if len(baselines) > 0 {
-		if _, err := query.CheckSeries(series(file, baselines), query.SeriesRules{Expected: "FILE, the newest snapshot, then the BASELINEs oldest first"}); err != nil {
+		ws, err := query.CheckSeries(series(file, baselines), query.SeriesRules{Expected: "FILE, the newest snapshot, then the BASELINEs oldest first",
+			Command: func(p []string) string { return serveCommand(p) }})
+		if err != nil {
 			return nil, err
 		}
+		s.warnings = append(s.warnings, ws...)
 	}
-	s := &Session{file: file, baselines: baselines, opt: opt, a: file.A, g: file.A.Graph,
-		nm: analysis.NewNamer(file.A.Graph, file.A.DOM), queries: map[string]*queryEntry{}}
 	return s, nil
+}
+
+// serveCommand is heapx serve's command line for snapshots given oldest
+// first: the newest, then the others oldest first.
+func serveCommand(oldestFirst []string) string {
+	if len(oldestFirst) == 0 {
+		return "heapx serve"
+	}
+	n := len(oldestFirst) - 1
+	return "heapx serve " + strings.Join(append([]string{oldestFirst[n]}, oldestFirst[:n]...), " ")
 }
 
 // series is the snapshots oldest first: the baselines, then the file.
@@ -295,6 +310,9 @@ type InfoJSON struct {
 	RootID     uint64         `json:"root_id"`
 	Categories []CategoryJSON `json:"categories"`
 	Queries    []QueryJSON    `json:"queries"`
+	// Warnings say what is wrong with the snapshots given (out of order,
+	// not of one process), as report --json's do; always present.
+	Warnings []query.Warning `json:"warnings"`
 	// Limits are the paging bounds (DefaultPage, MaxPage).
 	DefaultPage int `json:"default_page"`
 	MaxPage     int `json:"max_page"`
@@ -312,7 +330,7 @@ func (s *Session) makeInfo() *InfoJSON {
 	g := s.g
 	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: analysis.Runtime(g),
 		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.Nodes.ID[g.Root],
-		DefaultPage: DefaultPage, MaxPage: MaxPage}
+		Warnings: s.warnings, DefaultPage: DefaultPage, MaxPage: MaxPage}
 	if analysis.IDKindOf(g) == analysis.AddressIDs {
 		info.IDs = "address"
 	}

@@ -134,6 +134,8 @@ func openSession(args []string, stderr *os.File) (*session.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The page shows them first; the terminal too.
+	warnOnStderr(stderr, s.Info().Warnings)
 	spin := startProgress(stderr, "preparing the views", -1)
 	err = s.Prepare()
 	spin.done()

@@ -10,23 +10,53 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
+// syncBuffer is what a running heapx wrote to stderr so far.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// has waits a few seconds for text to have been written.
+func (s *syncBuffer) has(text string) bool {
+	for range 50 {
+		if strings.Contains(s.String(), text) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
 // serving starts heapx serve with args as a user does (stdout a pipe, so
 // no browser opens), waits for the address it prints and returns it,
 // with what it writes to stderr and a function that stops it with
 // Ctrl-C and returns its exit code.
-func serving(t *testing.T, args ...string) (url string, stderr *strings.Builder, stop func() int) {
+func serving(t *testing.T, args ...string) (url string, stderr *syncBuffer, stop func() int) {
 	t.Helper()
 	cmd := exec.Command(heapxBin, append([]string{"serve"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr = &strings.Builder{}
+	stderr = &syncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -115,7 +145,7 @@ func TestServe(t *testing.T) {
 	if code := stop(); code != 0 {
 		t.Errorf("exit code %d after Ctrl-C, want 0; stderr:\n%s", code, stderr)
 	}
-	if _, err := os.Stat(files[0] + ".heapx.db"); err != nil || !strings.Contains(stderr.String(), "heapx: building the SQL cache of "+files[0]) {
+	if _, err := os.Stat(files[0] + ".heapx.db"); err != nil || !stderr.has("heapx: building the SQL cache of "+files[0]) {
 		t.Errorf("the SQL cache is not beside the dump (%v) or not announced:\n%s", err, stderr)
 	}
 }
@@ -129,7 +159,7 @@ func TestServeReachable(t *testing.T) {
 	if m == nil {
 		t.Fatalf("address %s, want one with a 128-bit token", url)
 	}
-	if !strings.Contains(stderr.String(), "heapx: warning: serving on 0.0.0.0:"+m[1]+" (every address of this machine), which other machines may reach") {
+	if !stderr.has("heapx: warning: serving on 0.0.0.0:" + m[1] + " (every address of this machine), which other machines may reach") {
 		t.Errorf("no warning:\n%s", stderr)
 	}
 	local := "http://127.0.0.1:" + m[1]
@@ -163,5 +193,28 @@ func TestServeErrors(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("heapx %s: exit %d, stderr %q; want 1 and %q", strings.Join(c.args, " "), r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// TestServeWarnsOfTheOrder: snapshots given in the wrong order are
+// served, with the warning heapx report gives on stderr and in the API.
+func TestServeWarnsOfTheOrder(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata")
+	url, stderr, stop := serving(t, filepath.Join(dir, "node-leak-1.heapsnapshot.gz"), filepath.Join(dir, "node-leak-3.heapsnapshot.gz"), "--no-browser")
+	defer stop()
+	if !stderr.has("heapx: warning: The snapshots look out of order") || !stderr.has("heapx serve "+filepath.Join(dir, "node-leak-3.heapsnapshot.gz")+" "+filepath.Join(dir, "node-leak-1.heapsnapshot.gz")) {
+		t.Errorf("no warning with the right command line on stderr:\n%s", stderr)
+	}
+	res, err := http.Get(url + "api/v1/session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Warnings []struct{ Code string } `json:"warnings"`
+	}
+	json.NewDecoder(res.Body).Decode(&info)
+	res.Body.Close()
+	if len(info.Warnings) != 1 || info.Warnings[0].Code != "order_reversed" {
+		t.Errorf("the session's warnings: %+v", info.Warnings)
 	}
 }
