@@ -2,6 +2,7 @@ package analysis_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -318,5 +319,79 @@ func TestOtherRuntime(t *testing.T) {
 	}
 	if a.Classes.Name(2) != "java.util.HashMap$Node[]" || a.Classes.Name(0) != "roots" {
 		t.Errorf("classes %q %q", a.Classes.Name(2), a.Classes.Name(0))
+	}
+}
+
+// TestPathFinderWith: the PathFinder an Analysis keeps (its distances
+// are ShortestPaths' tree) finds exactly RetainerPaths' paths, and one
+// derived from it With other ignore lists (what heapx serve's "ignore
+// this retainer" asks for on every click) paths of the same costs as a
+// PathFinder made with them, on dumps of each runtime: for objects spread
+// over each dump, ignoring the middle object of their first path, then
+// two.
+func TestPathFinderWith(t *testing.T) {
+	for _, rel := range []string{"node-leak-3.heapsnapshot.gz", "spidermonkey/ff-small-page.fxsnapshot", "hprof/java-ticketleak-3.hprof.gz"} {
+		a := analyzeDump(t, rel)
+		g := a.Graph
+		kept := a.PathFinder(analysis.PathOptions{})
+		checked := 0
+		for n := 0; n < g.NumNodes(); n += g.NumNodes() / 97 {
+			first := kept.With(analysis.PathOptions{K: 3}).Find(int32(n))
+			if want := analysis.RetainerPaths(g, a.Retainers(), a.Roots, int32(n), analysis.PathOptions{K: 3}); !reflect.DeepEqual(first, want) {
+				t.Fatalf("%s: paths to node %d:\n got %+v\nwant %+v", rel, n, first, want)
+			}
+			if len(first) == 0 || len(first[0].Steps) < 3 {
+				continue
+			}
+			steps := first[0].Steps
+			ign := []int32{steps[len(steps)/2].From}
+			for round := 0; round < 2; round++ {
+				want := analysis.RetainerPaths(g, a.Retainers(), a.Roots, int32(n), analysis.PathOptions{K: 3, IgnoreNodes: ign})
+				got := kept.With(analysis.PathOptions{K: 3, IgnoreNodes: ign}).Find(int32(n))
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d paths to node %d ignoring %v, want %d", rel, len(got), n, ign, len(want))
+				}
+				for i := range got {
+					// Of paths of one cost, either search may find
+					// another first.
+					if got[i].Cost != want[i].Cost || got[i].System != want[i].System {
+						t.Fatalf("%s: path %d to node %d ignoring %v costs %d (system %v), want %d (%v)", rel, i, n, ign,
+							got[i].Cost, got[i].System, want[i].Cost, want[i].System)
+					}
+					checkPath(t, g, got[i], int32(n), ign)
+				}
+				checked++
+				if len(want) == 0 || len(want[0].Steps) < 3 {
+					break
+				}
+				ign = append(ign, want[0].Steps[len(want[0].Steps)/2].From)
+			}
+		}
+		if checked < 50 {
+			t.Errorf("%s: only %d cases", rel, checked)
+		}
+	}
+}
+
+// checkPath fails t unless p is a path of g from the root to target over
+// edges that exist and are not weak, through no node of ignore and no
+// node twice.
+func checkPath(t *testing.T, g *model.Graph, p analysis.Path, target int32, ignore []int32) {
+	t.Helper()
+	seen := map[int32]bool{}
+	from := g.Root
+	for _, st := range p.Steps {
+		s, e := g.EdgeRange(st.From)
+		if st.From != from || st.Edge < s || st.Edge >= e || g.Edges.To[st.Edge] != st.To || g.EdgeType(st.Edge).Strength == model.Weak {
+			t.Fatalf("step %+v is not an edge from node %d", st, from)
+		}
+		if seen[st.To] || slices.Contains(ignore, st.To) {
+			t.Fatalf("path %+v goes through node %d twice or ignored", p, st.To)
+		}
+		seen[st.To] = true
+		from = st.To
+	}
+	if from != target {
+		t.Fatalf("path %+v ends at %d, not %d", p, from, target)
 	}
 }

@@ -138,6 +138,38 @@ func NewPathFinder(g *model.Graph, ret *model.Retainers, roots *Roots, opt PathO
 	return pf
 }
 
+// With returns a PathFinder for opt (its K, MaxExpansions and ignore
+// lists, added to pf's) that shares pf's distances instead of walking
+// the graph again. Leaving nodes and edges out never makes a node nearer,
+// so pf's distances still never overestimate along an edge (a consistent
+// heuristic), and Find returns paths of the same costs, in cost order, as
+// a PathFinder made with the ignore lists (of paths of equal cost, it may
+// find others first); its search may only expand more partial paths. pf
+// is not changed; the two may be used from different goroutines.
+func (pf *PathFinder) With(opt PathOptions) *PathFinder {
+	q := &PathFinder{g: pf.g, ret: pf.ret, roots: pf.roots, k: pf.k, opt: pf.opt, isUser: pf.isUser, h: pf.h,
+		ignNodes: pf.ignNodes, ignEdges: pf.ignEdges}
+	q.opt.K, q.opt.MaxExpansions = max(opt.K, 1), opt.MaxExpansions
+	if q.opt.MaxExpansions <= 0 {
+		q.opt.MaxExpansions = 1000000
+	}
+	if len(opt.IgnoreNodes) > 0 {
+		q.ignNodes = slices.Clone(pf.ignNodes)
+		for _, v := range opt.IgnoreNodes {
+			q.ignNodes.Set(int(v))
+		}
+		q.opt.IgnoreNodes = append(slices.Clone(pf.opt.IgnoreNodes), opt.IgnoreNodes...)
+	}
+	if len(opt.IgnoreEdges) > 0 {
+		q.ignEdges = slices.Clone(pf.ignEdges)
+		for _, e := range opt.IgnoreEdges {
+			q.ignEdges.Set(int(e))
+		}
+		q.opt.IgnoreEdges = append(slices.Clone(pf.opt.IgnoreEdges), opt.IgnoreEdges...)
+	}
+	return q
+}
+
 // allowed reports whether a path may use edge e into t.
 func (pf *PathFinder) allowed(e uint32, t int32) bool {
 	return !pf.k.weak[pf.g.Edges.Type[e]] && !pf.ignEdges.Has(int(e)) && !pf.ignNodes.Has(int(t))
@@ -207,6 +239,26 @@ func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t i
 		reach(g.Root, 0, noParent)
 	}
 	bfs()
+}
+
+// PathFinder returns a PathFinder over a's graph for opt. Without
+// ignore lists its distances are those of the tree ShortestPaths reads
+// paths off (the same walk over the same edges), made once and kept, so
+// a front end that asks for paths again and again (heapx serve) walks the
+// graph once and keeps one copy of them; derive finders for other K and
+// ignore lists with With.
+func (a *Analysis) PathFinder(opt PathOptions) *PathFinder {
+	if len(opt.IgnoreNodes) > 0 || len(opt.IgnoreEdges) > 0 {
+		return NewPathFinder(a.Graph, a.Retainers(), a.Roots, opt)
+	}
+	cost, _ := a.shortestPathTree()
+	n := a.Graph.NumNodes()
+	pf := &PathFinder{g: a.Graph, ret: a.Retainers(), roots: a.Roots, k: newKinds(a.Graph), opt: opt,
+		ignNodes: NewBits(n), ignEdges: NewBits(a.Graph.NumEdges()), isUser: NewBits(n), h: cost}
+	for _, u := range a.Roots.User {
+		pf.isUser.Set(int(u))
+	}
+	return pf.With(opt)
 }
 
 // ShortestPaths returns one shortest retainer path to each target, with

@@ -68,14 +68,21 @@ func Write(w io.Writer, r *query.Result, f Format, opt Options) error {
 	case CSV:
 		return writeCSV(w, r)
 	case JSON:
-		if r.JSON != nil {
-			return WriteJSON(w, r.JSON)
-		}
-		return WriteJSON(w, NewDocument(r, opt.Inputs))
+		return WriteJSON(w, JSONValue(r, opt.Inputs))
 	case HTML:
 		return writeHTML(w, r)
 	}
 	return fmt.Errorf("render: unknown output form %v", f)
+}
+
+// JSONValue is what the JSON form writes: the query's own document
+// (Result.JSON) when it has one, else the generic document of its
+// sections, for a caller that embeds it in a larger JSON answer.
+func JSONValue(r *query.Result, inputs []string) any {
+	if r.JSON != nil {
+		return r.JSON
+	}
+	return NewDocument(r, inputs)
 }
 
 // columns returns a section's columns and the indexes of those shown to

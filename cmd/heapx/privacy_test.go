@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heapx/heapx/sqlquery"
 )
 
 // These tests treat heapx's outputs as a user with private dumps would:
@@ -63,7 +65,7 @@ func TestOutputModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			heapxUmask(t, c.mask, "sql", in, "SELECT 1")
-			outs := []string{in + cacheSuffix}
+			outs := []string{in + sqlquery.CacheSuffix}
 			for _, name := range []string{"o.jsonl", "o.jsonl.gz", "o.db", "o.heapsnapshot"} {
 				p := filepath.Join(dir, name)
 				heapxUmask(t, c.mask, "convert", in, p)
@@ -108,12 +110,12 @@ func TestUserCacheDirPrivate(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c, err := cachedDatabase(in, os.Stderr, notWritable, cacheChoice{})
+		c, err := cachedDatabase(in, os.Stderr, notWritable, sqlquery.Choice{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if filepath.Dir(c.path) != dir {
-			t.Fatalf("cached at %s, want under %s", c.path, dir)
+		if filepath.Dir(c.Path) != dir {
+			t.Fatalf("cached at %s, want under %s", c.Path, dir)
 		}
 		if got := perm(t, dir); got != 0o700 {
 			t.Errorf("existing %v: cache directory mode %04o, want 0700", existing, got)

@@ -22,6 +22,7 @@ import (
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/sqlquery"
 )
 
 // copyFixture copies a testdata dump into a fresh directory, so the cache
@@ -295,7 +296,7 @@ func TestSQLOutputFormats(t *testing.T) {
 func TestSQLReadOnly(t *testing.T) {
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	sqlOK(t, file, "SELECT 1") // builds the cache
-	db := file + cacheSuffix
+	db := file + sqlquery.CacheSuffix
 	sum := func() [32]byte {
 		b, err := os.ReadFile(db)
 		if err != nil {
@@ -334,7 +335,7 @@ func TestSQLReadOnly(t *testing.T) {
 // TestSQLErrors: mistakes fail with one "heapx: <file>: <message>" line.
 func TestSQLErrors(t *testing.T) {
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
-	db := file + cacheSuffix
+	db := file + sqlquery.CacheSuffix
 	sqlOK(t, file, "SELECT 1") // builds the cache, which the errors name
 	cases := map[string]string{
 		`SELEC 1`:                         db + `: near "SELEC": syntax error`,
@@ -371,7 +372,7 @@ func TestSQLCache(t *testing.T) {
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := file + cacheSuffix
+	db := file + sqlquery.CacheSuffix
 	rootSize := func() string { return sqlOK(t, "--csv", file, "SELECT self_size FROM node WHERE seq = 0") }
 	stat := func() os.FileInfo {
 		st, err := os.Stat(db)
@@ -448,26 +449,26 @@ func TestSQLCacheUnwritableDir(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	readOnlyDir := func(string) bool { return false }
-	c, err := cachedDatabase(file, os.Stderr, readOnlyDir, cacheChoice{})
+	c, err := cachedDatabase(file, os.Stderr, readOnlyDir, sqlquery.Choice{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := c.path
-	if !strings.HasPrefix(db, filepath.Join(cache, "heapx")+string(filepath.Separator)) || !strings.HasSuffix(db, "-node-internals.heapsnapshot.gz"+cacheSuffix) {
+	db := c.Path
+	if !strings.HasPrefix(db, filepath.Join(cache, "heapx")+string(filepath.Separator)) || !strings.HasSuffix(db, "-node-internals.heapsnapshot.gz"+sqlquery.CacheSuffix) {
 		t.Errorf("cache at %s, want it under %s", db, cache)
 	}
-	if _, err := os.Stat(file + cacheSuffix); err == nil {
+	if _, err := os.Stat(file + sqlquery.CacheSuffix); err == nil {
 		t.Error("a cache was written beside the input")
 	}
 	st1, err := os.Stat(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err = cachedDatabase(file, os.Stderr, readOnlyDir, cacheChoice{})
+	c, err = cachedDatabase(file, os.Stderr, readOnlyDir, sqlquery.Choice{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := c.path
+	again := c.Path
 	st2, err := os.Stat(again)
 	if err != nil {
 		t.Fatal(err)
@@ -484,16 +485,16 @@ func TestSQLCacheUnwritableDir(t *testing.T) {
 // bytesRows collects a result's cells as text, for in-process tests.
 type bytesRows struct{ rows [][]string }
 
-func (b *bytesRows) begin([]string) error { return nil }
-func (b *bytesRows) row(c []cell) error {
+func (b *bytesRows) Begin([]string) error { return nil }
+func (b *bytesRows) Row(c []sqlquery.Cell) error {
 	var r []string
 	for _, x := range c {
-		r = append(r, x.text())
+		r = append(r, x.Text())
 	}
 	b.rows = append(b.rows, r)
 	return nil
 }
-func (b *bytesRows) end() error { return nil }
+func (b *bytesRows) End() error { return nil }
 
 // TestAnalysisCommandsReadDB converts every fixture to .db with analysis
 // results and runs the analysis commands on it: they answer exactly as on
@@ -560,7 +561,7 @@ func TestSQLCacheInterrupted(t *testing.T) {
 	// writing has begun.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if m, _ := filepath.Glob(filepath.Join(dir, ".big.heapsnapshot"+cacheSuffix+".tmp-*")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(dir, ".big.heapsnapshot"+sqlquery.CacheSuffix+".tmp-*")); len(m) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -598,7 +599,7 @@ func TestSQLBigCacheInUserCacheDir(t *testing.T) {
 	if r.code != 0 || r.stdout != "n\n2840467\n" || !cacheNote.MatchString(r.stderr) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	dbs, _ := filepath.Glob(filepath.Join(cache, "heapx", "*-ff-medium-page.fxsnapshot"+cacheSuffix))
+	dbs, _ := filepath.Glob(filepath.Join(cache, "heapx", "*-ff-medium-page.fxsnapshot"+sqlquery.CacheSuffix))
 	if len(dbs) != 1 {
 		t.Fatalf("caches in the user cache directory: %v", dbs)
 	}
@@ -609,7 +610,7 @@ func TestSQLBigCacheInUserCacheDir(t *testing.T) {
 	if !strings.Contains(r.stderr, "at "+dbs[0]+" (about 252 MB;") || !strings.Contains(r.stderr, "SQL cache ready: "+dbs[0]+" ("+query.HumanSize(uint64(st.Size()))+", ") {
 		t.Errorf("the note does not say where the cache goes and how large it is (%d bytes):\n%s", st.Size(), r.stderr)
 	}
-	if st.Size() > 260<<20 || st.Size() < besideLimit {
+	if st.Size() > 260<<20 || st.Size() < sqlquery.BesideLimit {
 		t.Errorf("cache of %d bytes; without the packed columns it is 251 MB", st.Size())
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(file)); len(ents) != 1 {
@@ -652,7 +653,7 @@ func TestSQLCacheFlag(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	q := "SELECT count(*) AS n FROM node"
 	for _, c := range []struct{ flag, db string }{
-		{dir, filepath.Join(dir, "java-leakdemo-small.hprof.gz"+cacheSuffix)},
+		{dir, filepath.Join(dir, "java-leakdemo-small.hprof.gz"+sqlquery.CacheSuffix)},
 		{filepath.Join(dir, "java.db"), filepath.Join(dir, "java.db")},
 	} {
 		r := heapx(t, "sql", "--csv", "--cache", c.flag, file, q)
@@ -690,7 +691,7 @@ func TestSQLCacheFlag(t *testing.T) {
 // damage is reported.
 func TestSQLCacheCorrupt(t *testing.T) {
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
-	db := file + cacheSuffix
+	db := file + sqlquery.CacheSuffix
 	q := "SELECT count(*) AS n, sum(label) AS labels FROM edge"
 	want := sqlOK(t, "--csv", file, q)
 	if want != "n,labels\n206566,1831611980\n" {

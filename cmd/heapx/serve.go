@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	hsql "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/report"
+	"github.com/heapx/heapx/serve"
+	"github.com/heapx/heapx/session"
+)
+
+func newServeCmd(stderr *os.File) *cobra.Command {
+	var addr string
+	var noBrowser bool
+	c := &cobra.Command{
+		Use:   "serve FILE [BASELINE...]",
+		Short: "Explore a dump in the browser: overview, classes, retainers, dominators, comparison, SQL",
+		Long: `Read and analyse FILE (and the earlier snapshots BASELINE..., oldest first,
+for the comparison, leaks and growth) once, then serve an interactive view
+of it: the report's overview, the classes with their instances, an
+object's references, retainers and shortest paths, the dominator tree,
+the comparison with the last baseline, every analysis of 'heapx list',
+and an SQL console. The page and its JSON API (/api/v1/, see README) are
+served by heapx itself; nothing is loaded from elsewhere.
+
+The server listens on 127.0.0.1 on a free port unless --http says
+otherwise, prints its address and, when stdout is a terminal, opens it
+in the browser (--no-browser to not). An address other machines can
+reach gets a random token the address carries, and a warning: anyone with
+the address sees everything in the dump. Ctrl-C stops the server.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("serve needs a FILE argument (see heapx serve --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openSession(args, stderr)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("--http %s: %w", addr, err)
+			}
+			defer ln.Close()
+			opt := serve.Options{ErrorLog: log.New(stderr, "heapx: ", 0)}
+			tcp := ln.Addr().(*net.TCPAddr)
+			url := "http://" + ln.Addr().String() + "/"
+			if tcp.IP.IsLoopback() {
+				opt.Hosts = serve.LoopbackHosts(ln.Addr())
+			} else {
+				opt.Token = randomToken()
+				where := ln.Addr().String()
+				if tcp.IP.IsUnspecified() {
+					// Every address of the machine: the address to
+					// give is the machine's name.
+					host, _ := os.Hostname()
+					if host == "" {
+						host = "localhost"
+					}
+					where = net.JoinHostPort(addrHost(addr), strconv.Itoa(tcp.Port)) + " (every address of this machine)"
+					url = "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)) + "/"
+				}
+				url += "?token=" + opt.Token
+				fmt.Fprintf(stderr, "heapx: warning: serving on %s, which other machines may reach: anyone with the address below (its token included) can read everything the dump holds\n", where)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "heapx: serving %s at %s (Ctrl-C to stop)\n", args[0], url)
+			if !noBrowser && term.IsTerminal(int(os.Stdout.Fd())) {
+				openBrowser(url, stderr)
+			}
+			srv := &http.Server{Handler: serve.Handler(s, opt), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+				ErrorLog: log.New(io.Discard, "", 0)}
+			stop := make(chan os.Signal, 1)
+			signal.Notify(stop, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer signal.Stop(stop)
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ln) }()
+			select {
+			case err := <-done:
+				return err
+			case <-stop:
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				srv.Shutdown(ctx)
+				return nil
+			}
+		},
+	}
+	c.Flags().StringVar(&addr, "http", "127.0.0.1:0", "listen on `HOST:PORT` (port 0: a free one)")
+	c.Flags().BoolVar(&noBrowser, "no-browser", false, "do not open the browser")
+	return c
+}
+
+// openSession reads and analyses the snapshots (the file, then its
+// baselines) and prepares the session's views, with progress on stderr.
+func openSession(args []string, stderr *os.File) (*session.Session, error) {
+	// Baselines first, so the file explored is read last and a mistyped
+	// baseline fails before the long part (as heapx report does).
+	inputs := make([]report.Input, len(args))
+	for i := range args {
+		j := (i + 1) % len(args)
+		d, a, err := loadAndAnalyze(args[j], stderr)
+		if err != nil {
+			return nil, err
+		}
+		inputs[j] = report.Input{Path: d.Path(), Format: d.Format().Name, A: a}
+	}
+	s, err := session.New(inputs[0], inputs[1:], session.Options{
+		SaveSQL: func(source, target string, g *model.Graph, opt hsql.Options, temp bool) error {
+			return writeCopy(source, target, g, opt, temp, stderr)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The page shows them first; the terminal too.
+	warnOnStderr(stderr, s.Info().Warnings)
+	spin := startProgress(stderr, "preparing the views", -1)
+	err = s.Prepare()
+	spin.done()
+	// What preparing the report used and dropped goes back to the
+	// system now, not when the next garbage collection of a heap this
+	// size comes, which a server that only reads may never reach.
+	debug.FreeOSMemory()
+	return s, err
+}
+
+// addrHost is the host part of a --http address as given ("" for ":8080"
+// reads as 0.0.0.0).
+func addrHost(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return "0.0.0.0"
+	}
+	return host
+}
+
+// randomToken returns 128 random bits in hex.
+func randomToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// openBrowser opens url in the desktop's browser, if it has one; a
+// failure is a note, since the address is printed anyway.
+func openBrowser(url string, stderr io.Writer) {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "heapx: could not open a browser (%v); open the address above\n", err)
+		return
+	}
+	go cmd.Wait()
+}

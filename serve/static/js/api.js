@@ -1,0 +1,39 @@
+// The JSON API (README, "heapx serve"): every call returns the decoded
+// answer or throws an ApiError with the server's message.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function decode(res) {
+  let body;
+  try {
+    body = await res.json();
+  } catch {
+    throw new ApiError(res.status, `the server answered ${res.status} without JSON`);
+  }
+  if (!res.ok) throw new ApiError(res.status, body && body.error ? body.error : `HTTP ${res.status}`);
+  return body;
+}
+
+// get fetches /api/v1/path with the query parameters params (undefined
+// and empty values left out).
+export async function get(path, params = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  }
+  const qs = q.toString();
+  return decode(await fetch('/api/v1/' + path + (qs ? '?' + qs : ''), { credentials: 'same-origin' }));
+}
+
+// post sends body as JSON to /api/v1/path.
+export async function post(path, body) {
+  return decode(await fetch('/api/v1/' + path, {
+    method: 'POST', credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  }));
+}

@@ -1,0 +1,203 @@
+package session
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/report"
+)
+
+// DiffRow is one class of the comparison (diff --json's row, keyed alike),
+// with the indexes that name it in requests.
+type DiffRow struct {
+	// Index names the row in the request for its new objects.
+	Index int `json:"index"`
+	// Class is the class's index in the file's Summary, -1 when the file
+	// has no instance of it.
+	Class       int    `json:"class"`
+	Constructor string `json:"constructor"`
+	Key         string `json:"key"`
+	New         int    `json:"new"`
+	Deleted     int    `json:"deleted"`
+	Delta       int    `json:"delta"`
+	AllocSize   uint64 `json:"alloc_size"`
+	FreedSize   uint64 `json:"freed_size"`
+	SizeDelta   int64  `json:"size_delta"`
+	BaseCount   int    `json:"base_count"`
+	TargetCount int    `json:"target_count"`
+}
+
+// DiffPage is a page of the comparison of the file with the last
+// baseline (DevTools' Comparison view).
+type DiffPage struct {
+	SchemaVersion int    `json:"schema_version"`
+	Base          string `json:"base"`
+	Target        string `json:"target"`
+	// Matching is "id" when objects were matched by id (New and Deleted
+	// count objects, and a class's new objects can be listed), "class"
+	// when only class counts and sizes could be compared.
+	Matching  string          `json:"matching"`
+	New       int             `json:"new"`
+	Deleted   int             `json:"deleted"`
+	AllocSize uint64          `json:"alloc_size"`
+	FreedSize uint64          `json:"freed_size"`
+	Warnings  []query.Warning `json:"warnings"`
+	// ClassCount counts the classes that changed; Matched those the
+	// filter matches.
+	ClassCount int       `json:"class_count"`
+	Matched    int       `json:"matched"`
+	Offset     int       `json:"offset"`
+	Classes    []DiffRow `json:"classes"`
+}
+
+// comparison returns the diff of the file against the last baseline,
+// computed once.
+func (s *Session) comparison() (*analysis.DiffResult, error) {
+	if len(s.baselines) == 0 {
+		return nil, invalid("no baseline to compare with: start heapx serve with FILE and earlier snapshots (heapx serve FILE BASELINE...)")
+	}
+	s.diffOnce.Do(func() {
+		s.diff = analysis.Diff(s.base().A, s.a)
+		s.diffWarnings, _ = query.CheckSeries(series(s.file, s.baselines[len(s.baselines)-1:]), query.SeriesRules{Expected: "BASE, then TARGET taken after it",
+			Command: func(p []string) string { return "heapx diff " + strings.Join(p, " ") }})
+		s.targetClass = map[string]int{}
+		for c := range s.a.Classes.Names {
+			s.targetClass[s.a.Classes.Key(uint32(c))] = c
+		}
+	})
+	return s.diff, nil
+}
+
+// base is the snapshot the comparison is with: the last baseline.
+func (s *Session) base() report.Input { return s.baselines[len(s.baselines)-1] }
+
+// Diff returns a page of the comparison with the last baseline, ordered
+// as DevTools orders it (q.Sort "") or by a column of DiffRow.
+func (s *Session) Diff(q ListQuery) (*DiffPage, error) {
+	d, err := s.comparison()
+	if err != nil {
+		return nil, err
+	}
+	p := &DiffPage{SchemaVersion: SchemaVersion, Base: s.base().Path, Target: s.file.Path, Matching: d.Matching.String(),
+		New: d.New, Deleted: d.Deleted, AllocSize: d.AllocSize, FreedSize: d.FreedSize,
+		Warnings: append([]query.Warning{}, s.diffWarnings...), ClassCount: len(d.Classes), Classes: []DiffRow{}}
+	filter := strings.ToLower(q.Filter)
+	var rows []int
+	for i, c := range d.Classes {
+		if filter == "" || strings.Contains(strings.ToLower(c.Name), filter) {
+			rows = append(rows, i)
+		}
+	}
+	var key func(x, y *analysis.ClassDiff) int
+	switch q.Sort {
+	case "":
+	case "constructor":
+		key = func(x, y *analysis.ClassDiff) int { return strings.Compare(x.Name, y.Name) }
+	case "new":
+		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.New, y.New) }
+	case "deleted":
+		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.Deleted, y.Deleted) }
+	case "delta":
+		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.Delta, y.Delta) }
+	case "alloc_size":
+		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.AllocSize, y.AllocSize) }
+	case "freed_size":
+		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.FreedSize, y.FreedSize) }
+	case "size_delta":
+		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.SizeDelta, y.SizeDelta) }
+	case "base_count":
+		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.BaseCount, y.BaseCount) }
+	case "target_count":
+		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.TargetCount, y.TargetCount) }
+	default:
+		return nil, invalid("cannot sort the comparison by %q (a column key of its rows)", q.Sort)
+	}
+	if key != nil {
+		slices.SortStableFunc(rows, func(i, j int) int {
+			c := key(&d.Classes[i], &d.Classes[j])
+			if q.Desc {
+				c = -c
+			}
+			return c
+		})
+	}
+	lo, hi, err := page(q.Offset, q.Limit, len(rows))
+	if err != nil {
+		return nil, err
+	}
+	p.Matched, p.Offset = len(rows), lo
+	for _, i := range rows[lo:hi] {
+		p.Classes = append(p.Classes, s.diffRow(d, i))
+	}
+	return p, nil
+}
+
+func (s *Session) diffRow(d *analysis.DiffResult, i int) DiffRow {
+	c := d.Classes[i]
+	class, ok := s.targetClass[c.Key]
+	if !ok {
+		class = -1
+	}
+	return DiffRow{Index: i, Class: class, Constructor: c.Name, Key: c.Key, New: c.New, Deleted: c.Deleted, Delta: c.Delta,
+		AllocSize: c.AllocSize, FreedSize: c.FreedSize, SizeDelta: c.SizeDelta, BaseCount: c.BaseCount, TargetCount: c.TargetCount}
+}
+
+// NewObjectPage is a page of the objects of one class of the comparison
+// that are new in the file, largest retained size first.
+type NewObjectPage struct {
+	Class DiffRow `json:"class"`
+	ObjectPage
+}
+
+// NewObjects returns a page of the objects of comparison row i that are
+// not in the baseline (DevTools' Comparison view, a class expanded).
+func (s *Session) NewObjects(i, offset, limit int) (*NewObjectPage, error) {
+	d, err := s.comparison()
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= len(d.Classes) {
+		return nil, notFound("no class with index %d in the comparison", i)
+	}
+	if d.Matching != analysis.MatchByID {
+		return nil, invalid("objects were not matched by id between the snapshots (see the comparison's notes), so which ones are new cannot be told")
+	}
+	row := s.diffRow(d, i)
+	objs := s.lists.get("new:"+itoa(i), func() []int32 {
+		if row.Class < 0 {
+			return nil
+		}
+		s.prepare()
+		// The baseline's ids of the class, sorted, then the file's
+		// instances (already largest first) whose id is not among them.
+		base := s.base().A
+		var classes []uint32 // the baseline's classes of the row's key
+		for c := range base.Classes.Names {
+			if base.Classes.Key(uint32(c)) == row.Key {
+				classes = append(classes, uint32(c))
+			}
+		}
+		var ids []uint64
+		for n, c := range base.Classes.Of {
+			if base.Self[n] != 0 && slices.Contains(classes, c) {
+				ids = append(ids, base.Graph.Nodes.ID[n])
+			}
+		}
+		slices.Sort(ids)
+		var out []int32
+		for _, n := range s.inst[s.instFrom[row.Class]:s.instFrom[row.Class+1]] {
+			if _, found := slices.BinarySearch(ids, s.g.Nodes.ID[n]); !found {
+				out = append(out, n)
+			}
+		}
+		return out
+	})
+	op, err := s.objectPage(objs, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return &NewObjectPage{Class: row, ObjectPage: *op}, nil
+}

@@ -1,0 +1,395 @@
+// Package session is an analysed heap dump, or a series of dumps of one
+// program, held open for interactive exploration: heapx serve's web view
+// and, later, its MCP server ask it the questions a heap viewer answers
+// (a page of classes, a class's instances, an object's references,
+// retainers and paths, a level of the dominator tree, the comparison with
+// a baseline, any registered query, SQL). Each answer is computed from
+// indexes built once, a page at a time, so a dump of ten million objects
+// answers as fast as a small one, and comes in the shapes of heapx's
+// --json output (query.NodeJSON, query.ClassJSON, query.PathsJSON, the
+// report's and the registry's documents), with paging fields added.
+//
+// A Session only reads its analyses once built; every method may be
+// called from several goroutines at once.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/heapx/heapx/analysis"
+	hsql "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/report"
+	"github.com/heapx/heapx/sqlquery"
+)
+
+// SchemaVersion is the version of the shapes this package adds to
+// heapx's --json ones (pages, object details). It changes only when a
+// field is removed or changes meaning.
+const SchemaVersion = 1
+
+// Paging limits: a page holds DefaultPage rows unless asked otherwise,
+// and never more than MaxPage, so no answer makes the browser (or an
+// agent) hold more than a few thousand rows.
+const (
+	DefaultPage = 100
+	MaxPage     = 1000
+)
+
+// Kind says what kind of mistake an Error reports, so front ends can
+// answer with the right status (HTTP 404 or 400).
+type Kind uint8
+
+// Error kinds.
+const (
+	// NotFound: the request names something the dump does not have (an
+	// object id, a class, a query).
+	NotFound Kind = iota + 1
+	// Invalid: the request itself is wrong (an argument that does not
+	// parse, SQL that does not compile, a comparison without baseline).
+	Invalid
+)
+
+// Error is a mistake in a request, said so that the person who made it
+// can correct it.
+type Error struct {
+	Kind Kind
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func notFound(format string, args ...any) error {
+	return &Error{Kind: NotFound, Msg: fmt.Sprintf(format, args...)}
+}
+
+func invalid(format string, args ...any) error {
+	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, args...)}
+}
+
+// KindOf returns the kind of err when it is an *Error, else 0 (a failure
+// of heapx, not of the request).
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+// Options tune a Session.
+type Options struct {
+	// SQLCache is where the SQL console keeps the SQLite copy of a dump
+	// that is not a .db, as heapx sql's --cache and --no-cache say;
+	// the zero value keeps it where heapx sql does.
+	SQLCache sqlquery.Choice
+	// SaveSQL writes the SQLite copy the SQL console queries, when no
+	// fresh one exists (sqlquery.Builder.Save); front ends wrap it to say
+	// what they write. Nil writes it silently.
+	SaveSQL func(source, target string, g *model.Graph, opt hsql.Options, temp bool) error
+}
+
+// Session is an analysed dump (File) with the earlier snapshots of the
+// same program it is compared with (Baselines, oldest first).
+type Session struct {
+	file      report.Input
+	baselines []report.Input
+	opt       Options
+	warnings  []query.Warning // what is wrong with the series (query.CheckSeries)
+
+	a  *analysis.Analysis // file's analysis
+	g  *model.Graph
+	nm *analysis.Namer
+
+	infoOnce sync.Once
+	info     *InfoJSON
+
+	prepOnce sync.Once
+	classes  []analysis.ClassSummary // the Summary, largest retained first
+	rowOf    []int32                 // class index -> row in classes, -1 if none
+	instFrom []uint32                // instances of class c: inst[instFrom[c]:instFrom[c+1]]
+	inst     []int32                 // by class, largest retained size first
+	byID     []int32                 // every node, by id
+
+	reportOnce sync.Once
+	reportDoc  *report.Doc
+	reportErr  error
+
+	diffOnce     sync.Once
+	diff         *analysis.DiffResult
+	diffWarnings []query.Warning
+	targetClass  map[string]int // the file's class index of each class key
+
+	lists listCache
+
+	finderOnce sync.Once
+	pathFinder *analysis.PathFinder
+
+	queryMu sync.Mutex
+	queries map[string]*queryEntry
+
+	sqlMu sync.Mutex
+	sqlDB *sqlquery.DB
+}
+
+// New opens a session on file, compared with baselines (oldest first),
+// all analysed with classes. The indexes are built on first use, or by
+// Prepare.
+func New(file report.Input, baselines []report.Input, opt Options) (*Session, error) {
+	for _, in := range append([]report.Input{file}, baselines...) {
+		if in.A == nil || in.A.Classes == nil || in.A.Distances == nil {
+			return nil, fmt.Errorf("session: %s is not analysed with classes and distances", in.Path)
+		}
+	}
+	s := &Session{file: file, baselines: baselines, opt: opt, a: file.A, g: file.A.Graph,
+		nm: analysis.NewNamer(file.A.Graph, file.A.DOM), queries: map[string]*queryEntry{}, warnings: []query.Warning{}}
+	if len(baselines) > 0 {
+		ws, err := query.CheckSeries(series(file, baselines), query.SeriesRules{Expected: "FILE, the newest snapshot, then the BASELINEs oldest first",
+			Command: func(p []string) string { return serveCommand(p) }})
+		if err != nil {
+			return nil, err
+		}
+		s.warnings = append(s.warnings, ws...)
+	}
+	return s, nil
+}
+
+// serveCommand is heapx serve's command line for snapshots given oldest
+// first: the newest, then the others oldest first.
+func serveCommand(oldestFirst []string) string {
+	if len(oldestFirst) == 0 {
+		return "heapx serve"
+	}
+	n := len(oldestFirst) - 1
+	return "heapx serve " + strings.Join(append([]string{oldestFirst[n]}, oldestFirst[:n]...), " ")
+}
+
+// series is the snapshots oldest first: the baselines, then the file.
+func series(file report.Input, baselines []report.Input) []query.Snapshot {
+	out := make([]query.Snapshot, 0, len(baselines)+1)
+	for _, b := range append(baselines[:len(baselines):len(baselines)], file) {
+		out = append(out, query.Snapshot{Path: b.Path, Analysis: b.A})
+	}
+	return out
+}
+
+// Prepare builds what the first answers need: the Summary, the index of
+// each class's instances, the report the overview shows, and what path
+// searches need (the retainer index, the distances from the roots).
+// Every method builds what it needs on first use anyway; a front end
+// calls Prepare while it shows progress, so no click waits.
+func (s *Session) Prepare() error {
+	s.Info()
+	s.prepare()
+	s.finder()
+	// The report allocates and drops hundreds of megabytes on a large
+	// heap; collected now, what the indexes above dropped is reused for
+	// it instead of adding to the peak (measured on the 1 GB snapshot:
+	// 2.6 GB peak without, see docs/benchmarks.md).
+	runtime.GC()
+	_, err := s.Report()
+	return err
+}
+
+// prepare builds the Summary and the instance index.
+func (s *Session) prepare() {
+	s.prepOnce.Do(func() {
+		s.classes = s.a.Summary()
+		s.rowOf = make([]int32, len(s.a.Classes.Names))
+		for i := range s.rowOf {
+			s.rowOf[i] = -1
+		}
+		for i, c := range s.classes {
+			s.rowOf[c.Class] = int32(i)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.byID = idIndex(s.g)
+		}()
+		s.instFrom, s.inst = instanceIndex(s.a)
+		<-done
+	})
+}
+
+// Close deletes the SQL console's temporary copy of the dump, if it made
+// one (Options.SQLCache.None).
+func (s *Session) Close() error {
+	s.sqlMu.Lock()
+	defer s.sqlMu.Unlock()
+	if s.sqlDB != nil && s.sqlDB.Temp {
+		return os.Remove(s.sqlDB.Path)
+	}
+	return nil
+}
+
+// Words are what the runtime calls things, for labels: DevTools says
+// "Constructor" for a V8 object's class, MAT and Firefox's tools "Class".
+type Words struct {
+	Class   string `json:"class"`
+	Classes string `json:"classes"`
+}
+
+// wordsOf returns the runtime's words.
+func wordsOf(g *model.Graph) Words {
+	if analysis.Runtime(g) == "v8" {
+		return Words{Class: "Constructor", Classes: "Constructors"}
+	}
+	return Words{Class: "Class", Classes: "Classes"}
+}
+
+// InputJSON describes one snapshot of the session.
+type InputJSON struct {
+	Path string `json:"path"`
+	// Role is "file" for the snapshot explored, "baseline" for the
+	// earlier ones.
+	Role      string `json:"role"`
+	Format    string `json:"format"`
+	Nodes     int    `json:"nodes"`
+	Edges     int    `json:"edges"`
+	TotalSize uint64 `json:"total_size"`
+}
+
+// CategoryJSON totals the objects of one neutral category (info --json's
+// categories, with the analysis's shallow sizes).
+type CategoryJSON struct {
+	Category    string `json:"category"`
+	Count       int    `json:"count"`
+	ShallowSize uint64 `json:"shallow_size"`
+}
+
+// QueryJSON describes a registered query as `heapx list --json` does,
+// with whether the session has the snapshots it takes.
+type QueryJSON struct {
+	Name      string    `json:"name"`
+	Group     string    `json:"group"`
+	Usage     string    `json:"usage"`
+	Title     string    `json:"title"`
+	MinInputs int       `json:"min_inputs"`
+	MaxInputs int       `json:"max_inputs"`
+	Args      []ArgJSON `json:"args"`
+	// Runnable is false when the session has fewer snapshots than the
+	// query takes.
+	Runnable bool `json:"runnable"`
+}
+
+// ArgJSON is one argument of a query.
+type ArgJSON struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Default  any    `json:"default"`
+	Help     string `json:"help"`
+	Required bool   `json:"required"`
+}
+
+// InfoJSON is what a front end shows first: the snapshots, the runtime's
+// words, how ids are written, and what can be asked.
+type InfoJSON struct {
+	SchemaVersion int    `json:"schema_version"`
+	File          string `json:"file"`
+	// Baselines are the earlier snapshots, oldest first.
+	Baselines []string    `json:"baselines"`
+	Inputs    []InputJSON `json:"inputs"`
+	// Runtime is "v8", "hprof" or "spidermonkey" (analysis.Runtime).
+	Runtime string `json:"runtime"`
+	// IDs is "counted" when ids are V8's numbers (shown "@123") and
+	// "address" when they are addresses (shown "@0x7f3a10").
+	IDs       string `json:"ids"`
+	Words     Words  `json:"words"`
+	Policy    string `json:"policy"`
+	TotalSize uint64 `json:"total_size"`
+	// RootID is the id of the synthetic root the dominator tree starts
+	// from.
+	RootID     uint64         `json:"root_id"`
+	Categories []CategoryJSON `json:"categories"`
+	Queries    []QueryJSON    `json:"queries"`
+	// Warnings say what is wrong with the snapshots given (out of order,
+	// not of one process), as report --json's do; always present.
+	Warnings []query.Warning `json:"warnings"`
+	// Limits are the paging bounds (DefaultPage, MaxPage).
+	DefaultPage int `json:"default_page"`
+	MaxPage     int `json:"max_page"`
+}
+
+var argKindNames = [...]string{"int", "string", "bool", "float", "size"}
+
+// Info describes the session; it is computed once.
+func (s *Session) Info() *InfoJSON {
+	s.infoOnce.Do(func() { s.info = s.makeInfo() })
+	return s.info
+}
+
+func (s *Session) makeInfo() *InfoJSON {
+	g := s.g
+	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: analysis.Runtime(g),
+		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.Nodes.ID[g.Root],
+		Warnings: s.warnings, DefaultPage: DefaultPage, MaxPage: MaxPage}
+	if analysis.IDKindOf(g) == analysis.AddressIDs {
+		info.IDs = "address"
+	}
+	input := func(in report.Input, role string) InputJSON {
+		return InputJSON{Path: in.Path, Role: role, Format: in.Format, Nodes: in.A.Graph.NumNodes(), Edges: in.A.Graph.NumEdges(), TotalSize: in.A.TotalSize()}
+	}
+	info.Inputs = append(info.Inputs, input(s.file, "file"))
+	for _, b := range s.baselines {
+		info.Baselines = append(info.Baselines, b.Path)
+		info.Inputs = append(info.Inputs, input(b, "baseline"))
+	}
+	info.Categories = s.categories()
+	for _, q := range query.All() {
+		qj := QueryJSON{Name: q.Name, Group: q.Group, Usage: q.Usage, Title: q.Title, MinInputs: q.MinInputs,
+			MaxInputs: q.MaxInputs, Args: []ArgJSON{}, Runnable: len(s.baselines)+1 >= q.MinInputs}
+		for _, a := range q.Args {
+			qj.Args = append(qj.Args, ArgJSON{Name: a.Name, Kind: argKindNames[a.Kind], Default: a.Default, Help: a.Help, Required: a.Required})
+		}
+		info.Queries = append(info.Queries, qj)
+	}
+	return info
+}
+
+// categories totals the file's objects by neutral category, largest
+// first.
+func (s *Session) categories() []CategoryJSON {
+	g := s.g
+	var count [256]int
+	var size [256]uint64
+	for n, t := range g.Nodes.Type {
+		c := g.NodeTypes[t].Category
+		count[c]++
+		size[c] += s.a.Self[n]
+	}
+	var out []CategoryJSON
+	for c := range count {
+		if count[c] > 0 {
+			out = append(out, CategoryJSON{Category: model.Category(c).String(), Count: count[c], ShallowSize: size[c]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ShallowSize != out[j].ShallowSize {
+			return out[i].ShallowSize > out[j].ShallowSize
+		}
+		return out[i].Category < out[j].Category
+	})
+	return out
+}
+
+// Report returns the report of the session's snapshots (heapx report
+// --json), built once.
+func (s *Session) Report() (*report.Doc, error) {
+	s.reportOnce.Do(func() {
+		r, err := report.Build(s.file, s.baselines, report.Options{})
+		if err != nil {
+			s.reportErr = err
+			return
+		}
+		s.reportDoc = r.Doc()
+	})
+	return s.reportDoc, s.reportErr
+}
