@@ -132,7 +132,10 @@ func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
 	})
 	for i := range sites {
 		// The site's own frame is the trace node itself; its callers follow.
-		for ti := t.Tree[sites[i].largestTrace].Parent; ti >= 0 && int(ti) < len(t.Tree); ti = t.Tree[ti].Parent {
+		// Parents come first in the tree (model.AllocationTrace); a
+		// parent that does not (bad input) ends the stack rather than
+		// looping.
+		for at, ti := sites[i].largestTrace, t.Tree[sites[i].largestTrace].Parent; ti >= 0 && ti < at; at, ti = ti, t.Tree[ti].Parent {
 			fn := t.Tree[ti].Function
 			if int(fn) >= len(t.Functions) {
 				break
