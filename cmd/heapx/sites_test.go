@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -157,6 +158,53 @@ func TestSitesErrors(t *testing.T) {
 		r := heapx(t, tc.args...)
 		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("heapx %v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestSitesOfCapture captures testdata/gen/sites-loop.js, which allocates
+// orders every 20 ms, with heapx capture --sampling and --timeline, and
+// checks that heapx sites names its allocating function at its line in
+// both. V8 inlines makeOrder into allocateRound once it is optimised, so
+// the allocations are allocateRound's (line 8, column 35: its
+// "function" keyword, where V8 puts a function's position). --no-compact:
+// V8 drops the trace entry of objects a compacting GC moves after they got
+// an id (testdata/gen/make-fixtures.js), which would make the live count
+// vary from run to run.
+func TestSitesOfCapture(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	app, err := filepath.Abs(filepath.Join("..", "..", "testdata", "gen", "sites-loop.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, mode := range []string{"sampling", "timeline"} {
+		out := filepath.Join(dir, "loop.heap"+map[string]string{"sampling": "profile", "timeline": "timeline"}[mode])
+		if r := heapx(t, "capture", "--"+mode, "1s", "-o", out, "--", "node", "--no-compact", app); r.code != 0 {
+			t.Fatalf("capture --%s: exit %d: %s", mode, r.code, r.stderr)
+		}
+		var doc sitesDoc
+		okJSON(t, &doc, "sites", out, "--json", "-n", "0")
+		rows := doc.Sections[0].Rows
+		var row map[string]any
+		for _, r := range rows {
+			if r["function"] == "allocateRound" {
+				row = r
+			}
+		}
+		// A sampling profile's top site is allocateRound; a timeline's
+		// sites are by retained size, where the timers that hold the
+		// round's array tie with it.
+		if row == nil || row["location"] != app+":8:35" || mode == "sampling" && rows[0]["function"] != "allocateRound" {
+			t.Errorf("sites of capture --%s: allocateRound %v, first row %v; want allocateRound at %s:8:35", mode, row, rows[0], app)
+			continue
+		}
+		// A round keeps 2,000 orders, each an object, a string and an
+		// array with its elements.
+		if mode == "timeline" && row["count"].(float64) < 8000 {
+			t.Errorf("timeline: allocateRound has %v live objects, want at least one round's 8,000", row["count"])
 		}
 	}
 }
