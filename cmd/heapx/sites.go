@@ -46,7 +46,10 @@ size (DevTools' Allocation view).`,
 			}
 			path := args[0]
 			var r *query.Result
-			if heapprofile.DetectFile(path) {
+			// Only a regular file is looked at first: a pipe's head would
+			// be gone for the dump reader (a profile from a pipe is refused
+			// by it, saying what the input is).
+			if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && heapprofile.DetectFile(path) {
 				p, err := heapprofile.ReadFile(path)
 				if err != nil {
 					return err

@@ -208,3 +208,17 @@ func TestSitesOfCapture(t *testing.T) {
 		}
 	}
 }
+
+// TestSitesFromPipe: a dump piped in is read whole, its head not taken
+// by the look for a sampling profile.
+func TestSitesFromPipe(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "node-sites.heapsnapshot.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := heapxStdin(t, f, "sites", "/dev/stdin", "-n", "1")
+	if r.code != 0 || !strings.Contains(r.stdout, "/dev/stdin: 45,733 live objects with an allocation stack, in 137 functions") {
+		t.Errorf("sites from a pipe: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
