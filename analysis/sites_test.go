@@ -202,3 +202,22 @@ func TestProfileSites(t *testing.T) {
 		t.Errorf("bottom-up: %+v", bu[0])
 	}
 }
+
+// BenchmarkAllocationSites groups node-sites' 45,733 traced objects of
+// its 65,386 by site, retained sizes included.
+func BenchmarkAllocationSites(b *testing.B) {
+	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-sites.heapsnapshot.gz"), v8.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.AllocationSites(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
