@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/heapx/heapx/formats/heapprofile"
@@ -16,9 +17,18 @@ type Frame struct {
 	Line, Column  int32
 }
 
-// ErrNoAllocationStacks is returned for a heap dump without allocation
-// stacks: V8 records them only while allocations are tracked.
-var ErrNoAllocationStacks = errors.New("the dump has no allocation stacks: take it with node --track-heap-objects, or record one with heapx capture --timeline (DevTools: \"Allocation instrumentation on timeline\")")
+// ErrNoAllocationStacks is returned, wrapped with what to do, for a heap
+// dump without allocation stacks: V8 records them only while allocations
+// are tracked.
+var ErrNoAllocationStacks = errors.New("the dump has no allocation stacks")
+
+// noAllocationStacks says how to get a dump with allocation stacks.
+func noAllocationStacks(g *model.Graph) error {
+	if !isV8(g) {
+		return fmt.Errorf("%w: heapx reads them from V8 heap snapshots and timelines only", ErrNoAllocationStacks)
+	}
+	return fmt.Errorf("%w: take it with node --track-heap-objects, or record one with heapx capture --timeline (DevTools: \"Allocation instrumentation on timeline\")", ErrNoAllocationStacks)
+}
 
 // AllocationSite is the live objects of a heap dump allocated in one
 // function: a row of DevTools' Allocation view, bottom-up.
@@ -42,12 +52,13 @@ type AllocationSite struct {
 // trace_tree, each node's trace_node_id), with count, shallow and
 // retained size, largest retained first. Objects without a trace node
 // (allocated before tracking began, or moved by a compacting GC) are not
-// in any site. It returns ErrNoAllocationStacks when the dump has none.
+// in any site. The error wraps ErrNoAllocationStacks when the dump has
+// none.
 func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
 	g := a.Graph
 	t := g.Trace
 	if t == nil || len(t.Tree) == 0 || len(g.TraceNodeID) != g.NumNodes() {
-		return nil, ErrNoAllocationStacks
+		return nil, noAllocationStacks(g)
 	}
 	// Trace node ids are dense in V8 (1..len(Tree)); a slice indexed by
 	// id keeps the per-object lookup off maps.
@@ -118,7 +129,7 @@ func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
 		}
 	}
 	if len(sites) == 0 {
-		return nil, ErrNoAllocationStacks
+		return nil, noAllocationStacks(g)
 	}
 	ret := groupRetained(a.Dominators, func(v int32) int32 { return nodeSite[v] }, len(sites), a.sc)
 	for i := range sites {

@@ -151,6 +151,7 @@ func TestSitesErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"sites", filepath.Join(td, "node-basic.heapsnapshot.gz")}, "has no allocation stacks: take it with node --track-heap-objects, or record one with heapx capture --timeline"},
+		{[]string{"sites", filepath.Join(td, "hprof", "java-jshell-agent.hprof.gz")}, "has no allocation stacks: heapx reads them from V8 heap snapshots and timelines only"},
 		{[]string{"sites", filepath.Join(td, "node-sites.heapsnapshot.gz"), "--tree"}, "--tree and --bottom-up are views of a sampling heap profile"},
 		{[]string{"sites", filepath.Join(td, "node-sites.heapprofile"), "--tree", "--bottom-up"}, "cannot be used together"},
 		{[]string{"sites", bad}, bad + ": not a valid sampling heap profile at byte "},
