@@ -502,8 +502,7 @@ func TestAnalysisCommandsReadDB(t *testing.T) {
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			db := filepath.Join(t.TempDir(), f.name+".db")
-			out := ok(t, "convert", "--analyze", f.path, db)
+			db, out := analysedCopy(t, f, ".db")
 			if !strings.HasPrefix(out, "wrote "+db+" (sqlite, ") {
 				t.Errorf("convert printed %q", out)
 			}
@@ -550,7 +549,7 @@ func TestSQLCacheInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "big.heapsnapshot")
 	writeBigSnapshot(t, in, 300_000)
-	cmd := exec.Command(heapxBin, "sql", in, "SELECT 1")
+	cmd := heapxCommand(t, "sql", in, "SELECT 1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

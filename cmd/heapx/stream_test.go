@@ -44,7 +44,7 @@ func TestReadFromPipe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := heapxStdin(t, bytes.NewReader(data), "info", "--json", "/dev/stdin")
+			r := heapxProcess(t, bytes.NewReader(data), "info", "--json", "/dev/stdin")
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
@@ -81,7 +81,10 @@ func TestReadFromFIFO(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, heapxBin, "summary", "-n", "1", fifo).CombinedOutput()
+	heapx := heapxCommand(t, "summary", "-n", "1", fifo)
+	cmd := exec.CommandContext(ctx, heapx.Path, heapx.Args[1:]...)
+	cmd.Env = heapx.Env
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatal("heapx hung reading a FIFO")
 	}
@@ -97,7 +100,7 @@ func TestPipeNeedsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := heapxStdin(t, bytes.NewReader(data), "info", "/dev/stdin")
+	r := heapxProcess(t, bytes.NewReader(data), "info", "/dev/stdin")
 	want := "heapx: /dev/stdin: not a regular file (a pipe or a FIFO?), and hprof dumps are read from a file that can be read twice: save the dump to a file first\n"
 	if r.code != 1 || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,7 +46,7 @@ func onTerminal(t *testing.T, args ...string) string {
 	t.Helper()
 	master, tty := openPTY(t)
 	defer master.Close()
-	cmd := exec.Command(heapxBin, args...)
+	cmd := heapxCommand(t, args...)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = tty, &errb
 	if err := cmd.Start(); err != nil {
