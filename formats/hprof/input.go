@@ -22,10 +22,6 @@ type input struct {
 	err  error // first read error other than io.EOF
 }
 
-func newInput(src io.Reader, bufSize int, name string, gz bool) *input {
-	return &input{src: src, buf: make([]byte, bufSize), name: name, gz: gz}
-}
-
 // pos is the stream offset of the next unread byte.
 func (in *input) pos() int64 { return in.base + int64(in.r) }
 
