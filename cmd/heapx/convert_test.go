@@ -25,6 +25,7 @@ import (
 // like the original (info, top) and that the regenerated snapshot is the
 // original byte for byte, Node's and Chrome's alike.
 func TestConvertRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -69,6 +70,7 @@ func TestConvertRoundTrip(t *testing.T) {
 // TestConvertAnalyze stores analysis results and checks them against
 // DevTools' retained sizes.
 func TestConvertAnalyze(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "a.jsonl")
 	if s := ok(t, "convert", "--analyze", "../../testdata/node-leak-1.heapsnapshot.gz", out); !strings.Contains(s, "with analysis results") {
@@ -115,6 +117,7 @@ func TestConvertAnalyze(t *testing.T) {
 // TestConvertFailures runs convert wrongly: each run must fail with one
 // "heapx: " line and leave nothing in the output directory.
 func TestConvertFailures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.heapsnapshot")
 	if err := os.WriteFile(bad, []byte(`{"snapshot":{"meta":{}}, "nodes":[1,2`), 0o644); err != nil {
@@ -158,6 +161,7 @@ func TestConvertFailures(t *testing.T) {
 // TestConvertInterrupted interrupts a convert while it writes: the output
 // must not appear, and the temporary file must be gone.
 func TestConvertInterrupted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a large snapshot")
 	}
@@ -248,6 +252,7 @@ func writeBigSnapshot(t *testing.T, path string, n int) {
 // byte for byte both ways, and the analysis results go through to the
 // flat form.
 func TestConvertThroughSQLite(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -286,6 +291,7 @@ func TestConvertThroughSQLite(t *testing.T) {
 // (LeakDemo$RequestRecord 7.4 MB instead of 640 kB) and could not load the
 // Firefox file at all.
 func TestConvertToV8ShowsHeapxNumbers(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		golden, path string
 		// DevTools' own class names -> heapx's class for the same objects;

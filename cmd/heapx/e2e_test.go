@@ -251,6 +251,7 @@ func readGolden(t *testing.T, name string) golden {
 // TestInfoJSONMatchesDevTools checks `info --json` on every fixture: the
 // counts and total size DevTools computed, and a census that adds up.
 func TestInfoJSONMatchesDevTools(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -307,6 +308,7 @@ func TestInfoJSONMatchesDevTools(t *testing.T) {
 
 // TestInfoText checks the human-readable output of info.
 func TestInfoText(t *testing.T) {
+	t.Parallel()
 	out := ok(t, "info", "../../testdata/chromium-small-page.heapsnapshot.gz")
 	for _, want := range []string{
 		"Format            v8.heapsnapshot\n",
@@ -325,6 +327,7 @@ func TestInfoText(t *testing.T) {
 // TestBadInput runs info on things that are not heap dumps: each must fail
 // with exit code 1 and one "heapx: " line naming the file.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	raw := testfixtures.Gunzip(t, "../../testdata/node-basic.heapsnapshot.gz")
 	gz, err := os.ReadFile("../../testdata/node-basic.heapsnapshot.gz")
@@ -394,6 +397,7 @@ func TestBadInput(t *testing.T) {
 // TestUsageErrors checks that command-line mistakes fail the same way as
 // bad input: one "heapx: " line, exit code 1.
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"info"},
 		{"info", "a", "b"},
@@ -409,6 +413,7 @@ func TestUsageErrors(t *testing.T) {
 
 // TestVersionAndHelp checks --version and that help lists the commands.
 func TestVersionAndHelp(t *testing.T) {
+	t.Parallel()
 	if out := ok(t, "--version"); !strings.HasPrefix(out, "heapx ") {
 		t.Errorf("--version printed %q", out)
 	}

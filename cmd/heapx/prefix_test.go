@@ -77,6 +77,7 @@ func runForPeak() int {
 // with a 100 MB string is read keeping one copy of it and shown cut (970
 // MB before).
 func TestLongValuesCostAPrefix(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("allocates hundreds of megabytes")
 	}

@@ -49,6 +49,7 @@ func perm(t *testing.T, path string) fs.FileMode {
 // (what a file's mode is does not depend on its size), as each is read 43
 // times.
 func TestOutputModes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		mask      string
 		src, want fs.FileMode
@@ -133,6 +134,7 @@ func TestUserCacheDirPrivate(t *testing.T) {
 // the older naming for the same output; one a live writer holds (locked),
 // files of other names, and other files of the older naming are not.
 func TestStaleTempsRemoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := copyFixture(t, "node-basic.heapsnapshot.gz")
 	create := func(name string, age time.Duration) string {
@@ -185,6 +187,7 @@ func TestStaleTempsRemoved(t *testing.T) {
 // (nothing can clean up then): the temporary file stays, and the next
 // heapx writing into the directory removes it.
 func TestKilledWriteCleanedUp(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a large snapshot")
 	}

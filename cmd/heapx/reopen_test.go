@@ -36,6 +36,7 @@ func views(t *testing.T, path string, ids []uint64) []string {
 // stored results (issue #4: reopening an analysed dump needs no
 // recomputation).
 func TestAnalysedFileAnswersLikeSnapshot(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -71,6 +72,7 @@ func TestAnalysedFileAnswersLikeSnapshot(t *testing.T) {
 // retained size cannot be changed alone: the reader checks that the
 // sizes add up along the dominator tree.)
 func TestAnalysedFileResultsAreUsed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := "../../testdata/node-basic.heapsnapshot.gz"
 	flat := filepath.Join(dir, "a.jsonl")

@@ -97,6 +97,7 @@ const (
 // TestSQLExamplesInREADME keeps README's examples and these tests the same
 // queries.
 func TestSQLExamplesInREADME(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +111,7 @@ func TestSQLExamplesInREADME(t *testing.T) {
 
 // TestSQLExamples runs README's example queries on the leak fixture.
 func TestSQLExamples(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-leak-3.heapsnapshot.gz")
 	g, err := v8.ReadFile(file, v8.Options{})
 	if err != nil {
@@ -266,6 +268,7 @@ func TestSQLExamples(t *testing.T) {
 
 // TestSQLOutputFormats checks the table, --json and --csv renderings.
 func TestSQLOutputFormats(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	q := `SELECT 'a' AS s, 12 AS n, NULL AS z UNION ALL SELECT 'b,"c"', 3, 2.5`
 	if got, want := sqlOK(t, file, q), "s       n     z\na      12  NULL\nb,\"c\"   3   2.5\n"; got != want {
@@ -293,6 +296,7 @@ func TestSQLOutputFormats(t *testing.T) {
 // TestSQLReadOnly: nothing heapx sql runs may change the database or
 // create a file.
 func TestSQLReadOnly(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	sqlOK(t, file, "SELECT 1") // builds the cache
 	db := file + cacheSuffix
@@ -333,6 +337,7 @@ func TestSQLReadOnly(t *testing.T) {
 
 // TestSQLErrors: mistakes fail with one "heapx: <file>: <message>" line.
 func TestSQLErrors(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	db := file + cacheSuffix
 	sqlOK(t, file, "SELECT 1") // builds the cache, which the errors name
@@ -365,6 +370,7 @@ func TestSQLErrors(t *testing.T) {
 // dump is unchanged, and rebuilt when its mtime, size or first megabyte
 // change, or when the copy is damaged.
 func TestSQLCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "app.heapsnapshot")
 	raw := testfixtures.Gunzip(t, filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"))
@@ -499,6 +505,7 @@ func (b *bytesRows) end() error { return nil }
 // results and runs the analysis commands on it: they answer exactly as on
 // the original snapshot.
 func TestAnalysisCommandsReadDB(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -543,6 +550,7 @@ func TestAnalysisCommandsReadDB(t *testing.T) {
 // TestSQLCacheInterrupted: a signal while heapx sql writes its cached copy
 // leaves neither the copy nor its temporary file behind.
 func TestSQLCacheInterrupted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a large snapshot")
 	}
@@ -688,6 +696,7 @@ func TestSQLCacheFlag(t *testing.T) {
 // note, and the query answers. A .db the user gave is never rebuilt: its
 // damage is reported.
 func TestSQLCacheCorrupt(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	db := file + cacheSuffix
 	q := "SELECT count(*) AS n, sum(label) AS labels FROM edge"

@@ -30,6 +30,7 @@ type streamInfo struct {
 // second read, which started where the first had stopped, said
 // "truncated file?"). Each must read as the file does.
 func TestReadFromPipe(t *testing.T) {
+	t.Parallel()
 	jsonl := filepath.Join(t.TempDir(), "basic.jsonl.gz")
 	ok(t, "convert", "../../testdata/node-basic.heapsnapshot.gz", jsonl)
 	for _, path := range []string{
@@ -62,6 +63,7 @@ func TestReadFromPipe(t *testing.T) {
 // writer had gone once detection closed it, and the second open waited
 // for another.
 func TestReadFromFIFO(t *testing.T) {
+	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "dump")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("no FIFOs here:", err)
@@ -96,6 +98,7 @@ func TestReadFromFIFO(t *testing.T) {
 // TestPipeNeedsFile checks that a format read in two passes says plainly
 // that it needs a file when given a pipe.
 func TestPipeNeedsFile(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../testdata/hprof/java-leakdemo-small.hprof.gz")
 	if err != nil {
 		t.Fatal(err)
