@@ -93,15 +93,7 @@ func JSONValue(r *query.Result, inputs []string) any {
 func columns(s *query.Section) (cols []query.Column, shown []int) {
 	switch {
 	case s.Table != nil:
-		cols = s.Table.Columns
-		for i, c := range cols {
-			if c.Kind == query.Text && len(s.Table.Rows) > 0 && !slices.ContainsFunc(s.Table.Rows, func(r []any) bool {
-				return i < len(r) && query.FormatValue(c.Kind, r[i]) != ""
-			}) {
-				continue
-			}
-			shown = append(shown, i)
-		}
+		return s.Table.Columns, ShownColumns(s.Table)
 	case s.Tree != nil:
 		cols = s.Tree.Columns
 		for i := range cols {
@@ -109,6 +101,21 @@ func columns(s *query.Section) (cols []query.Column, shown []int) {
 		}
 	}
 	return cols, shown
+}
+
+// ShownColumns returns the indexes of the table's columns that Text and
+// HTML show: all but its text columns empty in every row.
+func ShownColumns(t *query.Table) []int {
+	var shown []int
+	for i, c := range t.Columns {
+		if c.Kind == query.Text && len(t.Rows) > 0 && !slices.ContainsFunc(t.Rows, func(r []any) bool {
+			return i < len(r) && query.FormatValue(c.Kind, r[i]) != ""
+		}) {
+			continue
+		}
+		shown = append(shown, i)
+	}
+	return shown
 }
 
 // isNumeric says whether a column of kind k holds numbers, drawn

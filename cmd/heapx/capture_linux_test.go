@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,7 +28,7 @@ func TestCaptureStreamsWithProgress(t *testing.T) {
 		t.Skipf("setting the terminal's size: %v", e)
 	}
 	path := filepath.Join(t.TempDir(), "big.heapsnapshot")
-	cmd := exec.Command(heapxBin, "capture", "--inspect", p.hostPort, "-o", path)
+	cmd := heapxCommand(t, "capture", "--inspect", p.hostPort, "-o", path)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, tty
 	if err := cmd.Start(); err != nil {
@@ -58,7 +57,11 @@ func TestCaptureStreamsWithProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rss := maxRSS(t, cmd)
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Skip("no resource usage of the process")
+	}
+	rss := ru.Maxrss << 10 // kilobytes on Linux
 	if rss > st.Size()/2 {
 		t.Errorf("heapx peaked at %d MB capturing a %d MB snapshot: it is not streamed", rss>>20, st.Size()>>20)
 	}

@@ -313,7 +313,7 @@ func TestCaptureSampling(t *testing.T) {
 func TestCaptureOnSignal(t *testing.T) {
 	needNode(t)
 	dir := t.TempDir()
-	cmd := exec.Command(heapxBin, "capture", "--count", "2", "-o", filepath.Join(dir, "s.heapsnapshot"), "--", "node", leakJS)
+	cmd := heapxCommand(t, "capture", "--count", "2", "-o", filepath.Join(dir, "s.heapsnapshot"), "--", "node", leakJS)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()
@@ -364,7 +364,7 @@ func TestCaptureTargetGone(t *testing.T) {
 		p := startInspected(t, 100000)
 		dir := t.TempDir()
 		path := filepath.Join(dir, "cut.heapsnapshot")
-		cmd := exec.Command(heapxBin, "capture", "--inspect", p.hostPort, "-o", path)
+		cmd := heapxCommand(t, "capture", "--inspect", p.hostPort, "-o", path)
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {
@@ -398,7 +398,7 @@ func TestCaptureTargetGone(t *testing.T) {
 		dir := t.TempDir()
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		path := filepath.Join(dir, "t.heaptimeline")
-		cmd := exec.Command(heapxBin, "capture", "--timeline", "60s", "-o", path, "--", "node", leakJS, pidFile)
+		cmd := heapxCommand(t, "capture", "--timeline", "60s", "-o", path, "--", "node", leakJS, pidFile)
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {
@@ -439,7 +439,7 @@ func TestCaptureInterrupted(t *testing.T) {
 	p := startInspected(t, 0)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.heaptimeline")
-	cmd := exec.Command(heapxBin, "capture", "--inspect", p.hostPort, "--timeline", "60s", "-o", path)
+	cmd := heapxCommand(t, "capture", "--inspect", p.hostPort, "--timeline", "60s", "-o", path)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {

@@ -236,9 +236,9 @@ func classDeviations(g *model.Graph, ours *analysis.Classes, nts []model.NodeTyp
 	view.NodeTypes, view.EdgeTypes = nts, ets
 	theirs := analysis.ClassifyNodes(&view, nil)
 	type moved struct {
-		count, all int
-		size       uint64
-		to         map[uint32]int // DevTools class -> objects
+		count int
+		size  uint64
+		to    map[uint32]int // DevTools class -> objects
 	}
 	byClass := map[uint32]*moved{}
 	all := make([]int, len(ours.Names))

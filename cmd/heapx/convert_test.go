@@ -25,6 +25,7 @@ import (
 // like the original (info, top) and that the regenerated snapshot is the
 // original byte for byte, Node's and Chrome's alike.
 func TestConvertRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -69,6 +70,7 @@ func TestConvertRoundTrip(t *testing.T) {
 // TestConvertAnalyze stores analysis results and checks them against
 // DevTools' retained sizes.
 func TestConvertAnalyze(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "a.jsonl")
 	if s := ok(t, "convert", "--analyze", "../../testdata/node-leak-1.heapsnapshot.gz", out); !strings.Contains(s, "with analysis results") {
@@ -115,6 +117,7 @@ func TestConvertAnalyze(t *testing.T) {
 // TestConvertFailures runs convert wrongly: each run must fail with one
 // "heapx: " line and leave nothing in the output directory.
 func TestConvertFailures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.heapsnapshot")
 	if err := os.WriteFile(bad, []byte(`{"snapshot":{"meta":{}}, "nodes":[1,2`), 0o644); err != nil {
@@ -158,6 +161,7 @@ func TestConvertFailures(t *testing.T) {
 // TestConvertInterrupted interrupts a convert while it writes: the output
 // must not appear, and the temporary file must be gone.
 func TestConvertInterrupted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a large snapshot")
 	}
@@ -166,7 +170,7 @@ func TestConvertInterrupted(t *testing.T) {
 	writeBigSnapshot(t, in, 1_500_000)
 	out := filepath.Join(dir, "big.jsonl.gz")
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		cmd := exec.Command(heapxBin, "convert", in, out)
+		cmd := heapxCommand(t, "convert", in, out)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -243,21 +247,19 @@ func writeBigSnapshot(t *testing.T, path string, n int) {
 }
 
 // TestConvertThroughSQLite takes every fixture V8 -> .db -> .heapsnapshot
-// and V8 -> .db -> .jsonl.gz -> .heapsnapshot when the SQLite form is
-// built in: the .db carries the whole dump (Chrome's location scripts
-// included), so the snapshot comes back byte for byte both ways, and the
-// analysis results go through to the flat form.
+// and V8 -> .db -> .jsonl.gz -> .heapsnapshot: the .db carries the whole
+// dump (Chrome's location scripts included), so the snapshot comes back
+// byte for byte both ways, and the analysis results go through to the
+// flat form.
 func TestConvertThroughSQLite(t *testing.T) {
-	if !strings.Contains(ok(t, "convert", "--help"), "sqlite (.db)") {
-		t.Skip("this heapx does not write .db")
-	}
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			db, flat := filepath.Join(dir, "x.db"), filepath.Join(dir, "x.jsonl.gz")
+			db, _ := analysedCopy(t, f, ".db")
+			flat := filepath.Join(dir, "x.jsonl.gz")
 			direct, back := filepath.Join(dir, "direct.heapsnapshot"), filepath.Join(dir, "back.heapsnapshot")
-			ok(t, "convert", "--analyze", f.path, db)
 			ok(t, "convert", db, direct)
 			if s := ok(t, "convert", db, flat); !strings.Contains(s, "with analysis results") {
 				t.Errorf("results did not come through the database: %q", s)
@@ -289,6 +291,7 @@ func TestConvertThroughSQLite(t *testing.T) {
 // (LeakDemo$RequestRecord 7.4 MB instead of 640 kB) and could not load the
 // Firefox file at all.
 func TestConvertToV8ShowsHeapxNumbers(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		golden, path string
 		// DevTools' own class names -> heapx's class for the same objects;

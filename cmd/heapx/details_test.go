@@ -19,6 +19,7 @@ import (
 
 // `heapx list` lists every command, not only the registered analyses.
 func TestListShowsEveryCommand(t *testing.T) {
+	t.Parallel()
 	list := ok(t, "list")
 	rows := map[string]string{}
 	for _, l := range strings.Split(list, "\n") {
@@ -50,6 +51,7 @@ func TestListShowsEveryCommand(t *testing.T) {
 
 // `report --csv` has every part in the analyses' CSV form.
 func TestReportCSV(t *testing.T) {
+	t.Parallel()
 	out := ok(t, "report", "--csv", leak3, leak1, leak2)
 	cr := csv.NewReader(strings.NewReader(out))
 	cr.FieldsPerRecord = -1 // a header row of keys starts each table
@@ -92,6 +94,7 @@ func TestReportCSV(t *testing.T) {
 
 // Chart hints follow the snake_case contract: "label" and "value".
 func TestChartJSONKeys(t *testing.T) {
+	t.Parallel()
 	out := ok(t, "diff", "--json", leak1, leak2)
 	if !strings.Contains(out, `"chart": {
         "label": "constructor",
@@ -107,6 +110,7 @@ func TestChartJSONKeys(t *testing.T) {
 // --class finds a class whatever the case, and says which names are close
 // when none matches.
 func TestClassNameMatching(t *testing.T) {
+	t.Parallel()
 	exact := ok(t, "merged-paths", "--class", "LeakedItem", "-n", "0", leak3)
 	folded := ok(t, "merged-paths", "--class", "leakeditem", "-n", "0", leak3)
 	if exact != folded || !strings.HasPrefix(folded, "Shortest retainer paths of the 1,500 instances of LeakedItem,") {
@@ -125,6 +129,7 @@ func TestClassNameMatching(t *testing.T) {
 
 // The report's leak heading names the files, as `heapx leaks` does.
 func TestLeaksHeadingNamesFiles(t *testing.T) {
+	t.Parallel()
 	for _, out := range []string{ok(t, "report", leak3, leak1, leak2), ok(t, "leaks", leak1, leak2, leak3)} {
 		if !strings.Contains(out, "Leaks (objects allocated between node-leak-1.heapsnapshot.gz and node-leak-2.heapsnapshot.gz, alive in node-leak-3.heapsnapshot.gz)") ||
 			strings.Contains(out, "BASELINE") {
@@ -137,6 +142,7 @@ func TestLeaksHeadingNamesFiles(t *testing.T) {
 // and what to do, from its content (the names below hide the extension
 // where the content alone must tell).
 func TestNotADumpHints(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	raw := testfixtures.Gunzip(t, basic)
 	write := func(name string, b []byte) string {

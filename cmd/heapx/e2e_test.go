@@ -10,59 +10,141 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/heapx/heapx/internal/testfixtures"
 )
 
-// These tests build the heapx binary and run it the way a user does, on the
-// fixtures in testdata/, comparing with the numbers Chrome DevTools' own
-// heap snapshot worker computed for the same files (testdata/golden).
+// These tests run heapx the way a user does, on the fixtures in testdata/,
+// comparing with the numbers Chrome DevTools' own heap snapshot worker
+// computed for the same files (testdata/golden). Most call run, the
+// command's whole life short of the process, in the test process: its
+// stdout and stderr are not terminals, as in CI, so no progress bar may
+// ever appear. The few tests of what only a process shows (its exit on a
+// signal, its stdout on a terminal, its umask, its peak memory, stdin from
+// a pipe) run the test binary as heapx (heapxCommand).
 
-// heapxBin is the binary built by TestMain.
-var heapxBin string
+// asMain is the environment variable that makes the test binary heapx.
+const asMain = "HEAPX_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
-	// One build for every test: building per test would dominate the run.
+	switch os.Getenv(asMain) {
+	case "1":
+		main() // exits
+	case "peak":
+		os.Exit(runForPeak())
+	}
 	// testing.M has no TempDir, hence MkdirTemp and the explicit cleanup.
-	dir, err := os.MkdirTemp("", "heapx-e2e-")
+	dir, err := os.MkdirTemp("", "heapx-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	heapxBin = filepath.Join(dir, "heapx")
-	build := exec.Command("go", "build", "-o", heapxBin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building heapx:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	sharedDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-// result is one run of the binary.
+// sharedDir holds the files analysedCopy makes once for every test.
+var sharedDir string
+
+// analysedCopies are the conversions analysedCopy made, by output path.
+var analysedCopies sync.Map // string -> *analysedCopyResult
+
+type analysedCopyResult struct {
+	once   sync.Once
+	stdout string
+	err    error
+}
+
+// analysedCopy returns f converted with --analyze to the format of ext
+// (".db", ".jsonl.gz") and what convert printed. Several tests read the
+// same copies of every fixture, and writing them is most of what those
+// tests cost, so the first test to ask makes each and the others wait for
+// it; they must not change it.
+func analysedCopy(t *testing.T, f fixture, ext string) (path, stdout string) {
+	t.Helper()
+	path = filepath.Join(sharedDir, f.name+ext)
+	v, _ := analysedCopies.LoadOrStore(path, &analysedCopyResult{})
+	c := v.(*analysedCopyResult)
+	c.once.Do(func() {
+		c.err = fmt.Errorf("heapx convert --analyze %s %s did not finish", f.path, path)
+		r := heapx(t, "convert", "--analyze", f.path, path)
+		c.err = nil
+		c.stdout = r.stdout
+		if r.code != 0 || r.stderr != "" {
+			c.err = fmt.Errorf("heapx convert --analyze %s %s: exit %d, stderr:\n%s", f.path, path, r.code, r.stderr)
+		}
+	})
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	return path, c.stdout
+}
+
+// heapxCommand returns a command that runs heapx with args in a process
+// of its own: this test binary, which TestMain turns into heapx (main, as
+// a built heapx runs it), so no build is needed and -race covers it too.
+func heapxCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), asMain+"=1")
+	return cmd
+}
+
+// result is one run of heapx.
 type result struct {
 	stdout, stderr string
 	code           int
 }
 
-// heapx runs the binary with args and returns what it printed and its exit
-// code. Its stdout and stderr are pipes, as in CI, so no progress bar may
-// ever appear.
+// heapx runs heapx with args in this process and returns what it printed
+// and its exit code. Its stderr is a file, so progress bars (drawn only
+// on a terminal) cannot appear; tests may call it in parallel, since run
+// builds its command tree anew each time.
 func heapx(t *testing.T, args ...string) result {
 	t.Helper()
-	return heapxStdin(t, nil, args...)
+	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	var stdout bytes.Buffer
+	r := result{code: runRecovered(t, args, &stdout, stderr)}
+	errb, err := os.ReadFile(stderr.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stdout, r.stderr = stdout.String(), string(errb)
+	return r
 }
 
-// heapxStdin is heapx with stdin reading from in (a pipe), or from
-// nothing when in is nil.
-func heapxStdin(t *testing.T, in io.Reader, args ...string) result {
+// runRecovered is run, failing the test (instead of ending every test)
+// when it panics: no input may ever cause one.
+func runRecovered(t *testing.T, args []string, stdout io.Writer, stderr *os.File) int {
 	t.Helper()
-	cmd := exec.Command(heapxBin, args...)
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("heapx %v panicked: %v\n%s", args, p, debug.Stack())
+		}
+	}()
+	return run(args, stdout, stderr)
+}
+
+// heapxProcess runs heapx with args in a process of its own, its stdin
+// reading from in (a pipe) or from nothing when in is nil, and returns
+// what it printed and its exit code.
+func heapxProcess(t *testing.T, in io.Reader, args ...string) result {
+	t.Helper()
+	cmd := heapxCommand(t, args...)
 	cmd.Stdin = in
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -116,26 +198,28 @@ type fixture struct {
 	name, path string
 }
 
-// fixtures lists every dump in testdata/ that has a DevTools golden, so a
-// new fixture is tested without touching this file.
+// noGolden are the V8 dumps of testdata/ made for other tests, which have
+// no DevTools golden (testdata/gen/README.md).
+var noGolden = map[string]bool{
+	"node-list-20k-1-baseline": true, "node-list-20k-2-target": true, "node-list-20k-3-final": true,
+}
+
+// fixtures lists every V8 dump in testdata/ with its DevTools golden, so a
+// new fixture is tested without touching this file; a dump whose golden
+// is missing fails the test instead of dropping out of it.
 func fixtures(t *testing.T) []fixture {
 	t.Helper()
 	var fs []fixture
-	for _, pat := range []string{"*.heapsnapshot.gz", "*.heaptimeline.gz"} {
-		paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", pat))
-		if err != nil {
-			t.Fatal(err)
+	for _, p := range testfixtures.V8Dumps(t) {
+		base := filepath.Base(p)
+		name := base[:strings.Index(base, ".")]
+		if noGolden[name] {
+			continue
 		}
-		for _, p := range paths {
-			base := filepath.Base(p)
-			name := base[:strings.Index(base, ".")]
-			if _, err := os.Stat(goldenPath(name)); err == nil {
-				fs = append(fs, fixture{name, p})
-			}
+		if _, err := os.Stat(goldenPath(name)); err != nil {
+			t.Fatalf("%s has no DevTools golden (testdata/golden/README.md says how to make one): %v", p, err)
 		}
-	}
-	if len(fs) == 0 {
-		t.Fatal("no fixtures with goldens in testdata/")
+		fs = append(fs, fixture{name, filepath.Join("..", "..", "testdata", base)})
 	}
 	return fs
 }
@@ -167,6 +251,7 @@ func readGolden(t *testing.T, name string) golden {
 // TestInfoJSONMatchesDevTools checks `info --json` on every fixture: the
 // counts and total size DevTools computed, and a census that adds up.
 func TestInfoJSONMatchesDevTools(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -223,6 +308,7 @@ func TestInfoJSONMatchesDevTools(t *testing.T) {
 
 // TestInfoText checks the human-readable output of info.
 func TestInfoText(t *testing.T) {
+	t.Parallel()
 	out := ok(t, "info", "../../testdata/chromium-small-page.heapsnapshot.gz")
 	for _, want := range []string{
 		"Format            v8.heapsnapshot\n",
@@ -241,6 +327,7 @@ func TestInfoText(t *testing.T) {
 // TestBadInput runs info on things that are not heap dumps: each must fail
 // with exit code 1 and one "heapx: " line naming the file.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	raw := testfixtures.Gunzip(t, "../../testdata/node-basic.heapsnapshot.gz")
 	gz, err := os.ReadFile("../../testdata/node-basic.heapsnapshot.gz")
@@ -310,6 +397,7 @@ func TestBadInput(t *testing.T) {
 // TestUsageErrors checks that command-line mistakes fail the same way as
 // bad input: one "heapx: " line, exit code 1.
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"info"},
 		{"info", "a", "b"},
@@ -325,6 +413,7 @@ func TestUsageErrors(t *testing.T) {
 
 // TestVersionAndHelp checks --version and that help lists the commands.
 func TestVersionAndHelp(t *testing.T) {
+	t.Parallel()
 	if out := ok(t, "--version"); !strings.HasPrefix(out, "heapx ") {
 		t.Errorf("--version printed %q", out)
 	}

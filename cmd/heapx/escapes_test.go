@@ -40,6 +40,7 @@ func checkNoTerminalBytes(t *testing.T, what, out string) {
 // escape sequences as text (\x1b, \u009b), in object and class names,
 // node type names, headings and sql's column headers and cells.
 func TestTerminalEscapesInTables(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	snap := filepath.Join(dir, "hostile.heapsnapshot")
 	if err := os.WriteFile(snap, []byte(hostileSnapshot), 0o644); err != nil {
@@ -90,6 +91,7 @@ func TestTerminalEscapesInTables(t *testing.T) {
 // TestTerminalEscapesInErrors: an error quoting a dump's text shows its
 // escapes as text and stays short however much text the dump holds.
 func TestTerminalEscapesInErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)

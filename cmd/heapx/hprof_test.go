@@ -13,6 +13,7 @@ import (
 // (testdata/hprof/java-leakdemo-small.hprof.oracle.txt) and the program's
 // own ground truth: 20,000 RequestRecords, 400 Sessions.
 func TestHPROFCLI(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join("..", "..", "testdata", "hprof", "java-leakdemo-small.hprof.gz")
 	const (
 		nodes, edges = 155448, 360764 // 154,602 objects, 845 classes, the root

@@ -11,6 +11,7 @@ import (
 // each output format once, on the two fixtures whose contents are known
 // (see query's inspections_test.go for the numbers).
 func TestInspections(t *testing.T) {
+	t.Parallel()
 	page := "../../testdata/chromium-small-page.heapsnapshot.gz"
 	leak := "../../testdata/node-leak-3.heapsnapshot.gz"
 

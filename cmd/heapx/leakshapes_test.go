@@ -74,10 +74,12 @@ func classCount(classes, class string) int {
 // report's first part is the leak detection, whose first row is the
 // first leak.
 func TestLeakShapesCLI(t *testing.T) {
+	t.Parallel()
 	for _, sh := range cliLeakShapes {
 		for _, node := range sh.nodes {
 			series := sh.shape + "-" + node
 			t.Run(series, func(t *testing.T) {
+				t.Parallel()
 				var files []string
 				for k := 1; k <= 3; k++ {
 					files = append(files, filepath.Join("..", "..", "testdata", "leaks", fmt.Sprintf("%s-%d.heapsnapshot.gz", series, k)))

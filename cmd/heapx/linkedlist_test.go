@@ -20,6 +20,7 @@ const listTail = "124685"
 // leaked list of 20,000 items (4 GB and 14 s for leaks, out of memory for
 // merged-paths on 30,000) as a user does, and checks what each says.
 func TestLinkedListCLI(t *testing.T) {
+	t.Parallel()
 	b, tg, f := listSnaps[0], listSnaps[1], listSnaps[2]
 
 	out := ok(t, "leaks", b, tg, f)

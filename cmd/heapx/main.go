@@ -44,7 +44,8 @@ const maxErrorBytes = 4 << 10
 // is separate from main so the exit code is decided in one place: every
 // error, whether cobra's (unknown flag) or a command's, is printed once as
 // "heapx: <error>", on one line with what a terminal would act on escaped,
-// and exits 1.
+// and exits 1. It builds its command tree anew and keeps no state between
+// calls, so the tests call it in process, several at once.
 func run(args []string, stdout io.Writer, stderr *os.File) int {
 	root := newRootCmd(stderr)
 	root.SetArgs(args)

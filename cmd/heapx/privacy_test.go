@@ -23,7 +23,9 @@ import (
 // does) and requires success.
 func heapxUmask(t *testing.T, mask string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("sh", append([]string{"-c", `umask ` + mask + ` && exec "$0" "$@"`, heapxBin}, args...)...)
+	heapx := heapxCommand(t, args...)
+	cmd := exec.Command("sh", append([]string{"-c", `umask ` + mask + ` && exec "$0" "$@"`, heapx.Path}, args...)...)
+	cmd.Env = heapx.Env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -45,8 +47,11 @@ func perm(t *testing.T, path string) fs.FileMode {
 // copy, convert's output in each format, report --html) gets the mode the
 // umask gives, less what the dump denies. A private dump (0600) never
 // yields a world-readable copy of its strings, whatever the umask; a
-// umask of 077 is honoured for a readable dump.
+// umask of 077 is honoured for a readable dump. The dumps are small
+// (what a file's mode is does not depend on its size), as each is read 43
+// times.
 func TestOutputModes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		mask      string
 		src, want fs.FileMode
@@ -60,7 +65,8 @@ func TestOutputModes(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("umask %s dump %04o", c.mask, c.src), func(t *testing.T) {
 			dir := t.TempDir()
-			in := copyFixture(t, "node-basic.heapsnapshot.gz")
+			in := filepath.Join(t.TempDir(), "small.heapsnapshot")
+			writeBigSnapshot(t, in, 100)
 			if err := os.Chmod(in, c.src); err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +89,9 @@ func TestOutputModes(t *testing.T) {
 	}
 	// A report on several dumps is as private as the most private one.
 	dir := t.TempDir()
-	a, b := copyFixture(t, "node-leak-1.heapsnapshot.gz"), copyFixture(t, "node-leak-2.heapsnapshot.gz")
+	a, b := filepath.Join(dir, "a.heapsnapshot"), filepath.Join(dir, "b.heapsnapshot")
+	writeBigSnapshot(t, a, 100)
+	writeBigSnapshot(t, b, 100)
 	os.Chmod(a, 0o644)
 	os.Chmod(b, 0o600)
 	html := filepath.Join(dir, "r.html")
@@ -128,6 +136,7 @@ func TestUserCacheDirPrivate(t *testing.T) {
 // the older naming for the same output; one a live writer holds (locked),
 // files of other names, and other files of the older naming are not.
 func TestStaleTempsRemoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := copyFixture(t, "node-basic.heapsnapshot.gz")
 	create := func(name string, age time.Duration) string {
@@ -180,13 +189,14 @@ func TestStaleTempsRemoved(t *testing.T) {
 // (nothing can clean up then): the temporary file stays, and the next
 // heapx writing into the directory removes it.
 func TestKilledWriteCleanedUp(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a large snapshot")
 	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "big.heapsnapshot")
 	writeBigSnapshot(t, in, 300_000)
-	cmd := exec.Command(heapxBin, "convert", in, filepath.Join(dir, "big.jsonl.gz"))
+	cmd := heapxCommand(t, "convert", in, filepath.Join(dir, "big.jsonl.gz"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

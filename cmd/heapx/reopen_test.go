@@ -36,11 +36,10 @@ func views(t *testing.T, path string, ids []uint64) []string {
 // stored results (issue #4: reopening an analysed dump needs no
 // recomputation).
 func TestAnalysedFileAnswersLikeSnapshot(t *testing.T) {
-	sqlite := strings.Contains(ok(t, "convert", "--help"), "sqlite (.db)")
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
 			var top query.TopJSON
 			if err := json.Unmarshal([]byte(ok(t, "top", "--json", "-n", "3", f.path)), &top); err != nil {
 				t.Fatal(err)
@@ -50,12 +49,9 @@ func TestAnalysedFileAnswersLikeSnapshot(t *testing.T) {
 				ids = append(ids, n.ID)
 			}
 			want := views(t, f.path, ids)
-			outs := []string{filepath.Join(dir, f.name+".jsonl.gz")}
-			if sqlite {
-				outs = append(outs, filepath.Join(dir, f.name+".db"))
-			}
-			for _, out := range outs {
-				if s := ok(t, "convert", "--analyze", f.path, out); !strings.Contains(s, "with analysis results") {
+			for _, ext := range []string{".jsonl.gz", ".db"} {
+				out, s := analysedCopy(t, f, ext)
+				if !strings.Contains(s, "with analysis results") {
 					t.Fatalf("convert printed %q", s)
 				}
 				got := views(t, out, ids)
@@ -76,6 +72,7 @@ func TestAnalysedFileAnswersLikeSnapshot(t *testing.T) {
 // retained size cannot be changed alone: the reader checks that the
 // sizes add up along the dominator tree.)
 func TestAnalysedFileResultsAreUsed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := "../../testdata/node-basic.heapsnapshot.gz"
 	flat := filepath.Join(dir, "a.jsonl")

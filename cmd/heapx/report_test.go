@@ -40,6 +40,7 @@ func reportPart(t *testing.T, d *report.Doc, key string) []map[string]any {
 // the baselines with the path through onWork, and growth shows the class
 // and the array growing 500 -> 1,000 -> 1,500.
 func TestReportFindsTheLeak(t *testing.T) {
+	t.Parallel()
 	d := *reportJSON(t, leakSnaps...)
 	if d.SchemaVersion != 1 || d.File != leakSnaps[0] || len(d.Baselines) != 2 || d.Format != "v8" || len(d.Failures) != 0 {
 		t.Errorf("report header: %+v", d)
@@ -83,6 +84,7 @@ func TestReportFindsTheLeak(t *testing.T) {
 // TestReportText checks the text form names the parts and the suspect,
 // and has no Detached DOM part for a Node.js heap, which has no DOM.
 func TestReportText(t *testing.T) {
+	t.Parallel()
 	out := ok(t, "report", leakSnaps[0])
 	for _, want := range []string{"== heapx report", "== Leak suspects", "1,500 instances of LeakedItem", "== Top classes by retained size", "== Duplicate strings"} {
 		if !strings.Contains(out, want) {
@@ -99,6 +101,7 @@ func TestReportText(t *testing.T) {
 // TestReportGates checks --fail-over and --fail-growth: the report is still
 // printed, and the exit code is 1 with the reason on stderr.
 func TestReportGates(t *testing.T) {
+	t.Parallel()
 	r := heapx(t, append([]string{"report", "--fail-over", "100kB"}, leakSnaps...)...)
 	if r.code != 1 || !strings.Contains(r.stderr, "over the --fail-over limit 100 kB") || !strings.Contains(r.stdout, "FAILED:") {
 		t.Errorf("--fail-over 100kB: exit %d, stderr %q", r.code, r.stderr)
@@ -121,6 +124,7 @@ func TestReportGates(t *testing.T) {
 // TestReportHTML checks the page is complete and self-contained: every
 // part, a chart, and nothing loaded from elsewhere.
 func TestReportHTML(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.html")
 	ok(t, append([]string{"report", "--html", out}, leakSnaps...)...)
 	b, err := os.ReadFile(out)
@@ -155,6 +159,7 @@ func reportJSON(t *testing.T, args ...string) *report.Doc {
 // 10 detached div trees of 50 spans; the Java LeakDemo's static state (class LeakDemo) holds the 400
 // sessions that own the 20,000 RequestRecord.
 func TestReportOtherRuntimes(t *testing.T) {
+	t.Parallel()
 	ff := reportJSON(t, "../../testdata/spidermonkey/ff-medium-page.fxsnapshot")
 	sus := reportPart(t, ff, "suspects")
 	if len(sus) == 0 || sus[0]["class"] != "Object" || sus[0]["count"] != 150000.0 || sus[0]["held_by"] != "globalThis.eventLog" {
@@ -186,9 +191,10 @@ func TestReportOtherRuntimes(t *testing.T) {
 // page, not a blank. It skips where Chromium is not installed (.ci/run
 // installs Debian's package).
 func TestReportHTMLInChromium(t *testing.T) {
+	t.Parallel()
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Skip("chromium not installed")
+		t.Skip("chromium is not installed (.ci/run installs Debian's): the page is not checked in a browser")
 	}
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
@@ -244,6 +250,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 // dump that records no string contents; and LeakDemo's leaking static
 // list, the ArrayList of 6,667 AuditListener, as its largest collection.
 func TestInspectionsOtherRuntimes(t *testing.T) {
+	t.Parallel()
 	doc := func(args ...string) render.Document {
 		var d render.Document
 		okJSON(t, &d, args...)

@@ -54,6 +54,7 @@ func warningCodes(ws []query.Warning) []string {
 // Snapshots of one process in the right order warn about nothing, and
 // "warnings" is there, empty.
 func TestSeriesInOrder(t *testing.T) {
+	t.Parallel()
 	out := ok(t, "leaks", "--json", leak1, leak2, leak3)
 	if !strings.Contains(out, `"warnings": []`) {
 		t.Errorf("leaks --json has no empty warnings:\n%s", out[:min(len(out), 400)])
@@ -71,6 +72,7 @@ func TestSeriesInOrder(t *testing.T) {
 // now the output starts with a warning that says which one is newer, what
 // order is expected and the command in the order they were taken.
 func TestSeriesReversed(t *testing.T) {
+	t.Parallel()
 	text := ok(t, "leaks", leak3, leak2, leak1)
 	if !strings.HasPrefix(text, "WARNING: The snapshots look out of order: node-leak-3.heapsnapshot.gz holds 3,504 objects V8 created after everything in node-leak-2.heapsnapshot.gz") ||
 		!strings.Contains(text, "heapx leaks expects BASELINE, TARGET, FINAL, oldest first") ||
@@ -114,6 +116,7 @@ func TestSeriesReversed(t *testing.T) {
 // Snapshots of different processes: three JVM runs gave "no leaks";
 // now each pair is named and the result says it compared class counts.
 func TestSeriesNotOneProcess(t *testing.T) {
+	t.Parallel()
 	text := ok(t, "leaks", javaA, javaB, jshell)
 	for _, w := range []string{
 		"WARNING: java-leakdemo-small.hprof.gz and java-leakdemo-small-gz.hprof.gz do not look like snapshots of one process",
@@ -146,6 +149,7 @@ func TestSeriesNotOneProcess(t *testing.T) {
 // objects, so addresses do not follow them); the leak is the first class,
 // with the path of an instance.
 func TestSeriesOneJVM(t *testing.T) {
+	t.Parallel()
 	text := ok(t, "leaks", ticket1, ticket2, ticket3)
 	if strings.Contains(text, "WARNING") || !strings.Contains(text, "TicketLeak$Ticket   2,000    48.0 kB           2,000         4,000        6,000") ||
 		!strings.Contains(text, ".OPEN           java.util.ArrayList @0xfc016548") || !strings.Contains(text, "this runtime's ids are addresses") {
@@ -169,6 +173,7 @@ func TestSeriesOneJVM(t *testing.T) {
 // Snapshots of different runtimes cannot be compared: exit 1, saying
 // which is which and what is expected.
 func TestSeriesDifferentRuntimes(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"diff", javaA, basic},
 		{"leaks", leak1, leak2, "../../testdata/spidermonkey/ff-small-page.fxsnapshot"},

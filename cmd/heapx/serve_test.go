@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -51,7 +50,7 @@ func (s *syncBuffer) has(text string) bool {
 // Ctrl-C and returns its exit code.
 func serving(t *testing.T, args ...string) (url string, stderr *syncBuffer, stop func() int) {
 	t.Helper()
-	cmd := exec.Command(heapxBin, append([]string{"serve"}, args...)...)
+	cmd := heapxCommand(t, append([]string{"serve"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -221,7 +221,7 @@ func TestSitesFromPipe(t *testing.T) {
 	}
 	defer f.Close()
 	// Not the *os.File itself, which exec would hand over as a file.
-	r := heapxStdin(t, io.MultiReader(f), "sites", "/dev/stdin", "-n", "1")
+	r := heapxProcess(t, io.MultiReader(f), "sites", "/dev/stdin", "-n", "1")
 	if r.code != 0 || !strings.Contains(r.stdout, "/dev/stdin: 45,733 live objects with an allocation stack, in 137 functions") {
 		t.Errorf("sites from a pipe: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -15,6 +15,7 @@ import (
 // census of the Object class and the retained size of the Window, which
 // the root dominates.
 func TestSpiderMonkeyCLI(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join("..", "..", "testdata", "spidermonkey", "ff-small-page.fxsnapshot")
 	const (
 		nodes, edges = 155233, 410234

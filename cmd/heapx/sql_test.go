@@ -98,6 +98,7 @@ const (
 // TestSQLExamplesInREADME keeps README's examples and these tests the same
 // queries.
 func TestSQLExamplesInREADME(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +112,7 @@ func TestSQLExamplesInREADME(t *testing.T) {
 
 // TestSQLExamples runs README's example queries on the leak fixture.
 func TestSQLExamples(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-leak-3.heapsnapshot.gz")
 	g, err := v8.ReadFile(file, v8.Options{})
 	if err != nil {
@@ -267,6 +269,7 @@ func TestSQLExamples(t *testing.T) {
 
 // TestSQLOutputFormats checks the table, --json and --csv renderings.
 func TestSQLOutputFormats(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	q := `SELECT 'a' AS s, 12 AS n, NULL AS z UNION ALL SELECT 'b,"c"', 3, 2.5`
 	if got, want := sqlOK(t, file, q), "s       n     z\na      12  NULL\nb,\"c\"   3   2.5\n"; got != want {
@@ -294,6 +297,7 @@ func TestSQLOutputFormats(t *testing.T) {
 // TestSQLReadOnly: nothing heapx sql runs may change the database or
 // create a file.
 func TestSQLReadOnly(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	sqlOK(t, file, "SELECT 1") // builds the cache
 	db := file + sqlquery.CacheSuffix
@@ -334,6 +338,7 @@ func TestSQLReadOnly(t *testing.T) {
 
 // TestSQLErrors: mistakes fail with one "heapx: <file>: <message>" line.
 func TestSQLErrors(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	db := file + sqlquery.CacheSuffix
 	sqlOK(t, file, "SELECT 1") // builds the cache, which the errors name
@@ -366,6 +371,7 @@ func TestSQLErrors(t *testing.T) {
 // dump is unchanged, and rebuilt when its mtime, size or first megabyte
 // change, or when the copy is damaged.
 func TestSQLCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "app.heapsnapshot")
 	raw := testfixtures.Gunzip(t, filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"))
@@ -500,11 +506,11 @@ func (b *bytesRows) End() error { return nil }
 // results and runs the analysis commands on it: they answer exactly as on
 // the original snapshot.
 func TestAnalysisCommandsReadDB(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			db := filepath.Join(t.TempDir(), f.name+".db")
-			out := ok(t, "convert", "--analyze", f.path, db)
+			db, out := analysedCopy(t, f, ".db")
 			if !strings.HasPrefix(out, "wrote "+db+" (sqlite, ") {
 				t.Errorf("convert printed %q", out)
 			}
@@ -545,13 +551,14 @@ func TestAnalysisCommandsReadDB(t *testing.T) {
 // TestSQLCacheInterrupted: a signal while heapx sql writes its cached copy
 // leaves neither the copy nor its temporary file behind.
 func TestSQLCacheInterrupted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a large snapshot")
 	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "big.heapsnapshot")
 	writeBigSnapshot(t, in, 300_000)
-	cmd := exec.Command(heapxBin, "sql", in, "SELECT 1")
+	cmd := heapxCommand(t, "sql", in, "SELECT 1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -690,6 +697,7 @@ func TestSQLCacheFlag(t *testing.T) {
 // note, and the query answers. A .db the user gave is never rebuilt: its
 // damage is reported.
 func TestSQLCacheCorrupt(t *testing.T) {
+	t.Parallel()
 	file := copyFixture(t, "node-basic.heapsnapshot.gz")
 	db := file + sqlquery.CacheSuffix
 	q := "SELECT count(*) AS n, sum(label) AS labels FROM edge"

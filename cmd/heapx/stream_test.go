@@ -30,6 +30,7 @@ type streamInfo struct {
 // second read, which started where the first had stopped, said
 // "truncated file?"). Each must read as the file does.
 func TestReadFromPipe(t *testing.T) {
+	t.Parallel()
 	jsonl := filepath.Join(t.TempDir(), "basic.jsonl.gz")
 	ok(t, "convert", "../../testdata/node-basic.heapsnapshot.gz", jsonl)
 	for _, path := range []string{
@@ -44,7 +45,7 @@ func TestReadFromPipe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := heapxStdin(t, bytes.NewReader(data), "info", "--json", "/dev/stdin")
+			r := heapxProcess(t, bytes.NewReader(data), "info", "--json", "/dev/stdin")
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
@@ -62,6 +63,7 @@ func TestReadFromPipe(t *testing.T) {
 // writer had gone once detection closed it, and the second open waited
 // for another.
 func TestReadFromFIFO(t *testing.T) {
+	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "dump")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("no FIFOs here:", err)
@@ -81,7 +83,10 @@ func TestReadFromFIFO(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, heapxBin, "summary", "-n", "1", fifo).CombinedOutput()
+	heapx := heapxCommand(t, "summary", "-n", "1", fifo)
+	cmd := exec.CommandContext(ctx, heapx.Path, heapx.Args[1:]...)
+	cmd.Env = heapx.Env
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatal("heapx hung reading a FIFO")
 	}
@@ -93,11 +98,12 @@ func TestReadFromFIFO(t *testing.T) {
 // TestPipeNeedsFile checks that a format read in two passes says plainly
 // that it needs a file when given a pipe.
 func TestPipeNeedsFile(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../testdata/hprof/java-leakdemo-small.hprof.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := heapxStdin(t, bytes.NewReader(data), "info", "/dev/stdin")
+	r := heapxProcess(t, bytes.NewReader(data), "info", "/dev/stdin")
 	want := "heapx: /dev/stdin: not a regular file (a pipe or a FIFO?), and hprof dumps are read from a file that can be read twice: save the dump to a file first\n"
 	if r.code != 1 || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)

@@ -13,6 +13,7 @@ import (
 // generic Object, detached DOM among the suspects, linked lists, objects
 // two structures share, and no suspect on a heap without a leak (testdata/gen/README.md, "Leak-suspects fixtures").
 func TestSuspectsCLI(t *testing.T) {
+	t.Parallel()
 	rows := func(file string) []map[string]any {
 		var d render.Document
 		okJSON(t, &d, "suspects", "--json", file)

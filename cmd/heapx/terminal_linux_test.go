@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,7 +46,7 @@ func onTerminal(t *testing.T, args ...string) string {
 	t.Helper()
 	master, tty := openPTY(t)
 	defer master.Close()
-	cmd := exec.Command(heapxBin, args...)
+	cmd := heapxCommand(t, args...)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = tty, &errb
 	if err := cmd.Start(); err != nil {
@@ -70,6 +69,7 @@ func onTerminal(t *testing.T, args ...string) string {
 // RTL overrides, bytes that are not UTF-8) arrives escaped; the JSON is
 // still JSON with the same values (\u009b is its own escape).
 func TestTerminalEscapesInDataOutputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	snap := filepath.Join(dir, "hostile.heapsnapshot")
 	if err := os.WriteFile(snap, []byte(hostileSnapshot), 0o644); err != nil {

@@ -11,6 +11,7 @@ import (
 // TestSummaryUnreachable checks that the Chromium fixture's 80 unreachable
 // strings (DevTools' distance -5) are reported apart from the classes.
 func TestSummaryUnreachable(t *testing.T) {
+	t.Parallel()
 	const file = "../../testdata/chromium-small-page.heapsnapshot.gz"
 	var s query.SummaryJSON
 	if err := json.Unmarshal([]byte(ok(t, "summary", "--json", file)), &s); err != nil {

@@ -64,6 +64,7 @@ func decodeStrict(t *testing.T, out string, v any) {
 // Summary view: total size, number of classes, and count, distance,
 // shallow and retained size of its 50 largest classes.
 func TestSummaryMatchesDevTools(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -101,6 +102,7 @@ func TestSummaryMatchesDevTools(t *testing.T) {
 // TestTopMatchesDevTools compares `top --json` with the 50 objects DevTools
 // ranks highest by retained size.
 func TestTopMatchesDevTools(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
@@ -143,6 +145,7 @@ func TestTopMatchesDevTools(t *testing.T) {
 // long as DevTools' distance, starts at the root and ends at the object,
 // and every step leads on from the one before.
 func TestPaths(t *testing.T) {
+	t.Parallel()
 	f := fixture{"node-basic", "../../testdata/node-basic.heapsnapshot.gz"}
 	want := readViewsGolden(t, f.name)
 	checked := 0
@@ -196,6 +199,7 @@ func TestPaths(t *testing.T) {
 // TestTables checks the text views: DevTools' column words, right-aligned
 // numbers, human-readable sizes.
 func TestTables(t *testing.T) {
+	t.Parallel()
 	path := "../../testdata/node-basic.heapsnapshot.gz"
 	sum := ok(t, "summary", "-n", "5", path)
 	lines := strings.Split(sum, "\n")

@@ -46,9 +46,8 @@ type reader struct {
 	primArrays  uint64
 	primClass   [12]int32 // node of each primitive array class, -1 if none
 
-	rootIDs   []uint64
-	rootTags  []byte
-	rootEdges uint64
+	rootIDs  []uint64
+	rootTags []byte
 
 	// Strings registered for decoding: the String node, its coder, and the
 	// next String sharing the same value array (-1 ends the chain);

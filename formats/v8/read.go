@@ -752,7 +752,6 @@ func (r *reader) readTraceTree() error {
 	type frame struct {
 		parent int32
 		field  int
-		rec    []int64
 	}
 	stack := []frame{{parent: -1}}
 	var tree []model.TraceNode
