@@ -298,7 +298,7 @@ func TestInfoJSONMatchesDevTools(t *testing.T) {
 			}
 			// Only the fixtures made with --track-heap-objects or a
 			// timeline carry an allocation trace (testdata/gen/README.md).
-			wantTrace := f.name == "node-trace" || f.name == "node-timeline"
+			wantTrace := f.name == "node-trace" || f.name == "node-timeline" || f.name == "node-sites"
 			if info.HasAllocationTrace != wantTrace {
 				t.Errorf("has_allocation_trace %v, want %v", info.HasAllocationTrace, wantTrace)
 			}
