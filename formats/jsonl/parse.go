@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/heapx/heapx/internal/jsonstr"
 	"github.com/heapx/heapx/internal/wtf8"
 )
 
@@ -17,6 +17,7 @@ type cursor struct {
 	b       []byte
 	i       int
 	scratch []byte // unescaped strings
+	skipped []byte // unescaped strings of skipped values
 }
 
 // errSyntax and friends are wrapped with the line number by the reader.
@@ -164,89 +165,56 @@ func (c *cursor) intRange(what string, lo, hi int64) (int64, error) {
 }
 
 // str parses a JSON string. The result aliases the line or the cursor's
-// scratch buffer and is valid until the next call. Escaped lone surrogates
-// become WTF-8, as the V8 reader makes them, so a JavaScript string
-// survives any round trip.
+// scratch buffer and is valid until the next call but skip's. Escaped
+// lone surrogates become WTF-8, as the V8 reader makes them, so a
+// JavaScript string survives any round trip.
 func (c *cursor) str(what string) ([]byte, error) {
+	return c.decodeStr(what, &c.scratch)
+}
+
+// decodeStr parses a JSON string, unescaping it into *buf if it must.
+func (c *cursor) decodeStr(what string, buf *[]byte) ([]byte, error) {
 	c.ws()
 	if c.i >= len(c.b) || c.b[c.i] != '"' {
 		return nil, fmt.Errorf("expected %s (a string), found %s", what, c.found())
 	}
 	c.i++
 	start := c.i
-	// Fast path: no escapes.
-	for c.i < len(c.b) {
-		ch := c.b[c.i]
-		if ch == '"' {
-			s := c.b[start:c.i]
-			c.i++
-			return s, c.checkUTF8(s, what)
-		}
-		if ch == '\\' || ch < 0x20 {
-			break
-		}
+	c.i += jsonstr.Literal(c.b[c.i:], true)
+	if c.i < len(c.b) && c.b[c.i] == '"' {
+		// No escapes: the string is in the line as it is.
+		s := c.b[start:c.i]
 		c.i++
+		return s, checkUTF8(s, what)
 	}
-	out := append(c.scratch[:0], c.b[start:c.i]...)
+	out := append((*buf)[:0], c.b[start:c.i]...)
 	for {
 		if c.i >= len(c.b) {
 			return nil, fmt.Errorf("%s: string not terminated before the end of the line", what)
 		}
-		ch := c.b[c.i]
-		switch {
+		switch ch := c.b[c.i]; {
 		case ch == '"':
 			c.i++
-			c.scratch = out
-			return out, c.checkUTF8(out, what)
+			*buf = out
+			return out, checkUTF8(out, what)
 		case ch < 0x20:
 			return nil, fmt.Errorf("%s: unescaped control character 0x%02x in a string", what, ch)
-		case ch != '\\':
-			out = append(out, ch)
-			c.i++
-			continue
 		}
-		c.i++
-		if c.i >= len(c.b) {
+		var n int
+		var p jsonstr.Problem
+		out, n, p = jsonstr.Unescape(out, c.b[c.i:])
+		c.i += n
+		switch p {
+		case jsonstr.Cut:
 			return nil, fmt.Errorf("%s: escape cut at the end of the line", what)
+		case jsonstr.CutHex, jsonstr.BadHex:
+			return nil, fmt.Errorf("%s: bad \\u escape", what)
+		case jsonstr.BadEscape:
+			return nil, fmt.Errorf("%s: invalid escape \\%c", what, c.b[c.i-1])
 		}
-		e := c.b[c.i]
-		c.i++
-		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := c.hex4()
-			if !ok {
-				return nil, fmt.Errorf("%s: bad \\u escape", what)
-			}
-			if r >= 0xD800 && r < 0xDC00 && len(c.b)-c.i >= 6 && c.b[c.i] == '\\' && c.b[c.i+1] == 'u' {
-				save := c.i
-				c.i += 2
-				r2, ok := c.hex4()
-				if ok && r2 >= 0xDC00 && r2 < 0xE000 {
-					out = utf8.AppendRune(out, (r-0xD800)<<10|(r2-0xDC00)+0x10000)
-					continue
-				}
-				c.i = save
-			}
-			if r >= 0xD800 && r < 0xE000 {
-				out = wtf8.AppendSurrogate(out, r)
-			} else {
-				out = utf8.AppendRune(out, r)
-			}
-		default:
-			return nil, fmt.Errorf("%s: invalid escape \\%c", what, e)
-		}
+		k := jsonstr.Literal(c.b[c.i:], true)
+		out = append(out, c.b[c.i:c.i+k]...)
+		c.i += k
 	}
 }
 
@@ -254,35 +222,11 @@ func (c *cursor) str(what string) ([]byte, error) {
 // text (docs/format.md, 5.1), and a string that is not would not survive
 // being written again. Lone surrogates, which \u escapes may hold, are
 // WTF-8 by then and allowed.
-func (c *cursor) checkUTF8(s []byte, what string) error {
+func checkUTF8(s []byte, what string) error {
 	if !wtf8.Valid(s) {
 		return fmt.Errorf("%s: string holds bytes that are not UTF-8", what)
 	}
 	return nil
-}
-
-func (c *cursor) hex4() (rune, bool) {
-	if len(c.b)-c.i < 4 {
-		return 0, false
-	}
-	var r rune
-	for k := 0; k < 4; k++ {
-		ch := c.b[c.i+k]
-		var d byte
-		switch {
-		case ch >= '0' && ch <= '9':
-			d = ch - '0'
-		case ch >= 'a' && ch <= 'f':
-			d = ch - 'a' + 10
-		case ch >= 'A' && ch <= 'F':
-			d = ch - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	c.i += 4
-	return r, true
 }
 
 // nextStr parses a comma and the string after it: the next field of a
@@ -345,7 +289,9 @@ func (c *cursor) skip() error {
 			depth--
 			c.i++
 		case ch == '"':
-			if _, err := c.str("value"); err != nil {
+			// Into a buffer of its own: a string read before the
+			// skipped field stays valid.
+			if _, err := c.decodeStr("value", &c.skipped); err != nil {
 				return err
 			}
 		case ch == '-' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z':
