@@ -1,8 +1,14 @@
 package jsonl
 
 import (
+	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/formats/hprof"
+	"github.com/heapx/heapx/formats/spidermonkey"
+	"github.com/heapx/heapx/model"
 )
 
 // TestLineErrors pins the reader's error for each way a line can be
@@ -76,5 +82,35 @@ func TestStrings(t *testing.T) {
 	}
 	if v, _ := g.MetaValue("heapx:skipped_fields"); v != "string.x:note=3" {
 		t.Errorf("skipped %q", v)
+	}
+}
+
+// TestRoundTripOtherRuntimes writes a Java and a Firefox dump as JSON Lines
+// and reads them back the same: their gc_root records, which no V8 dump
+// has, and their own node and edge types.
+func TestRoundTripOtherRuntimes(t *testing.T) {
+	hp, err := hprof.ReadFile(filepath.Join("..", "..", "testdata", "hprof", "java-leakdemo-small.hprof.gz"), hprof.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := spidermonkey.ReadFile(filepath.Join("..", "..", "testdata", "spidermonkey", "ff-small-page.fxsnapshot"), spidermonkey.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, g := range map[string]*model.Graph{"hprof": hp, "fxsnapshot": fx} {
+		var buf bytes.Buffer
+		if err := Write(&buf, g, WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h, err := Read(bytes.NewReader(buf.Bytes()), name+".jsonl", ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := model.Compare(g, h, ignoreMeta); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if len(hp.GCRoots) == 0 || len(hp.RootKinds) < 2 {
+		t.Errorf("the Java dump has %d gc roots of %d kinds: not a test of them", len(hp.GCRoots), len(hp.RootKinds))
 	}
 }
