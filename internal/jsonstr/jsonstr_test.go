@@ -2,6 +2,8 @@ package jsonstr
 
 import (
 	"testing"
+
+	"github.com/heapx/heapx/internal/wtf8"
 )
 
 func TestLiteral(t *testing.T) {
@@ -87,30 +89,65 @@ func TestAppend(t *testing.T) {
 	}
 }
 
+// decode decodes a JSON string's body through Literal and Unescape, as
+// the readers do, the strict way (a control character stops it).
+func decode(b []byte) ([]byte, Problem) {
+	var out []byte
+	for len(b) > 0 {
+		k := Literal(b, true)
+		out = append(out, b[:k]...)
+		if b = b[k:]; len(b) == 0 {
+			break
+		}
+		if b[0] != '\\' {
+			return out, BadEscape // a quote or a control character: not from Append
+		}
+		n := 0
+		var p Problem
+		if out, n, p = Unescape(out, b); p != OK {
+			return out, p
+		}
+		b = b[n:]
+	}
+	return out, OK
+}
+
 // TestRoundTrip decodes what Append wrote, for the strings a heap dump can
 // hold: the same bytes come back.
 func TestRoundTrip(t *testing.T) {
 	for _, s := range []string{"", "plain", "é€😀", "\x00\x1f\"\\/", "\xed\xa0\x80", "a\xed\xb0\x80\xed\xa0\x80b"} {
 		for _, ascii := range []bool{false, true} {
 			enc := Append(nil, s, ascii)
-			b := enc[1 : len(enc)-1]
-			var out []byte
-			for len(b) > 0 {
-				k := Literal(b, true)
-				out = append(out, b[:k]...)
-				b = b[k:]
-				if len(b) > 0 {
-					var n int
-					var p Problem
-					if out, n, p = Unescape(out, b); p != OK {
-						t.Fatalf("%s: problem %d", enc, p)
-					}
-					b = b[n:]
-				}
-			}
-			if string(out) != s {
-				t.Errorf("%q -> %s -> %q", s, enc, out)
+			if out, p := decode(enc[1 : len(enc)-1]); p != OK || string(out) != s {
+				t.Errorf("%q -> %s -> %q, %d", s, enc, out, p)
 			}
 		}
 	}
+}
+
+// FuzzRoundTrip appends any bytes as a JSON string and decodes it back:
+// the bytes come back as a UTF-8 decoder would read them (wtf8.Sanitize:
+// lone surrogates kept, other bytes that are not UTF-8 as U+FFFD), and
+// decoding any bytes at all never panics and never runs past its input.
+func FuzzRoundTrip(f *testing.F) {
+	for _, s := range []string{"", "plain", "é€😀", "\x00\x1f\"\\/", "\xed\xa0\x80", "a\xed\xb0\x80\xed\xa0\x80b", "\xff\xfe", `\ud83d\ude00\ud800\u12`, `\q\u00zz`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		for _, ascii := range []bool{false, true} {
+			enc := Append(nil, string(s), ascii)
+			if out, p := decode(enc[1 : len(enc)-1]); p != OK || string(out) != string(wtf8.Sanitize(s)) {
+				t.Fatalf("%q -> %s -> %q, %d", s, enc, out, p)
+			}
+		}
+		for i := range s {
+			if s[i] != '\\' {
+				continue
+			}
+			_, n, p := Unescape(nil, s[i:])
+			if n < 1 || n > len(s)-i || p == OK && n < 2 {
+				t.Fatalf("Unescape(%q) took %d bytes, %d", s[i:], n, p)
+			}
+		}
+	})
 }
