@@ -36,8 +36,9 @@ type declared struct {
 func newDeclared() declared {
 	return declared{
 		decls: map[string]*decl{}, undecl: map[string]int64{}, subSkip: map[string]int64{},
-		nodeTypes: typeIndex{large: map[uint64]uint8{}}, edgeTypes: typeIndex{large: map[uint64]uint8{}},
-		counts: [3]int64{-1, -1, -1},
+		nodeTypes: typeIndex{large: map[uint64]uint8{}, undeclared: "node type %d is not declared by a node_type record before this line"},
+		edgeTypes: typeIndex{large: map[uint64]uint8{}, undeclared: "edge type %d is not declared by an edge_type record before this line"},
+		counts:    [3]int64{-1, -1, -1},
 	}
 }
 
@@ -217,6 +218,9 @@ func (rd *reader) declare() error {
 type typeIndex struct {
 	small [256]int16 // indexes < 256, the usual ones: model index + 1
 	large map[uint64]uint8
+	// undeclared is the message for an index with no type, a format
+	// with the index as its one argument.
+	undeclared string
 }
 
 func (t *typeIndex) get(v uint64) (uint8, bool) {
@@ -226,6 +230,15 @@ func (t *typeIndex) get(v uint64) (uint8, bool) {
 	}
 	m, ok := t.large[v]
 	return m, ok
+}
+
+// of maps the type index of a node or edge record to the model's type.
+func (t *typeIndex) of(v uint64) (uint8, error) {
+	m, ok := t.get(v)
+	if !ok {
+		return 0, fmt.Errorf(t.undeclared, v)
+	}
+	return m, nil
 }
 
 func (t *typeIndex) add(v uint64, m uint8) {

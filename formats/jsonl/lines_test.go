@@ -46,6 +46,12 @@ func TestLineErrors(t *testing.T) {
 		{"edge type first", smi + `["edge",1,7,"x",2,null]`, `line 11: edge type 7 is not declared by an edge_type record before this line`},
 		{"edge both", smi + `["node",1,0,0,5]` + "\n" + `["edge",1,0,0,1,5]`, `line 12: edge has both a target node and a small integer (smi)`},
 		{"edge index before end", plain + `["node",1,0,0,5]` + "\n" + `["edge",1,1,4294967296,1] x`, `line 12: edge index 4294967296 does not fit in 32 bits`},
+		{"field list", `["record","x:y","a"]`, `line 10: expected field list (an array of strings), found '"'`},
+		{"field list end", `["record","x:y",["a" "b"]]`, `line 10: expected ',' or ']' in field list, found '"'`},
+		{"subtype pair", `["node_type",1,"x:a","object",[["f"]]]`, `line 10: expected ',', found ']'`},
+		{"subtype fields end", `["node_type",1,"x:a","object",[["f","n"] x]]`, `line 10: expected ',' or ']' in the subtype fields, found 'x'`},
+		{"section values", `["record","v8:section",["name","values"]]` + "\n" + `["v8:section","s",[1,x]]`, `line 11: expected section value (an unsigned integer), found 'x'`},
+		{"section values open", `["record","v8:section",["name","values"]]` + "\n" + `["v8:section","s",null]`, `line 11: expected '[' starting the section's values, found 'n'`},
 		{"skipped field", `["record","v8:sample",["timestamp_us","x:a"]]` + "\n" + `["v8:sample",1,[1,x]]`, `line 11: field "x:a": expected a value, found "x"`},
 		{"skipped string", `["record","v8:sample",["timestamp_us","last_assigned_id","x:z"]]` + "\n" + `["v8:sample",1,2,"\q"]`, `line 11: field "x:z": value: invalid escape \q`},
 	} {

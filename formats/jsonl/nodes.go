@@ -64,29 +64,25 @@ var nodeRecord = recordType[nodeRec]{
 	required: []string{"id", "type", "name", "self_size"},
 	numbers:  (*nodeRec).numbers,
 	add:      (*reader).addNodeLine,
-	// The type is checked as soon as it is read: an undeclared one is
-	// the error to report, not a later field's.
 	failed: func(rd *reader, d *decl, r *nodeRec, read int, err error) error {
-		if _, terr := rd.nodeType(r); terr != nil && slices.Index(d.fields, "type") < read {
-			return terr
-		}
-		return err
+		return typeFirst(&rd.nodeTypes, r.num[nodeType], d, read, err)
 	},
 }
 
-// nodeType maps a node's type to the model's.
-func (rd *reader) nodeType(r *nodeRec) (uint8, error) {
-	typ, ok := rd.nodeTypes.get(r.num[nodeType])
-	if !ok {
-		return 0, fmt.Errorf("node type %d is not declared by a node_type record before this line", r.num[nodeType])
+// typeFirst picks the error to report for a node or edge record whose
+// fields did not all read: that its type is not declared, if the type was
+// read (a reader checking each field as it reads it stops there), or err.
+func typeFirst(types *typeIndex, typ uint64, d *decl, read int, err error) error {
+	if _, terr := types.of(typ); terr != nil && slices.Index(d.fields, "type") < read {
+		return terr
 	}
-	return typ, nil
+	return err
 }
 
 // addNodeLine adds a node the line parser read, skipping the subtype
 // fields of its type, which follow the declared ones.
 func (rd *reader) addNodeLine(r *nodeRec) error {
-	typ, err := rd.nodeType(r)
+	typ, err := rd.nodeTypes.of(r.num[nodeType])
 	if err != nil {
 		return err
 	}
@@ -234,24 +230,15 @@ var edgeRecord = recordType[edgeRec]{
 	numbers:  (*edgeRec).numbers,
 	check:    (*edgeRec).check,
 	add:      (*reader).addEdgeLine,
-	// The type is checked as soon as it is read, but in heapx's own
-	// layout after all four fields (the order of the fast path an earlier
-	// reader had for it, kept so that errors stay the same).
 	failed: func(rd *reader, d *decl, r *edgeRec, read int, err error) error {
-		if _, terr := rd.edgeType(r); terr != nil && slices.Index(d.fields, "type") < read && !d.plain {
-			return terr
+		if d.plain {
+			// In heapx's own layout the type is checked after all four
+			// fields, the order of the fast path an earlier reader had
+			// for it, kept so that errors stay the same.
+			return err
 		}
-		return err
+		return typeFirst(&rd.edgeTypes, r.num[edgeType], d, read, err)
 	},
-}
-
-// edgeType maps an edge's type to the model's.
-func (rd *reader) edgeType(r *edgeRec) (uint8, error) {
-	typ, ok := rd.edgeTypes.get(r.num[edgeType])
-	if !ok {
-		return 0, fmt.Errorf("edge type %d is not declared by an edge_type record before this line", r.num[edgeType])
-	}
-	return typ, nil
 }
 
 // toSmi reports whether the edge goes to a small integer, not a node.
@@ -276,7 +263,7 @@ var (
 
 // addEdgeLine adds an edge the line parser read (check passed).
 func (rd *reader) addEdgeLine(r *edgeRec) error {
-	typ, err := rd.edgeType(r)
+	typ, err := rd.edgeTypes.of(r.num[edgeType])
 	if err != nil {
 		return err
 	}

@@ -325,29 +325,13 @@ func (c *cursor) strs(what string) ([]string, error) {
 	if c.null() {
 		return nil, nil
 	}
-	if err := c.expect('[', what+" (an array of strings)"); err != nil {
-		return nil, err
-	}
 	var out []string
-	if c.peek() == ']' {
-		c.i++
-		return out, nil
-	}
-	for {
+	err := c.array(what+" (an array of strings)", "',' or ']' in "+what, func() error {
 		s, err := c.str(what + " element")
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, string(s))
-		c.ws()
-		if c.i < len(c.b) && c.b[c.i] == ']' {
-			c.i++
-			return out, nil
-		}
-		if err := c.expect(',', "',' or ']' in "+what); err != nil {
-			return nil, err
-		}
-	}
+		return err
+	})
+	return out, err
 }
 
 // subtypeFields parses a node_type's fields: an array of [name, kind]
@@ -356,61 +340,55 @@ func (c *cursor) subtypeFields() ([]string, error) {
 	if c.null() {
 		return nil, nil
 	}
-	if err := c.expect('[', "'[' starting the subtype fields"); err != nil {
-		return nil, err
-	}
 	var names []string
-	if c.peek() == ']' {
-		c.i++
-		return nil, nil
-	}
-	for {
+	err := c.array("'[' starting the subtype fields", "',' or ']' in the subtype fields", func() error {
 		if err := c.expect('[', "'[' starting a [name, kind] pair"); err != nil {
-			return nil, err
+			return err
 		}
 		n, err := c.str("subtype field name")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		names = append(names, string(n))
 		if _, err := c.nextStr("subtype field kind"); err != nil {
-			return nil, err
+			return err
 		}
-		if err := c.expect(']', "']' ending a [name, kind] pair"); err != nil {
-			return nil, err
-		}
-		if c.peek() == ']' {
-			c.i++
-			return names, nil
-		}
-		if err := c.expect(',', "',' or ']' in the subtype fields"); err != nil {
-			return nil, err
-		}
-	}
+		return c.expect(']', "']' ending a [name, kind] pair")
+	})
+	return names, err
 }
 
 // int64s parses an array of signed integers: a section's values.
 func (c *cursor) int64s() ([]int64, error) {
-	if err := c.expect('[', "'[' starting the section's values"); err != nil {
-		return nil, err
-	}
 	vals := []int64{}
+	err := c.array("'[' starting the section's values", "',' or ']' in the section's values", func() error {
+		v, err := c.int("section value")
+		vals = append(vals, v)
+		return err
+	})
+	return vals, err
+}
+
+// array parses a JSON array, each element with elem. open names the '['
+// in an error, more the ',' or ']' after an element.
+func (c *cursor) array(open, more string, elem func() error) error {
+	if err := c.expect('[', open); err != nil {
+		return err
+	}
 	if c.peek() == ']' {
 		c.i++
-		return vals, nil
+		return nil
 	}
 	for {
-		v, err := c.int("section value")
-		if err != nil {
-			return nil, err
+		if err := elem(); err != nil {
+			return err
 		}
-		vals = append(vals, v)
 		if c.peek() == ']' {
 			c.i++
-			return vals, nil
+			return nil
 		}
-		if err := c.expect(',', "',' or ']' in the section's values"); err != nil {
-			return nil, err
+		if err := c.expect(',', more); err != nil {
+			return err
 		}
 	}
 }
