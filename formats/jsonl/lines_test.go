@@ -44,6 +44,8 @@ func TestLineErrors(t *testing.T) {
 		{"plain edge field first", plain + `["edge",1,7,"x",2]`, `line 11: expected edge name (a string id or an index) (an unsigned integer), found '"'`},
 		{"plain edge type", plain + `["edge",1,7,0,2]`, `line 11: edge type 7 is not declared by an edge_type record before this line`},
 		{"edge type first", smi + `["edge",1,7,"x",2,null]`, `line 11: edge type 7 is not declared by an edge_type record before this line`},
+		{"plain edge type before ends", plain + `["edge",1,7,0,null]`, `line 11: edge type 7 is not declared by an edge_type record before this line`},
+		{"edge type before ends", smi + `["edge",1,7,0,null,null]`, `line 11: edge type 7 is not declared by an edge_type record before this line`},
 		{"edge both", smi + `["node",1,0,0,5]` + "\n" + `["edge",1,0,0,1,5]`, `line 12: edge has both a target node and a small integer (smi)`},
 		{"edge index before end", plain + `["node",1,0,0,5]` + "\n" + `["edge",1,1,4294967296,1] x`, `line 12: edge index 4294967296 does not fit in 32 bits`},
 		{"field list", `["record","x:y","a"]`, `line 10: expected field list (an array of strings), found '"'`},

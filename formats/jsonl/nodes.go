@@ -228,7 +228,6 @@ var edgeRecord = recordType[edgeRec]{
 	required: []string{"from", "type", "name", "to"},
 	blank:    edgeRec{null: 1 << edgeSmi}, // a layout without smi: edges to nodes
 	numbers:  (*edgeRec).numbers,
-	check:    (*edgeRec).check,
 	add:      (*reader).addEdgeLine,
 	failed: func(rd *reader, d *decl, r *edgeRec, read int, err error) error {
 		if d.plain {
@@ -244,8 +243,9 @@ var edgeRecord = recordType[edgeRec]{
 // toSmi reports whether the edge goes to a small integer, not a node.
 func (r *edgeRec) toSmi() bool { return !r.null.has(edgeSmi) }
 
-// check says what is wrong with an edge whose fields read: it must have a
-// target node or a small integer, not both.
+// check says what is wrong with an edge whose fields read, from the edge
+// alone (the workers check too): it must have a target node or a small
+// integer, not both.
 func (r *edgeRec) check() error {
 	switch toNull := r.null.has(edgeTo); {
 	case toNull && !r.toSmi():
@@ -261,10 +261,13 @@ var (
 	errTwoEnds = errors.New("edge has both a target node and a small integer (smi)")
 )
 
-// addEdgeLine adds an edge the line parser read (check passed).
+// addEdgeLine adds an edge the line parser read.
 func (rd *reader) addEdgeLine(r *edgeRec) error {
 	typ, err := rd.edgeTypes.of(r.num[edgeType])
 	if err != nil {
+		return err
+	}
+	if err := r.check(); err != nil {
 		return err
 	}
 	if r.toSmi() {

@@ -76,7 +76,10 @@ type pipeline struct {
 	// node and edge are the declarations of the records the workers
 	// parse, fixed when the pipeline starts (record types are declared
 	// before their records, and only once); nil: not pre-parsed. Workers
-	// only read them.
+	// only read them. Edges are pre-parsed in heapx's own layout only
+	// (from, type, name, to): in another, the id map would be frozen,
+	// reporting a node read twice, where the line parser would report
+	// an error in a later line first.
 	node, edge *decl
 	jobs       chan *chunk
 	order      chan *chunk // chunks in input order
@@ -127,11 +130,13 @@ func (rd *reader) runParallel() error {
 	workers := runtime.GOMAXPROCS(0)
 	p := &pipeline{
 		node:  rd.nodeD,
-		edge:  rd.edgeD,
 		jobs:  make(chan *chunk, workers),
 		order: make(chan *chunk, 2*workers+2),
 		free:  make(chan *chunk, 2*workers+4),
 		stop:  make(chan struct{}),
+	}
+	if d := rd.edgeD; d != nil && d.plain {
+		p.edge = d
 	}
 	defer close(p.stop)
 	for i := 0; i < cap(p.free); i++ {
@@ -292,9 +297,6 @@ func (p *pipeline) parse(c *cursor, ch *chunk) {
 	lastFrom, lastIx := uint64(0), int32(-1) // edges come grouped by source
 	for k := range ch.edges {
 		r := &ch.edges[k]
-		if r.toSmi() {
-			continue
-		}
 		if from := r.num[edgeFrom]; from != lastFrom || lastIx < 0 {
 			lastFrom, lastIx = from, ids.Get(from)
 		}
@@ -400,10 +402,6 @@ func (rd *reader) applyEdges(ch *chunk, recs []edgeRec, base int64) error {
 			continue
 		}
 		added++
-		if r.toSmi() {
-			rd.smi++ // the model has no edges to values that are not nodes
-			continue
-		}
 		if err := rd.addEdge(r, typ); err != nil {
 			return rd.errorf("%v", err)
 		}

@@ -10,12 +10,13 @@ import (
 	"github.com/heapx/heapx/model"
 )
 
-// The reader works in four jobs, a file each: framing cuts the input into
-// lines (frame.go, and parallel.go for the bulk of node and edge lines),
-// declarations say what the records hold (declare.go), record decoders
-// read each record type's fields through one table per type (records.go,
-// nodes.go) and finishing resolves what could only be resolved at the end
-// (finish.go). Its state is grouped the same way.
+// reader reads a flat file in four jobs, each in files of its own:
+// framing cuts the input into lines (frame.go, and parallel.go for the
+// bulk of node and edge lines), declarations say what the records hold
+// (declare.go), record decoders read each record type's fields through one
+// table per type (records.go, nodes.go) and finishing resolves what could
+// only be resolved at the end (finish.go). Its state is grouped the same
+// way.
 type reader struct {
 	name  string
 	bound int64 // most bytes the text can have, for sanity-checking counts

@@ -95,14 +95,11 @@ type recordType[R any] struct {
 	blank    R        // a record before its fields are read
 	// numbers gives the record's numbers, by slot, and its nulls.
 	numbers func(r *R) ([]uint64, *nulls)
-	// check, if set, says what is wrong with a record whose fields read,
-	// from the record alone.
-	check func(r *R) error
-	// add adds a record that read and passed check to the graph.
+	// add adds a record whose fields read to the graph.
 	add func(rd *reader, r *R) error
-	// failed, if set, picks the error to report for a record whose first
-	// read fields read but not the next (the decoders' error, unless the
-	// record says something first).
+	// failed, if set, picks the error to report for a record whose
+	// fields did not all read, given how many did: err, the decoders',
+	// unless the record has something to say first.
 	failed func(rd *reader, d *decl, r *R, read int, err error) error
 }
 
@@ -181,11 +178,6 @@ func (t *recordType[R]) read(rd *reader, d *decl) error {
 			return t.failed(rd, d, r, read, err)
 		}
 		return err
-	}
-	if t.check != nil {
-		if err := t.check(r); err != nil {
-			return err
-		}
 	}
 	return t.add(rd, r)
 }
