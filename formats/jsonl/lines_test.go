@@ -46,6 +46,11 @@ func TestLineErrors(t *testing.T) {
 		{"edge type first", smi + `["edge",1,7,"x",2,null]`, `line 11: edge type 7 is not declared by an edge_type record before this line`},
 		{"plain edge type before ends", plain + `["edge",1,7,0,null]`, `line 11: edge type 7 is not declared by an edge_type record before this line`},
 		{"edge type before ends", smi + `["edge",1,7,0,null,null]`, `line 11: edge type 7 is not declared by an edge_type record before this line`},
+		// A node read twice is found when the id map is complete: at the
+		// end, or at the first edges the parallel parser reads (see
+		// TestNodeTwice); an error in a line before then is the one
+		// reported.
+		{"node twice, error after", smi + `["node",1,0,0,5]` + "\n" + `["node",1,0,0,5]` + "\n" + `["edge",1,0,0,1,null]` + "\n" + `["string",1,"\q"]`, `line 14: string text: invalid escape \q`},
 		{"edge both", smi + `["node",1,0,0,5]` + "\n" + `["edge",1,0,0,1,5]`, `line 12: edge has both a target node and a small integer (smi)`},
 		{"edge index before end", plain + `["node",1,0,0,5]` + "\n" + `["edge",1,1,4294967296,1] x`, `line 12: edge index 4294967296 does not fit in 32 bits`},
 		{"field list", `["record","x:y","a"]`, `line 10: expected field list (an array of strings), found '"'`},
@@ -66,6 +71,33 @@ func TestLineErrors(t *testing.T) {
 			if want := "f.jsonl: " + c.err; err == nil || err.Error() != want {
 				t.Errorf("%s (spaced %v): %v, want %s", c.name, spaced, err, want)
 			}
+		}
+	}
+}
+
+// TestNodeTwice pins which error a file with a node read twice and a bad
+// line after it gets: the parallel parser freezes the id map, finding the
+// node read twice, at the first edges it reads itself, which are those in
+// heapx's own layout, compact, each ending its line (as heapx writes
+// them); other edges go to the line parser, and the bad line is found
+// first.
+func TestNodeTwice(t *testing.T) {
+	in := lines(`["metadata","version_major","1"]`, decls,
+		`["record","node",["id","type","name","self_size"]]`,
+		`["record","edge",["from","type","name","to"]]`,
+		`["node_type",0,"v8:object","object",[]]`,
+		`["edge_type",0,"v8:property","object property","strong","string"]`,
+		`["string",0,""]`,
+		`["node",1,0,0,5]`, `["node",1,0,0,5]`, `["edge",1,0,0,1]`, `["string",1,"\q"]`)
+	for name, c := range map[string]struct{ in, err string }{
+		"compact": {in, "line 11: node id 1 appears twice"},
+		"spaced":  {strings.ReplaceAll(in, `["edge",1,`, `["edge", 1,`), `line 13: string text: invalid escape \q`},
+		"crlf":    {strings.ReplaceAll(in, `["edge",1,0,0,1]`+"\n", `["edge",1,0,0,1]`+"\r\n"), `line 13: string text: invalid escape \q`},
+		"null to": {strings.ReplaceAll(in, `["edge",1,0,0,1]`, `["edge",1,0,0,null]`), `line 12: edge has neither a target node (to is null) nor a small integer (smi)`},
+	} {
+		_, err := Read(strings.NewReader(c.in), "f.jsonl", ReadOptions{})
+		if want := "f.jsonl: " + c.err; err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", name, err, want)
 		}
 	}
 }

@@ -77,9 +77,7 @@ type pipeline struct {
 	// parse, fixed when the pipeline starts (record types are declared
 	// before their records, and only once); nil: not pre-parsed. Workers
 	// only read them. Edges are pre-parsed in heapx's own layout only
-	// (from, type, name, to): in another, the id map would be frozen,
-	// reporting a node read twice, where the line parser would report
-	// an error in a later line first.
+	// (from, type, name, to; see parse).
 	node, edge *decl
 	jobs       chan *chunk
 	order      chan *chunk // chunks in input order
@@ -270,11 +268,19 @@ func (p *pipeline) parse(c *cursor, ch *chunk) {
 				nodes = nodes[:len(nodes)-1]
 			}
 		case p.edge != nil && len(b)-i > len(edgeTag) && string(b[i:i+len(edgeTag)]) == edgeTag:
+			// Only compact lines, each ending right after its ']', as
+			// heapx writes them (readRow): which edges the workers look
+			// up in the frozen id map, and when it is frozen, decide
+			// the order in which a node read twice and dangling
+			// references are reported, and that order is the line
+			// parser's for every other edge line. Those go to the
+			// reader.
 			edges = append(edges, edgeRecord.blank)
 			r := &edges[len(edges)-1]
-			c.b, c.i = b[i+len(edgeTag):], 0
-			if _, err := decodeFields(c, p.edge, &edgeRecord, r, r.num[:], &r.null); err == nil && r.check() == nil && c.end() == nil {
-				r.line, r.off, next, ok = line, uint32(i), i+len(edgeTag)+c.i, true
+			j, isNull, fast := readRow(b, i+len(edgeTag), p.edge.row.fields, r.num[:])
+			r.null = r.null&^p.edge.row.slots | isNull
+			if fast && r.check() == nil && j < len(b) && b[j] == ']' && (j+1 == len(b) || b[j+1] == '\n') {
+				r.line, r.off, next, ok = line, uint32(i), min(j+2, len(b)), true
 				items = extendRun(items, itemEdges, len(edges))
 			} else {
 				edges = edges[:len(edges)-1]
