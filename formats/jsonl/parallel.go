@@ -277,7 +277,7 @@ func (p *pipeline) parse(c *cursor, ch *chunk) {
 			// reader.
 			edges = append(edges, edgeRecord.blank)
 			r := &edges[len(edges)-1]
-			j, isNull, fast := readRow(b, i+len(edgeTag), p.edge.row.fields, r.num[:])
+			j, isNull, fast := readRow(b, i+len(edgeTag), p.edge.row.fields, r.num[:], false)
 			r.null = r.null&^p.edge.row.slots | isNull
 			if fast && r.check() == nil && j < len(b) && b[j] == ']' && (j+1 == len(b) || b[j+1] == '\n') {
 				r.line, r.off, next, ok = line, uint32(i), min(j+2, len(b)), true

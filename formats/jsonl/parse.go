@@ -29,15 +29,16 @@ type cursor struct {
 // The cursor's errors are wrapped with the line number by the reader.
 var errEnd = errors.New("line ends early")
 
-func (c *cursor) ws() {
-	for c.i < len(c.b) {
-		switch c.b[c.i] {
-		case ' ', '\t', '\r':
-			c.i++
-		default:
-			return
-		}
+func (c *cursor) ws() { c.i = skipSpace(c.b, c.i) }
+
+// skipSpace returns the index of the first byte of b from i on that is
+// not a space, a tab or a carriage return (JSON's whitespace but the
+// newline, which ends the line).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
+		i++
 	}
+	return i
 }
 
 // found describes the next byte for an error message.
@@ -125,15 +126,6 @@ func digits(b []byte, i int) (uint64, int) {
 	return v, i
 }
 
-// uintMax parses an unsigned integer no larger than max.
-func (c *cursor) uintMax(what string, max uint64) (uint64, error) {
-	v, err := c.uint(what)
-	if err == nil && v > max {
-		err = fmt.Errorf("%s %d is larger than %d", what, v, max)
-	}
-	return v, err
-}
-
 // int parses a signed decimal integer of up to 64 bits.
 func (c *cursor) int(what string) (int64, error) {
 	c.ws()
@@ -192,28 +184,39 @@ func (c *cursor) number(n *number) (uint64, bool, error) {
 		x, err := c.intRange(n.what, n.min, int64(n.max))
 		return uint64(x), false, err
 	}
-	v, err := c.uintMax(n.what, n.max)
+	v, err := c.uint(n.what)
+	if err == nil && v > n.max {
+		err = fmt.Errorf("%s %d is larger than %d", n.what, v, n.max)
+	}
 	return v, false, err
 }
 
 // readRow reads the fields at b[i:] of a record whose fields are all
-// numbers into num, if each is the usual value: right after its ',',
-// unsigned, without space, sign or leading zero, up to 19 digits, or
-// null, and a ',' or ']' right after it. Nearly every node and edge line
-// is such a row, and this tight loop over it, the reader's innermost,
-// takes a quarter off the time the workers take to parse a block read
-// field by field (a function, not a method: the loop keeps its values in
-// registers). On any other line it reads nothing and reports false:
-// decodeFields then reads the line field by field, to the same values or
-// to the error. It returns the index after the fields and the fields that
-// were null.
-func readRow(b []byte, i int, fields []rowField, num []uint64) (int, nulls, bool) {
+// numbers into num, if each is the usual value: unsigned, without sign or
+// leading zero, up to 19 digits, or null, right after its ',' and with a
+// ',' or ']' right after it, or with spaces between if spaced. Nearly
+// every node and edge line is such a row, and this tight loop over it,
+// the reader's innermost, takes a quarter off the time the workers take
+// to parse a block read field by field (a function, not a method: the
+// loop keeps its values in registers). On any other line it reads nothing
+// and reports false: decodeFields then reads the line field by field, to
+// the same values or to the error. It returns the index after the fields
+// and the fields that were null.
+func readRow(b []byte, i int, fields []rowField, num []uint64, spaced bool) (int, nulls, bool) {
 	var isNull nulls
 	for _, f := range fields {
 		if i >= len(b) || b[i] != ',' {
-			return 0, 0, false
+			if !spaced {
+				return 0, 0, false
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ',' {
+				return 0, 0, false
+			}
 		}
 		i++
+		if spaced && i < len(b) && b[i] == ' ' {
+			i = skipSpace(b, i)
+		}
 		v, j := uint64(0), i
 		for j < len(b) && b[j]-'0' <= 9 && j-i < 19 {
 			v = v*10 + uint64(b[j]-'0')
@@ -230,7 +233,12 @@ func readRow(b []byte, i int, fields []rowField, num []uint64) (int, nulls, bool
 			return 0, 0, false
 		}
 		if j == len(b) || b[j] != ',' && b[j] != ']' {
-			return 0, 0, false
+			if !spaced {
+				return 0, 0, false
+			}
+			if j = skipSpace(b, j); j == len(b) || b[j] != ',' && b[j] != ']' {
+				return 0, 0, false
+			}
 		}
 		if int(f.slot) < len(num) {
 			num[f.slot] = v

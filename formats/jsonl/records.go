@@ -188,7 +188,7 @@ func (t *recordType[R]) read(rd *reader, d *decl) error {
 // parser's workers decode with it too.
 func decodeFields[R any](c *cursor, d *decl, t *recordType[R], r *R, num []uint64, null *nulls) (int, error) {
 	if d.row != nil {
-		if i, isNull, ok := readRow(c.b, c.i, d.row.fields, num); ok {
+		if i, isNull, ok := readRow(c.b, c.i, d.row.fields, num, true); ok {
 			c.i = i
 			*null = *null&^d.row.slots | isNull
 			return len(d.roles), nil
