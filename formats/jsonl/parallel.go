@@ -16,10 +16,11 @@ import (
 // producer cuts it into line-aligned blocks, workers pre-parse the node and
 // edge lines of each block into records (raw numbers, no reader state),
 // and the reader takes the blocks back in order, applying the records to
-// the columns and reading every other line itself, as before. Whatever the
-// fast parse does not accept (whitespace, an unusual layout, a value out of
-// range, a syntax error) is left as a plain line for the reader's own
-// parser, so the result and the error messages are the sequential reader's.
+// the columns and reading every other line itself, as before. Workers and
+// reader decode with the same cursor and decoder tables (records.go); a
+// line a worker cannot read alone (a syntax error, a type not declared
+// yet, subtype fields) is left to the reader, which reads it in its turn
+// and reports the error with its line number.
 
 // blockSize is the pipeline's block. At 1 MB a block holds ~30,000 lines:
 // enough to make the hand-offs rare, small enough to keep a few in flight
@@ -40,17 +41,6 @@ type item struct {
 	kind     uint8
 	line     uint32
 	from, to uint32
-}
-
-// edgeRec is one edge line with heapx's layout (from, type, name, to),
-// parsed.
-type edgeRec struct {
-	from, typ, name, to uint64
-	line, off           uint32 // line number and byte offset in the block
-	// looked: a worker looked the endpoints up in the frozen id map, and
-	// fromIx and toIx are their indexes (-1: no such node yet).
-	fromIx, toIx int32
-	looked       bool
 }
 
 // chunk is one block and what the workers made of it.
@@ -82,20 +72,17 @@ func newChunk() *chunk {
 	}
 }
 
-// plan is what the workers parse: fixed when the pipeline starts, from the
-// declarations read before (record types are declared before their
-// records, and only once).
-type plan struct {
-	node []uint8 // node field roles; nil: node lines are not pre-parsed
-	edge bool    // edge lines are pre-parsed (heapx's layout only)
-}
-
 type pipeline struct {
-	plan  plan
-	jobs  chan *chunk
-	order chan *chunk // chunks in input order
-	free  chan *chunk
-	stop  chan struct{}
+	// node and edge are the declarations of the records the workers
+	// parse, fixed when the pipeline starts (record types are declared
+	// before their records, and only once); nil: not pre-parsed. Workers
+	// only read them. Edges are pre-parsed in heapx's own layout only
+	// (from, type, name, to; see parse).
+	node, edge *decl
+	jobs       chan *chunk
+	order      chan *chunk // chunks in input order
+	free       chan *chunk
+	stop       chan struct{}
 
 	// ids, while not nil, is the id map frozen: every node read so far
 	// is in it and none is being added, so the workers look edge
@@ -138,20 +125,16 @@ func (rd *reader) bulkAhead() bool {
 
 // runParallel reads the rest of the input through the pipeline.
 func (rd *reader) runParallel() error {
-	var pl plan
-	if d := rd.nodeD; d != nil {
-		pl.node = d.roles
-	}
-	if d := rd.edgeD; d != nil && d.plain {
-		pl.edge = true
-	}
 	workers := runtime.GOMAXPROCS(0)
 	p := &pipeline{
-		plan:  pl,
+		node:  rd.nodeD,
 		jobs:  make(chan *chunk, workers),
 		order: make(chan *chunk, 2*workers+2),
 		free:  make(chan *chunk, 2*workers+4),
 		stop:  make(chan struct{}),
+	}
+	if d := rd.edgeD; d != nil && d.plain {
+		p.edge = d
 	}
 	defer func() {
 		close(p.stop)
@@ -262,42 +245,63 @@ func (p *pipeline) send(ch *chunk) bool {
 }
 
 func (p *pipeline) work() {
+	var c cursor
 	for ch := range p.jobs {
-		p.parse(ch)
+		p.parse(&c, ch)
 		ch.done <- struct{}{}
 	}
 }
 
 // parse splits a block into runs of pre-parsed records and other lines.
-func (p *pipeline) parse(ch *chunk) {
+func (p *pipeline) parse(c *cursor, ch *chunk) {
 	b := ch.blk
-	ch.items, ch.nodes, ch.edges = ch.items[:0], ch.nodes[:0], ch.edges[:0]
+	items, nodes, edges := ch.items[:0], ch.nodes[:0], ch.edges[:0]
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	ids := p.ids
 	var line uint32
 	for i := 0; i < len(b); line++ {
-		if p.plan.node != nil && bytes.HasPrefix(b[i:], []byte(`["node"`)) {
-			if r, next, ok := p.node(b, i+len(`["node"`)); ok {
-				r.line, r.off = line, uint32(i)
-				ch.nodes = append(ch.nodes, r)
-				ch.run(itemNodes, len(ch.nodes))
-				i = next
-				continue
+		var next int
+		var ok bool
+		switch {
+		case p.node != nil && len(b)-i > len(nodeTag) && string(b[i:i+len(nodeTag)]) == nodeTag:
+			// Decoded in place: a record of its own would escape to
+			// the heap, an allocation per line.
+			nodes = append(nodes, nodeRec{})
+			r := &nodes[len(nodes)-1]
+			c.b, c.i = b[i+len(nodeTag):], 0
+			if _, err := decodeFields(c, p.node, &nodeRecord, r, r.num[:], &r.null); err == nil && c.end() == nil {
+				r.line, r.off, next, ok = line, uint32(i), i+len(nodeTag)+c.i, true
+				items = extendRun(items, itemNodes, len(nodes))
+			} else {
+				nodes = nodes[:len(nodes)-1]
 			}
-		} else if p.plan.edge && bytes.HasPrefix(b[i:], []byte(`["edge"`)) {
-			if r, next, ok := parseEdge(b, i+len(`["edge"`)); ok {
-				r.line, r.off = line, uint32(i)
-				ch.edges = append(ch.edges, r)
-				ch.run(itemEdges, len(ch.edges))
-				i = next
-				continue
+		case p.edge != nil && len(b)-i > len(edgeTag) && string(b[i:i+len(edgeTag)]) == edgeTag:
+			// Only compact lines, each ending right after its ']', as
+			// heapx writes them (readRow): which edges the workers look
+			// up in the frozen id map, and when it is frozen, decide
+			// the order in which a node read twice and dangling
+			// references are reported, and that order is the line
+			// parser's for every other edge line. Those go to the
+			// reader.
+			edges = append(edges, edgeRecord.blank)
+			r := &edges[len(edges)-1]
+			j, isNull, fast := readRow(b, i+len(edgeTag), p.edge.row.fields, r.num[:], false)
+			r.null = r.null&^p.edge.row.slots | isNull
+			if fast && r.check() == nil && j < len(b) && b[j] == ']' && (j+1 == len(b) || b[j+1] == '\n') {
+				r.line, r.off, next, ok = line, uint32(i), min(j+2, len(b)), true
+				items = extendRun(items, itemEdges, len(edges))
+			} else {
+				edges = edges[:len(edges)-1]
 			}
 		}
-		end := lineEnd(b, i)
-		ch.items = append(ch.items, item{kind: itemLine, line: line, from: uint32(i), to: uint32(end)})
-		i = end + 1
+		if !ok {
+			next = lineEnd(b, i) + 1
+			items = append(items, item{kind: itemLine, line: line, from: uint32(i), to: uint32(next - 1)})
+		}
+		i = next
 	}
+	ch.items, ch.nodes, ch.edges = items, nodes, edges
 	ch.lines = int64(line)
 	if ids == nil {
 		return
@@ -308,20 +312,34 @@ func (p *pipeline) parse(ch *chunk) {
 	lastFrom, lastIx := uint64(0), int32(-1) // edges come grouped by source
 	for k := range ch.edges {
 		r := &ch.edges[k]
-		if r.from != lastFrom || lastIx < 0 {
-			lastFrom, lastIx = r.from, ids.Get(r.from)
+		if from := r.num[edgeFrom]; from != lastFrom || lastIx < 0 {
+			lastFrom, lastIx = from, ids.Get(from)
 		}
-		r.fromIx, r.toIx, r.looked = lastIx, ids.Get(r.to), true
+		r.fromIx, r.toIx, r.looked = lastIx, ids.Get(r.num[edgeTo]), true
 	}
 }
 
-// run extends the last run of kind to end at record n, or starts one.
-func (ch *chunk) run(kind uint8, n int) {
-	if k := len(ch.items) - 1; k >= 0 && ch.items[k].kind == kind {
-		ch.items[k].to = uint32(n)
-		return
+// The tags of the lines the workers decode, up to the ',' before the first
+// field (constants: comparing with one compiles to a few loads).
+const nodeTag, edgeTag = `["node"`, `["edge"`
+
+// extendRun extends the last run of kind to end at record n, or starts one.
+func extendRun(items []item, kind uint8, n int) []item {
+	if k := len(items) - 1; k >= 0 && items[k].kind == kind {
+		items[k].to = uint32(n)
+		return items
 	}
-	ch.items = append(ch.items, item{kind: kind, from: uint32(n - 1), to: uint32(n)})
+	return append(items, item{kind: kind, from: uint32(n - 1), to: uint32(n)})
+}
+
+// blockPos is where a pre-parsed record's line is in its block.
+type blockPos struct {
+	line, off uint32 // line number (from 0) and byte offset
+}
+
+// lineAt is the line of the block that starts at byte off.
+func (ch *chunk) lineAt(off uint32) []byte {
+	return ch.blk[off:lineEnd(ch.blk, int(off))]
 }
 
 // lineEnd is the index of the newline ending the line at b[i:], or len(b).
@@ -330,138 +348,6 @@ func lineEnd(b []byte, i int) int {
 		return i + k
 	}
 	return len(b)
-}
-
-// The fast parse accepts only compact lines: no whitespace, integers
-// without sign (but for distances), leading zeros or more than 19 digits.
-// It reports ok=false for anything else, leaving the line to the reader.
-
-// num parses an unsigned integer at b[i:], returning the index after it.
-func num(b []byte, i int) (uint64, int, bool) {
-	v, j := digits(b, i)
-	n := j - i
-	ok := n > 0 && (n == 1 || b[i] != '0') && (j == len(b) || b[j]-'0' > 9)
-	return v, j, ok
-}
-
-// null reports whether b[i:] starts with null.
-func null(b []byte, i int) bool {
-	return len(b)-i >= 4 && string(b[i:i+4]) == "null"
-}
-
-// lineDone checks that the record ends at b[i] and returns the start of
-// the next line.
-func lineDone(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != ']' {
-		return 0, false
-	}
-	i++
-	if i == len(b) {
-		return i, true
-	}
-	return i + 1, b[i] == '\n'
-}
-
-// node parses the fields of a node line after its tag.
-func (p *pipeline) node(b []byte, i int) (r nodeRec, next int, ok bool) {
-	for _, role := range p.plan.node {
-		if i >= len(b) || b[i] != ',' {
-			return r, 0, false
-		}
-		i++
-		var v uint64
-		switch role {
-		case fID:
-			r.id, i, ok = num(b, i)
-		case fType:
-			r.typ, i, ok = num(b, i)
-		case fName:
-			r.name, i, ok = num(b, i)
-		case fSize:
-			r.size, i, ok = num(b, i)
-		case fShallow:
-			r.shallow, i, ok = num(b, i)
-		case fRetained:
-			r.retained, i, ok = num(b, i)
-		case fDominator:
-			if r.domNull = null(b, i); r.domNull {
-				i, ok = i+4, true
-			} else {
-				r.dom, i, ok = num(b, i)
-			}
-		case fTraceNode:
-			if null(b, i) {
-				i, ok = i+4, true
-			} else {
-				v, i, ok = num(b, i)
-				ok = ok && v <= 1<<32-1
-				r.trace = uint32(v)
-			}
-		case fDetach:
-			if null(b, i) {
-				i, ok = i+4, true
-			} else {
-				v, i, ok = num(b, i)
-				ok = ok && v <= 255
-				r.det = uint8(v)
-			}
-		case fDistance:
-			neg := i < len(b) && b[i] == '-'
-			if neg {
-				i++
-			}
-			v, i, ok = num(b, i)
-			if neg {
-				ok = ok && v <= 1<<31
-				r.dist = int32(-int64(v))
-			} else {
-				ok = ok && v <= 1<<31-1
-				r.dist = int32(v)
-			}
-		default: // fQuiet, fSkip: an integer or null, not kept
-			switch {
-			case null(b, i):
-				i, ok = i+4, true
-			case i < len(b) && b[i] == '-':
-				v, i, ok = num(b, i+1)
-				ok = ok && v <= 1<<63
-			default:
-				_, i, ok = num(b, i)
-			}
-		}
-		if !ok {
-			return r, 0, false
-		}
-	}
-	next, ok = lineDone(b, i)
-	return r, next, ok
-}
-
-// parseEdge parses the fields of an edge line with heapx's layout after its
-// tag. A null target (an error, or a small integer in another layout) is
-// left to the reader.
-func parseEdge(b []byte, i int) (r edgeRec, next int, ok bool) {
-	for k := 0; k < 4; k++ {
-		if i >= len(b) || b[i] != ',' {
-			return r, 0, false
-		}
-		var v uint64
-		if v, i, ok = num(b, i+1); !ok {
-			return r, 0, false
-		}
-		switch k {
-		case 0:
-			r.from = v
-		case 1:
-			r.typ = v
-		case 2:
-			r.name = v
-		case 3:
-			r.to = v
-		}
-	}
-	next, ok = lineDone(b, i)
-	return r, next, ok
 }
 
 // apply reads a parsed block into the graph, in line order.
@@ -489,49 +375,33 @@ func (rd *reader) apply(ch *chunk) error {
 	return nil
 }
 
-// applyNodes adds pre-parsed nodes. A node whose type is not declared, or
+// applyNodes adds pre-parsed nodes. One whose type is not declared, or
 // has subtype fields, goes back to the line parser, which reports the
-// error or skips the fields.
+// error or reads the fields.
 func (rd *reader) applyNodes(ch *chunk, recs []nodeRec, base int64) error {
-	d := rd.nodeD
 	added := int64(0)
 	for k := range recs {
 		r := &recs[k]
 		rd.line = base + int64(r.line)
-		typ, ok := rd.nodeTypeOf(r.typ)
+		typ, ok := rd.nodeTypes.get(r.num[nodeType])
 		if !ok || len(rd.subFields[typ]) > 0 {
-			if err := rd.handle(ch.blk[r.off:lineEnd(ch.blk, int(r.off))]); err != nil {
+			if err := rd.handle(ch.lineAt(r.off)); err != nil {
 				return err
 			}
 			continue
 		}
+		added++
 		if err := rd.addNode(r, typ); err != nil {
 			return rd.errorf("%v", err)
 		}
-		added++
 	}
-	d.count += added
-	for _, k := range rd.nodeSkips(d) {
-		d.skipped[k] += added
-	}
+	rd.nodeD.count += added
 	return nil
-}
-
-// nodeSkips lists the node fields a pre-parsed node skips.
-func (rd *reader) nodeSkips(d *decl) []int {
-	var out []int
-	for k, r := range d.roles {
-		if r == fSkip {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // applyEdges adds pre-parsed edges; one of an undeclared type goes back to
 // the line parser for its error.
 func (rd *reader) applyEdges(ch *chunk, recs []edgeRec, base int64) error {
-	d := rd.edgeD
 	if p := rd.pipe; p.ids == nil && p.freezes < maxFreezes {
 		if err := rd.sync(); err != nil {
 			return err
@@ -542,40 +412,18 @@ func (rd *reader) applyEdges(ch *chunk, recs []edgeRec, base int64) error {
 	for k := range recs {
 		r := &recs[k]
 		rd.line = base + int64(r.line)
-		typ, ok := rd.edgeTypeOf(r.typ)
+		typ, ok := rd.edgeTypes.get(r.num[edgeType])
 		if !ok {
-			if err := rd.handle(ch.blk[r.off:lineEnd(ch.blk, int(r.off))]); err != nil {
+			if err := rd.handle(ch.lineAt(r.off)); err != nil {
 				return err
 			}
 			continue
 		}
+		added++
 		if err := rd.addEdge(r, typ); err != nil {
 			return rd.errorf("%v", err)
 		}
-		added++
 	}
-	d.count += added
-	return nil
-}
-
-// addLooked appends edge m, whose endpoints a worker looked up; one not
-// found is resolved at the end, like any reference to a later node.
-func (rd *reader) addLooked(r *edgeRec, typ uint8, name uint32, m int) error {
-	if rd.toJob != nil && len(rd.toJob.vals) > 0 {
-		rd.flushEdges() // a lookup job covers consecutive edges
-	}
-	if r.fromIx >= 0 {
-		rd.lastFrom, rd.lastIdx = r.from, r.fromIx
-	} else {
-		rd.pend = append(rd.pend, pending{line: rd.line, id: r.from, at: uint32(m), kind: refEdgeFrom})
-	}
-	if r.toIx < 0 {
-		rd.pend = append(rd.pend, pending{line: rd.line, id: r.to, at: uint32(m), kind: refEdgeTo})
-	}
-	es := &rd.g.Edges
-	es.Type = append(es.Type, typ)
-	es.Name = append(es.Name, name)
-	es.To = append(es.To, r.toIx)
-	rd.from = append(rd.from, r.fromIx)
+	rd.edgeD.count += added
 	return nil
 }

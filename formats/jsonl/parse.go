@@ -4,33 +4,41 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/heapx/heapx/internal/jsonstr"
 	"github.com/heapx/heapx/internal/wtf8"
 )
 
-// cursor parses the JSON values of one line in place. It is deliberately
-// small: a line is an array of numbers, strings, null and (in declarations
-// and sections) arrays, and a hand-written parser over the line's bytes is
+// cursor parses the JSON values of one line in place, for the reader and
+// for each of the parallel parser's workers. It is deliberately small: a
+// line is an array of numbers, strings, null and (in declarations and
+// sections) arrays, and a hand-written parser over the line's bytes is
 // several times faster than encoding/json and allocates nothing.
+//
+// No value and no space between values takes in a newline, which ends
+// every line of JSON Lines (a string holding one would have it escaped),
+// so a cursor can be set over more than one line: the workers set theirs
+// over the rest of a block, and a record ends where its line does.
 type cursor struct {
 	b       []byte
 	i       int
 	scratch []byte // unescaped strings
+	skipped []byte // unescaped strings of skipped values
 }
 
-// errSyntax and friends are wrapped with the line number by the reader.
+// The cursor's errors are wrapped with the line number by the reader.
 var errEnd = errors.New("line ends early")
 
-func (c *cursor) ws() {
-	for c.i < len(c.b) {
-		switch c.b[c.i] {
-		case ' ', '\t', '\r':
-			c.i++
-		default:
-			return
-		}
+func (c *cursor) ws() { c.i = skipSpace(c.b, c.i) }
+
+// skipSpace returns the index of the first byte of b from i on that is
+// not a space, a tab or a carriage return (JSON's whitespace but the
+// newline, which ends the line).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
+		i++
 	}
+	return i
 }
 
 // found describes the next byte for an error message.
@@ -74,9 +82,8 @@ func (c *cursor) null() bool {
 	return false
 }
 
-// uint parses an unsigned decimal integer of up to 64 bits. It is the
-// reader's innermost loop: up to 19 digits cannot overflow, so only a
-// 20th is checked.
+// uint parses an unsigned decimal integer of up to 64 bits. Up to 19
+// digits cannot overflow, so only a 20th is checked.
 func (c *cursor) uint(what string) (uint64, error) {
 	if c.i < len(c.b) && c.b[c.i] <= ' ' {
 		c.ws()
@@ -119,15 +126,6 @@ func digits(b []byte, i int) (uint64, int) {
 	return v, i
 }
 
-// uintMax parses an unsigned integer no larger than max.
-func (c *cursor) uintMax(what string, max uint64) (uint64, error) {
-	v, err := c.uint(what)
-	if err == nil && v > max {
-		err = fmt.Errorf("%s %d is larger than %d", what, v, max)
-	}
-	return v, err
-}
-
 // int parses a signed decimal integer of up to 64 bits.
 func (c *cursor) int(what string) (int64, error) {
 	c.ws()
@@ -163,126 +161,162 @@ func (c *cursor) intRange(what string, lo, hi int64) (int64, error) {
 	return v, err
 }
 
+// intOrNull checks that an integer or null is next and skips it: a third
+// of the general skip's cost (no token copy, no float parse).
+func (c *cursor) intOrNull(what string) (err error) {
+	switch {
+	case c.null():
+	case c.i < len(c.b) && c.b[c.i] == '-':
+		_, err = c.int(what)
+	default:
+		_, err = c.uint(what)
+	}
+	return err
+}
+
+// number parses the value of a number field, as n says it may be, and
+// reports whether it was null.
+func (c *cursor) number(n *number) (uint64, bool, error) {
+	if n.nullable && c.null() {
+		return 0, true, nil
+	}
+	if n.signed {
+		x, err := c.intRange(n.what, n.min, int64(n.max))
+		return uint64(x), false, err
+	}
+	v, err := c.uint(n.what)
+	if err == nil && v > n.max {
+		err = fmt.Errorf("%s %d is larger than %d", n.what, v, n.max)
+	}
+	return v, false, err
+}
+
+// readRow reads the fields at b[i:] of a record whose fields are all
+// numbers into num, if each is the usual value: unsigned, without sign or
+// leading zero, up to 19 digits, or null, right after its ',' and with a
+// ',' or ']' right after it, or if spaced with spaces (skipSpace's)
+// between. Nearly every node and edge line is such a row, and this tight
+// loop over it, the reader's innermost, takes a quarter off the time the
+// workers take to parse a block read field by field (a function, not a
+// method: the loop keeps its values in registers). On any other line it
+// reads nothing and reports false: decodeFields then reads the line field
+// by field, to the same values or to the error. It returns the index
+// after the fields and the fields that were null.
+func readRow(b []byte, i int, fields []rowField, num []uint64, spaced bool) (int, nulls, bool) {
+	var isNull nulls
+	for _, f := range fields {
+		if i >= len(b) || b[i] != ',' {
+			if !spaced {
+				return 0, 0, false
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ',' {
+				return 0, 0, false
+			}
+		}
+		i++
+		if spaced && i < len(b) && b[i] <= ' ' {
+			i = skipSpace(b, i)
+		}
+		v, j := uint64(0), i
+		for j < len(b) && b[j]-'0' <= 9 && j-i < 19 {
+			v = v*10 + uint64(b[j]-'0')
+			j++
+		}
+		switch {
+		case j == i:
+			if !f.nullable || len(b)-i < 4 || string(b[i:i+4]) != "null" {
+				return 0, 0, false
+			}
+			j += 4
+			isNull |= 1 << f.slot
+		case v > f.max || b[i] == '0' && j-i > 1:
+			return 0, 0, false
+		}
+		if j == len(b) || b[j] != ',' && b[j] != ']' {
+			if !spaced {
+				return 0, 0, false
+			}
+			if j = skipSpace(b, j); j == len(b) || b[j] != ',' && b[j] != ']' {
+				return 0, 0, false
+			}
+		}
+		if int(f.slot) < len(num) {
+			num[f.slot] = v
+		}
+		i = j
+	}
+	return i, isNull, true
+}
+
 // str parses a JSON string. The result aliases the line or the cursor's
-// scratch buffer and is valid until the next call. Escaped lone surrogates
-// become WTF-8, as the V8 reader makes them, so a JavaScript string
-// survives any round trip.
+// scratch buffer and is valid until the next call but skip's. Escaped
+// lone surrogates become WTF-8, as the V8 reader makes them, so a
+// JavaScript string survives any round trip.
 func (c *cursor) str(what string) ([]byte, error) {
+	return c.decodeStr(what, &c.scratch)
+}
+
+// decodeStr parses a JSON string, unescaping it into *buf if it must.
+func (c *cursor) decodeStr(what string, buf *[]byte) ([]byte, error) {
 	c.ws()
 	if c.i >= len(c.b) || c.b[c.i] != '"' {
 		return nil, fmt.Errorf("expected %s (a string), found %s", what, c.found())
 	}
 	c.i++
 	start := c.i
-	// Fast path: no escapes.
-	for c.i < len(c.b) {
-		ch := c.b[c.i]
-		if ch == '"' {
-			s := c.b[start:c.i]
-			c.i++
-			return s, c.checkUTF8(s, what)
-		}
-		if ch == '\\' || ch < 0x20 {
-			break
-		}
+	c.i += jsonstr.Literal(c.b[c.i:], true)
+	if c.i < len(c.b) && c.b[c.i] == '"' {
+		// No escapes: the string is in the line as it is.
+		s := c.b[start:c.i]
 		c.i++
+		return s, checkUTF8(s, what)
 	}
-	out := append(c.scratch[:0], c.b[start:c.i]...)
+	out := append((*buf)[:0], c.b[start:c.i]...)
 	for {
 		if c.i >= len(c.b) {
 			return nil, fmt.Errorf("%s: string not terminated before the end of the line", what)
 		}
-		ch := c.b[c.i]
-		switch {
+		switch ch := c.b[c.i]; {
 		case ch == '"':
 			c.i++
-			c.scratch = out
-			return out, c.checkUTF8(out, what)
+			*buf = out
+			return out, checkUTF8(out, what)
 		case ch < 0x20:
 			return nil, fmt.Errorf("%s: unescaped control character 0x%02x in a string", what, ch)
-		case ch != '\\':
-			out = append(out, ch)
-			c.i++
-			continue
 		}
-		c.i++
-		if c.i >= len(c.b) {
+		var n int
+		var p jsonstr.Problem
+		out, n, p = jsonstr.Unescape(out, c.b[c.i:])
+		c.i += n
+		switch p {
+		case jsonstr.Cut:
 			return nil, fmt.Errorf("%s: escape cut at the end of the line", what)
+		case jsonstr.CutHex, jsonstr.BadHex:
+			return nil, fmt.Errorf("%s: bad \\u escape", what)
+		case jsonstr.BadEscape:
+			return nil, fmt.Errorf("%s: invalid escape \\%c", what, c.b[c.i-1])
 		}
-		e := c.b[c.i]
-		c.i++
-		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := c.hex4()
-			if !ok {
-				return nil, fmt.Errorf("%s: bad \\u escape", what)
-			}
-			if r >= 0xD800 && r < 0xDC00 && len(c.b)-c.i >= 6 && c.b[c.i] == '\\' && c.b[c.i+1] == 'u' {
-				save := c.i
-				c.i += 2
-				r2, ok := c.hex4()
-				if ok && r2 >= 0xDC00 && r2 < 0xE000 {
-					out = utf8.AppendRune(out, (r-0xD800)<<10|(r2-0xDC00)+0x10000)
-					continue
-				}
-				c.i = save
-			}
-			if r >= 0xD800 && r < 0xE000 {
-				out = wtf8.AppendSurrogate(out, r)
-			} else {
-				out = utf8.AppendRune(out, r)
-			}
-		default:
-			return nil, fmt.Errorf("%s: invalid escape \\%c", what, e)
-		}
+		k := jsonstr.Literal(c.b[c.i:], true)
+		out = append(out, c.b[c.i:c.i+k]...)
+		c.i += k
 	}
+}
+
+// text parses a JSON string into a Go string.
+func (c *cursor) text(what string) (string, error) {
+	b, err := c.str(what)
+	return string(b), err
 }
 
 // checkUTF8 rejects raw bytes that are not UTF-8: a flat file is UTF-8
 // text (docs/format.md, 5.1), and a string that is not would not survive
 // being written again. Lone surrogates, which \u escapes may hold, are
 // WTF-8 by then and allowed.
-func (c *cursor) checkUTF8(s []byte, what string) error {
+func checkUTF8(s []byte, what string) error {
 	if !wtf8.Valid(s) {
 		return fmt.Errorf("%s: string holds bytes that are not UTF-8", what)
 	}
 	return nil
-}
-
-func (c *cursor) hex4() (rune, bool) {
-	if len(c.b)-c.i < 4 {
-		return 0, false
-	}
-	var r rune
-	for k := 0; k < 4; k++ {
-		ch := c.b[c.i+k]
-		var d byte
-		switch {
-		case ch >= '0' && ch <= '9':
-			d = ch - '0'
-		case ch >= 'a' && ch <= 'f':
-			d = ch - 'a' + 10
-		case ch >= 'A' && ch <= 'F':
-			d = ch - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	c.i += 4
-	return r, true
 }
 
 // nextStr parses a comma and the string after it: the next field of a
@@ -299,29 +333,98 @@ func (c *cursor) strs(what string) ([]string, error) {
 	if c.null() {
 		return nil, nil
 	}
-	if err := c.expect('[', what+" (an array of strings)"); err != nil {
-		return nil, err
-	}
 	var out []string
+	err := c.array(what+" (an array of strings)", "',' or ']' in "+what, func() error {
+		s, err := c.str(what + " element")
+		out = append(out, string(s))
+		return err
+	})
+	return out, err
+}
+
+// subtypeFields parses a node_type's fields: an array of [name, kind]
+// pairs. Only the names matter to this reader, which skips the values.
+func (c *cursor) subtypeFields() ([]string, error) {
+	if c.null() {
+		return nil, nil
+	}
+	var names []string
+	err := c.array("'[' starting the subtype fields", "',' or ']' in the subtype fields", func() error {
+		if err := c.expect('[', "'[' starting a [name, kind] pair"); err != nil {
+			return err
+		}
+		n, err := c.str("subtype field name")
+		if err != nil {
+			return err
+		}
+		names = append(names, string(n))
+		if _, err := c.nextStr("subtype field kind"); err != nil {
+			return err
+		}
+		return c.expect(']', "']' ending a [name, kind] pair")
+	})
+	return names, err
+}
+
+// int64s parses an array of signed integers: a section's values.
+func (c *cursor) int64s() ([]int64, error) {
+	vals := []int64{}
+	err := c.array("'[' starting the section's values", "',' or ']' in the section's values", func() error {
+		v, err := c.int("section value")
+		vals = append(vals, v)
+		return err
+	})
+	return vals, err
+}
+
+// array parses a JSON array, each element with elem. open names the '['
+// in an error, more the ',' or ']' after an element.
+func (c *cursor) array(open, more string, elem func() error) error {
+	if err := c.expect('[', open); err != nil {
+		return err
+	}
 	if c.peek() == ']' {
 		c.i++
-		return out, nil
+		return nil
 	}
 	for {
-		s, err := c.str(what + " element")
-		if err != nil {
-			return nil, err
+		if err := elem(); err != nil {
+			return err
 		}
-		out = append(out, string(s))
-		c.ws()
-		if c.i < len(c.b) && c.b[c.i] == ']' {
+		if c.peek() == ']' {
 			c.i++
-			return out, nil
+			return nil
 		}
-		if err := c.expect(',', "',' or ']' in "+what); err != nil {
-			return nil, err
+		if err := c.expect(',', more); err != nil {
+			return err
 		}
 	}
+}
+
+// end checks that the record's array ends here and nothing follows on
+// its line. A cursor over a line ends with it; the parallel parser's, over
+// the rest of a block, at the newline, which end steps over.
+func (c *cursor) end() error {
+	if rest := c.b[c.i:]; len(rest) > 0 && rest[0] == ']' && (len(rest) == 1 || rest[1] == '\n') {
+		c.i += min(len(rest), 2)
+		return nil
+	}
+	return c.endSlow()
+}
+
+func (c *cursor) endSlow() error {
+	if err := c.expect(']', "']' ending the record"); err != nil {
+		return err
+	}
+	c.ws()
+	if c.i < len(c.b) && c.b[c.i] == '\n' {
+		c.i++
+		return nil
+	}
+	if c.i != len(c.b) {
+		return fmt.Errorf("unexpected %s after the record", c.found())
+	}
+	return nil
 }
 
 // skip consumes one JSON value of any shape: a field the reader does not
@@ -345,7 +448,9 @@ func (c *cursor) skip() error {
 			depth--
 			c.i++
 		case ch == '"':
-			if _, err := c.str("value"); err != nil {
+			// Into a buffer of its own: a string read before the
+			// skipped field stays valid.
+			if _, err := c.decodeStr("value", &c.skipped); err != nil {
 				return err
 			}
 		case ch == '-' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z':

@@ -19,7 +19,7 @@ import (
 // cut after a line said "the file promises N edge records ... (truncated
 // file?)".
 func TestTruncated(t *testing.T) {
-	b := flatFile(t, "node-basic.heapsnapshot.gz")
+	b := flatFile(t, "node-basic.heapsnapshot.gz", false)
 	gz := filepath.Join(t.TempDir(), "node-basic.jsonl.gz")
 	if err := os.WriteFile(gz, testfixtures.Gzip(t, b), 0o644); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/exchange"
+	"github.com/heapx/heapx/internal/jsonstr"
 	"github.com/heapx/heapx/model"
 )
 
@@ -445,5 +445,5 @@ func (wr *writer) extensions() error {
 }
 
 // appendString appends s as a JSON string, UTF-8 as is (see
-// formats.AppendJSONString).
-func appendString(b []byte, s string) []byte { return formats.AppendJSONString(b, s, false) }
+// jsonstr.Append).
+func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s, false) }

@@ -1,13 +1,12 @@
 package v8
 
 import (
-	"bytes"
 	"fmt"
 	"runtime/debug"
-	"unicode/utf8"
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/internal/jsonstr"
 	"github.com/heapx/heapx/internal/wtf8"
 )
 
@@ -135,7 +134,7 @@ const maxStringBytes = 3 << 29
 // aliases a scratch buffer valid until the next call (or until the caller
 // takes the buffer, setting s.scratch to nil). Lone UTF-16 surrogates
 // (which V8 writes for broken strings) are kept as WTF-8 so the exact text
-// can be written back.
+// can be written back (jsonstr decodes the escapes).
 func (s *scanner) readString() ([]byte, error) {
 	if err := s.expect('"', "a string"); err != nil {
 		return nil, err
@@ -151,16 +150,13 @@ func (s *scanner) readString() ([]byte, error) {
 			return nil, s.errorf("a string (from byte %d) longer than %d bytes, more than V8 strings can hold", start, maxStringBytes)
 		}
 		chunk := s.buf[s.pos:s.end]
-		i := indexQuoteOrEscape(chunk)
-		if i < 0 {
-			out = s.appendDoubling(out, chunk)
-			s.releaseOutgrown()
-			s.pos = s.end
-			continue
-		}
+		i := jsonstr.Literal(chunk, false)
 		out = s.appendDoubling(out, chunk[:i])
 		s.releaseOutgrown()
 		s.pos += i
+		if i == len(chunk) {
+			continue
+		}
 		if chunk[i] == '"' {
 			s.pos++
 			s.scratch = out
@@ -170,12 +166,19 @@ func (s *scanner) readString() ([]byte, error) {
 			// what is read can be written back as it was read.
 			return wtf8.Sanitize(out), nil
 		}
-		// Backslash escape.
-		s.pos++
-		var err error
-		out, err = s.readEscape(out)
-		if err != nil {
-			return nil, err
+		// An escape, which may run past the buffered block.
+		s.ensure(jsonstr.MaxEscape)
+		var n int
+		var p jsonstr.Problem
+		out, n, p = jsonstr.Unescape(out, s.buf[s.pos:s.end])
+		s.pos += n
+		switch p {
+		case jsonstr.Cut, jsonstr.CutHex:
+			return nil, s.unexpectedEnd()
+		case jsonstr.BadHex:
+			return nil, s.errorf("invalid hex digit %s in \\u escape", quoteByte(s.buf[s.pos-1]))
+		case jsonstr.BadEscape:
+			return nil, s.errorf("invalid escape \\%c in string", s.buf[s.pos-1])
 		}
 	}
 }
@@ -225,8 +228,8 @@ func (s *scanner) skipString() error {
 			return s.unexpectedEnd()
 		}
 		chunk := s.buf[s.pos:s.end]
-		i := indexQuoteOrEscape(chunk)
-		if i < 0 {
+		i := jsonstr.Literal(chunk, false)
+		if i == len(chunk) {
 			s.pos = s.end
 			continue
 		}
@@ -241,105 +244,6 @@ func (s *scanner) skipString() error {
 		}
 		s.pos++
 	}
-}
-
-// indexQuoteOrEscape returns the index of the first '"' or '\\' in b, or -1.
-func indexQuoteOrEscape(b []byte) int {
-	q := bytes.IndexByte(b, '"')
-	if q < 0 {
-		q = len(b)
-	}
-	e := bytes.IndexByte(b[:q], '\\')
-	if e >= 0 {
-		return e
-	}
-	if q == len(b) {
-		return -1
-	}
-	return q
-}
-
-func (s *scanner) next() (byte, bool) {
-	if !s.fill() {
-		return 0, false
-	}
-	c := s.buf[s.pos]
-	s.pos++
-	return c, true
-}
-
-func (s *scanner) readEscape(out []byte) ([]byte, error) {
-	c, ok := s.next()
-	if !ok {
-		return nil, s.unexpectedEnd()
-	}
-	switch c {
-	case '"', '\\', '/':
-		return append(out, c), nil
-	case 'b':
-		return append(out, '\b'), nil
-	case 'f':
-		return append(out, '\f'), nil
-	case 'n':
-		return append(out, '\n'), nil
-	case 'r':
-		return append(out, '\r'), nil
-	case 't':
-		return append(out, '\t'), nil
-	case 'u':
-		r, err := s.readHex4()
-		if err != nil {
-			return nil, err
-		}
-		if r >= 0xD800 && r < 0xDC00 && s.ensure(6) && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
-			// A high surrogate followed by another \u escape: a pair if
-			// that one is a low surrogate.
-			save := s.pos
-			s.pos += 2
-			r2, err := s.readHex4()
-			if err != nil {
-				return nil, err
-			}
-			if r2 >= 0xDC00 && r2 < 0xE000 {
-				return utf8.AppendRune(out, (r-0xD800)<<10|(r2-0xDC00)+0x10000), nil
-			}
-			s.pos = save
-		}
-		return s.appendCodeUnit(out, r), nil
-	}
-	return nil, s.errorf("invalid escape \\%c in string", c)
-}
-
-// appendCodeUnit appends an escaped UTF-16 code unit, a lone surrogate
-// as WTF-8 instead of losing it to U+FFFD.
-func (s *scanner) appendCodeUnit(out []byte, r rune) []byte {
-	if r >= 0xD800 && r < 0xE000 {
-		return wtf8.AppendSurrogate(out, r)
-	}
-	return utf8.AppendRune(out, r)
-}
-
-func (s *scanner) readHex4() (rune, error) {
-	var r rune
-	for i := 0; i < 4; i++ {
-		c, ok := s.next()
-		if !ok {
-			return 0, s.unexpectedEnd()
-		}
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, s.errorf("invalid hex digit %s in \\u escape", quoteByte(c))
-		}
-		r = r<<4 | rune(d)
-	}
-	return r, nil
 }
 
 // skipValue skips one JSON value of any shape without materializing it. It

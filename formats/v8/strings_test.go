@@ -2,8 +2,13 @@ package v8
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/input"
 )
 
 // TestUnknownSectionSkipped: strings in a section the reader skips are
@@ -53,5 +58,62 @@ func TestLongString(t *testing.T) {
 	}
 	if g.Strings.At(2) != "global" || g.Strings.At(5) != "back \"é😀\\" {
 		t.Errorf("short strings around them: %q %q", g.Strings.At(2), g.Strings.At(5))
+	}
+}
+
+// TestStringEscapes decodes strings with every kind of escape, valid and
+// not, with the input arriving a byte at a time and with the scanner's
+// buffer ending at every position in them: the same text, or the same
+// error at the same offset, however the input is cut.
+func TestStringEscapes(t *testing.T) {
+	// A string cut short is the input layer's one error.
+	truncated := formats.ErrTruncated.Error()
+	for _, c := range []struct {
+		in, want string
+		off      int // of the error, if msg is set
+		msg      string
+	}{
+		{`"plain"`, "plain", 0, ""},
+		{`"a\"b\\c\/d\b\f\n\r\t"`, "a\"b\\c/d\b\f\n\r\t", 0, ""},
+		{`"\u00e9\u20AC\u0000"`, "é€\x00", 0, ""},
+		{`"\ud83d\ude00\uD83D\uDE00"`, "😀😀", 0, ""},
+		{`"\ud800x"`, "\xed\xa0\x80x", 0, ""},                 // a lone surrogate, as WTF-8
+		{`"\udc00\ud800"`, "\xed\xb0\x80\xed\xa0\x80", 0, ""}, // a low one first: two lone ones
+		{`"\ud800\ud800\udc00"`, "\xed\xa0\x80𐀀", 0, ""},
+		{`"\ud800\u0041\ud800\n"`, "\xed\xa0\x80A\xed\xa0\x80\n", 0, ""},
+		{"\"raw\ttab\x01\"", "raw\ttab\x01", 0, ""}, // V8 never writes them; read as they are
+		{"\"\xffa\xed\xa0\x80\"", "\uFFFDa\xed\xa0\x80", 0, ""},
+		{`"\q"`, "", 3, `invalid escape \q in string`},
+		{`"\u12G4"`, "", 6, `invalid hex digit 'G' in \u escape`},
+		{`"\ud800\uZ000"`, "", 10, `invalid hex digit 'Z' in \u escape`},
+		{`"\ud800\u"x"`, "", 10, `invalid hex digit '"' in \u escape`},
+		{`"abc`, "", 4, truncated},
+		{`"abc\`, "", 5, truncated},
+		{`"\u12`, "", 5, truncated},
+		{`"\ud800`, "", 7, truncated},
+		{`"\ud800\`, "", 8, truncated},
+		{`"\ud800\u`, "", 9, truncated},
+		{`"\ud800\udc`, "", 11, truncated},
+	} {
+		check := func(how string, r io.Reader, size, skip int) {
+			t.Helper()
+			in, err := input.Open(r, -1, "x", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := newScanner(in, size).readString()
+			want := ""
+			if c.msg != "" {
+				want = fmt.Sprintf("x: byte %d: %s", skip+c.off, c.msg)
+			}
+			if err == nil && (want != "" || string(b) != c.want) || err != nil && err.Error() != want {
+				t.Errorf("%s %s: %q, %v; want %q, %s", c.in, how, b, err, c.want, want)
+			}
+		}
+		check("a byte at a time", iotest.OneByteReader(strings.NewReader(c.in)), 64, 0)
+		// A 16-byte buffer, the string after 0 to 15 spaces.
+		for skip := 0; skip < 16; skip++ {
+			check(fmt.Sprintf("after %d spaces", skip), strings.NewReader(strings.Repeat(" ", skip)+c.in), 16, skip)
+		}
 	}
 }

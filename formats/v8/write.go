@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/jsonstr"
 	"github.com/heapx/heapx/model"
 )
 
@@ -828,5 +829,5 @@ func (sw *snapshotWriter) strings() error {
 }
 
 // appendV8String appends s as V8's serializer writes a string: every
-// character outside printable ASCII escaped (see formats.AppendJSONString).
-func appendV8String(b []byte, s string) []byte { return formats.AppendJSONString(b, s, true) }
+// character outside printable ASCII escaped (see jsonstr.Append).
+func appendV8String(b []byte, s string) []byte { return jsonstr.Append(b, s, true) }

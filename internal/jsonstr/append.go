@@ -1,4 +1,4 @@
-package formats
+package jsonstr
 
 import (
 	"unicode/utf8"
@@ -6,7 +6,7 @@ import (
 	"github.com/heapx/heapx/internal/wtf8"
 )
 
-// AppendJSONString appends s as a JSON string: the short escapes for '"',
+// Append appends s as a JSON string: the short escapes for '"',
 // '\\', \b, \f, \n, \r, \t, \u00XX for other control characters and
 // printable ASCII as is. Other characters are kept as UTF-8, or, if ascii
 // is set, written as \uXXXX (characters above U+FFFF as a surrogate pair),
@@ -14,7 +14,7 @@ import (
 // them. A lone surrogate (WTF-8 in the model, see formats/v8's reader)
 // goes back to its \uDXXX escape so the exact JavaScript string survives;
 // bytes that are not UTF-8 at all become \uFFFD: JSON cannot carry them.
-func AppendJSONString(b []byte, s string, ascii bool) []byte {
+func Append(b []byte, s string, ascii bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
