@@ -50,7 +50,7 @@ func peakRSS() float64 {
 }
 
 func loadBench(b *testing.B) *model.Graph {
-	g, err := v8.ReadFile(benchSnapshot(b), v8.Options{})
+	g, err := v8.ReadFile(benchSnapshot(b), v8.ReadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func loadBench(b *testing.B) *model.Graph {
 func BenchmarkReadRetained(b *testing.B) {
 	path := benchSnapshot(b)
 	for b.Loop() {
-		g, err := v8.ReadFile(path, v8.Options{})
+		g, err := v8.ReadFile(path, v8.ReadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

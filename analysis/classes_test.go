@@ -22,7 +22,7 @@ import (
 // shows one row with both.
 func TestFunctionClassMergesObjectsNamedFunction(t *testing.T) {
 	dir := filepath.Join(testfixtures.Dir(), "devtools-quirks")
-	g, err := v8.ReadFile(filepath.Join(dir, "function-prototype.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join(dir, "function-prototype.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

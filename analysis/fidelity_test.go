@@ -104,7 +104,7 @@ func loadDump(t testing.TB, path string) *nodeDump {
 
 func loadFixture(t testing.TB, name string) *model.Graph {
 	path := filepath.Join("..", "testdata", name+".heapsnapshot.gz")
-	g, err := v8.ReadFile(path, v8.Options{})
+	g, err := v8.ReadFile(path, v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,14 +22,14 @@ func analyzeFile(t *testing.T, rel string) *analysis.Analysis {
 	var err error
 	switch filepath.Ext(path) {
 	case ".fxsnapshot":
-		g, rerr := spidermonkey.ReadFile(path, spidermonkey.Options{})
+		g, rerr := spidermonkey.ReadFile(path, spidermonkey.ReadOptions{})
 		if rerr != nil {
 			t.Fatal(rerr)
 		}
 		a, err = analysis.Analyze(g, analysis.Options{})
 	case ".gz":
 		if filepath.Ext(path[:len(path)-3]) == ".hprof" {
-			g, rerr := hprof.ReadFile(path, hprof.Options{})
+			g, rerr := hprof.ReadFile(path, hprof.ReadOptions{})
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
@@ -207,7 +207,7 @@ func TestClassLeaksNodeFixtures(t *testing.T) {
 // with itself: every sampled node is found and its type and name
 // compared, the most work a pair can take.
 func BenchmarkComparePair(b *testing.B) {
-	g, err := spidermonkey.ReadFile(filepath.Join("..", "testdata", "spidermonkey", "ff-medium-page.fxsnapshot"), spidermonkey.Options{})
+	g, err := spidermonkey.ReadFile(filepath.Join("..", "testdata", "spidermonkey", "ff-medium-page.fxsnapshot"), spidermonkey.ReadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestAllocationSitesMatchDevTools(t *testing.T) {
 		{"node-timeline", "node-timeline.heaptimeline.gz"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := v8.ReadFile(filepath.Join("..", "testdata", tc.file), v8.Options{})
+			g, err := v8.ReadFile(filepath.Join("..", "testdata", tc.file), v8.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestAllocationSitesMatchDevTools(t *testing.T) {
 // the snapshot it wrote under --track-heap-objects: each function at its
 // line, with its callers, and retained sizes that add up.
 func TestAllocationSitesKnownLines(t *testing.T) {
-	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-sites.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-sites.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestAllocationSitesKnownLines(t *testing.T) {
 }
 
 func TestAllocationSitesWithoutStacks(t *testing.T) {
-	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-basic.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestProfileSites(t *testing.T) {
 // BenchmarkAllocationSites groups node-sites' 45,733 traced objects of
 // its 65,386 by site, retained sizes included.
 func BenchmarkAllocationSites(b *testing.B) {
-	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-sites.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-sites.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -30,11 +30,11 @@ func analyzeDump(t *testing.T, rel string) *analysis.Analysis {
 	var err error
 	switch {
 	case strings.Contains(rel, ".hprof"):
-		g, err = hprof.ReadFile(path, hprof.Options{})
+		g, err = hprof.ReadFile(path, hprof.ReadOptions{})
 	case strings.HasSuffix(rel, ".fxsnapshot"):
-		g, err = spidermonkey.ReadFile(path, spidermonkey.Options{})
+		g, err = spidermonkey.ReadFile(path, spidermonkey.ReadOptions{})
 	default:
-		g, err = v8.ReadFile(path, v8.Options{})
+		g, err = v8.ReadFile(path, v8.ReadOptions{})
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -70,6 +70,9 @@ type WriteOptions struct {
 	// Sources are the dumps the graph was read from: the output is made
 	// no more readable than they are (WriteFileAtomic).
 	Sources []string
+	// Generator names the program writing, for formats that record it
+	// (the exchange format's generator metadata; "" for "heapx").
+	Generator string
 }
 
 // Format describes one registered format.

@@ -241,7 +241,7 @@ func TestDetachedQueryWithoutDOM(t *testing.T) {
 	if rs := rows(t, r, 0); len(rs) != 8 || !strings.HasPrefix(rs[0]["root"].(string), "Detached Node / BindingData @") {
 		t.Errorf("node-leak-3 --internals: %v", rs)
 	}
-	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), "node-basic.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ type Options struct {
 	// SaveSQL writes the SQLite copy the SQL console queries, when no
 	// fresh one exists (sqlquery.Builder.Save); front ends wrap it to say
 	// what they write. Nil writes it silently.
-	SaveSQL func(source, target string, g *model.Graph, opt hsql.Options, temp bool) error
+	SaveSQL func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error
 }
 
 // Session is an analysed dump (File) with the earlier snapshots of the

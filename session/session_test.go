@@ -208,7 +208,7 @@ func TestExchangeFormats(t *testing.T) {
 	res := in.A.Results()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "leak.db")
-	if err := hsql.Save(db, in.A.Graph, hsql.Options{Results: res}); err != nil {
+	if err := hsql.Save(db, in.A.Graph, hsql.WriteOptions{Results: res}); err != nil {
 		t.Fatal(err)
 	}
 	jl := filepath.Join(dir, "leak.jsonl")

@@ -47,7 +47,7 @@ type Builder struct {
 	// Save writes the copy of g made from source at target with opt (a
 	// temporary one when temp). It is hsql.Save, wrapped by front ends
 	// that say what they write and show progress (opt.Progress).
-	Save func(source, target string, g *model.Graph, opt hsql.Options, temp bool) error
+	Save func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error
 	// Writable reports whether a file can be created in dir; nil means
 	// DirWritable.
 	Writable func(dir string) bool
@@ -145,7 +145,7 @@ func Cached(path string, choice Choice, b Builder) (*DB, error) {
 	}
 	target := candidates[0]
 	if choice.Path == "" {
-		size := hsql.EstimateSize(g, hsql.Options{Results: res, NoPacked: true})
+		size := hsql.EstimateSize(g, hsql.WriteOptions{Results: res, NoPacked: true})
 		if size > BesideLimit || !b.writable(filepath.Dir(path)) {
 			if user == "" {
 				if !b.writable(filepath.Dir(path)) {
@@ -220,10 +220,10 @@ func explicitCache(p, source string) (string, error) {
 
 // write writes the SQLite copy of g, made from source, at target.
 func write(source string, g *model.Graph, res *model.Results, key []model.KV, target string, b Builder, temp bool) (*DB, error) {
-	opt := hsql.Options{Results: res, Meta: key, NoPacked: true, Sources: []string{source}}
+	opt := hsql.WriteOptions{Results: res, Meta: key, NoPacked: true, Sources: []string{source}}
 	save := b.Save
 	if save == nil {
-		save = func(_, target string, g *model.Graph, opt hsql.Options, _ bool) error {
+		save = func(_, target string, g *model.Graph, opt hsql.WriteOptions, _ bool) error {
 			return hsql.Save(target, g, opt)
 		}
 	}

@@ -140,7 +140,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		}
 		res = a.Results()
 	}
-	wopt := formats.WriteOptions{Sources: []string{in}}
+	wopt := formats.WriteOptions{Sources: []string{in}, Generator: generator()}
 	if res != nil && of.Results {
 		wopt.Results = res
 	}

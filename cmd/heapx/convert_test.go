@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,6 +38,10 @@ func TestConvertRoundTrip(t *testing.T) {
 				t.Errorf("convert printed %q", out)
 			}
 			ok(t, "convert", flat, back)
+			// The file names the build that wrote it (a write option).
+			if g := `["metadata","generator",` + strconv.Quote(generator()) + `]`; !bytes.Contains(testfixtures.Gunzip(t, flat), []byte("\n"+g+"\n")) {
+				t.Errorf("%s has no %s line", flat, g)
+			}
 
 			var info infoJSON
 			if err := json.Unmarshal([]byte(ok(t, "info", "--json", flat)), &info); err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/query"
 )
 
@@ -16,11 +15,9 @@ import (
 // recorded by `go install module@version` is used instead.
 var version string
 
-func init() {
-	// The generator metadata of the exchange files heapx writes (convert,
-	// sql's cached copies) names this build.
-	exchange.Generator = "heapx " + buildVersion()
-}
+// generator is the generator metadata of the exchange files heapx writes
+// (convert, sql's cached copies): it names this build.
+func generator() string { return "heapx " + buildVersion() }
 
 // buildVersion returns the version --version prints.
 func buildVersion() string {

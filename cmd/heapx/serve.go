@@ -127,7 +127,7 @@ func openSession(args []string, stderr *os.File) (*session.Session, error) {
 		inputs[j] = report.Input{Path: d.Path(), Format: d.Format().Name, A: a}
 	}
 	s, err := session.New(inputs[0], inputs[1:], session.Options{
-		SaveSQL: func(source, target string, g *model.Graph, opt hsql.Options, temp bool) error {
+		SaveSQL: func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error {
 			return writeCopy(source, target, g, opt, temp, stderr)
 		},
 	})

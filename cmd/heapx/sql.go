@@ -163,7 +163,7 @@ func copyBuilder(stderr *os.File, writable func(dir string) bool) sqlquery.Build
 			}
 			return d.Graph(), res, nil
 		},
-		Save: func(source, target string, g *model.Graph, opt hsql.Options, temp bool) error {
+		Save: func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error {
 			return writeCopy(source, target, g, opt, temp, stderr)
 		},
 		Writable: writable,
@@ -192,7 +192,7 @@ func loadForCopy(path string, stderr *os.File) (*dump, *model.Results, error) {
 // writeCopy writes the SQLite copy of g, read from source, at target (a
 // temporary one, to be deleted after the query, when temp), saying on
 // stderr what it makes, where and how large.
-func writeCopy(source, target string, g *model.Graph, opt hsql.Options, temp bool, stderr *os.File) error {
+func writeCopy(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool, stderr *os.File) error {
 	what, when := "the SQL cache", "reused while the dump is unchanged"
 	if temp {
 		what, when = "a temporary SQL cache", "deleted after the query"
@@ -205,6 +205,7 @@ func writeCopy(source, target string, g *model.Graph, opt hsql.Options, temp boo
 	start := time.Now()
 	bar := startProgress(stderr, "writing "+filepath.Base(target), -1)
 	opt.Progress = func(done, total int64) { bar.setTotal(total); bar.set(done) }
+	opt.Generator = generator()
 	err := hsql.Save(target, g, opt)
 	bar.done()
 	if err != nil {

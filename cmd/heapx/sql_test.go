@@ -114,7 +114,7 @@ func TestSQLExamplesInREADME(t *testing.T) {
 func TestSQLExamples(t *testing.T) {
 	t.Parallel()
 	file := copyFixture(t, "node-leak-3.heapsnapshot.gz")
-	g, err := v8.ReadFile(file, v8.Options{})
+	g, err := v8.ReadFile(file, v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,10 @@ import (
 // (metadata version_major).
 const VersionMajor = 1
 
-// Generator is written as the generator metadata; the command sets it to
-// its version ("heapx v1.2.3").
-var Generator = "heapx"
+// DefaultGenerator is the generator metadata of a file whose writer was
+// given none (a write option: the command names its version, "heapx
+// v1.2.3").
+const DefaultGenerator = "heapx"
 
 // Metadata keys the format defines (docs/format.md 2.1). Readers consume
 // these instead of copying them into Graph.Meta, and writers write their
@@ -54,10 +55,14 @@ func Reserved(key string) bool {
 // Metadata is the metadata a writer writes for g, in order: the format's
 // own keys (version first, as 7.1 requires), the source format, the
 // analysis policy when res is not nil, then the graph's other metadata.
-func Metadata(g *model.Graph, res *model.Results) []model.KV {
+// generator names the program writing ("" for DefaultGenerator).
+func Metadata(g *model.Graph, res *model.Results, generator string) []model.KV {
+	if generator == "" {
+		generator = DefaultGenerator
+	}
 	ms := []model.KV{
 		{Key: KeyVersion, Value: strconv.Itoa(VersionMajor)},
-		{Key: KeyGenerator, Value: Generator},
+		{Key: KeyGenerator, Value: generator},
 		{Key: KeyNodeCount, Value: strconv.Itoa(g.NumNodes())},
 		{Key: KeyEdgeCount, Value: strconv.Itoa(g.NumEdges())},
 		{Key: KeyStringCount, Value: strconv.Itoa(g.Strings.Len())},

@@ -52,14 +52,16 @@ func TestMetadata(t *testing.T) {
 	g.Nodes.ID = []uint64{1, 3}
 	g.Nodes.FirstEdge = []uint32{0, 0, 0}
 	g.Root = 1
-	var keys, values []string
-	for _, kv := range Metadata(g, &model.Results{Policy: "devtools"}) {
-		keys, values = append(keys, kv.Key), append(values, kv.Value)
-	}
-	wantKeys := []string{KeyVersion, KeyGenerator, KeyNodeCount, KeyEdgeCount, KeyStringCount, KeyRoot, KeySourceFormat, KeyAnalysis, "producer"}
-	wantValues := []string{"1", Generator, "2", "0", "1", "3", "v8.heapsnapshot", "devtools", "Node"}
-	if !slices.Equal(keys, wantKeys) || !slices.Equal(values, wantValues) {
-		t.Errorf("Metadata:\n keys %q\n want %q\n values %q\n want %q", keys, wantKeys, values, wantValues)
+	for _, c := range []struct{ generator, want string }{{"heapx v1.2.3", "heapx v1.2.3"}, {"", DefaultGenerator}} {
+		var keys, values []string
+		for _, kv := range Metadata(g, &model.Results{Policy: "devtools"}, c.generator) {
+			keys, values = append(keys, kv.Key), append(values, kv.Value)
+		}
+		wantKeys := []string{KeyVersion, KeyGenerator, KeyNodeCount, KeyEdgeCount, KeyStringCount, KeyRoot, KeySourceFormat, KeyAnalysis, "producer"}
+		wantValues := []string{"1", c.want, "2", "0", "1", "3", "v8.heapsnapshot", "devtools", "Node"}
+		if !slices.Equal(keys, wantKeys) || !slices.Equal(values, wantValues) {
+			t.Errorf("Metadata(generator %q):\n keys %q\n want %q\n values %q\n want %q", c.generator, keys, wantKeys, values, wantValues)
+		}
 	}
 }
 

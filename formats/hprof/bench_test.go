@@ -20,7 +20,7 @@ func BenchmarkRead(b *testing.B) {
 		}
 		b.SetBytes(st.Size())
 		for b.Loop() {
-			if _, err := ReadFile(path, Options{}); err != nil {
+			if _, err := ReadFile(path, ReadOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -29,7 +29,7 @@ func BenchmarkRead(b *testing.B) {
 	data := testfixtures.Gunzip(b, fixture("java-leakdemo-small.hprof.gz"))
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := Read(bytes.NewReader(data), "bench", Options{}); err != nil {
+		if _, err := Read(bytes.NewReader(data), "bench", ReadOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

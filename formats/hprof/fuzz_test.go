@@ -26,7 +26,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(hostile.WrappingFieldOffset())
 	f.Add(hostile.HPROFEscapes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := Read(bytes.NewReader(data), "fuzz", Options{})
+		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{})
 		if !testfixtures.CheckRead(t, g, err) {
 			return
 		}

@@ -132,9 +132,9 @@ func init() {
 		Name:        "hprof",
 		Description: "Java HPROF heap dump (.hprof) from jmap, jcmd, HeapDumpOnOutOfMemoryError or Android; plain or gzip",
 		Extensions:  []string{".hprof"},
-		Detect:      IsHPROF,
+		Detect:      Detect,
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
-			return ReadFile(path, Options{Progress: opt.Progress})
+			return ReadFile(path, ReadOptions{Progress: opt.Progress})
 		},
 	})
 }
@@ -142,8 +142,8 @@ func init() {
 // Namespace is the namespace of HPROF's node and edge types in the model.
 const Namespace = "hprof"
 
-// Options tune a read.
-type Options struct {
+// ReadOptions tune a read.
+type ReadOptions struct {
 	// Progress, if set, is called now and then with the number of input
 	// bytes consumed and the total; the file is read twice, so the total
 	// is twice its size.
@@ -153,9 +153,9 @@ type Options struct {
 // versions are the header strings the reader accepts.
 var versions = []string{"JAVA PROFILE 1.0.1", "JAVA PROFILE 1.0.2", "JAVA PROFILE 1.0.3"}
 
-// IsHPROF reports whether head, the first bytes of a file (decompressed if
+// Detect reports whether head, the first bytes of a file (decompressed if
 // it was gzip), starts with an HPROF header string.
-func IsHPROF(head []byte) bool {
+func Detect(head []byte) bool {
 	for _, v := range versions {
 		if bytes.HasPrefix(head, append([]byte(v), 0)) {
 			return true
@@ -165,14 +165,14 @@ func IsHPROF(head []byte) bool {
 }
 
 // ReadFile reads the dump at path, plain or gzip.
-func ReadFile(path string, opt Options) (*model.Graph, error) {
+func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
 	return input.ReadFile(path, opt.passes(), opt.read)
 }
 
 // Read reads a dump from r, which is read from its start twice (or three
 // times), so it must be an io.Seeker (a file; not a pipe); name is used in
 // error messages. Gzip input is recognized by its magic bytes.
-func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
+func Read(r io.Reader, name string, opt ReadOptions) (*model.Graph, error) {
 	s, ok := r.(io.Seeker)
 	if !ok {
 		return nil, fmt.Errorf("%s: HPROF dumps are read in two passes, from a file: save the dump to a file first", name)
@@ -187,14 +187,14 @@ func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
 	return input.Read(r, size, name, opt.passes(), opt.read)
 }
 
-func (Options) read(in *input.Reader) (*model.Graph, error) {
+func (ReadOptions) read(in *input.Reader) (*model.Graph, error) {
 	rd := &reader{src: in}
 	return rd.read()
 }
 
 // passes turns the input layer's progress, in bytes of the file, into
 // Progress's, in bytes of the two passes.
-func (opt Options) passes() func(done, total int64) {
+func (opt ReadOptions) passes() func(done, total int64) {
 	if opt.Progress == nil {
 		return nil
 	}

@@ -236,7 +236,7 @@ func (rd *reader) readHeader() error {
 	in.fill(64)
 	head := in.buf[in.r:in.w]
 	nul := bytes.IndexByte(head, 0)
-	if nul < 0 || !IsHPROF(head) {
+	if nul < 0 || !Detect(head) {
 		return in.errorf(0, "header", "not an HPROF dump: no \"JAVA PROFILE 1.0.x\" header")
 	}
 	rd.version = string(head[:nul])

@@ -77,7 +77,7 @@ func tinyDump(idSize int, objectSize uint32) []byte {
 
 func readBytes(t testing.TB, b []byte) (*model.Graph, error) {
 	t.Helper()
-	g, err := Read(bytes.NewReader(b), "tiny", Options{})
+	g, err := Read(bytes.NewReader(b), "tiny", ReadOptions{})
 	if err == nil {
 		if verr := g.Validate(); verr != nil {
 			t.Fatalf("graph does not validate: %v", verr)
@@ -252,7 +252,7 @@ func TestBadInput(t *testing.T) {
 // gzip, "bad gzip data in a record: unexpected EOF".
 func TestTruncated(t *testing.T) {
 	testfixtures.CheckTruncated(t, fixture("java-leakdemo-small.hprof.gz"), func(name string, b []byte) error {
-		_, err := Read(bytes.NewReader(b), name, Options{})
+		_, err := Read(bytes.NewReader(b), name, ReadOptions{})
 		return err
 	})
 }
@@ -261,7 +261,7 @@ func TestTruncated(t *testing.T) {
 // stream cannot give, and the error says so instead of failing at the
 // second pass.
 func TestReadNeedsAFile(t *testing.T) {
-	_, err := Read(io.MultiReader(bytes.NewReader(tinyDump(8, 0))), "pipe", Options{})
+	_, err := Read(io.MultiReader(bytes.NewReader(tinyDump(8, 0))), "pipe", ReadOptions{})
 	if want := "pipe: HPROF dumps are read in two passes, from a file: save the dump to a file first"; err == nil || err.Error() != want {
 		t.Errorf("%v, want %s", err, want)
 	}

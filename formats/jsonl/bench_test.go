@@ -15,7 +15,7 @@ import (
 // writes it, with its analysis results when analysed is set.
 func flatFile(t testing.TB, name string, analysed bool) []byte {
 	t.Helper()
-	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), name), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), name), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

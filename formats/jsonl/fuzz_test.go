@@ -17,7 +17,7 @@ import (
 // count checks fire), plus small hand-made files, one analysed, with the
 // lies stored results can tell (internal/hostile).
 func FuzzRead(f *testing.F) {
-	g, err := v8.ReadFile("../../testdata/node-timeline.heaptimeline.gz", v8.Options{})
+	g, err := v8.ReadFile("../../testdata/node-timeline.heaptimeline.gz", v8.ReadOptions{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -31,7 +31,7 @@ var analysedSmall = lines(`["metadata","version_major","1"]`, decls,
 // --analyze writes it.
 func analysed(t testing.TB) []byte {
 	t.Helper()
-	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func init() {
 		Name:        "jsonl",
 		Description: "heapx exchange format, flat form: JSON Lines (.jsonl, .jsonl.gz; docs/format.md)",
 		Extensions:  []string{".jsonl"},
-		Detect:      IsJSONL,
+		Detect:      Detect,
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
 			return ReadFile(path, ReadOptions{Progress: opt.Progress, Results: opt.Results})
 		},
@@ -33,7 +33,7 @@ func init() {
 			return input.Read(r, size, name, o.Progress, o.read)
 		},
 		Write: func(w io.Writer, g *model.Graph, opt formats.WriteOptions) error {
-			return Write(w, g, WriteOptions{Progress: opt.Progress, Results: opt.Results})
+			return Write(w, g, WriteOptions{Progress: opt.Progress, Results: opt.Results, Generator: opt.Generator})
 		},
 		Results: true,
 	})
@@ -46,10 +46,10 @@ const FormatName = "heapx.jsonl"
 // firstLine is what every file starts with (docs/format.md, 5.2).
 var firstLinePrefix = []byte(`["metadata","version_major",`)
 
-// IsJSONL reports whether head, the first bytes of a file (decompressed if
+// Detect reports whether head, the first bytes of a file (decompressed if
 // it was gzip), starts like a heapx flat file: an array whose first two
 // strings are "metadata" and "version_major", whitespace allowed.
-func IsJSONL(head []byte) bool {
+func Detect(head []byte) bool {
 	b := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")) // a BOM from an editor
 	b = bytes.TrimLeft(b, " \t\r\n")
 	// Compare with whitespace removed, up to the prefix's length.

@@ -27,7 +27,7 @@ var ignoreMeta = model.CompareOptions{IgnoreMeta: []string{"format", exchange.Ke
 func TestRoundTripFixtures(t *testing.T) {
 	for _, path := range testfixtures.V8Dumps(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			g, err := v8.ReadFile(path, v8.Options{})
+			g, err := v8.ReadFile(path, v8.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestV8JSONLV8(t *testing.T) {
 	for _, path := range testfixtures.V8Dumps(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			orig := testfixtures.Gunzip(t, path)
-			g, err := v8.Read(bytes.NewReader(orig), path, v8.Options{})
+			g, err := v8.Read(bytes.NewReader(orig), path, v8.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func TestV8JSONLV8(t *testing.T) {
 				t.Fatalf("V8 -> jsonl -> V8 differs from the original at byte %d of %d/%d:\norig %q\nout  %q", i, len(orig), snap.Len(),
 					orig[max(0, i-60):min(len(orig), i+60)], snap.Bytes()[max(0, i-60):min(snap.Len(), i+60)])
 			}
-			back, err := v8.Read(bytes.NewReader(snap.Bytes()), "back", v8.Options{})
+			back, err := v8.Read(bytes.NewReader(snap.Bytes()), "back", v8.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -347,7 +347,7 @@ func TestUnknownSkipped(t *testing.T) {
 
 // TestResultsRoundTrip persists results and reads them back.
 func TestResultsRoundTrip(t *testing.T) {
-	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,8 +393,8 @@ func TestDetect(t *testing.T) {
 		`{"snapshot":{}}`:                                    false,
 		`["metadata","version`:                               false,
 	} {
-		if got := IsJSONL([]byte(in)); got != want {
-			t.Errorf("IsJSONL(%q) = %v", in, got)
+		if got := Detect([]byte(in)); got != want {
+			t.Errorf("Detect(%q) = %v", in, got)
 		}
 	}
 }
@@ -402,7 +402,7 @@ func TestDetect(t *testing.T) {
 // TestSaveGzip writes through the registry, as heapx convert does, and
 // opens the result by content.
 func TestSaveGzip(t *testing.T) {
-	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-trace.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-trace.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,11 +129,11 @@ func TestStrings(t *testing.T) {
 // and reads them back the same: their gc_root records, which no V8 dump
 // has, and their own node and edge types.
 func TestRoundTripOtherRuntimes(t *testing.T) {
-	hp, err := hprof.ReadFile(filepath.Join("..", "..", "testdata", "hprof", "java-leakdemo-small.hprof.gz"), hprof.Options{})
+	hp, err := hprof.ReadFile(filepath.Join("..", "..", "testdata", "hprof", "java-leakdemo-small.hprof.gz"), hprof.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx, err := spidermonkey.ReadFile(filepath.Join("..", "..", "testdata", "spidermonkey", "ff-small-page.fxsnapshot"), spidermonkey.Options{})
+	fx, err := spidermonkey.ReadFile(filepath.Join("..", "..", "testdata", "spidermonkey", "ff-small-page.fxsnapshot"), spidermonkey.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

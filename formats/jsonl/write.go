@@ -21,6 +21,9 @@ type WriteOptions struct {
 	// Results, if set, are persisted as the heapx:* node fields
 	// (docs/format.md, section 4). They must fit the graph.
 	Results *model.Results
+	// Generator names the program writing, as the file's generator
+	// metadata ("" for exchange.DefaultGenerator).
+	Generator string
 }
 
 // chunkNodes and chunkEdges size the units of parallel formatting: big
@@ -41,7 +44,7 @@ func Write(w io.Writer, g *model.Graph, opt WriteOptions) error {
 		return fmt.Errorf("jsonl: %w", err)
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	wr := &writer{w: bw, g: g, res: res, progress: opt.Progress, total: int64(g.NumNodes() + g.NumEdges())}
+	wr := &writer{w: bw, g: g, res: res, generator: opt.Generator, progress: opt.Progress, total: int64(g.NumNodes() + g.NumEdges())}
 	if err := wr.header(); err != nil {
 		return err
 	}
@@ -61,13 +64,14 @@ func Write(w io.Writer, g *model.Graph, opt WriteOptions) error {
 }
 
 type writer struct {
-	w        *bufio.Writer
-	g        *model.Graph
-	res      *model.Results
-	buf      []byte
-	progress func(done, total int64)
-	done     int64
-	total    int64
+	w         *bufio.Writer
+	g         *model.Graph
+	res       *model.Results
+	generator string
+	buf       []byte
+	progress  func(done, total int64)
+	done      int64
+	total     int64
 }
 
 // line writes the record in wr.buf (without its newline) and resets it.
@@ -141,7 +145,7 @@ func (wr *writer) nodeFields() []string {
 
 func (wr *writer) header() error {
 	g := wr.g
-	ms := exchange.Metadata(g, wr.res)
+	ms := exchange.Metadata(g, wr.res, wr.generator)
 	for _, kv := range ms {
 		if err := wr.meta(kv.Key, kv.Value); err != nil {
 			return err

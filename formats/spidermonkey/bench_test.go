@@ -20,7 +20,7 @@ func BenchmarkRead(b *testing.B) {
 	b.SetBytes(int64(len(testfixtures.Gunzip(b, path))))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Read(bytes.NewReader(in), path, Options{}); err != nil {
+		if _, err := Read(bytes.NewReader(in), path, ReadOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -56,7 +56,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add(bomb.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := Read(bytes.NewReader(data), "fuzz", Options{})
+		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{})
 		if !testfixtures.CheckRead(t, g, err) {
 			return
 		}

@@ -26,7 +26,7 @@ func TestDeclaredLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	mem := testfixtures.Allocated(func() { _, err = Read(bytes.NewReader(in.Bytes()), "bomb", Options{}) })
+	mem := testfixtures.Allocated(func() { _, err = Read(bytes.NewReader(in.Bytes()), "bomb", ReadOptions{}) })
 	var fe *formats.FormatError
 	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "malformed protobuf field") {
 		t.Fatalf("%v, want a malformed field", err)
@@ -59,7 +59,7 @@ func TestStreamedNode(t *testing.T) {
 		t.Fatalf("the message is only %d bytes", len(in))
 	}
 	for _, data := range [][]byte{in, testfixtures.Gzip(t, in)} {
-		g, err := Read(bytes.NewReader(data), "big", Options{})
+		g, err := Read(bytes.NewReader(data), "big", ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestStreamedNodeErrors(t *testing.T) {
 		{"input ends", ends, "file ends early: the dump is truncated", int64(len(ends))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Read(bytes.NewReader(c.in), "bad", Options{})
+			_, err := Read(bytes.NewReader(c.in), "bad", ReadOptions{})
 			var fe *formats.FormatError
 			if !errors.As(err, &fe) || !strings.Contains(fe.Msg, c.msg) || fe.Offset != c.off {
 				t.Errorf("%v, want %q at byte %d", err, c.msg, c.off)

@@ -18,8 +18,8 @@ import (
 	"github.com/heapx/heapx/model"
 )
 
-// Options tune a read.
-type Options struct {
+// ReadOptions tune a read.
+type ReadOptions struct {
 	// Progress, if set, is called now and then with the number of input
 	// bytes consumed and the input size (-1 if unknown).
 	Progress func(done, total int64)
@@ -27,12 +27,12 @@ type Options struct {
 
 // ReadFile reads the core dump at path, gzip-compressed (as Firefox writes
 // it) or not.
-func ReadFile(path string, opt Options) (*model.Graph, error) {
+func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
 	return input.ReadFile(path, opt.Progress, opt.read)
 }
 
 // Read reads a core dump from r; name is used in error messages.
-func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
+func Read(r io.Reader, name string, opt ReadOptions) (*model.Graph, error) {
 	return input.Read(r, -1, name, opt.Progress, opt.read)
 }
 
@@ -145,7 +145,7 @@ type pendingFrame struct {
 	off int64
 }
 
-func (opt Options) read(in *input.Reader) (*model.Graph, error) {
+func (opt ReadOptions) read(in *input.Reader) (*model.Graph, error) {
 	size := in.Size()
 	// Small inputs get small buffers: a fuzzer or a test reading a few
 	// kilobytes should not allocate a block per call.

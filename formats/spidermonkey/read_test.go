@@ -25,7 +25,7 @@ var dumps = []string{"ff-small-page", "ff-medium-page"}
 
 func readFixture(t testing.TB, name string) *model.Graph {
 	t.Helper()
-	g, err := ReadFile(fixture(name+".fxsnapshot"), Options{})
+	g, err := ReadFile(fixture(name+".fxsnapshot"), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestSynthetic(t *testing.T) {
 		node{id: 5, typeName: s("js::BaseScript"), size: 64, coarse: coarseScript, file: s("a.js")},
 	)
 	for _, in := range [][]byte{b, testfixtures.Gzip(t, b)} {
-		g, err := Read(bytes.NewReader(in), "synthetic", Options{})
+		g, err := Read(bytes.NewReader(in), "synthetic", ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestStackPreorder(t *testing.T) {
 		node{id: 4, typeName: ref(1), size: 8, coarse: coarseObject, class: ref(0),
 			stack: frame(400, stackRef(200), 5, 1, ref(2), s("mid"))},
 	)
-	g, err := Read(bytes.NewReader(b), "preorder", Options{})
+	g, err := Read(bytes.NewReader(b), "preorder", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestFoldTypes(t *testing.T) {
 	for i := range 300 {
 		nodes = append(nodes, node{id: uint64(10 + i), typeName: s("T" + strconv.Itoa(i)), size: 8})
 	}
-	g, err := Read(bytes.NewReader(build(1, nodes...)), "fold", Options{})
+	g, err := Read(bytes.NewReader(build(1, nodes...)), "fold", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestDetect(t *testing.T) {
 		t.Fatalf("detected %v, %v", f, err)
 	}
 	tiny := build(1, node{id: 1, typeName: s("JS::ubi::RootList"), size: 1})
-	if !IsSnapshot(tiny) {
+	if !Detect(tiny) {
 		t.Error("a minimal dump is not detected")
 	}
 	for _, head := range []string{
@@ -349,7 +349,7 @@ func TestDetect(t *testing.T) {
 		"\x00\x00\x00",
 		string(tiny[:3]), // cut before the root's first tag
 	} {
-		if IsSnapshot([]byte(head)) {
+		if Detect([]byte(head)) {
 			t.Errorf("%q detected as a core dump", head)
 		}
 	}
@@ -362,7 +362,7 @@ func TestDetect(t *testing.T) {
 // stream: unexpected EOF".
 func TestTruncated(t *testing.T) {
 	testfixtures.CheckTruncated(t, fixture("ff-small-page.fxsnapshot"), func(name string, b []byte) error {
-		_, err := Read(bytes.NewReader(b), name, Options{})
+		_, err := Read(bytes.NewReader(b), name, ReadOptions{})
 		return err
 	})
 }
@@ -413,7 +413,7 @@ func TestBadInput(t *testing.T) {
 		{"empty", nil, "no Metadata message", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g, err := Read(bytes.NewReader(c.in), "bad", Options{})
+			g, err := Read(bytes.NewReader(c.in), "bad", ReadOptions{})
 			var fe *formats.FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("got %v, %v; want a FormatError", g != nil, err)

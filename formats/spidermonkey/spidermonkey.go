@@ -113,12 +113,12 @@ func init() {
 		Name:        "spidermonkey",
 		Description: "Firefox/SpiderMonkey heap snapshot (.fxsnapshot core dump)",
 		Extensions:  []string{".fxsnapshot"},
-		Detect:      IsSnapshot,
+		Detect:      Detect,
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
-			return ReadFile(path, Options{Progress: opt.Progress})
+			return ReadFile(path, ReadOptions{Progress: opt.Progress})
 		},
 		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
-			o := Options{Progress: opt.Progress}
+			o := ReadOptions{Progress: opt.Progress}
 			return input.Read(r, size, name, o.Progress, o.read)
 		},
 	})
@@ -186,12 +186,12 @@ const (
 	dataFuncNameRef = 8
 )
 
-// IsSnapshot reports whether head, the first bytes of a file (decompressed
+// Detect reports whether head, the first bytes of a file (decompressed
 // if it was gzip), starts like a core dump: a varint length, a non-empty
 // Metadata message of that length made of well-formed fields, then the
 // length of the root Node message and that message's first tag, the node
 // id (Gecko writes fields in field-number order).
-func IsSnapshot(head []byte) bool {
+func Detect(head []byte) bool {
 	n, k := protowire.ConsumeVarint(head)
 	if k < 0 || n == 0 || n > uint64(len(head)-k) {
 		return false

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/heapx/heapx/formats"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
@@ -57,27 +56,27 @@ func BenchmarkInsert(b *testing.B) {
 // BenchmarkWriteRead writes the Chromium fixture (174K nodes, 577K
 // edges) as a .db and reads it back, reporting rows/s for each way.
 func BenchmarkWriteRead(b *testing.B) {
-	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "chromium-small-page.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "chromium-small-page.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	rows := float64(g.NumNodes() + g.NumEdges() + g.Strings.Len())
 	b.Run("write", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if err := Save(filepath.Join(b.TempDir(), "w.db"), g, Options{}); err != nil {
+			if err := Save(filepath.Join(b.TempDir(), "w.db"), g, WriteOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	})
 	db := filepath.Join(b.TempDir(), "r.db")
-	if err := Save(db, g, Options{}); err != nil {
+	if err := Save(db, g, WriteOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("read", func(b *testing.B) {
 		var h *model.Graph
 		for i := 0; i < b.N; i++ {
-			if h, err = ReadFile(db, formats.ReadOptions{}); err != nil {
+			if h, err = ReadFile(db, ReadOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}

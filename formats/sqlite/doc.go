@@ -34,10 +34,12 @@ func init() {
 		Name:        "sqlite",
 		Description: "heapx exchange format, SQLite form (.db; docs/format.md): query it with heapx sql or sqlite3",
 		Extensions:  []string{".db"},
-		Detect:      IsDatabase,
-		Read:        ReadFile,
+		Detect:      Detect,
+		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
+			return ReadFile(path, ReadOptions{Progress: opt.Progress, Results: opt.Results})
+		},
 		WriteFile: func(path string, g *model.Graph, opt formats.WriteOptions) error {
-			if err := WriteFile(path, g, Options{Progress: opt.Progress, Results: opt.Results}); err != nil {
+			if err := WriteFile(path, g, WriteOptions{Progress: opt.Progress, Results: opt.Results, Generator: opt.Generator}); err != nil {
 				return err
 			}
 			return syncFile(path)
@@ -59,11 +61,11 @@ const ApplicationID = 0x68656170
 // sqliteMagic starts every SQLite 3 database file.
 var sqliteMagic = []byte("SQLite format 3\x00")
 
-// IsDatabase reports whether head, the first bytes of a file, is a heapx
+// Detect reports whether head, the first bytes of a file, is a heapx
 // SQLite dump: SQLite's magic, then heapx's application id in the header,
 // or, for a file another program wrote without one, a metadata table in
 // the schema on the first page (where SQLite keeps a small schema).
-func IsDatabase(head []byte) bool {
+func Detect(head []byte) bool {
 	if len(head) < 100 || !bytes.HasPrefix(head, sqliteMagic) {
 		return false
 	}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
@@ -29,7 +28,7 @@ func FuzzRead(f *testing.F) {
 	db := filepath.Join(f.TempDir(), "seed.db")
 	defer func(p int) { pageSize = p }(pageSize)
 	pageSize = 512 // SQLite's smallest: a 16 KB file instead of 400 KB
-	if err := Save(db, g, Options{Results: res}); err != nil {
+	if err := Save(db, g, WriteOptions{Results: res}); err != nil {
 		f.Fatal(err)
 	}
 	seed, err := os.ReadFile(db)
@@ -46,7 +45,7 @@ func FuzzRead(f *testing.F) {
 			t.Fatal(err)
 		}
 		var res model.Results
-		g, err := ReadFile(path, formats.ReadOptions{Results: &res})
+		g, err := ReadFile(path, ReadOptions{Results: &res})
 		if !testfixtures.CheckRead(t, g, err) {
 			return
 		}

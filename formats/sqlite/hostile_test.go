@@ -46,14 +46,14 @@ func TestHostileResults(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "lies.db")
-			if err := Save(db, g, Options{Results: chainResults(5)}); err != nil {
+			if err := Save(db, g, WriteOptions{Results: chainResults(5)}); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.lie(db); err != nil {
 				t.Fatal(err)
 			}
 			var res model.Results
-			h, err := ReadFile(db, formats.ReadOptions{Results: &res})
+			h, err := ReadFile(db, ReadOptions{Results: &res})
 			if c.msg == "" {
 				// The cache that lies is not used: the rows say node
 				// id 1 is the root.

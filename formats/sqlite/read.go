@@ -61,10 +61,20 @@ func query(conn *sqlite.Conn, q string, fn func(st *sqlite.Stmt) error) error {
 	}
 }
 
-// ReadFile reads the SQLite dump at path into a graph. When opt.Results
-// is set and the file carries analysis results (heapx_result, with their
-// policy in heapx:analysis), they are read into it.
-func ReadFile(path string, opt formats.ReadOptions) (_ *model.Graph, err error) {
+// ReadOptions tune a read.
+type ReadOptions struct {
+	// Progress, if set, is called now and then with an estimate of the
+	// bytes read so far and the file's size.
+	Progress func(done, total int64)
+	// Results, if set, receives the analysis results the file carries
+	// (heapx_result, with their policy in heapx:analysis); without them
+	// its columns stay nil.
+	Results *model.Results
+}
+
+// ReadFile reads the SQLite dump at path into a graph, and the analysis
+// results it carries into opt.Results when that is set.
+func ReadFile(path string, opt ReadOptions) (_ *model.Graph, err error) {
 	conn, err := OpenReadOnly(path)
 	if err != nil {
 		return nil, err
@@ -132,7 +142,7 @@ type reader struct {
 	conn    *sqlite.Conn
 	file    string
 	g       *model.Graph
-	opt     formats.ReadOptions
+	opt     ReadOptions
 	section string // the table being read, for driver errors
 
 	tables map[string][]string // table -> columns, from the schema

@@ -22,7 +22,7 @@ import (
 func smallDB(t testing.TB, g *model.Graph) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "small.db")
-	if err := Save(db, g, Options{}); err != nil {
+	if err := Save(db, g, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -107,7 +107,7 @@ func TestBadDatabases(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			db := smallDB(t, chain(5))
 			mutate(t, db, c.stmts...)
-			_, err := ReadFile(db, formats.ReadOptions{})
+			_, err := ReadFile(db, ReadOptions{})
 			var fe *formats.FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %T is not a FormatError: %v", err, err)
@@ -137,7 +137,7 @@ func TestNotADatabase(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ReadFile(path, formats.ReadOptions{})
+		_, err := ReadFile(path, ReadOptions{})
 		var fe *formats.FormatError
 		if !errors.As(err, &fe) {
 			t.Errorf("%s: error %T is not a FormatError: %v", name, err, err)
@@ -155,7 +155,7 @@ func TestDetect(t *testing.T) {
 		}
 		return b[:min(len(b), formats.HeadSize)]
 	}
-	if !IsDatabase(head(smallDB(t, chain(3)))) {
+	if !Detect(head(smallDB(t, chain(3)))) {
 		t.Error("heapx's own file not detected")
 	}
 	dir := t.TempDir()
@@ -176,13 +176,13 @@ func TestDetect(t *testing.T) {
 		}
 		conn.Close()
 	}
-	if IsDatabase(head(other)) {
+	if Detect(head(other)) {
 		t.Error("an unrelated SQLite database was taken for a heap dump")
 	}
-	if !IsDatabase(head(foreign)) {
+	if !Detect(head(foreign)) {
 		t.Error("a database another program wrote with a metadata table was not detected")
 	}
-	if IsDatabase([]byte("SQLite format 3\x00")) || IsDatabase([]byte(`["metadata","version_major","1"]`)) {
+	if Detect([]byte("SQLite format 3\x00")) || Detect([]byte(`["metadata","version_major","1"]`)) {
 		t.Error("short or non-SQLite heads detected")
 	}
 }
@@ -210,7 +210,7 @@ func TestUnknownIsSkipped(t *testing.T) {
 		`CREATE INDEX acme_ix ON node(acme_color)`,
 		`CREATE VIEW acme_view AS SELECT 1`,
 	)
-	h, err := ReadFile(db, formats.ReadOptions{})
+	h, err := ReadFile(db, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestForeignLayouts(t *testing.T) {
 			`UPDATE strings SET stringid = stringid * 10 + 100`,
 			`UPDATE node SET name = name * 10 + 100`,
 			`UPDATE edge SET label = label * 10 + 100 WHERE edgetypeid IN (SELECT edgetypeid FROM edge_types WHERE name_kind = 'string')`)
-		h, err := ReadFile(db, formats.ReadOptions{})
+		h, err := ReadFile(db, ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +262,7 @@ func TestForeignLayouts(t *testing.T) {
 		db := smallDB(t, g)
 		// Node 1's edges move behind everyone else's, node 3's in front.
 		mutate(t, db, `UPDATE edge SET seq = seq + 1000 WHERE source = 1`, `UPDATE edge SET seq = seq - 1000 WHERE source = 3`)
-		h, err := ReadFile(db, formats.ReadOptions{})
+		h, err := ReadFile(db, ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +272,7 @@ func TestForeignLayouts(t *testing.T) {
 		g := chain(4)
 		g.Nodes.ID = []uint64{1 << 63, 1<<64 - 1, 0, 1<<63 - 1}
 		db := smallDB(t, g)
-		h, err := ReadFile(db, formats.ReadOptions{})
+		h, err := ReadFile(db, ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,14 +304,14 @@ func TestLocationScripts(t *testing.T) {
 	g.Locations = []model.Location{{Node: 1, ScriptID: 7, Line: 1, Column: 2}, {Node: 2, ScriptID: 7, Line: 3, Column: 4}, {Node: 4, ScriptID: 8}}
 	g.LocationScripts = []model.NodeIndex{3, 3, 0}
 	db := smallDB(t, g)
-	h, err := ReadFile(db, formats.ReadOptions{})
+	h, err := ReadFile(db, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	compareGraphs(t, g, h)
 
 	mutate(t, db, `UPDATE v8_location SET script_node_identifier = NULL WHERE seq = 1`)
-	h, err = ReadFile(db, formats.ReadOptions{})
+	h, err = ReadFile(db, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestLocationScripts(t *testing.T) {
 	} {
 		db := smallDB(t, g)
 		mutate(t, db, stmt)
-		h, err := ReadFile(db, formats.ReadOptions{})
+		h, err := ReadFile(db, ReadOptions{})
 		if err != nil {
 			t.Fatal(name, err)
 		}
@@ -355,28 +355,28 @@ func TestResultsAllOrNothing(t *testing.T) {
 	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2}, Retained: []uint64{3, 3, 2},
 		Dominator: []model.NodeIndex{model.NoNode, 0, 1}, Distance: []int32{0, 1, 2}}
 	db := filepath.Join(t.TempDir(), "r.db")
-	if err := Save(db, g, Options{Results: res}); err != nil {
+	if err := Save(db, g, WriteOptions{Results: res}); err != nil {
 		t.Fatal(err)
 	}
 	var back model.Results
-	if _, err := ReadFile(db, formats.ReadOptions{Results: &back}); err != nil {
+	if _, err := ReadFile(db, ReadOptions{Results: &back}); err != nil {
 		t.Fatal(err)
 	}
 	if back.Policy != "raw" || !slices.Equal(back.Dominator, res.Dominator) || !slices.Equal(back.Retained, res.Retained) {
 		t.Errorf("results read back as %+v", back)
 	}
-	if h, err := ReadFile(db, formats.ReadOptions{}); err != nil || len(skippedOf(h)) != 0 {
+	if h, err := ReadFile(db, ReadOptions{}); err != nil || len(skippedOf(h)) != 0 {
 		t.Errorf("complete results not asked for: %v, skipped %v", err, skippedOf(h))
 	}
 	mutate(t, db, `DELETE FROM metadata WHERE key = 'heapx:analysis'`)
 	back = model.Results{Policy: "stale"}
-	if _, err := ReadFile(db, formats.ReadOptions{Results: &back}); err != nil || back.Shallow == nil || back.Policy != "" {
+	if _, err := ReadFile(db, ReadOptions{Results: &back}); err != nil || back.Shallow == nil || back.Policy != "" {
 		t.Errorf("results without a policy: %v, %+v", err, back)
 	}
 	mutate(t, db, `DELETE FROM heapx_result WHERE node_identifier = 3`)
 	want := []string{"node.heapx:distance=2", "node.heapx:dominator=2", "node.heapx:retained_size=2", "node.heapx:shallow_size=2"}
 	for _, asked := range []*model.Results{nil, &back} {
-		h, err := ReadFile(db, formats.ReadOptions{Results: asked})
+		h, err := ReadFile(db, ReadOptions{Results: asked})
 		if err != nil || !slices.Equal(skippedOf(h), want) {
 			t.Errorf("partial results (asked: %v): %v, skipped %v", asked != nil, err, skippedOf(h))
 		}
@@ -393,7 +393,7 @@ func TestAtomicWrite(t *testing.T) {
 	out := filepath.Join(dir, "out.db")
 	g := chain(250)
 	g.Nodes.ID[200] = g.Nodes.ID[3] // a repeated identifier fails mid-way
-	err := Save(out, g, Options{})
+	err := Save(out, g, WriteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "not unique") {
 		t.Fatalf("repeated identifiers: %v", err)
 	}
@@ -403,7 +403,7 @@ func TestAtomicWrite(t *testing.T) {
 	if err := os.WriteFile(out, []byte("precious"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(out, chain(3), Options{}); err == nil {
+	if err := WriteFile(out, chain(3), WriteOptions{}); err == nil {
 		t.Error("WriteFile wrote into an existing file")
 	}
 	if b, _ := os.ReadFile(out); string(b) != "precious" {
@@ -467,7 +467,7 @@ func TestSmallIntegerEdgesInParallelScan(t *testing.T) {
 		`UPDATE edge SET seq = -seq WHERE seq < 0`,
 		fmt.Sprintf(`INSERT INTO edge (seq, source, edgetypeid, label, dest, smi) VALUES (%d, 1, 0, 1, NULL, 42)`, m/3),
 		fmt.Sprintf(`UPDATE metadata SET value = '%d' WHERE key = 'heapx:edge_count'`, m+1))
-	h, err := ReadFile(db, formats.ReadOptions{})
+	h, err := ReadFile(db, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +492,7 @@ func TestNodesFullView(t *testing.T) {
 		Dominator: []model.NodeIndex{model.NoNode, 0, 1}, Distance: []int32{0, 1, 2}}
 	for _, r := range []*model.Results{nil, res} {
 		db := filepath.Join(t.TempDir(), "v.db")
-		if err := Save(db, g, Options{Results: r}); err != nil {
+		if err := Save(db, g, WriteOptions{Results: r}); err != nil {
 			t.Fatal(err)
 		}
 		conn, err := OpenReadOnly(db)
@@ -525,13 +525,13 @@ func TestPackedCache(t *testing.T) {
 	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2, 3}, Retained: []uint64{6, 3, 2, 3},
 		Dominator: []model.NodeIndex{model.NoNode, 0, 1, 0}, Distance: []int32{0, 1, 2, 1}}
 	db := filepath.Join(t.TempDir(), "p.db")
-	if err := Save(db, g, Options{Results: res}); err != nil {
+	if err := Save(db, g, WriteOptions{Results: res}); err != nil {
 		t.Fatal(err)
 	}
 	read := func() (*model.Graph, model.Results) {
 		t.Helper()
 		var back model.Results
-		h, err := ReadFile(db, formats.ReadOptions{Results: &back})
+		h, err := ReadFile(db, ReadOptions{Results: &back})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -560,7 +560,7 @@ func TestPackedCache(t *testing.T) {
 	}
 	// A cache that does not hold what its header says is not used.
 	db2 := filepath.Join(t.TempDir(), "p2.db")
-	if err := Save(db2, g, Options{Results: res}); err != nil {
+	if err := Save(db2, g, WriteOptions{Results: res}); err != nil {
 		t.Fatal(err)
 	}
 	mutate(t, db2, `DROP TRIGGER heapx_packed_edge_update`, `UPDATE edge SET dest = 1 WHERE seq = 6`,
@@ -580,7 +580,7 @@ func TestPackedCache(t *testing.T) {
 		{`UPDATE heapx_packed SET data = CAST(data AS TEXT) WHERE name = 'string.length'`, rename(0)},
 	} {
 		db = filepath.Join(t.TempDir(), fmt.Sprintf("s%d.db", i))
-		if err := Save(db, g, Options{Results: res}); err != nil {
+		if err := Save(db, g, WriteOptions{Results: res}); err != nil {
 			t.Fatal(err)
 		}
 		mutate(t, db, append([]string{`DROP TRIGGER heapx_packed_strings_update`, `DROP TRIGGER heapx_packed_node_update`,

@@ -39,7 +39,7 @@ func TestRoundTripFixtures(t *testing.T) {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			g, err := v8.ReadFile(path, v8.Options{})
+			g, err := v8.ReadFile(path, v8.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func TestRoundTripFixtures(t *testing.T) {
 			}
 			res := a.Results()
 			db := filepath.Join(t.TempDir(), "out.db")
-			if err := Save(db, g, Options{Results: res}); err != nil {
+			if err := Save(db, g, WriteOptions{Results: res}); err != nil {
 				t.Fatal(err)
 			}
 			f, err := formats.Detect(db)
@@ -57,7 +57,7 @@ func TestRoundTripFixtures(t *testing.T) {
 				t.Fatalf("Detect: %v, %v", f, err)
 			}
 			var back model.Results
-			h, err := ReadFile(db, formats.ReadOptions{Results: &back})
+			h, err := ReadFile(db, ReadOptions{Results: &back})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func TestRoundTripFixtures(t *testing.T) {
 // (heapx_gc_root), to a .db and reads it back: roots and kinds must come
 // back in order, through the rows and through heapx_packed alike.
 func TestRoundTripGCRoots(t *testing.T) {
-	g, err := hprof.ReadFile(filepath.Join("..", "..", "testdata", "hprof", "java-ticketleak-1.hprof.gz"), hprof.Options{})
+	g, err := hprof.ReadFile(filepath.Join("..", "..", "testdata", "hprof", "java-ticketleak-1.hprof.gz"), hprof.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestRoundTripGCRoots(t *testing.T) {
 	}
 	for _, packed := range []bool{false, true} {
 		db := filepath.Join(t.TempDir(), "out.db")
-		opt := Options{}
+		opt := WriteOptions{}
 		if packed {
 			a, err := analysis.Analyze(g, analysis.Options{})
 			if err != nil {
@@ -99,7 +99,7 @@ func TestRoundTripGCRoots(t *testing.T) {
 		if err := Save(db, g, opt); err != nil {
 			t.Fatal(err)
 		}
-		h, err := ReadFile(db, formats.ReadOptions{})
+		h, err := ReadFile(db, ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,10 +128,10 @@ func TestEmptyAndTinyGraphs(t *testing.T) {
 	for _, n := range []int{1, batchRows - 1, batchRows, batchRows + 1, 3*batchRows + 7} {
 		g := chain(n)
 		db := filepath.Join(t.TempDir(), "x.db")
-		if err := Save(db, g, Options{}); err != nil {
+		if err := Save(db, g, WriteOptions{}); err != nil {
 			t.Fatal(n, err)
 		}
-		h, err := ReadFile(db, formats.ReadOptions{})
+		h, err := ReadFile(db, ReadOptions{})
 		if err != nil {
 			t.Fatal(n, err)
 		}

@@ -18,7 +18,7 @@ import (
 // where SQLite said "database disk image is malformed" for the first and
 // read the second as if whole.
 func TestTruncated(t *testing.T) {
-	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), "node-basic.heapsnapshot.gz"), v8.Options{})
+	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestTruncated(t *testing.T) {
 		if err := os.WriteFile(path, good[:cut], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ReadFile(path, formats.ReadOptions{})
+		_, err := ReadFile(path, ReadOptions{})
 		want := fmt.Sprintf("%s: page %d: byte %d: file ends early: the dump is truncated", path, cut/pageSize+1, cut)
 		if err == nil || err.Error() != want || !errors.Is(err, formats.ErrTruncated) {
 			t.Errorf("cut at %d: %v, want %s", cut, err, want)

@@ -14,8 +14,8 @@ import (
 	"github.com/heapx/heapx/model"
 )
 
-// Options tune a write.
-type Options struct {
+// WriteOptions tune a write.
+type WriteOptions struct {
 	// Progress, if set, is called now and then with the rows written so
 	// far and the total.
 	Progress func(done, total int64)
@@ -32,6 +32,9 @@ type Options struct {
 	// Sources are the dumps the graph was read from; Save makes the file
 	// no more readable than they are (formats.WriteFileAtomic).
 	Sources []string
+	// Generator names the program writing, as the file's generator
+	// metadata ("" for exchange.DefaultGenerator).
+	Generator string
 }
 
 // pageSize is the database page size. 16 KB pages make the bulk insert
@@ -71,7 +74,7 @@ func writePragmas() []string {
 // is built in a temporary file beside path and renamed over it only once
 // it is complete and synced, so an interrupted write never leaves a file
 // that looks complete.
-func Save(path string, g *model.Graph, opt Options) error {
+func Save(path string, g *model.Graph, opt WriteOptions) error {
 	return formats.WriteFileAtomic(path, func(tmp string) error {
 		if err := WriteFile(tmp, g, opt); err != nil {
 			return err
@@ -97,7 +100,7 @@ func syncFile(path string) error {
 // WriteFile writes g as a SQLite database into the file at path, which
 // must not exist or be empty. It is not atomic by itself; Save and
 // formats.Save are.
-func WriteFile(path string, g *model.Graph, opt Options) (err error) {
+func WriteFile(path string, g *model.Graph, opt WriteOptions) (err error) {
 	res, err := exchange.Writable(g, opt.Results)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
@@ -194,7 +197,7 @@ type writer struct {
 	conn        *sqlite.Conn
 	g           *model.Graph
 	res         *model.Results
-	opt         Options
+	opt         WriteOptions
 	done, total int64
 	lastReport  int64
 }
@@ -286,7 +289,7 @@ const (
 // (within 5% for Java's and Firefox's dumps; up to a third more than the
 // file for V8's, whose small ids take fewer bytes), so that a caller can
 // choose where to put it before writing.
-func EstimateSize(g *model.Graph, opt Options) int64 {
+func EstimateSize(g *model.Graph, opt WriteOptions) int64 {
 	n, m, text := int64(g.NumNodes()), int64(g.NumEdges()), int64(g.Strings.Bytes())
 	size := m*edgeBytes + n*nodeBytes + int64(len(g.Locations))*locationBytes + int64(g.Strings.Len())*stringBytes + text
 	if opt.Results != nil {
@@ -312,7 +315,7 @@ func idsAscend(ids []uint64) bool {
 
 func (w *writer) metadata() error {
 	g := w.g
-	ms := exchange.Metadata(g, w.res)
+	ms := exchange.Metadata(g, w.res, w.opt.Generator)
 	ms = append(ms, w.opt.Meta...)
 	return insertAll(w.conn, "metadata", len(ms), []string{"seq", "key", "value"}, func(in *inserter, i int) {
 		in.Seq(int64(i))

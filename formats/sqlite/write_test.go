@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/spidermonkey"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
@@ -19,11 +18,11 @@ import (
 // for V8's; NoPacked leaves the packed columns out (a quarter of the file)
 // and the rows read back the same graph.
 func TestEstimateSizeAndNoPacked(t *testing.T) {
-	ff, err := spidermonkey.ReadFile(filepath.Join("..", "..", "testdata", "spidermonkey", "ff-small-page.fxsnapshot"), spidermonkey.Options{})
+	ff, err := spidermonkey.ReadFile(filepath.Join("..", "..", "testdata", "spidermonkey", "ff-small-page.fxsnapshot"), spidermonkey.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.Options{})
+	node, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +39,7 @@ func TestEstimateSizeAndNoPacked(t *testing.T) {
 			res := a.Results()
 			var sizes [2]int64
 			for i, noPacked := range []bool{false, true} {
-				opt := Options{Results: res, NoPacked: noPacked}
+				opt := WriteOptions{Results: res, NoPacked: noPacked}
 				path := filepath.Join(t.TempDir(), "x.db")
 				if err := Save(path, c.g, opt); err != nil {
 					t.Fatal(err)
@@ -54,7 +53,7 @@ func TestEstimateSizeAndNoPacked(t *testing.T) {
 					t.Errorf("NoPacked %v: estimate %d for a file of %d bytes (ratio %.2f)", noPacked, EstimateSize(c.g, opt), st.Size(), r)
 				}
 				got := &model.Results{}
-				h, err := ReadFile(path, formats.ReadOptions{Results: got})
+				h, err := ReadFile(path, ReadOptions{Results: got})
 				if err != nil {
 					t.Fatal(err)
 				}

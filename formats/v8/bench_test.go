@@ -19,7 +19,7 @@ func BenchmarkReadFile(b *testing.B) {
 	}
 	b.SetBytes(st.Size())
 	for b.Loop() {
-		if _, err := ReadFile(path, Options{}); err != nil {
+		if _, err := ReadFile(path, ReadOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -29,7 +29,7 @@ func BenchmarkReadFile(b *testing.B) {
 // benchmark always has something to measure.
 func BenchmarkReadFixture(b *testing.B) {
 	for b.Loop() {
-		if _, err := ReadFile(fixture("chromium-small-page"), Options{}); err != nil {
+		if _, err := ReadFile(fixture("chromium-small-page"), ReadOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -32,7 +32,7 @@ func FuzzRead(f *testing.F) {
 		f.Add(head[:n])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := Read(bytes.NewReader(data), "fuzz", Options{Workers: 2})
+		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{Workers: 2})
 		if !testfixtures.CheckRead(t, g, err) {
 			return
 		}

@@ -28,20 +28,20 @@ func init() {
 		Name:        "v8",
 		Description: "V8 heap snapshot (.heapsnapshot, .heaptimeline) from Node.js, Chrome, Electron; plain or gzip",
 		Extensions:  []string{".heapsnapshot", ".heaptimeline"},
-		Detect:      IsSnapshot,
+		Detect:      Detect,
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
-			return ReadFile(path, Options{Progress: opt.Progress})
+			return ReadFile(path, ReadOptions{Progress: opt.Progress})
 		},
 		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
-			o := Options{Progress: opt.Progress}
+			o := ReadOptions{Progress: opt.Progress}
 			return input.Read(r, size, name, o.Progress, o.read)
 		},
 		Write: writeFormat,
 	})
 }
 
-// Options tune a read.
-type Options struct {
+// ReadOptions tune a read.
+type ReadOptions struct {
 	// Progress, if set, is called now and then with the number of input
 	// bytes consumed and the input size (-1 if unknown).
 	Progress func(done, total int64)
@@ -52,10 +52,10 @@ type Options struct {
 // Namespace is the namespace of V8's node and edge types in the model.
 const Namespace = "v8"
 
-// IsSnapshot reports whether head, the first bytes of a file (decompressed
+// Detect reports whether head, the first bytes of a file (decompressed
 // if it was gzip), looks like a V8 heap snapshot: a JSON object whose first
 // key is "snapshot".
-func IsSnapshot(head []byte) bool {
+func Detect(head []byte) bool {
 	t := bytes.TrimLeft(head, " \t\r\n")
 	if len(t) == 0 || t[0] != '{' {
 		return false
@@ -66,13 +66,13 @@ func IsSnapshot(head []byte) bool {
 
 // ReadFile reads the snapshot at path. Gzip input is recognized by its magic
 // bytes.
-func ReadFile(path string, opt Options) (*model.Graph, error) {
+func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
 	return input.ReadFile(path, opt.Progress, opt.read)
 }
 
 // Read reads a snapshot from r; name is used in error messages. Gzip input
 // is recognized by its magic bytes.
-func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
+func Read(r io.Reader, name string, opt ReadOptions) (*model.Graph, error) {
 	return input.Read(r, -1, name, opt.Progress, opt.read)
 }
 
@@ -80,7 +80,7 @@ func Read(r io.Reader, name string, opt Options) (*model.Graph, error) {
 // input size is unknown (a pipe, say): the header's counts only cap growth.
 const unknownSizeCap = 1 << 16
 
-func (opt Options) read(in *input.Reader) (*model.Graph, error) {
+func (opt ReadOptions) read(in *input.Reader) (*model.Graph, error) {
 	bound := uint64(in.Bound()) // upper bound of the uncompressed length
 	alloc := uint64(1 << 62)
 	if in.Size() < 0 || in.Gzip() {

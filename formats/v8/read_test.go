@@ -49,7 +49,7 @@ var fixtures = []string{"node-basic", "node-internals", "node-trace", "node-leak
 func TestFixturesMatchDevTools(t *testing.T) {
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
-			g, err := ReadFile(fixture(name), Options{})
+			g, err := ReadFile(fixture(name), ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestFixturesMatchDevTools(t *testing.T) {
 // fixture is the corpus file gzipped (testdata/gen/README.md), so the
 // test runs wherever the repository is checked out.
 func TestCorpusChromium(t *testing.T) {
-	g, err := ReadFile(fixture("chromium-small-page"), Options{})
+	g, err := ReadFile(fixture("chromium-small-page"), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestCorpusChromium(t *testing.T) {
 }
 
 func TestWeakMapEphemerons(t *testing.T) {
-	g, err := ReadFile(fixture("node-basic"), Options{})
+	g, err := ReadFile(fixture("node-basic"), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestWeakMapEphemerons(t *testing.T) {
 // instrumentation on timeline" (samples filled) made through the inspector.
 func TestHeapTimeline(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "node-timeline.heaptimeline.gz")
-	g, err := ReadFile(path, Options{})
+	g, err := ReadFile(path, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestHeapTimeline(t *testing.T) {
 }
 
 func TestAllocationTrace(t *testing.T) {
-	g, err := ReadFile(fixture("node-trace"), Options{})
+	g, err := ReadFile(fixture("node-trace"), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestAllocationTrace(t *testing.T) {
 		t.Errorf("first trace node has parent %d", g.Trace.Tree[0].Parent)
 	}
 	// Without tracking, no trace column is kept.
-	b, err := ReadFile(fixture("node-basic"), Options{})
+	b, err := ReadFile(fixture("node-basic"), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestAllocationTrace(t *testing.T) {
 // TestStreamingMatchesFile reads through io.Reader (size unknown, so columns
 // grow as data arrives) and with one worker, and compares with ReadFile.
 func TestStreamingMatchesFile(t *testing.T) {
-	want, err := ReadFile(fixture("node-basic"), Options{})
+	want, err := ReadFile(fixture("node-basic"), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestStreamingMatchesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := Read(io.MultiReader(f), "stream", Options{Workers: 1})
+	got, err := Read(io.MultiReader(f), "stream", ReadOptions{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ const tiny = `{"snapshot":{"meta":{"node_fields":["type","name","id","self_size"
 "strings":["","(GC roots)","global","Thing","x","back \"\u00e9\ud83d\ude00\\"]}`
 
 func TestTiny(t *testing.T) {
-	g, err := Read(strings.NewReader(tiny), "tiny", Options{})
+	g, err := Read(strings.NewReader(tiny), "tiny", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ var tinyScripts = strings.Replace(strings.Replace(tiny,
 // Graph.LocationScripts and finds the location fields by name, wherever
 // and among however many fields they are.
 func TestLocationScripts(t *testing.T) {
-	g, err := Read(strings.NewReader(tinyScripts), "tiny", Options{})
+	g, err := Read(strings.NewReader(tinyScripts), "tiny", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestLocationScripts(t *testing.T) {
 		len(g.LocationScripts) != 1 || g.LocationScripts[0] != 2 {
 		t.Errorf("locations %+v, scripts %v", g.Locations, g.LocationScripts)
 	}
-	if g, err := Read(strings.NewReader(tiny), "tiny", Options{}); err != nil || g.LocationScripts != nil {
+	if g, err := Read(strings.NewReader(tiny), "tiny", ReadOptions{}); err != nil || g.LocationScripts != nil {
 		t.Errorf("without script_object_index: scripts %v, %v", g.LocationScripts, err)
 	}
 	// Ten fields, object_index last: more than a record buffer of eight.
@@ -348,7 +348,7 @@ func TestLocationScripts(t *testing.T) {
 		`"location_fields":["object_index","script_id","line","column"]`,
 		`"location_fields":["a","b","c","d","e","f","script_id","line","column","object_index"]`, 1),
 		`"locations":[21,3,10,4]`, `"locations":[0,0,0,0,0,0,3,10,4,21]`, 1)
-	g, err = Read(strings.NewReader(many), "many", Options{})
+	g, err = Read(strings.NewReader(many), "many", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestLocationScripts(t *testing.T) {
 	// With no locations, the column is there but empty: the header still
 	// lists the field, and a writer must write it back.
 	empty := strings.Replace(tinyScripts, `"locations":[21,3,14,10,4]`, `"locations":[]`, 1)
-	g, err = Read(strings.NewReader(empty), "empty", Options{})
+	g, err = Read(strings.NewReader(empty), "empty", ReadOptions{})
 	if err != nil || g.LocationScripts == nil || len(g.LocationScripts) != 0 {
 		t.Fatalf("no locations: scripts %v (nil %v), %v", g.LocationScripts, g.LocationScripts == nil, err)
 	}
@@ -373,7 +373,7 @@ func TestLocationScripts(t *testing.T) {
 
 func TestLoneSurrogateKept(t *testing.T) {
 	in := strings.Replace(tiny, `"x"`, `"\ud800x"`, 1)
-	g, err := Read(strings.NewReader(in), "tiny", Options{})
+	g, err := Read(strings.NewReader(in), "tiny", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestGzipStream(t *testing.T) {
 	zw := gzip.NewWriter(&buf)
 	zw.Write([]byte(tiny))
 	zw.Close()
-	g, err := Read(&buf, "tiny.gz", Options{})
+	g, err := Read(&buf, "tiny.gz", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +439,7 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Read(strings.NewReader(c.in), "bad.heapsnapshot", Options{})
+			_, err := Read(strings.NewReader(c.in), "bad.heapsnapshot", ReadOptions{})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -461,12 +461,12 @@ func TestBadInput(t *testing.T) {
 // checked against the most a gzip stream of that length inflates to.
 func TestGzipRatioBound(t *testing.T) {
 	lie := strings.Replace(tiny, `"node_count":4`, `"node_count":400000000`, 1)
-	_, err := Read(strings.NewReader(lie), "lie", Options{})
+	_, err := Read(strings.NewReader(lie), "lie", ReadOptions{})
 	if want := fmt.Sprintf("lie: snapshot: byte %d: file ends early: the dump is truncated", len(lie)); err == nil || err.Error() != want {
 		t.Errorf("plain: %v, want %s", err, want)
 	}
 	gz := testfixtures.Gzip(t, []byte(lie))
-	_, err = Read(bytes.NewReader(gz), "lie.gz", Options{})
+	_, err = Read(bytes.NewReader(gz), "lie.gz", ReadOptions{})
 	if want := fmt.Sprintf("lie.gz: snapshot: byte 12: node_count 400000000 cannot fit in an input of at most %d bytes", len(gz)*1032); err == nil || err.Error() != want {
 		t.Errorf("gzip: %v, want %s", err, want)
 	}
@@ -478,7 +478,7 @@ func TestTruncatedGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cut := range []int{1, 10, 5000, len(b) / 2, len(b) - 4} {
-		_, err := Read(bytes.NewReader(b[:cut]), "cut.gz", Options{})
+		_, err := Read(bytes.NewReader(b[:cut]), "cut.gz", ReadOptions{})
 		if err == nil {
 			t.Errorf("cut at %d: no error", cut)
 			continue
@@ -496,7 +496,7 @@ func TestTruncatedGzip(t *testing.T) {
 // gives the error every reader gives for a dump cut short.
 func TestTruncated(t *testing.T) {
 	testfixtures.CheckTruncated(t, fixture("node-basic"), func(name string, b []byte) error {
-		_, err := Read(bytes.NewReader(b), name, Options{})
+		_, err := Read(bytes.NewReader(b), name, ReadOptions{})
 		return err
 	})
 }
@@ -520,7 +520,7 @@ func TestErrorOffset(t *testing.T) {
 		fmt.Fprintf(&sb, "1,0,%d,8,0", 2*i+1)
 	}
 	sb.WriteString(`],"edges":[],"strings":[""]}`)
-	_, err := Read(strings.NewReader(sb.String()), "big", Options{})
+	_, err := Read(strings.NewReader(sb.String()), "big", ReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("byte %d: node %d: negative self_size -5", bad, n-7)) {
 		t.Errorf("error %v, want byte %d", err, bad)
 	}
@@ -531,8 +531,8 @@ func TestIsSnapshot(t *testing.T) {
 		`{"snapshot":{`: true, " {\n \"snapshot\"": true, "\x1f\x8b\x08": false,
 		`{"nodes":[]}`: false, `[1,2]`: false, ``: false, "JAVA PROFILE 1.0.2": false,
 	} {
-		if IsSnapshot([]byte(in)) != want {
-			t.Errorf("IsSnapshot(%q) = %v", in, !want)
+		if Detect([]byte(in)) != want {
+			t.Errorf("Detect(%q) = %v", in, !want)
 		}
 	}
 }

@@ -15,13 +15,13 @@ import (
 // scanned, not decoded, and escaped quotes and backslashes in them do not
 // end them early.
 func TestUnknownSectionSkipped(t *testing.T) {
-	want, err := Read(strings.NewReader(tiny), "tiny", Options{})
+	want, err := Read(strings.NewReader(tiny), "tiny", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	extra := `"extra":{"a\"b":["c\\\\\"]\"","\u0022}\\",{"\\":"x"}]},` + "\n"
 	in := strings.Replace(tiny, `"strings":[`, extra+`"strings":[`, 1)
-	g, err := Read(strings.NewReader(in), "extra", Options{})
+	g, err := Read(strings.NewReader(in), "extra", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestUnknownSectionSkipped(t *testing.T) {
 		t.Errorf("with a skipped section: %d strings, last %q, %d nodes", g.Strings.Len(), g.Strings.At(5), g.NumNodes())
 	}
 	cut := tiny[:strings.Index(tiny, `"strings":[`)] + `"extra":["never ends \"]}`
-	if _, err := Read(strings.NewReader(cut), "cut", Options{}); err == nil || err.Error() != fmt.Sprintf("cut: extra: byte %d: file ends early: the dump is truncated", len(cut)) {
+	if _, err := Read(strings.NewReader(cut), "cut", ReadOptions{}); err == nil || err.Error() != fmt.Sprintf("cut: extra: byte %d: file ends early: the dump is truncated", len(cut)) {
 		t.Errorf("an unterminated string in a skipped section: %v", err)
 	}
 }
@@ -46,7 +46,7 @@ func TestLongString(t *testing.T) {
 	want := strings.Repeat("é\n\"A😀x", n)
 	in := strings.Replace(tiny, `"Thing"`, `"`+long+`"`, 1)
 	in = strings.Replace(in, `"x"`, `"`+strings.Repeat(unit, n/5)+`"`, 1) // 2-3 MB
-	g, err := Read(strings.NewReader(in), "long", Options{})
+	g, err := Read(strings.NewReader(in), "long", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func FuzzWriteRoundTrip(f *testing.F) {
 		if err := Write(&out, g, WriteOptions{}); err != nil {
 			t.Fatalf("writing a graph the reader accepted: %v", err)
 		}
-		h, err := Read(bytes.NewReader(out.Bytes()), "again", Options{Workers: 2})
+		h, err := Read(bytes.NewReader(out.Bytes()), "again", ReadOptions{Workers: 2})
 		if err != nil {
 			t.Fatalf("reading back what was written: %v\n%s", err, out.Bytes())
 		}
@@ -60,5 +60,5 @@ func readOrSkip(t *testing.T, data []byte) (g *model.Graph, err error) {
 			t.Skipf("the reader panicked (FuzzRead's concern): %v", r)
 		}
 	}()
-	return Read(bytes.NewReader(data), "fuzz", Options{Workers: 2})
+	return Read(bytes.NewReader(data), "fuzz", ReadOptions{Workers: 2})
 }

@@ -20,7 +20,7 @@ func TestWriteByteForByte(t *testing.T) {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			orig := testfixtures.Gunzip(t, path)
-			g, err := Read(bytes.NewReader(orig), name, Options{})
+			g, err := Read(bytes.NewReader(orig), name, ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,7 +31,7 @@ func TestWriteByteForByte(t *testing.T) {
 			if err := Write(&out, g, WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			h, err := Read(bytes.NewReader(out.Bytes()), "rewritten", Options{})
+			h, err := Read(bytes.NewReader(out.Bytes()), "rewritten", ReadOptions{})
 			if err != nil {
 				t.Fatalf("rewritten snapshot does not read back: %v", err)
 			}
@@ -102,7 +102,7 @@ func TestWriteOtherRuntime(t *testing.T) {
 	if err := Write(&out, g, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Read(bytes.NewReader(out.Bytes()), "hprof", Options{})
+	h, err := Read(bytes.NewReader(out.Bytes()), "hprof", ReadOptions{})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.Bytes())
 	}
@@ -153,7 +153,7 @@ func TestWriteOtherRuntimeForDevTools(t *testing.T) {
 	if err := Write(&out, g, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Read(bytes.NewReader(out.Bytes()), "other", Options{})
+	h, err := Read(bytes.NewReader(out.Bytes()), "other", ReadOptions{})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.Bytes())
 	}
