@@ -6,7 +6,10 @@
 // meets such bytes recognises them here.
 package wtf8
 
-import "unicode/utf8"
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // SurrogateAt reports whether s holds a WTF-8 encoded surrogate at byte i,
 // and which UTF-16 code unit (U+D800-U+DFFF) it is.
@@ -22,39 +25,51 @@ func AppendSurrogate(b []byte, u rune) []byte {
 	return append(b, 0xE0|byte(u>>12), 0x80|byte(u>>6)&0x3F, 0x80|byte(u)&0x3F)
 }
 
-// Valid reports whether b is UTF-8 apart from WTF-8 surrogates.
+// Valid reports whether b is UTF-8 apart from lone WTF-8 surrogates (a
+// high surrogate followed by a low one is not WTF-8: it is the pair's
+// character, in four bytes).
 func Valid(b []byte) bool {
 	if utf8.Valid(b) {
 		return true
 	}
-	return invalidAt(b, 0) < 0
+	return fixAt(b, 0) < 0
 }
 
 // Sanitize returns b with every byte that is neither UTF-8 nor part of a
-// WTF-8 surrogate replaced by U+FFFD, as a UTF-8 text decoder reading the
-// file would (Chrome DevTools reads snapshots with TextDecoder). b itself
-// is returned, without copying, when there is nothing to replace.
+// lone WTF-8 surrogate replaced by U+FFFD, as a UTF-8 text decoder reading
+// the file would (Chrome DevTools reads snapshots with TextDecoder), and
+// a WTF-8 high surrogate followed by a low one joined into their
+// character, as decoding their \u escapes would: so what is read can be
+// written back and read again as the same string. b itself is returned,
+// without copying, when there is nothing to change.
 func Sanitize(b []byte) []byte {
 	if utf8.Valid(b) {
 		return b
 	}
-	i := invalidAt(b, 0)
+	i := fixAt(b, 0)
 	if i < 0 {
 		return b
 	}
 	out := make([]byte, 0, len(b)+8)
 	for i >= 0 {
 		out = append(out, b[:i]...)
-		out = utf8.AppendRune(out, utf8.RuneError)
-		b = b[i+1:]
-		i = invalidAt(b, 0)
+		if hi, ok := SurrogateAt(b, i); ok {
+			lo, _ := SurrogateAt(b, i+3)
+			out = utf8.AppendRune(out, utf16.DecodeRune(hi, lo))
+			b = b[i+6:]
+		} else {
+			out = utf8.AppendRune(out, utf8.RuneError)
+			b = b[i+1:]
+		}
+		i = fixAt(b, 0)
 	}
 	return append(out, b...)
 }
 
-// invalidAt returns the index of the first byte from i on that is neither
-// UTF-8 nor part of a WTF-8 surrogate, or -1.
-func invalidAt(b []byte, i int) int {
+// fixAt returns the index of the first byte from i on that is neither
+// UTF-8 nor part of a lone WTF-8 surrogate, or of the first WTF-8 high
+// surrogate followed by a low one; -1 if there is none.
+func fixAt(b []byte, i int) int {
 	for i < len(b) {
 		if b[i] < utf8.RuneSelf {
 			i++
@@ -62,7 +77,10 @@ func invalidAt(b []byte, i int) int {
 		}
 		r, size := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && size == 1 {
-			if _, ok := SurrogateAt(b, i); ok {
+			if u, ok := SurrogateAt(b, i); ok {
+				if lo, ok := SurrogateAt(b, i+3); ok && u < 0xDC00 && lo >= 0xDC00 {
+					return i
+				}
 				i += 3
 				continue
 			}

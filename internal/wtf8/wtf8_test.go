@@ -14,6 +14,13 @@ func TestSanitize(t *testing.T) {
 		{"\xed\xa0\x80\xb8é", "\xed\xa0\x80\uFFFDé"}, // both in one string
 		{"\xed\xa0", "\uFFFD\uFFFD"},                 // cut surrogate
 		{"\xc0\xaf", "\uFFFD\uFFFD"},                 // overlong
+		// A high surrogate then a low one is their character, as their
+		// \u escapes decode (the fuzzer's find: written back as escapes,
+		// the pair read back as one character).
+		{"\xed\xa0\x80\xed\xb0\x80", "\U00010000"},
+		{"a\xed\xa0\xbd\xed\xb8\x80\xed\xa0\x80", "a😀\xed\xa0\x80"},
+		{"\xed\xa0\x80\xed\xa0\x80\xed\xb0\x80", "\xed\xa0\x80\U00010000"},
+		{"\xed\xb0\x80\xed\xa0\x80", "\xed\xb0\x80\xed\xa0\x80"}, // low then high: two lone ones
 	} {
 		if got := string(Sanitize([]byte(c.in))); got != c.want {
 			t.Errorf("Sanitize(%q) = %q, want %q", c.in, got, c.want)
