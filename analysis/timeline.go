@@ -112,7 +112,9 @@ var ageEdges = []uint64{100e3, 1e6, 10e6, 60e6, 600e6, 3600e6}
 // object id assigned). An object of the final snapshot with an id in
 // (sample k-1, sample k] was allocated between those samples' times and
 // is still alive. Native (embedder) objects, whose even ids come from
-// another counter, are left out, as DevTools leaves them out.
+// another counter, are left out, as DevTools leaves them out. Sizes are
+// shallow sizes as a's policy gives them (Analysis.Self), which are
+// DevTools' with its policy.
 //
 // It approximates MemInsight's time-varying live-object view (its
 // all-sites timeline of live counts per allocation site): MemInsight
@@ -123,7 +125,8 @@ var ageEdges = []uint64{100e3, 1e6, 10e6, 60e6, 600e6, 3600e6}
 // a .heaptimeline does not keep them). An object's age is taken from the
 // end of its sample interval, so it is up to one interval (~50 ms) too
 // young.
-func Timeline(g *model.Graph, opt TimelineOptions) (*TimelineResult, error) {
+func (a *Analysis) Timeline(opt TimelineOptions) (*TimelineResult, error) {
+	g := a.Graph
 	t := g.Trace
 	if t == nil || len(t.Samples) == 0 {
 		return nil, fmt.Errorf("%w: record one with heapx capture --timeline, or DevTools' \"Allocation instrumentation on timeline\" (node --track-heap-objects writes allocation stacks but no samples)", ErrNoTimeline)
@@ -180,7 +183,7 @@ func Timeline(g *model.Graph, opt TimelineOptions) (*TimelineResult, error) {
 		if id&1 == 0 {
 			continue
 		}
-		size := g.Nodes.Size[v]
+		size := a.Self[v]
 		k := sort.Search(len(ss), func(i int) bool { return ss[i].LastAssignedID >= id })
 		switch {
 		case k == 0:

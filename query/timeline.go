@@ -64,7 +64,7 @@ func runTimeline(c *Context) (*Result, error) {
 // buckets (a bar chart, as DevTools draws them), the live heap over time
 // with its top sites (a line chart) and the age histogram.
 func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOptions) (*Result, error) {
-	tl, err := analysis.Timeline(a.Graph, opt)
+	tl, err := a.Timeline(opt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
