@@ -399,7 +399,10 @@ type SiteGrowth struct {
 // every idle point) with "live" for "stale": V8 cannot tell an object
 // that will be used again from one that will not, so a cache that fills
 // up is a leak here too. Take the snapshots at idle points (between
-// requests, after an action). The error names the snapshot without
+// requests, after an action), after the program has warmed up: V8
+// attributes an allocation to the function it was inlined into once it
+// optimises the caller, which moves a site's new objects to another site
+// in the middle of a series. The error names the snapshot without
 // allocation stacks (ErrNoAllocationStacks).
 func SitesOverSeries(snaps []*Analysis) ([]SiteGrowth, error) {
 	index := map[Frame]int{}

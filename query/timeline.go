@@ -10,7 +10,7 @@ import (
 
 func init() {
 	Register(&Query{
-		Name: "timeline", Group: GroupBasic, Usage: "FILE.heaptimeline", MinInputs: 1, MaxInputs: 1,
+		Name: "timeline", Group: GroupLeaks, Usage: "FILE.heaptimeline", MinInputs: 1, MaxInputs: 1,
 		Title: "Objects still alive by the time they were allocated, from an allocation timeline (DevTools' timeline bars)",
 		Help: `Read an allocation timeline (heapx capture --timeline, DevTools'
 "Allocation instrumentation on timeline") as DevTools draws its bars: per
