@@ -99,6 +99,11 @@ type TimelineResult struct {
 	Stacks bool
 }
 
+// maxTimelineBuckets bounds the buckets of a timeline: more are no
+// picture, and a bucket of a microsecond over an hour would take
+// gigabytes.
+const maxTimelineBuckets = 100000
+
 // ageEdges are the bounds of the age histogram's bins in microseconds:
 // a generational view (what the young generation frees at once, what
 // lives a few seconds, what lives on).
@@ -149,6 +154,9 @@ func (a *Analysis) Timeline(opt TimelineOptions) (*TimelineResult, error) {
 		n = int(max((r.Duration+w-1)/w, 1))
 	} else {
 		w = max((r.Duration+uint64(n)-1)/uint64(n), 1)
+	}
+	if n > maxTimelineBuckets {
+		return nil, fmt.Errorf("%d buckets of %d µs for a timeline of %d µs: at most %d", n, w, r.Duration, maxTimelineBuckets)
 	}
 	r.BucketMicros = w
 	r.Buckets = make([]TimelineBucket, n)

@@ -67,14 +67,19 @@ func TestTimelineBundled(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "does not say which were collected") {
 		t.Errorf("--churn on a profile: exit %d, %s", r.code, r.stderr)
 	}
-	for _, bad := range [][]string{
-		{"timeline", "--bucket", "soon", timelineFixture},
-		{"timeline", "--buckets", "0", timelineFixture},
-		{"timeline", filepath.Join("..", "..", "testdata", "node-trace.heapsnapshot.gz")},
+	for _, bad := range []struct{ args, want string }{
+		{"--bucket soon", "--bucket \"soon\": want a duration of a microsecond or more"},
+		{"--bucket 2ns", "--bucket \"2ns\": want a duration"},
+		{"--buckets 0", "--buckets must be 1 or more"},
+		{"--buckets 200000", "200000 buckets of 5 µs for a timeline of 839760 µs: at most 100000"},
 	} {
-		if r := heapx(t, bad...); r.code != 1 || !strings.Contains(r.stderr, "--bucket") && !strings.Contains(r.stderr, "no timeline samples: record one with heapx capture --timeline") {
-			t.Errorf("heapx %v: exit %d, %s", bad, r.code, r.stderr)
+		args := append(append([]string{"timeline"}, strings.Fields(bad.args)...), timelineFixture)
+		if r := heapx(t, args...); r.code != 1 || !strings.Contains(r.stderr, bad.want) {
+			t.Errorf("heapx %v: exit %d, %s", args, r.code, r.stderr)
 		}
+	}
+	if r := heapx(t, "timeline", filepath.Join("..", "..", "testdata", "node-trace.heapsnapshot.gz")); r.code != 1 || !strings.Contains(r.stderr, "no timeline samples: record one with heapx capture --timeline") {
+		t.Errorf("a snapshot without samples: exit %d, %s", r.code, r.stderr)
 	}
 }
 
