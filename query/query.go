@@ -83,12 +83,18 @@ type TreeNode struct {
 }
 
 // Chart suggests how a section is best drawn as a picture: a bar per row
-// of Label with length Value (both column keys). Front ends without
+// of Label with length Value (both column keys), or with Kind ChartLine
+// lines over the rows: Label a numeric column for the x axis, a line for
+// Value and for each numeric column after it. Front ends without
 // pictures ignore it.
 type Chart struct {
 	Label string `json:"label"`
 	Value string `json:"value"`
+	Kind  string `json:"kind,omitempty"`
 }
+
+// ChartLine is the Chart kind of values over time (rows in order).
+const ChartLine = "line"
 
 // Warning is something the reader of a result must know before trusting
 // it, such as snapshots given in the wrong order: front ends show it

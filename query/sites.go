@@ -191,3 +191,42 @@ func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, err
 	}
 	return r, nil
 }
+
+// AllocationChurn is `heapx sites --churn` on a dump with allocation
+// stacks: per allocating function, what it allocated while V8 tracked
+// allocations and what of it is alive, the functions whose allocations
+// are most gone first (analysis.AllocationChurn), at most limit rows (0:
+// all).
+func AllocationChurn(path string, a *analysis.Analysis, limit int) (*Result, error) {
+	sites, err := analysis.AllocationChurn(a.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var allocated, freed uint64
+	for _, s := range sites {
+		allocated += s.AllocatedSize
+		freed += s.FreedSize()
+	}
+	tab := &Table{Columns: []Column{{Key: "function", Title: "Function", Kind: Text}, {Key: "location", Title: "Location", Kind: Text},
+		{Key: "allocated", Title: "Allocated", Kind: Count}, {Key: "allocated_size", Title: "Allocated size", Kind: Bytes},
+		{Key: "live", Title: "Alive", Kind: Count}, {Key: "live_size", Title: "Alive size", Kind: Bytes},
+		{Key: "freed_size", Title: "Gone", Kind: Bytes}, {Key: "survival_percent", Title: "Survival%", Kind: Percent}}}
+	shown := sites
+	if limit > 0 && len(shown) > limit {
+		shown = shown[:limit]
+	}
+	for _, s := range shown {
+		tab.Rows = append(tab.Rows, []any{functionName(s.Frame), frameLocation(s.Frame), s.Allocated, s.AllocatedSize,
+			s.Live, s.LiveSize, s.FreedSize(), Share(s.LiveSize, s.AllocatedSize)})
+	}
+	r := &Result{Query: "sites",
+		Header: []string{fmt.Sprintf("%s: %s allocated while tracked, %s of it gone (V8's allocation tracker)", path, HumanSize(allocated), HumanSize(freed))},
+		Sections: []*Section{{Heading: "Churn: allocation sites by bytes allocated and gone", Table: tab,
+			Chart: &Chart{Label: "function", Value: "freed_size"}}},
+		Notes: []string{"Allocated counts what V8 tracked (allocations its optimizing compiler removed are not in it); alive is the snapshot's objects of the site. An object a GC moved can lose its allocation stack, which lowers Alive."},
+	}
+	if len(sites) > len(shown) {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d more functions (-n 0 shows all)", len(sites)-len(shown)))
+	}
+	return r, nil
+}

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/heapx/heapx/query"
 )
@@ -52,7 +53,10 @@ func sections(res *query.Result) []htmlSection {
 			hs.Rows = append(hs.Rows, cells)
 			return nil
 		})
-		if s.Table != nil && s.Chart != nil {
+		switch {
+		case s.Table != nil && s.Chart != nil && s.Chart.Kind == query.ChartLine:
+			hs.Chart = lineChart(s.Table, s.Chart)
+		case s.Table != nil && s.Chart != nil:
 			hs.Chart = barChart(s.Table, s.Chart)
 		}
 		out = append(out, hs)
@@ -112,6 +116,103 @@ func barChart(t *query.Table, c *query.Chart) template.HTML {
 	}
 	svg += `</svg>`
 	return template.HTML(svg) // every text in it was escaped above
+}
+
+// lineColors tell a line chart's lines apart (presentation attributes,
+// not styles: the report's page allows no inline style sheet).
+var lineColors = []string{"#3b6fd8", "#d8573b", "#2f9e5a", "#a23bd8", "#d8a23b", "#3bb5d8", "#6b7280"}
+
+// lineChart draws the rows as lines over the Label column (numeric, the x
+// axis): one for the Value column and one for each numeric column after
+// it, with a legend of the column titles. A row whose x is not a number
+// is left out.
+func lineChart(t *query.Table, c *query.Chart) template.HTML {
+	xi, vi := -1, -1
+	for i, col := range t.Columns {
+		if col.Key == c.Label {
+			xi = i
+		}
+		if col.Key == c.Value {
+			vi = i
+		}
+	}
+	if xi < 0 || vi < 0 || len(t.Rows) < 2 {
+		return ""
+	}
+	var lines []int
+	for i := vi; i < len(t.Columns) && len(lines) < len(lineColors); i++ {
+		if k := t.Columns[i].Kind; k == query.Count || k == query.Bytes {
+			lines = append(lines, i)
+		}
+	}
+	var xs []float64
+	var rows [][]any
+	minX, maxX, maxY := math.Inf(1), math.Inf(-1), 0.0
+	for _, row := range t.Rows {
+		x := toFloat(row[xi])
+		if math.IsNaN(x) {
+			continue
+		}
+		xs = append(xs, x)
+		rows = append(rows, row)
+		minX, maxX = min(minX, x), max(maxX, x)
+		for _, i := range lines {
+			if y := toFloat(row[i]); !math.IsNaN(y) {
+				maxY = max(maxY, y)
+			}
+		}
+	}
+	if len(rows) < 2 || maxX <= minX || maxY <= 0 {
+		return ""
+	}
+	const left, top, plotW, plotH, legendRow = 80, 10, 640, 200, 18
+	h := top + plotH + 28 + legendRow*len(lines)
+	px := func(x float64) float64 { return left + (x-minX)/(maxX-minX)*plotW }
+	py := func(y float64) float64 { return top + plotH - y/maxY*plotH }
+	yKind := t.Columns[vi].Kind
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" role="img" aria-label="%s over %s" width="%d" height="%d" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg">`,
+		template.HTMLEscapeString(t.Columns[vi].Title), template.HTMLEscapeString(t.Columns[xi].Title), left+plotW+20, h, left+plotW+20, h)
+	fmt.Fprintf(&b, `<path d="M%d %d V%d H%d" fill="none" stroke="#9aa3b2"/>`, left, top, top+plotH, left+plotW)
+	for _, y := range []float64{0, maxY / 2, maxY} {
+		label := query.Thousands(uint64(math.Round(y)))
+		if yKind == query.Bytes {
+			label = query.HumanSize(uint64(math.Round(y)))
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" class="v">%s</text>`, left-6, py(y)+4, template.HTMLEscapeString(label))
+	}
+	for _, x := range []float64{minX, maxX} {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" class="v">%s</text>`, px(x), top+plotH+16,
+			template.HTMLEscapeString(query.FormatValue(t.Columns[xi].Kind, rowValue(rows, xs, x, xi))))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" class="v">%s</text>`, left+plotW/2, top+plotH+16, template.HTMLEscapeString(t.Columns[xi].Title))
+	for n, i := range lines {
+		color := lineColors[n]
+		b.WriteString(`<polyline fill="none" stroke-width="2" stroke="` + color + `" points="`)
+		for r, row := range rows {
+			y := toFloat(row[i])
+			if math.IsNaN(y) {
+				y = 0
+			}
+			fmt.Fprintf(&b, "%.1f,%.1f ", px(xs[r]), py(y))
+		}
+		fmt.Fprintf(&b, `"><title>%s</title></polyline>`, template.HTMLEscapeString(t.Columns[i].Title))
+		ly := top + plotH + 28 + n*legendRow
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/><text x="%d" y="%d" class="l">%s</text>`,
+			left, ly+2, color, left+20, ly+8, template.HTMLEscapeString(query.Shorten(t.Columns[i].Title, 90)))
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String()) // every text in it was escaped above
+}
+
+// rowValue is the x column's value of the row whose x is x.
+func rowValue(rows [][]any, xs []float64, x float64, xi int) any {
+	for r := range rows {
+		if xs[r] == x {
+			return rows[r][xi]
+		}
+	}
+	return nil
 }
 
 func toFloat(v any) float64 {

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 )
@@ -180,6 +181,28 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		return sum, nil
 	})
 	part("duplicates", "Duplicate strings", func() (*query.Result, error) { return query.DuplicatesResult(sn, opt.Rows) })
+	// A timeline charts the live heap over time; a series with allocation
+	// stacks names the sites that grow at every snapshot.
+	if g.Trace != nil && len(g.Trace.Samples) > 0 {
+		part("timeline", "Allocation timeline: objects still alive, by when they were allocated", func() (*query.Result, error) {
+			return query.TimelineResult(file.Path, a, analysis.TimelineOptions{})
+		})
+	}
+	if len(baselines) > 0 && hasStacks(g) {
+		series := []query.Snapshot{}
+		for _, b := range baselines {
+			if !hasStacks(b.A.Graph) {
+				series = nil
+				break
+			}
+			series = append(series, query.Snapshot{Path: b.Path, Analysis: b.A})
+		}
+		if series != nil {
+			part("site-growth", "Allocation sites growing at every snapshot", func() (*query.Result, error) {
+				return query.SiteGrowthResult(append(series, sn), opt.Rows, false)
+			})
+		}
+	}
 	// A heap without DOM (Node.js, Java) has nothing to say here.
 	if a.DetachednessSource() != analysis.NoDOM {
 		part("detached", "Detached DOM", func() (*query.Result, error) { return query.DetachedResult(sn, opt.Rows, false) })
@@ -241,6 +264,12 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// hasStacks reports whether g has allocation stacks (node
+// --track-heap-objects, timelines).
+func hasStacks(g *model.Graph) bool {
+	return g.Trace != nil && len(g.Trace.Tree) > 0 && len(g.TraceNodeID) == g.NumNodes()
 }
 
 // reportCommand is the report's command line for snapshots given oldest

@@ -273,3 +273,22 @@ func TestBrowserHostileNames(t *testing.T) {
 	}
 	p.noProblems()
 }
+
+// TestBrowserTimeline: the timeline query drawn from its generic form has
+// the bars of its buckets and the lines of its top sites over time, and
+// breaks no rule of the page's Content-Security-Policy.
+func TestBrowserTimeline(t *testing.T) {
+	b := startBrowser(t)
+	s := open(t, "node-timeline.heaptimeline.gz")
+	url := start(t, s, serve.Options{})
+	p := b.newPage()
+	p.navigate(url + "/#/query/timeline")
+	p.waitFor("the timeline's line chart", `document.querySelectorAll('.view-query svg.chart polyline').length === 6`)
+	var legend string
+	p.eval(`[...document.querySelectorAll('.view-query svg.chart polyline title')].map(t => t.textContent).join('|')`, &legend)
+	if !strings.HasPrefix(legend, "All sites|TimelineItem (make-fixtures.js:172:16)|") {
+		t.Errorf("the lines are %q", legend)
+	}
+	p.screenshot(screenshotDir(t), "timeline.png")
+	p.noProblems()
+}

@@ -42,7 +42,14 @@ func needNode(t *testing.T) {
 // indentation), where the program's functions are.
 func lineOf(t *testing.T, prefix string) int {
 	t.Helper()
-	b, err := os.ReadFile(leakJS)
+	return lineIn(t, leakJS, prefix)
+}
+
+// lineIn returns the 1-based line of the file at path that starts with
+// prefix (after indentation).
+func lineIn(t *testing.T, path, prefix string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +58,7 @@ func lineOf(t *testing.T, prefix string) int {
 			return i + 1
 		}
 	}
-	t.Fatalf("%s has no line starting %q", leakJS, prefix)
+	t.Fatalf("%s has no line starting %q", path, prefix)
 	return 0
 }
 

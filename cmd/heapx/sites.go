@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -14,12 +15,13 @@ import (
 // newSitesCmd makes `heapx sites`, the allocation sites of a sampling heap
 // profile or of a heap dump with allocation stacks. It is a command, not
 // a registered query, because a .heapprofile is not a heap graph: the
-// registry's queries read analysed snapshots.
+// registry's queries read analysed snapshots. Given a series of dumps it
+// runs the registered site-growth query on them.
 func newSitesCmd(stderr *os.File) *cobra.Command {
-	var asJSON, asCSV, tree, bottomUp bool
+	var asJSON, asCSV, tree, bottomUp, churn bool
 	var limit int
 	c := &cobra.Command{
-		Use:   "sites FILE",
+		Use:   "sites FILE [FILE...]",
 		Short: "Where memory was allocated: top functions of a .heapprofile, or live objects by allocation stack",
 		Long: `sites shows where memory was allocated, by function and script:line:column.
 
@@ -32,8 +34,19 @@ with the callers it allocated through.
 On a heap snapshot or timeline with allocation stacks (node
 --track-heap-objects, heapx capture --timeline) it groups the live objects
 by the function that allocated them, with count, shallow and retained
-size (DevTools' Allocation view).`,
-		Args: oneFile,
+size (DevTools' Allocation view). --churn compares, per function, what it
+allocated while tracked (the dead objects too) with what is still alive,
+the functions whose allocations are most gone first.
+
+Given several dumps with allocation stacks, oldest first, it counts each
+site's live objects in every one and lists the sites whose count grows at
+every step (heapx site-growth).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return nil
+			}
+			return oneFile(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && asCSV {
 				return errors.New("--json and --csv cannot be used together")
@@ -44,12 +57,24 @@ size (DevTools' Allocation view).`,
 			if limit < 0 {
 				return errors.New("-n must be 0 (all) or more")
 			}
+			if churn && (tree || bottomUp) {
+				return errors.New("--churn is a table of its own: not with --tree or --bottom-up")
+			}
+			if len(args) > 1 {
+				if tree || bottomUp || churn {
+					return errors.New("--tree, --bottom-up and --churn take one file; several dumps are a series, whose growing sites heapx sites lists")
+				}
+				return runSiteSeries(cmd, args, limit, outputForm(asJSON, asCSV), stderr)
+			}
 			path := args[0]
 			var r *query.Result
 			// Only a regular file is looked at first: a pipe's head would
 			// be gone for the dump reader (a profile from a pipe is refused
 			// by it, saying what the input is).
 			if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && heapprofile.DetectFile(path) {
+				if churn {
+					return fmt.Errorf("%s: --churn needs a timeline (heapx capture --timeline) or a dump taken with node --track-heap-objects: a sampling heap profile keeps the samples of collected objects but does not say which were collected", path)
+				}
 				p, err := heapprofile.ReadFile(path)
 				if err != nil {
 					return err
@@ -72,7 +97,11 @@ size (DevTools' Allocation view).`,
 				if err != nil {
 					return err
 				}
-				if r, err = query.AllocationSites(path, a, limit); err != nil {
+				sites := query.AllocationSites
+				if churn {
+					sites = query.AllocationChurn
+				}
+				if r, err = sites(path, a, limit); err != nil {
 					return err
 				}
 			}
@@ -84,6 +113,28 @@ size (DevTools' Allocation view).`,
 	f.BoolVar(&asCSV, "csv", false, "print CSV (raw numbers) instead of text")
 	f.BoolVar(&tree, "tree", false, "a sampling profile's call tree, top-down")
 	f.BoolVar(&bottomUp, "bottom-up", false, "a sampling profile's allocating functions, each with its callers")
+	f.BoolVar(&churn, "churn", false, "a timeline's functions by bytes allocated and gone (much allocation, little survival)")
 	f.IntVarP(&limit, "limit", "n", 20, "rows to show (per level in trees); 0 for all")
 	return c
+}
+
+// runSiteSeries runs the site-growth query on the dumps at paths, oldest
+// first.
+func runSiteSeries(cmd *cobra.Command, paths []string, limit int, form render.Format, stderr *os.File) error {
+	ctx := &query.Context{Values: map[string]any{"limit": limit}}
+	for _, path := range paths {
+		_, a, err := loadAndAnalyze(path, stderr)
+		if err != nil {
+			return err
+		}
+		ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Analysis: a})
+	}
+	r, err := query.Lookup("site-growth").Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if form != render.Text {
+		warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
+	}
+	return render.Write(cmd.OutOrStdout(), r, form, render.Options{Inputs: paths})
 }

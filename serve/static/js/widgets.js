@@ -62,6 +62,39 @@ export function barChart(title, rows, label, value, fmt) {
   return h('figure', { class: 'chart-box' }, h('figcaption', {}, title), svg);
 }
 
+// lineColors tell a line chart's lines apart.
+const lineColors = ['#3b6fd8', '#d8573b', '#2f9e5a', '#a23bd8', '#d8a23b', '#3bb5d8', '#6b7280'];
+
+// lineChart draws a section's rows as lines over its chart.label column
+// (numeric, the x axis): one for chart.value and one for each count or
+// bytes column after it, with a legend (query.ChartLine).
+function lineChart(sec, rows) {
+  const x = r => r[sec.chart.label];
+  rows = rows.filter(r => typeof x(r) === 'number');
+  const from = sec.columns.findIndex(c => c.key === sec.chart.value);
+  const lines = sec.columns.slice(Math.max(from, 0)).filter(c => c.kind === 'count' || c.kind === 'bytes').slice(0, lineColors.length);
+  const xs = rows.map(x), minX = Math.min(...xs), maxX = Math.max(...xs);
+  const maxY = Math.max(1, ...rows.flatMap(r => lines.map(c => r[c.key] || 0)));
+  if (rows.length < 2 || maxX <= minX || !lines.length) return null;
+  const left = 70, plotW = 620, plotH = 180, legendH = 18;
+  const px = v => left + (v - minX) / (maxX - minX) * plotW, py = v => 8 + plotH - v / maxY * plotH;
+  const svg = s('svg', { class: 'chart', viewBox: `0 0 ${left + plotW + 20} ${plotH + 34 + legendH * lines.length}`, role: 'img', 'aria-label': sec.heading || '' });
+  append(svg, s('path', { d: `M${left} 8 V${8 + plotH} H${left + plotW}`, fill: 'none', stroke: '#9aa3b2' }),
+    s('text', { x: left - 6, y: 14, 'text-anchor': 'end', class: 'chart-value' }, formatValue(lines[0].kind, maxY)),
+    s('text', { x: left - 6, y: 12 + plotH, 'text-anchor': 'end', class: 'chart-value' }, '0'));
+  const xcol = sec.columns.find(c => c.key === sec.chart.label);
+  append(svg, s('text', { x: left, y: plotH + 24, class: 'chart-value' }, formatValue(xcol.kind, minX)),
+    s('text', { x: left + plotW / 2, y: plotH + 24, 'text-anchor': 'middle', class: 'chart-value' }, xcol.title),
+    s('text', { x: left + plotW, y: plotH + 24, 'text-anchor': 'end', class: 'chart-value' }, formatValue(xcol.kind, maxX)));
+  lines.forEach((c, i) => {
+    const y = plotH + 34 + i * legendH;
+    append(svg, s('polyline', { fill: 'none', 'stroke-width': 2, stroke: lineColors[i], points: rows.map(r => `${px(x(r)).toFixed(1)},${py(r[c.key] || 0).toFixed(1)}`).join(' ') }, s('title', {}, c.title)),
+      s('rect', { x: left, y: y + 2, width: 14, height: 4, fill: lineColors[i] }),
+      s('text', { x: left + 20, y: y + 8, class: 'chart-label' }, cut(c.title, 80)));
+  });
+  return h('figure', { class: 'chart-box' }, h('figcaption', {}, sec.heading || ''), svg);
+}
+
 // idTail matches the "name @id" heapx writes for an object in text.
 const idTail = /^(.*\S)\s+(@(?:0x[0-9a-f]+|\d+))$/s;
 
@@ -92,7 +125,10 @@ function section(sec, headingLevel) {
   const box = h('section', { class: 'result-section' });
   if (sec.heading) box.appendChild(h(headingLevel, {}, sec.heading));
   const rows = sec.rows || [];
-  if (sec.chart && rows.length > 1) {
+  if (sec.chart && sec.chart.kind === 'line') {
+    const chart = lineChart(sec, rows);
+    if (chart) box.appendChild(chart);
+  } else if (sec.chart && rows.length > 1) {
     const col = sec.columns.find(c => c.key === sec.chart.value);
     const lcol = sec.columns.find(c => c.key === sec.chart.label);
     box.appendChild(barChart(`${col ? col.title : sec.chart.value} by ${lcol ? columnTitle(lcol) : sec.chart.label}`, rows,
