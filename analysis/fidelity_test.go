@@ -102,9 +102,15 @@ func loadDump(t testing.TB, path string) *nodeDump {
 	return d
 }
 
+// loadFixture reads the bundled V8 snapshot testdata/name.heapsnapshot.gz.
 func loadFixture(t testing.TB, name string) *model.Graph {
-	path := filepath.Join("..", "testdata", name+".heapsnapshot.gz")
-	g, err := v8.ReadFile(path, v8.ReadOptions{})
+	return readFixture(t, name+".heapsnapshot.gz")
+}
+
+// readFixture reads the bundled V8 dump testdata/name.
+func readFixture(t testing.TB, name string) *model.Graph {
+	t.Helper()
+	g, err := v8.ReadFile(filepath.Join("..", "testdata", name), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

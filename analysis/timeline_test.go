@@ -11,19 +11,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/v8"
-	"github.com/heapx/heapx/model"
 )
-
-// readFixture reads a bundled V8 dump.
-func readFixture(t *testing.T, name string) *model.Graph {
-	t.Helper()
-	g, err := v8.ReadFile(filepath.Join("..", "testdata", name), v8.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
 
 // TestTimelineFixture checks the buckets of the bundled timeline
 // (testdata/gen/README.md, "Timeline"): six batches of 250 TimelineItem,
