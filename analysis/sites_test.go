@@ -14,7 +14,7 @@ import (
 )
 
 // allocationTop is one row of DevTools' Allocation view as
-// testdata/gen/devtools-allocation-tops.mjs wrote it.
+// testdata/gen/devtools-allocation.mjs tops wrote it.
 type allocationTop struct {
 	Name       string `json:"name"`
 	ScriptName string `json:"script_name"`

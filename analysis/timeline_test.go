@@ -80,7 +80,7 @@ func TestTimelineFixture(t *testing.T) {
 // TestTimelineMatchesDevTools compares the sizes of one-millisecond
 // buckets with DevTools' timeline samples of the same file
 // (testdata/golden/node-timeline.devtools-samples.json, made by
-// testdata/gen/devtools-timeline-samples.mjs): each sample interval, 50 ms
+// testdata/gen/devtools-allocation.mjs samples): each sample interval, 50 ms
 // long, is alone in its bucket, and DevTools' first interval is what
 // Timeline counts before the first sample. DevTools sizes objects after
 // its shallow-size redistribution, as the devtools policy does.

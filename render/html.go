@@ -64,20 +64,27 @@ func sections(res *query.Result) []htmlSection {
 	return out
 }
 
+// chartColumns returns the indexes of the chart's Label and Value columns
+// in t, -1 for one it does not have.
+func chartColumns(t *query.Table, c *query.Chart) (label, value int) {
+	label, value = -1, -1
+	for i, col := range t.Columns {
+		if col.Key == c.Label {
+			label = i
+		}
+		if col.Key == c.Value {
+			value = i
+		}
+	}
+	return label, value
+}
+
 // barChart draws a horizontal bar per table row (at most 15): the Label
 // column's text and a bar as long as the Value column's share of the
 // largest value. Negative values (shrinking classes in a diff) are left
 // out: the chart shows what holds or gains memory.
 func barChart(t *query.Table, c *query.Chart) template.HTML {
-	li, vi := -1, -1
-	for i, col := range t.Columns {
-		if col.Key == c.Label {
-			li = i
-		}
-		if col.Key == c.Value {
-			vi = i
-		}
-	}
+	li, vi := chartColumns(t, c)
 	if li < 0 || vi < 0 {
 		return ""
 	}
@@ -127,15 +134,7 @@ var lineColors = []string{"#3b6fd8", "#d8573b", "#2f9e5a", "#a23bd8", "#d8a23b",
 // it, with a legend of the column titles. A row whose x is not a number
 // is left out.
 func lineChart(t *query.Table, c *query.Chart) template.HTML {
-	xi, vi := -1, -1
-	for i, col := range t.Columns {
-		if col.Key == c.Label {
-			xi = i
-		}
-		if col.Key == c.Value {
-			vi = i
-		}
-	}
+	xi, vi := chartColumns(t, c)
 	if xi < 0 || vi < 0 || len(t.Rows) < 2 {
 		return ""
 	}
