@@ -125,7 +125,7 @@ func queryValues(q *query.Query, args map[string]string) (map[string]any, error)
 			v, err = query.ParseSize(text)
 		}
 		if err != nil {
-			return nil, invalid("%s: %s=%q is not a valid %s", q.Name, name, text, argKindNames[a.Kind])
+			return nil, invalid("%s: %s=%q is not a valid %s", q.Name, name, text, a.Kind)
 		}
 		values[name] = v
 	}
