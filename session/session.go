@@ -94,6 +94,18 @@ type Options struct {
 	// fresh one exists (sqlquery.Builder.Save); front ends wrap it to say
 	// what they write. Nil writes it silently.
 	SaveSQL func(source, target string, g *model.Graph, opt hsql.Options, temp bool) error
+	// OpenSeries tells the user of the front end how to give earlier
+	// snapshots, in the answer to a request that needs them; "" says
+	// heapx serve's command line.
+	OpenSeries string
+}
+
+// openSeries is how the front end's user gives earlier snapshots.
+func (s *Session) openSeries() string {
+	if s.opt.OpenSeries != "" {
+		return s.opt.OpenSeries
+	}
+	return "start heapx serve with FILE and earlier snapshots (heapx serve FILE BASELINE...)"
 }
 
 // Session is an analysed dump (File) with the earlier snapshots of the
