@@ -141,7 +141,17 @@ func (s *Server) open(file string, baselines []string) (*dump, error) {
 		s.dumps = append(s.dumps, d)
 	}
 	s.mu.Unlock()
-	d.once.Do(func() { d.s, d.err = s.opt.Open(file, baselines) })
+	d.once.Do(func() {
+		defer func() {
+			// A reader's bug is the failure of this open, not a
+			// dump left half open.
+			if r := recover(); r != nil {
+				fmt.Fprintf(s.opt.Log, "heapx: opening %s failed: %v\n%s", file, r, debug.Stack())
+				d.s, d.err = nil, fmt.Errorf("heapx failed to open %s (a bug; the server goes on): %v", file, r)
+			}
+		}()
+		d.s, d.err = s.opt.Open(file, baselines)
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d.err != nil {

@@ -113,11 +113,12 @@ type (
 	}
 	instancesIn struct {
 		Target
-		Class int `json:"class" jsonschema:"the class's index, as summary's classes[].index says"`
+		Class *int `json:"class,omitempty" jsonschema:"the class's index, as summary's classes[].index says (required without a cursor)"`
 		Page
 	}
 	edgesIn struct {
-		ObjectRef
+		Target
+		ID string `json:"id,omitempty" jsonschema:"the object's id, as for inspect (required without a cursor)"`
 		Page
 	}
 	pathsIn struct {
@@ -149,7 +150,7 @@ type (
 	}
 	newObjectsIn struct {
 		Target
-		Row int `json:"row" jsonschema:"the comparison's row, as diff's classes[].index says"`
+		Row *int `json:"row,omitempty" jsonschema:"the comparison's row, as diff's classes[].index says (required without a cursor)"`
 		Page
 	}
 	sqlIn struct {
@@ -184,6 +185,12 @@ func tool[In any](s *Server, name, title, desc string, run func(ctx context.Cont
 		}
 		return nil, out, nil
 	})
+}
+
+// missing is the error of a paged tool called with neither an argument
+// it needs nor a cursor.
+func missing(tool, arg, what string) error {
+	return &session.Error{Kind: session.Invalid, Msg: fmt.Sprintf("%s needs %s (%s), or the cursor of an earlier answer", tool, arg, what)}
 }
 
 // queryArgs are a query's arguments as text, as session.Query takes
@@ -327,7 +334,10 @@ func (s *Server) addTools() {
 			if err != nil {
 				return nil, err
 			}
-			p, err := ss.Instances(in.Class, in.Offset, in.Limit)
+			if in.Class == nil {
+				return nil, missing("instances", "class", "summary's classes[].index")
+			}
+			p, err := ss.Instances(*in.Class, in.Offset, in.Limit)
 			if err != nil {
 				return nil, err
 			}
@@ -363,6 +373,9 @@ func (s *Server) addTools() {
 			if err != nil {
 				return nil, err
 			}
+			if in.ID == "" {
+				return nil, missing("references", "id", "an object's id")
+			}
 			p, err := ss.References(in.ID, in.Offset, in.Limit)
 			if err != nil {
 				return nil, err
@@ -379,6 +392,9 @@ func (s *Server) addTools() {
 			ss, err := s.session(in.Dump)
 			if err != nil {
 				return nil, err
+			}
+			if in.ID == "" {
+				return nil, missing("retainers", "id", "an object's id")
 			}
 			p, err := ss.Retainers(in.ID, in.Offset, in.Limit)
 			if err != nil {
@@ -455,7 +471,10 @@ func (s *Server) addTools() {
 			if err != nil {
 				return nil, err
 			}
-			p, err := ss.NewObjects(in.Row, in.Offset, in.Limit)
+			if in.Row == nil {
+				return nil, missing("new_objects", "row", "diff's classes[].index")
+			}
+			p, err := ss.NewObjects(*in.Row, in.Offset, in.Limit)
 			if err != nil {
 				return nil, err
 			}
