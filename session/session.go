@@ -1,7 +1,7 @@
 // Package session is an analysed heap dump, or a series of dumps of one
 // program, held open for interactive exploration: heapx serve's web view
-// and heapx mcp's MCP server (package mcpserver) ask it the questions a heap viewer answers
-// (a page of classes, a class's instances, an object's references,
+// and heapx mcp's MCP server (package mcpserver) ask it the questions a
+// heap viewer answers (a page of classes, a class's instances, an object's references,
 // retainers and paths, a level of the dominator tree, the comparison with
 // a baseline, any registered query, SQL). Each answer is computed from
 // indexes built once, a page at a time, so a dump of ten million objects
