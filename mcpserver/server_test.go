@@ -449,6 +449,12 @@ func TestPagingCovers(t *testing.T) {
 			t.Fatalf("row %d: %+v after %+v: not filtered or not by count, descending", i, got[i], got[i-1])
 		}
 	}
+	// Without a limit, a page is small.
+	var small classPage
+	call(t, cs, "summary", nil, &small)
+	if len(small.Classes) != mcpserver.DefaultPage || small.NextCursor == "" || small.ClassCount <= mcpserver.DefaultPage {
+		t.Errorf("a page without limit: %d of %d classes, cursor %q", len(small.Classes), small.ClassCount, small.NextCursor)
+	}
 	// A series question on one snapshot says how to open a series.
 	if msg := callErr(t, cs, "leaks", nil); !strings.Contains(msg, "leaks needs 3 snapshots and the session has 1: call open with file and baselines") {
 		t.Errorf("leaks of one snapshot: %q", msg)

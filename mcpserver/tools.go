@@ -32,8 +32,21 @@ type ObjectRef struct {
 // agent passes it alone.
 type Page struct {
 	Offset int    `json:"offset,omitempty" jsonschema:"the first row to return, counted from 0 (default 0)"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"rows per page: default 100, at most 1000"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"rows per page: default 25, at most 1000"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier answer, for the next page of the same list; when given, the other arguments are taken from it"`
+}
+
+// DefaultPage is the rows of a page when the agent does not say: fewer
+// than the web view's (session.DefaultPage), since every row is read into
+// the agent's context; the agent asks for more when it needs them.
+const DefaultPage = 25
+
+// rows is the page's row limit.
+func (p *Page) rows() int {
+	if p.Limit == 0 {
+		return DefaultPage
+	}
+	return p.Limit
 }
 
 // resume replaces the request in (a pointer to the struct that embeds
@@ -317,7 +330,7 @@ func (s *Server) addTools() {
 			if err != nil {
 				return nil, err
 			}
-			p, err := ss.Classes(session.ListQuery{Filter: in.Filter, Sort: in.Sort, Desc: in.Desc, Offset: in.Offset, Limit: in.Limit})
+			p, err := ss.Classes(session.ListQuery{Filter: in.Filter, Sort: in.Sort, Desc: in.Desc, Offset: in.Offset, Limit: in.rows()})
 			if err != nil {
 				return nil, err
 			}
@@ -337,7 +350,7 @@ func (s *Server) addTools() {
 			if in.Class == nil {
 				return nil, missing("instances", "class", "summary's classes[].index")
 			}
-			p, err := ss.Instances(*in.Class, in.Offset, in.Limit)
+			p, err := ss.Instances(*in.Class, in.Offset, in.rows())
 			if err != nil {
 				return nil, err
 			}
@@ -376,7 +389,7 @@ func (s *Server) addTools() {
 			if in.ID == "" {
 				return nil, missing("references", "id", "an object's id")
 			}
-			p, err := ss.References(in.ID, in.Offset, in.Limit)
+			p, err := ss.References(in.ID, in.Offset, in.rows())
 			if err != nil {
 				return nil, err
 			}
@@ -396,7 +409,7 @@ func (s *Server) addTools() {
 			if in.ID == "" {
 				return nil, missing("retainers", "id", "an object's id")
 			}
-			p, err := ss.Retainers(in.ID, in.Offset, in.Limit)
+			p, err := ss.Retainers(in.ID, in.Offset, in.rows())
 			if err != nil {
 				return nil, err
 			}
@@ -454,7 +467,7 @@ func (s *Server) addTools() {
 			if err != nil {
 				return nil, err
 			}
-			p, err := ss.Diff(session.ListQuery{Filter: in.Filter, Sort: in.Sort, Desc: in.Desc, Offset: in.Offset, Limit: in.Limit})
+			p, err := ss.Diff(session.ListQuery{Filter: in.Filter, Sort: in.Sort, Desc: in.Desc, Offset: in.Offset, Limit: in.rows()})
 			if err != nil {
 				return nil, err
 			}
@@ -474,7 +487,7 @@ func (s *Server) addTools() {
 			if in.Row == nil {
 				return nil, missing("new_objects", "row", "diff's classes[].index")
 			}
-			p, err := ss.NewObjects(*in.Row, in.Offset, in.Limit)
+			p, err := ss.NewObjects(*in.Row, in.Offset, in.rows())
 			if err != nil {
 				return nil, err
 			}
