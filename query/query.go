@@ -161,6 +161,16 @@ const (
 	SizeArg
 )
 
+var argKindNames = [...]string{"int", "string", "bool", "float", "size"}
+
+// String returns the kind's name as heapx list --json spells it.
+func (k ArgKind) String() string {
+	if int(k) < len(argKindNames) {
+		return argKindNames[k]
+	}
+	return "string"
+}
+
 // Arg declares one argument of a query (a flag on the command line).
 type Arg struct {
 	Name    string // flag name, without dashes ("limit")
@@ -268,6 +278,38 @@ func defaultFits(a Arg) bool {
 		return ok
 	}
 	return false
+}
+
+// Descriptor describes a query to programs: heapx list --json prints
+// one per query, and heapx serve's API and the MCP server's tool list
+// carry it, so a front end finds every analysis and its arguments
+// without knowing them.
+type Descriptor struct {
+	Name      string          `json:"name"`
+	Group     string          `json:"group"`
+	Usage     string          `json:"usage"`
+	Title     string          `json:"title"`
+	MinInputs int             `json:"min_inputs"`
+	MaxInputs int             `json:"max_inputs"`
+	Args      []ArgDescriptor `json:"args"`
+}
+
+// ArgDescriptor describes one argument of a query (its flag).
+type ArgDescriptor struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Default any    `json:"default"`
+	Help    string `json:"help"`
+}
+
+// Describe returns q's descriptor.
+func (q *Query) Describe() Descriptor {
+	d := Descriptor{Name: q.Name, Group: q.Group, Usage: q.Usage, Title: q.Title, MinInputs: q.MinInputs,
+		MaxInputs: q.MaxInputs, Args: []ArgDescriptor{}}
+	for _, a := range q.Args {
+		d.Args = append(d.Args, ArgDescriptor{Name: a.Name, Kind: a.Kind.String(), Default: a.Default, Help: a.Help})
+	}
+	return d
 }
 
 // Lookup returns the query named name, or nil.

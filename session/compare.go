@@ -57,7 +57,7 @@ type DiffPage struct {
 // computed once.
 func (s *Session) comparison() (*analysis.DiffResult, error) {
 	if len(s.baselines) == 0 {
-		return nil, invalid("no baseline to compare with: start heapx serve with FILE and earlier snapshots (heapx serve FILE BASELINE...)")
+		return nil, invalid("no baseline to compare with: %s", s.openSeries())
 	}
 	s.diffOnce.Do(func() {
 		s.diff = analysis.Diff(s.base().A, s.a)

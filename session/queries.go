@@ -44,7 +44,7 @@ type QueryResult struct {
 func (s *Session) Query(name string, args map[string]string) (*QueryResult, error) {
 	q := query.Lookup(name)
 	if q == nil {
-		return nil, notFound("no query named %q (GET /api/v1/session lists them)", name)
+		return nil, notFound("no query named %q (heapx list names them)", name)
 	}
 	values, err := queryValues(q, args)
 	if err != nil {
@@ -90,7 +90,7 @@ func (s *Session) queryInputs(q *query.Query) ([]query.Snapshot, error) {
 	all := series(s.file, s.baselines)
 	n := len(all)
 	if n < q.MinInputs {
-		return nil, invalid("%s needs %d snapshots and heapx serve was given %d: start it with FILE and earlier snapshots (heapx serve FILE BASELINE...)", q.Name, q.MinInputs, n)
+		return nil, invalid("%s needs %d snapshots and the session has %d: %s", q.Name, q.MinInputs, n, s.openSeries())
 	}
 	switch {
 	case q.MaxInputs == 0:
@@ -125,7 +125,7 @@ func queryValues(q *query.Query, args map[string]string) (map[string]any, error)
 			v, err = query.ParseSize(text)
 		}
 		if err != nil {
-			return nil, invalid("%s: %s=%q is not a valid %s", q.Name, name, text, argKindNames[a.Kind])
+			return nil, invalid("%s: %s=%q is not a valid %s", q.Name, name, text, a.Kind)
 		}
 		values[name] = v
 	}

@@ -1,7 +1,7 @@
 // Package session is an analysed heap dump, or a series of dumps of one
 // program, held open for interactive exploration: heapx serve's web view
-// and, later, its MCP server ask it the questions a heap viewer answers
-// (a page of classes, a class's instances, an object's references,
+// and heapx mcp's MCP server (package mcpserver) ask it the questions a
+// heap viewer answers (a page of classes, a class's instances, an object's references,
 // retainers and paths, a level of the dominator tree, the comparison with
 // a baseline, any registered query, SQL). Each answer is computed from
 // indexes built once, a page at a time, so a dump of ten million objects
@@ -94,6 +94,18 @@ type Options struct {
 	// fresh one exists (sqlquery.Builder.Save); front ends wrap it to say
 	// what they write. Nil writes it silently.
 	SaveSQL func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error
+	// OpenSeries tells the user of the front end how to give earlier
+	// snapshots, in the answer to a request that needs them; "" says
+	// heapx serve's command line.
+	OpenSeries string
+}
+
+// openSeries is how the front end's user gives earlier snapshots.
+func (s *Session) openSeries() string {
+	if s.opt.OpenSeries != "" {
+		return s.opt.OpenSeries
+	}
+	return "start heapx serve with FILE and earlier snapshots (heapx serve FILE BASELINE...)"
 }
 
 // Session is an analysed dump (File) with the earlier snapshots of the
@@ -265,28 +277,36 @@ type CategoryJSON struct {
 	ShallowSize uint64 `json:"shallow_size"`
 }
 
-// QueryJSON describes a registered query as `heapx list --json` does,
-// with whether the session has the snapshots it takes.
+// QueryJSON describes a registered query as `heapx list --json` does
+// (query.Descriptor), with whether each argument is required and whether
+// the session has the snapshots the query takes.
 type QueryJSON struct {
-	Name      string    `json:"name"`
-	Group     string    `json:"group"`
-	Usage     string    `json:"usage"`
-	Title     string    `json:"title"`
-	MinInputs int       `json:"min_inputs"`
-	MaxInputs int       `json:"max_inputs"`
-	Args      []ArgJSON `json:"args"`
+	query.Descriptor
+	// Args are the descriptor's, each with whether it is required; they
+	// take the descriptor's place in JSON (heapx list --json has no
+	// "required", and keeps its released shape).
+	Args []ArgJSON `json:"args"`
 	// Runnable is false when the session has fewer snapshots than the
 	// query takes.
 	Runnable bool `json:"runnable"`
 }
 
-// ArgJSON is one argument of a query.
+// ArgJSON is one argument of a query, with whether it is required.
 type ArgJSON struct {
-	Name     string `json:"name"`
-	Kind     string `json:"kind"`
-	Default  any    `json:"default"`
-	Help     string `json:"help"`
-	Required bool   `json:"required"`
+	query.ArgDescriptor
+	Required bool `json:"required"`
+}
+
+// DescribeQuery returns the descriptor of q for a session of inputs
+// snapshots.
+func DescribeQuery(q *query.Query, inputs int) QueryJSON {
+	d := q.Describe()
+	qj := QueryJSON{Descriptor: d, Args: []ArgJSON{}, Runnable: inputs >= q.MinInputs}
+	for i, a := range d.Args {
+		qj.Args = append(qj.Args, ArgJSON{ArgDescriptor: a, Required: q.Args[i].Required})
+	}
+	qj.Descriptor.Args = nil // shadowed by Args
+	return qj
 }
 
 // InfoJSON is what a front end shows first: the snapshots, the runtime's
@@ -318,8 +338,6 @@ type InfoJSON struct {
 	MaxPage     int `json:"max_page"`
 }
 
-var argKindNames = [...]string{"int", "string", "bool", "float", "size"}
-
 // Info describes the session; it is computed once.
 func (s *Session) Info() *InfoJSON {
 	s.infoOnce.Do(func() { s.info = s.makeInfo() })
@@ -344,12 +362,7 @@ func (s *Session) makeInfo() *InfoJSON {
 	}
 	info.Categories = s.categories()
 	for _, q := range query.All() {
-		qj := QueryJSON{Name: q.Name, Group: q.Group, Usage: q.Usage, Title: q.Title, MinInputs: q.MinInputs,
-			MaxInputs: q.MaxInputs, Args: []ArgJSON{}, Runnable: len(s.baselines)+1 >= q.MinInputs}
-		for _, a := range q.Args {
-			qj.Args = append(qj.Args, ArgJSON{Name: a.Name, Kind: argKindNames[a.Kind], Default: a.Default, Help: a.Help, Required: a.Required})
-		}
-		info.Queries = append(info.Queries, qj)
+		info.Queries = append(info.Queries, DescribeQuery(q, len(s.baselines)+1))
 	}
 	return info
 }

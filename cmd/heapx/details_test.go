@@ -27,7 +27,7 @@ func TestListShowsEveryCommand(t *testing.T) {
 			rows[f[1]] = f[0]
 		}
 	}
-	for _, name := range []string{"report", "info", "convert", "sql", "serve"} {
+	for _, name := range []string{"report", "info", "convert", "sql", "serve", "mcp"} {
 		if rows[name] != "commands" {
 			t.Errorf("heapx list has no commands row for %s:\n%s", name, list)
 		}
@@ -44,7 +44,7 @@ func TestListShowsEveryCommand(t *testing.T) {
 	for _, c := range js.Commands {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, " ") != "report capture convert info serve sites sql" || js.Commands[0].Usage != "FILE [BASELINE...]" || len(js.Queries) < 10 {
+	if strings.Join(names, " ") != "report capture convert info mcp serve sites sql" || js.Commands[0].Usage != "FILE [BASELINE...]" || len(js.Queries) < 10 {
 		t.Errorf("list --json commands %v, %d queries", js.Commands, len(js.Queries))
 	}
 }

@@ -193,22 +193,7 @@ func newListCmd() *cobra.Command {
 				Usage string `json:"usage"`
 				Title string `json:"title"`
 			}
-			type argJSON struct {
-				Name    string `json:"name"`
-				Kind    string `json:"kind"`
-				Default any    `json:"default"`
-				Help    string `json:"help"`
-			}
-			type queryJSON struct {
-				Name      string    `json:"name"`
-				Group     string    `json:"group"`
-				Usage     string    `json:"usage"`
-				Title     string    `json:"title"`
-				MinInputs int       `json:"min_inputs"`
-				MaxInputs int       `json:"max_inputs"`
-				Args      []argJSON `json:"args"`
-			}
-			var list []queryJSON
+			var list []query.Descriptor
 			commands := []commandJSON{}
 			t := render.NewTextTable("Group", "Command", "Description")
 			// Sorted by name; the report, the main job, goes first.
@@ -222,12 +207,7 @@ func newListCmd() *cobra.Command {
 				t.Add(commandsGroup, sub.Use, sub.Short)
 			}
 			for _, q := range query.All() {
-				qj := queryJSON{Name: q.Name, Group: q.Group, Usage: q.Usage, Title: q.Title, MinInputs: q.MinInputs,
-					MaxInputs: q.MaxInputs, Args: []argJSON{}}
-				for _, a := range q.Args {
-					qj.Args = append(qj.Args, argJSON{Name: a.Name, Kind: argKindName(a.Kind), Default: a.Default, Help: a.Help})
-				}
-				list = append(list, qj)
+				list = append(list, q.Describe())
 				t.Add(q.Group, q.Name+" "+q.Usage, q.Title)
 			}
 			if asJSON {
@@ -238,8 +218,4 @@ func newListCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return c
-}
-
-func argKindName(k query.ArgKind) string {
-	return [...]string{"int", "string", "bool", "float", "size"}[k]
 }

@@ -52,7 +52,7 @@ gzip-compressed.`,
 		SilenceUsage:  true,
 	}
 	root.SetVersionTemplate("heapx {{.Version}}\n")
-	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newListCmd())
+	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newMCPCmd(stderr), newListCmd())
 	root.AddCommand(newCaptureCmd(stderr), newSitesCmd(stderr))
 	// Every registered analysis is a command of its own.
 	for _, q := range query.All() {

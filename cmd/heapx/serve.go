@@ -55,7 +55,7 @@ the address sees everything in the dump. Ctrl-C stops the server.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openSession(args, stderr)
+			s, err := openSession(args, "", stderr)
 			if err != nil {
 				return err
 			}
@@ -114,7 +114,8 @@ the address sees everything in the dump. Ctrl-C stops the server.`,
 
 // openSession reads and analyses the snapshots (the file, then its
 // baselines) and prepares the session's views, with progress on stderr.
-func openSession(args []string, stderr *os.File) (*session.Session, error) {
+// openSeries is session.Options.OpenSeries.
+func openSession(args []string, openSeries string, stderr *os.File) (*session.Session, error) {
 	// Baselines first, so the file explored is read last and a mistyped
 	// baseline fails before the long part (as heapx report does).
 	inputs := make([]report.Input, len(args))
@@ -130,6 +131,7 @@ func openSession(args []string, stderr *os.File) (*session.Session, error) {
 		SaveSQL: func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error {
 			return writeCopy(source, target, g, opt, temp, stderr)
 		},
+		OpenSeries: openSeries,
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/heapx/heapx/mcpserver"
+	"github.com/heapx/heapx/session"
+)
+
+func newMCPCmd(stderr *os.File) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp [FILE [BASELINE...]]",
+		Short: "Answer an agent's questions about dumps: a Model Context Protocol server on stdio",
+		Long: `Serve heapx's analyses to an AI agent or another MCP client, as tools, over
+the Model Context Protocol on stdin and stdout: open a dump, the overview,
+the classes, an object's paths from the roots, leaks and comparison of a
+series, SQL, and every analysis of 'heapx list'. Answers are small pages
+with a cursor to the next, so an agent can investigate a large dump
+without reading it; dumps are read once and kept.
+
+FILE (with the earlier snapshots BASELINE..., oldest first) is read and
+analysed before the server answers, and is the dump the tools ask about
+by default; the agent opens others with the open tool. Progress and
+errors go to stderr; stdout carries only the protocol. See the README for
+a client's configuration.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			srv := mcpserver.New(mcpserver.Options{
+				Open: func(file string, baselines []string) (*session.Session, error) {
+					return openSession(append([]string{file}, baselines...), mcpserver.OpenSeries, stderr)
+				},
+				Version: buildVersion(),
+				Log:     stderr,
+			})
+			defer srv.Close()
+			if len(args) > 0 {
+				if _, err := srv.Open(args[0], args[1:]); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			err := srv.Run(ctx, &mcp.StdioTransport{})
+			if ctx.Err() != nil {
+				return nil // stopped by a signal
+			}
+			return err
+		},
+	}
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapx/heapx/internal/testfixtures"
+)
+
+// mcpClient speaks JSON-RPC to a heapx mcp process, as an MCP client
+// does on stdio: one message a line.
+type mcpClient struct {
+	t      *testing.T
+	in     io.WriteCloser
+	out    *bufio.Reader
+	nextID int
+}
+
+func (c *mcpClient) send(msg map[string]any) {
+	c.t.Helper()
+	b, err := json.Marshal(msg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// request sends method with params and returns the result of the
+// response to it; every line heapx writes to stdout must be JSON-RPC.
+func (c *mcpClient) request(method string, params any) json.RawMessage {
+	c.t.Helper()
+	c.nextID++
+	c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	for {
+		line, err := c.out.ReadBytes('\n')
+		if err != nil {
+			c.t.Fatalf("%s: reading the answer: %v", method, err)
+		}
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      *int            `json:"id"`
+			Result  json.RawMessage `json:"result"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(line, &msg); err != nil || msg.JSONRPC != "2.0" {
+			c.t.Fatalf("stdout has a line that is not JSON-RPC: %q", line)
+		}
+		if msg.ID == nil || *msg.ID != c.nextID {
+			continue // a notification
+		}
+		if msg.Error != nil {
+			c.t.Fatalf("%s: JSON-RPC error %s", method, msg.Error)
+		}
+		return msg.Result
+	}
+}
+
+// tool calls a tool and returns its text content and whether it is an
+// error.
+func (c *mcpClient) tool(name string, args map[string]any) (string, bool) {
+	c.t.Helper()
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	raw := c.request("tools/call", map[string]any{"name": name, "arguments": args})
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" {
+		c.t.Fatalf("tools/call %s: %s", name, raw)
+	}
+	return res.Content[0].Text, res.IsError
+}
+
+// answer calls a tool that must answer and decodes its answer into v.
+func (c *mcpClient) answer(name string, args map[string]any, v any) {
+	c.t.Helper()
+	text, isErr := c.tool(name, args)
+	if isErr {
+		c.t.Fatalf("%s %v: %s", name, args, text)
+	}
+	if err := json.Unmarshal([]byte(text), v); err != nil {
+		c.t.Fatalf("%s %v: %v in %s", name, args, err, text)
+	}
+}
+
+// sameJSON says whether two JSON documents hold the same values.
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal([]byte(a), &x); err != nil {
+		t.Fatalf("%v in %.200s", err, a)
+	}
+	if err := json.Unmarshal([]byte(b), &y); err != nil {
+		t.Fatalf("%v in %.200s", err, b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// TestMCPProcess runs heapx mcp on the Node leak series as an MCP client
+// starts it (its stdin and stdout the protocol), and checks that it
+// answers the same questions as the CLI: top, leaks, paths and summary
+// give what --json prints for them.
+func TestMCPProcess(t *testing.T) {
+	dir := testfixtures.Dir()
+	base, target, final := filepath.Join(dir, "node-leak-1.heapsnapshot.gz"), filepath.Join(dir, "node-leak-2.heapsnapshot.gz"), filepath.Join(dir, "node-leak-3.heapsnapshot.gz")
+	cmd := heapxCommand(t, "mcp", final, base, target)
+	cmd.Dir = t.TempDir() // the SQL cache, if any, goes beside the dump
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	c := &mcpClient{t: t, in: in, out: bufio.NewReader(out)}
+
+	var init struct {
+		ServerInfo struct {
+			Name string `json:"name"`
+		} `json:"serverInfo"`
+		Capabilities struct {
+			Tools *struct{} `json:"tools"`
+		} `json:"capabilities"`
+		Instructions string `json:"instructions"`
+	}
+	raw := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "heapx-test", "version": "1"}})
+	if err := json.Unmarshal(raw, &init); err != nil || init.ServerInfo.Name != "heapx" || init.Capabilities.Tools == nil || !strings.Contains(init.Instructions, "next_cursor") {
+		t.Fatalf("initialize: %s", raw)
+	}
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	var tools struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(c.request("tools/list", map[string]any{}), &tools); err != nil || len(tools.Tools) < 15 {
+		t.Fatalf("tools/list: %+v", tools)
+	}
+
+	// The dumps given on the command line are open: the questions need
+	// no open.
+	top, _ := c.tool("top", map[string]any{"limit": 5})
+	if cli := ok(t, "top", "--json", "-n", "5", final); !sameJSON(t, top, cli) {
+		t.Errorf("top differs from heapx top --json:\nmcp: %s\ncli: %s", top, cli)
+	}
+	leaks, _ := c.tool("leaks", nil)
+	if cli := ok(t, "leaks", "--json", base, target, final); !sameJSON(t, leaks, cli) {
+		t.Errorf("leaks differs from heapx leaks --json:\nmcp: %.2000s\ncli: %.2000s", leaks, cli)
+	}
+	if !strings.Contains(leaks, "LeakedItem") {
+		t.Errorf("leaks does not name LeakedItem: %.1000s", leaks)
+	}
+
+	// Summary: the classes --json lists, with their index added.
+	var page struct {
+		Classes []map[string]any `json:"classes"`
+	}
+	c.answer("summary", map[string]any{"limit": 20}, &page)
+	var cli struct {
+		Classes []map[string]any `json:"classes"`
+	}
+	okJSON(t, &cli, "summary", "--json", final)
+	if len(page.Classes) != 20 || len(cli.Classes) != 20 {
+		t.Fatalf("summary: %d classes, the CLI's %d", len(page.Classes), len(cli.Classes))
+	}
+	for i := range page.Classes {
+		delete(page.Classes[i], "index")
+		if !reflect.DeepEqual(page.Classes[i], cli.Classes[i]) {
+			t.Errorf("summary row %d: %v, heapx summary --json's %v", i, page.Classes[i], cli.Classes[i])
+		}
+	}
+
+	// Paths: the same steps as heapx paths --json, for the largest
+	// LeakedItem.
+	var leaked struct {
+		Classes []struct {
+			Index int `json:"index"`
+		} `json:"classes"`
+	}
+	c.answer("summary", map[string]any{"filter": "LeakedItem"}, &leaked)
+	var inst struct {
+		Objects []struct {
+			ID uint64 `json:"id"`
+		} `json:"objects"`
+	}
+	c.answer("instances", map[string]any{"class": leaked.Classes[0].Index, "limit": 1}, &inst)
+	id := fmt.Sprint(inst.Objects[0].ID)
+	type paths struct {
+		Paths []struct {
+			Distance int32 `json:"distance"`
+			Steps    []struct {
+				Edge string `json:"edge"`
+				To   struct {
+					ID uint64 `json:"id"`
+				} `json:"to"`
+			} `json:"steps"`
+		} `json:"paths"`
+	}
+	var mp, cp paths
+	c.answer("paths", map[string]any{"id": id, "k": 3}, &mp)
+	okJSON(t, &cp, "paths", "--json", "--id", id, "-n", "3", final)
+	if len(mp.Paths) != 3 || !reflect.DeepEqual(mp, cp) {
+		t.Errorf("paths to @%s differ from heapx paths --json:\nmcp %+v\ncli %+v", id, mp, cp)
+	}
+
+	// A bad id is the tool's error; the server answers on.
+	if text, isErr := c.tool("inspect", map[string]any{"id": "@424242424"}); !isErr || !strings.Contains(text, "no object with id @424242424") {
+		t.Errorf("inspect of a bad id: %v %q", isErr, text)
+	}
+	var obj struct {
+		Object struct {
+			Constructor string `json:"constructor"`
+		} `json:"object"`
+	}
+	c.answer("inspect", map[string]any{"id": id}, &obj)
+	if obj.Object.Constructor != "LeakedItem" {
+		t.Errorf("inspect @%s: %+v", id, obj)
+	}
+
+	// The client closes stdin: heapx exits, successfully.
+	in.Close()
+	select {
+	case err := <-exited:
+		stopped = true
+		if err != nil {
+			t.Errorf("heapx mcp exited with %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("heapx mcp did not exit when its stdin closed")
+	}
+	if s := stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
+		t.Errorf("stderr:\n%s", s)
+	}
+}
+
+// TestMCPUnreadable: a file on the command line that cannot be read
+// stops heapx mcp before it serves, with the file named.
+func TestMCPUnreadable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone.heapsnapshot")
+	r := heapxProcess(t, strings.NewReader(""), "mcp", missing)
+	if r.code != 1 || !strings.Contains(r.stderr, missing) || r.stdout != "" {
+		t.Errorf("heapx mcp %s: exit %d, stdout %q, stderr %q", missing, r.code, r.stdout, r.stderr)
+	}
+}
