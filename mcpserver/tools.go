@@ -200,6 +200,28 @@ func tool[In any](s *Server, name, title, desc string, run func(ctx context.Cont
 	})
 }
 
+// edges answers the references or retainers tool (name) with a page of
+// the edges page gives, resuming a cursor.
+func (s *Server) edges(name string, page func(ss *session.Session, ref string, offset, limit int) (*session.EdgePage, error)) func(context.Context, *edgesIn) (any, error) {
+	return func(ctx context.Context, in *edgesIn) (any, error) {
+		if err := in.resume(in); err != nil {
+			return nil, err
+		}
+		ss, err := s.session(in.Dump)
+		if err != nil {
+			return nil, err
+		}
+		if in.ID == "" {
+			return nil, missing(name, "id", "an object's id")
+		}
+		p, err := page(ss, in.ID, in.Offset, in.rows())
+		if err != nil {
+			return nil, err
+		}
+		return edgePage{p, in.next(in, p.Offset+len(p.Edges), p.Total)}, nil
+	}
+}
+
 // missing is the error of a paged tool called with neither an argument
 // it needs nor a cursor.
 func missing(tool, arg, what string) error {
@@ -378,43 +400,11 @@ func (s *Server) addTools() {
 	tool(s, "references", "What an object references (its fields)",
 		"A page of an object's outgoing edges (DevTools' Containment), in the dump's order: edge type and name, "+
 			"strength, and the object each leads to with its sizes in bytes.",
-		func(ctx context.Context, in *edgesIn) (any, error) {
-			if err := in.resume(in); err != nil {
-				return nil, err
-			}
-			ss, err := s.session(in.Dump)
-			if err != nil {
-				return nil, err
-			}
-			if in.ID == "" {
-				return nil, missing("references", "id", "an object's id")
-			}
-			p, err := ss.References(in.ID, in.Offset, in.rows())
-			if err != nil {
-				return nil, err
-			}
-			return edgePage{p, in.next(in, p.Offset+len(p.Edges), p.Total)}, nil
-		})
+		s.edges("references", (*session.Session).References))
 	tool(s, "retainers", "What references an object",
 		"A page of the edges to an object (DevTools' Retainers), nearest to a root first, weak ones included and marked "+
 			"by their strength: edge type and name, and the retaining object with its sizes in bytes.",
-		func(ctx context.Context, in *edgesIn) (any, error) {
-			if err := in.resume(in); err != nil {
-				return nil, err
-			}
-			ss, err := s.session(in.Dump)
-			if err != nil {
-				return nil, err
-			}
-			if in.ID == "" {
-				return nil, missing("retainers", "id", "an object's id")
-			}
-			p, err := ss.Retainers(in.ID, in.Offset, in.rows())
-			if err != nil {
-				return nil, err
-			}
-			return edgePage{p, in.next(in, p.Offset+len(p.Edges), p.Total)}, nil
-		})
+		s.edges("retainers", (*session.Session).Retainers))
 	tool(s, "paths", "What keeps an object alive: shortest paths from the roots",
 		"heapx paths --json: the k shortest retainer paths from a GC root to an object, each a list of steps (edge "+
 			"type, edge name such as .bus or [3], the object reached with its sizes in bytes); ignore leaves objects out. "+
