@@ -141,6 +141,18 @@ func (s *nodeSink) put(k0 uint64, vals []int64) (int, error) {
 	return 0, nil
 }
 
+func (s *nodeSink) columns() *columns {
+	g := s.g
+	c := &columns{code: make([]uint8, len(s.roles)), fields: s.fields, types: uint64(s.ntypes),
+		nodeType: g.Nodes.Type, nodeName: g.Nodes.Name, nodeID: g.Nodes.ID, nodeSize: g.Nodes.Size,
+		firstEdge: g.Nodes.FirstEdge, trace: g.TraceNodeID, detach: g.Detachedness}
+	for f, r := range s.roles {
+		c.code[f] = [...]uint8{roleIgnore: colSkip, roleType: colNodeType, roleName: colNodeName, roleID: colNodeID,
+			roleSize: colNodeSize, roleEdgeCount: colNodeEdges, roleTraceNode: colNodeTrace, roleDetachedness: colNodeDetach, roleTo: colSkip}[r]
+	}
+	return c
+}
+
 // edgeSink writes the edges array into the graph's edge columns, turning
 // to_node (an offset into the flat nodes array) into a node index.
 type edgeSink struct {
@@ -223,6 +235,26 @@ func (s *edgeSink) put(k0 uint64, vals []int64) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+func (s *edgeSink) columns() *columns {
+	if s.count {
+		return nil
+	}
+	e := &s.g.Edges
+	c := &columns{code: make([]uint8, len(s.roles)), fields: s.fields, types: uint64(s.etypes),
+		edgeType: e.Type, edgeName: e.Name, edgeTo: e.To, nodeF: uint64(s.nodeF), nodes: uint64(s.nodes)}
+	for f, r := range s.roles {
+		switch r {
+		case roleType:
+			c.code[f] = colEdgeType
+		case roleName:
+			c.code[f] = colEdgeName
+		case roleTo:
+			c.code[f] = colEdgeTo
+		}
+	}
+	return c
 }
 
 // tableSink collects a small numeric section in order (parsed sequentially).
