@@ -141,6 +141,7 @@ func (s *nodeSink) put(k0 uint64, vals []int64) (int, error) {
 	return 0, nil
 }
 
+// columns maps each node field's role to its column code (parseColumns).
 func (s *nodeSink) columns() *columns {
 	g := s.g
 	c := &columns{code: make([]uint8, len(s.roles)), fields: s.fields, types: uint64(s.ntypes),
@@ -237,6 +238,8 @@ func (s *edgeSink) put(k0 uint64, vals []int64) (int, error) {
 	return 0, nil
 }
 
+// columns maps each edge field's role to its column code (parseColumns);
+// nil when the edges are only counted, which the general parser does.
 func (s *edgeSink) columns() *columns {
 	if s.count {
 		return nil
