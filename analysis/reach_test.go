@@ -1,10 +1,12 @@
 package analysis_test
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/formats/hprof"
 	"github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 )
@@ -66,5 +68,16 @@ func TestReachableFromDistances(t *testing.T) {
 		if got == nil || !slices.Equal(got, want) {
 			t.Errorf("%s: %d reachable from distances, %d searched", path, got.Count(), want.Count())
 		}
+	}
+	// Java dumps have unreachable objects (361 here) and a synthetic root
+	// over the GC roots.
+	path := filepath.Join(testfixtures.Dir(), "hprof", "java-ticketleak-3.hprof.gz")
+	jg, err := hprof.ReadFile(path, hprof.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got = analysis.Reachable(jg), analysis.ReachableFromDistances(jg)
+	if n := jg.NumNodes() - want.Count(); n != 361 || got == nil || !slices.Equal(got, want) {
+		t.Errorf("%s: %d unreachable; %d reachable from distances, %d searched", path, n, got.Count(), want.Count())
 	}
 }
