@@ -313,3 +313,26 @@ func TestAnalysisOptions(t *testing.T) {
 		t.Errorf("Diff without classes: %v", err)
 	}
 }
+
+// TestNodesOnly opens a V8 dump without its edges (what heapx info does)
+// and a Java one, whose reader keeps them: both count the edges of a full
+// read, and the analysis, which needs the edges, is refused.
+func TestNodesOnly(t *testing.T) {
+	for _, path := range []string{leak1, java} {
+		full := open(t, path, heapx.Options{})
+		d := open(t, path, heapx.Options{NodesOnly: true})
+		if d.EdgeCount() != full.Graph().NumEdges() || full.EdgeCount() != full.Graph().NumEdges() || d.EdgeCount() == 0 {
+			t.Errorf("%s: %d edges counted, a full read has %d (EdgeCount %d)", path, d.EdgeCount(), full.Graph().NumEdges(), full.EdgeCount())
+		}
+		if d.Graph().NumNodes() != full.Graph().NumNodes() || d.Graph().TotalSize() != full.Graph().TotalSize() {
+			t.Errorf("%s: nodes-only read has %d nodes of %d bytes, a full read %d of %d", path,
+				d.Graph().NumNodes(), d.Graph().TotalSize(), full.Graph().NumNodes(), full.Graph().TotalSize())
+		}
+		if _, err := d.Analysis(); err == nil || !strings.Contains(err.Error(), "without its edges") {
+			t.Errorf("%s: analysis without edges: %v", path, err)
+		}
+	}
+	if n := open(t, leak1, heapx.Options{NodesOnly: true}).Graph().NumEdges(); n != 0 {
+		t.Errorf("V8 read without edges kept %d", n)
+	}
+}

@@ -49,6 +49,11 @@ type Analysis struct {
 	treeOnce sync.Once
 	treeCost []int64
 	treeEdge []uint32
+	// computedDistances says Distances were computed here, not read
+	// from a file; refused are then the nodes the search found behind
+	// edges its filter refused (see distances).
+	computedDistances bool
+	refused           []int32
 	// The Unreachable report, computed on first use.
 	unreachOnce sync.Once
 	unreach     *UnreachableReport
@@ -91,7 +96,8 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	var wg sync.WaitGroup
 	rest := func() {
 		if !opt.NoDistances {
-			a.Distances = distances(g, a.Roots, nil, a.sc)
+			a.Distances, a.refused = distances(g, a.Roots, nil, a.sc)
+			a.computedDistances = true
 		}
 		if !opt.NoClasses {
 			a.Classes = ClassifyNodes(g, a.DOM)
@@ -267,7 +273,18 @@ func (a *Analysis) Unreachable() *UnreachableReport {
 	if a.Classes == nil {
 		return nil
 	}
-	a.unreachOnce.Do(func() { a.unreach = Unreachable(a.Graph, Reachable(a.Graph), a.Classes, a.Self) })
+	a.unreachOnce.Do(func() {
+		// The distances search went over the same edges: what it reached
+		// saves a search of the whole graph, when it was done here.
+		var reach Bits
+		if a.computedDistances {
+			reach = reachableFromDistances(a.Graph, a.Roots, a.Distances, a.refused)
+		}
+		if reach == nil {
+			reach = Reachable(a.Graph)
+		}
+		a.unreach = Unreachable(a.Graph, reach, a.Classes, a.Self)
+	})
 	return a.unreach
 }
 

@@ -32,14 +32,20 @@ const (
 //   - edges to nodes in ignore (may be nil) are skipped, which gives the
 //     distances of DevTools' retainers view after "Ignore this retainer".
 func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
-	return distances(g, roots, ignore, nil)
+	dist, _ := distances(g, roots, ignore, nil)
+	return dist
 }
 
-func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) []int32 {
+// distances is Distances; it also returns the nodes it left at NoDistance
+// although a non-weak edge from a node it reached leads to them (the
+// edges its filter or ignore refused), so that reachability can be
+// completed from them instead of searching the whole graph once more
+// (reachableFromDistances).
+func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, refused []int32) {
 	n := g.NumNodes()
-	dist := model.Alloc[int32](n)
+	dist = model.Alloc[int32](n)
 	if n == 0 {
-		return dist
+		return dist, nil
 	}
 	for i := range dist {
 		dist[i] = NoDistance
@@ -96,7 +102,11 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) []int32 {
 					continue
 				}
 				t := to[e]
-				if dist[t] != NoDistance || !filter(v, e) {
+				if dist[t] != NoDistance {
+					continue
+				}
+				if !filter(v, e) {
+					refused = append(refused, t)
 					continue
 				}
 				dist[t] = nd
@@ -117,5 +127,61 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) []int32 {
 	queue = append(queue[:0], g.Root)
 	bfs()
 	sc.put(queue)
-	return dist
+	return dist, refused
+}
+
+// reachableFromDistances returns Reachable(g) from what the distances
+// search found: the nodes it gave a distance, and those a non-weak edge
+// leads to from there although its filter refused the edge (refused, as
+// distances returns them). It holds when every user root is the target of
+// a non-weak edge of the root, so that everything the search reached from
+// them the root reaches too; otherwise, and when dist is not distances'
+// own (read from a file), it returns nil and Reachable must search.
+func reachableFromDistances(g *model.Graph, roots *Roots, dist, refused []int32) Bits {
+	n := g.NumNodes()
+	if n == 0 || len(dist) != n {
+		return nil
+	}
+	k := newKinds(g)
+	seen := NewBits(n)
+	start, end := g.EdgeRange(g.Root)
+	for e := start; e < end; e++ {
+		if !k.weak[g.Edges.Type[e]] {
+			seen.Set(int(g.Edges.To[e]))
+		}
+	}
+	for _, u := range roots.User {
+		if !seen.Has(int(u)) {
+			return nil
+		}
+	}
+	clear(seen)
+	for i, d := range dist {
+		if d != NoDistance {
+			seen.Set(i)
+		}
+	}
+	// The refused targets and what they alone lead to: few nodes, as the
+	// filter refuses few edges.
+	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
+	stack := make([]int32, 0, len(refused))
+	for _, t := range refused {
+		if !seen.Has(int(t)) {
+			seen.Set(int(t))
+			stack = append(stack, t)
+		}
+	}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for e := fe[v]; e < fe[v+1]; e++ {
+			t := to[e]
+			if seen.Has(int(t)) || k.weak[typ[e]] {
+				continue
+			}
+			seen.Set(int(t))
+			stack = append(stack, t)
+		}
+	}
+	return seen
 }

@@ -1,9 +1,19 @@
 package analysis
 
+import "github.com/heapx/heapx/model"
+
 // SetPackLimit sets the node count below which the dominator pass packs
 // predecessors in three bytes, and returns a function restoring it.
 func SetPackLimit(n int32) (restore func()) {
 	old := packLimit
 	packLimit = n
 	return func() { packLimit = old }
+}
+
+// ReachableFromDistances is Reachable as Analysis.Unreachable derives it
+// from the distances search (nil when it cannot).
+func ReachableFromDistances(g *model.Graph) Bits {
+	roots := FindRoots(g)
+	dist, refused := distances(g, roots, nil, nil)
+	return reachableFromDistances(g, roots, dist, refused)
 }

@@ -1,20 +1,36 @@
 package model
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // hugeThreshold is the size from which Alloc asks for huge pages. Below it
 // the page-fault savings do not matter.
 const hugeThreshold = 4 << 20
 
+// hugePages says whether Alloc asks for huge pages (SetHugePages).
+var hugePages atomic.Bool
+
+// SetHugePages says whether Alloc advises the kernel to back large columns
+// with transparent huge pages (madvise MADV_HUGEPAGE; off by default). What
+// pays depends on the host: with 2 MB pages first-touch faults are 512
+// times fewer, but where the kernel compacts memory to find them
+// (transparent_hugepage/defrag "madvise", the Debian default) a fault can
+// stall on compaction, which made reading and analysing a 1 GB snapshot
+// slower here (docs/benchmarks.md, issue 16). heapx's command sets it from
+// the environment variable HEAPX_HUGEPAGES.
+func SetHugePages(on bool) { hugePages.Store(on) }
+
 // Alloc returns a zeroed slice of n elements for a large column. On Linux,
-// memory of hugeThreshold or more is advised to use transparent huge pages:
-// a column is written once front to back, and first-touch page faults were
-// measured to dominate reading a 1 GB snapshot on a VM (2.7 s per GB with
-// 4 KB pages, 1.3 s with 2 MB ones). The make is not fused with a copy by
-// callers, so fresh memory is not cleared twice.
+// with SetHugePages(true), memory of hugeThreshold or more is advised to
+// use transparent huge pages: a column is written once front to back, and
+// first-touch page faults are a large part of reading a 1 GB snapshot on
+// a VM. The make is not fused with a copy by callers, so fresh memory is
+// not cleared twice.
 func Alloc[T any](n int) []T {
 	s := make([]T, n)
-	if n > 0 {
+	if n > 0 && hugePages.Load() {
 		var zero T
 		if bytes := uintptr(n) * unsafe.Sizeof(zero); bytes >= hugeThreshold {
 			adviseHuge(unsafe.Pointer(unsafe.SliceData(s)), bytes)

@@ -249,7 +249,16 @@ are never followed.`,
 // (0: all) and the first 10 unreachable classes (all with
 // allUnreachable).
 func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable bool) *SummaryJSON {
+	// The two passes only read the analysis: side by side, not one after
+	// the other on one core.
+	var u *analysis.UnreachableReport
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		u = a.Unreachable()
+	}()
 	rows := a.Summary()
+	<-done
 	s := &SummaryJSON{SchemaVersion: 1, File: path, Policy: a.Policy.Name, TotalSize: a.TotalSize(),
 		ClassCount: len(rows), Classes: []ClassJSON{}}
 	if limit > 0 && len(rows) > limit {
@@ -264,7 +273,6 @@ func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable b
 		}
 		s.Classes = append(s.Classes, c)
 	}
-	u := a.Unreachable()
 	s.Unreachable = UnreachableJSON{Count: u.Count, Size: u.Size, Classes: []UnreachableClassJSON{}}
 	for i, c := range u.ByClass {
 		if !allUnreachable && i == 10 {

@@ -78,7 +78,9 @@ With --json the same facts are printed as one JSON object (see README.md
 for the fields).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := load(args[0], stderr, hx.Options{Stored: hx.SkipStored})
+			// The edges are counted, not kept: info reports nothing
+			// else of them, and they are most of a dump's memory.
+			d, err := load(args[0], stderr, hx.Options{Stored: hx.SkipStored, NodesOnly: true})
 			if err != nil {
 				return err
 			}
@@ -103,7 +105,7 @@ func buildInfo(d *dump) *infoJSON {
 		Compression:   "none",
 		Metadata:      []metaJSON{},
 		NodeCount:     g.NumNodes(),
-		EdgeCount:     g.NumEdges(),
+		EdgeCount:     d.EdgeCount(),
 		StringCount:   g.Strings.Len(),
 		HasLocations:  len(g.Locations) > 0,
 		LocationCount: len(g.Locations),

@@ -12,13 +12,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"golang.org/x/term"
 
 	"github.com/heapx/heapx/internal/termtext"
+	"github.com/heapx/heapx/model"
 )
 
 func main() {
+	hugePages()
 	// On a terminal every output format passes through termtext.Writer,
 	// so no string from a dump (a --csv cell, a --json value with a C1
 	// control) can drive the terminal. Pipes and files get the exact
@@ -34,6 +37,16 @@ func main() {
 		tw.Flush()
 	}
 	os.Exit(code)
+}
+
+// hugePages applies HEAPX_HUGEPAGES (README "Environment"): 1 or true
+// asks the kernel for transparent huge pages for the big columns
+// (model.SetHugePages), 0 or false does not; unset or anything else keeps
+// the default, which measured better on the machine of docs/benchmarks.md.
+func hugePages() {
+	if on, err := strconv.ParseBool(os.Getenv("HEAPX_HUGEPAGES")); err == nil {
+		model.SetHugePages(on)
+	}
 }
 
 // maxErrorBytes caps the message of an error: one quoting a crafted dump's

@@ -11,7 +11,9 @@ import (
 )
 
 // FuzzRead feeds arbitrary bytes to the reader: it must return a graph that
-// validates or a FormatError, and never panic. Seeds are the hand-made tiny
+// validates or a FormatError, and never panic; the general number parser
+// alone (without parseColumns) must give the same graph or the same error.
+// Seeds are the hand-made tiny
 // snapshot and the head of real fixtures (their first kilobytes hold the
 // real meta of Node 20 and Chrome 156 and the start of the nodes array).
 func FuzzRead(f *testing.F) {
@@ -33,8 +35,15 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{Workers: 2})
+		fastColumns = false
+		general, gerr := Read(bytes.NewReader(data), "fuzz", ReadOptions{Workers: 2})
+		fastColumns = true
+		if (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error() {
+			t.Fatalf("with parseColumns: %v; general parser: %v", err, gerr)
+		}
 		if !testfixtures.CheckRead(t, g, err) {
 			return
 		}
+		sameGraph(t, g, general)
 	})
 }

@@ -52,6 +52,7 @@ type job struct {
 	off   int64  // stream offset of blk[0]
 	last  bool   // the array's final block (its last number has no comma)
 	sink  sink
+	cols  *columns // the sink's columns, for parseColumns; nil: put only
 	file  string
 	sect  string
 	done  *sync.WaitGroup
@@ -109,8 +110,11 @@ func (p *pipeline) work() {
 }
 
 // parseBlock parses the comma-separated integers of one block into batches
-// for the sink.
+// for the sink, after parseColumns if the sink has columns.
 func parseBlock(j job, batch []int64) error {
+	if j.cols != nil && fastColumns && parseColumns(j, j.cols) {
+		return nil
+	}
 	b := j.blk
 	k := j.k0
 	var n uint64
@@ -287,6 +291,9 @@ func (p *pipeline) numberArray(s *scanner, dst sink, parallel bool) (uint64, err
 			dst.grow(k + count)
 		}
 		j := job{blk: body, k0: k, count: count, off: off, last: last, sink: dst, file: s.file, sect: s.section, done: &wg}
+		if cs, ok := dst.(columnSink); ok {
+			j.cols = cs.columns() // after any grow: the columns of now
+		}
 		k += count
 		off += int64(len(body))
 		if last {
@@ -309,4 +316,170 @@ func (p *pipeline) numberArray(s *scanner, dst sink, parallel bool) (uint64, err
 		return k, err
 	}
 	return k, nil
+}
+
+// fastColumns turns parseColumns on; tests turn it off to compare it with
+// the general parser.
+var fastColumns = true
+
+// columnSink is a sink whose values parseColumns can store itself.
+type columnSink interface {
+	sink
+	// columns returns the sink's columns as they are now, or nil when
+	// it has none to write (the edges only counted).
+	columns() *columns
+}
+
+// Column codes: where parseColumns puts a field's value, and what range
+// it checks.
+const (
+	colSkip       = iota // a field the model does not keep
+	colNodeType          // < types
+	colNodeName          // uint32
+	colNodeID            // any non-negative value
+	colNodeSize          // any non-negative value
+	colNodeEdges         // uint32, into FirstEdge[n+1]
+	colNodeTrace         // uint32
+	colNodeDetach        // uint8
+	colEdgeType          // < types
+	colEdgeName          // uint32
+	colEdgeTo            // the start of a node: a multiple of nodeF below nodes*nodeF
+)
+
+// columns are the destinations of one array's fields: code[f] says where
+// field f goes. Only the slices of that array are set.
+type columns struct {
+	code   []uint8
+	fields uint64
+	types  uint64 // node or edge types in meta
+
+	nodeType, detach           []uint8
+	nodeName, firstEdge, trace []uint32
+	nodeID, nodeSize           []uint64
+
+	edgeType     []uint8
+	edgeName     []uint32
+	edgeTo       []int32
+	nodeF, nodes uint64 // node fields and node count, for to_node
+}
+
+// parseColumns is parseBlock's fast path for the nodes and edges arrays,
+// which are nearly the whole file: it parses each number and stores it in
+// its column in one pass, with the same range checks as the sinks' put,
+// instead of batching values for put to dispatch. It handles what V8
+// writes (unsigned integers of up to 18 digits, each followed by a comma,
+// a newline before it at most) and returns false at anything else, a
+// value out of range or a malformed list included, maybe after writing
+// some values; parseBlock then parses the block the general way, which
+// writes the same values and reports an error as it always has.
+func parseColumns(j job, c *columns) bool {
+	b := j.blk
+	f := j.k0 % c.fields
+	n := j.k0 / c.fields // the record being read
+	var count uint64
+	i := 0
+	for i < len(b) {
+		start := i
+		var v uint64
+		if i+8 <= len(b) {
+			// As parseBlock: 8 digits at a time.
+			x := binary.LittleEndian.Uint64(b[i:]) - 0x3030303030303030
+			nd := bits.TrailingZeros64(((x+0x7676767676767676)|x)&0x8080808080808080) / 8
+			if nd == 0 {
+				return false
+			}
+			x <<= 8 * (8 - nd)
+			x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
+			x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
+			x = (x*10000 + x>>32) & 0xFFFFFFFF
+			v = x
+			i += nd
+		}
+		for i < len(b) {
+			d := b[i] - '0'
+			if d > 9 {
+				break
+			}
+			v = v*10 + uint64(d)
+			i++
+		}
+		if i == start || i-start > 18 {
+			return false
+		}
+		if i < len(b) && b[i] == '\n' {
+			i++
+		}
+		if i < len(b) {
+			if b[i] != ',' {
+				return false
+			}
+			i++
+		} else if !j.last {
+			return false
+		}
+		count++
+		switch c.code[f] {
+		case colNodeType:
+			if v >= c.types {
+				return false
+			}
+			c.nodeType[n] = uint8(v)
+		case colNodeName:
+			if v > 1<<32-1 {
+				return false
+			}
+			c.nodeName[n] = uint32(v)
+		case colNodeID:
+			c.nodeID[n] = v
+		case colNodeSize:
+			c.nodeSize[n] = v
+		case colNodeEdges:
+			if v > 1<<32-1 {
+				return false
+			}
+			c.firstEdge[n+1] = uint32(v)
+		case colNodeTrace:
+			if v > 1<<32-1 {
+				return false
+			}
+			c.trace[n] = uint32(v)
+		case colNodeDetach:
+			if v > 255 {
+				return false
+			}
+			c.detach[n] = uint8(v)
+		case colEdgeType:
+			if v >= c.types {
+				return false
+			}
+			c.edgeType[n] = uint8(v)
+		case colEdgeName:
+			if v > 1<<32-1 {
+				return false
+			}
+			c.edgeName[n] = uint32(v)
+		case colEdgeTo:
+			// Division by a constant compiles to a multiplication, as in
+			// edgeSink.put.
+			var q, r uint64
+			switch c.nodeF {
+			case 7:
+				q, r = v/7, v%7
+			case 6:
+				q, r = v/6, v%6
+			default:
+				q, r = v/c.nodeF, v%c.nodeF
+			}
+			if r != 0 || q >= c.nodes {
+				return false
+			}
+			c.edgeTo[n] = int32(q)
+		}
+		f++
+		if f == c.fields {
+			f = 0
+			n++
+		}
+	}
+	return count == j.count
 }

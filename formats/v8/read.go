@@ -30,10 +30,10 @@ func init() {
 		Extensions:  []string{".heapsnapshot", ".heaptimeline"},
 		Detect:      Detect,
 		Read: func(path string, opt formats.ReadOptions) (*model.Graph, error) {
-			return ReadFile(path, ReadOptions{Progress: opt.Progress})
+			return ReadFile(path, ReadOptions{Progress: opt.Progress, CountEdges: opt.CountEdges})
 		},
 		ReadStream: func(r io.Reader, size int64, name string, opt formats.ReadOptions) (*model.Graph, error) {
-			o := ReadOptions{Progress: opt.Progress}
+			o := ReadOptions{Progress: opt.Progress, CountEdges: opt.CountEdges}
 			return input.Read(r, size, name, o.Progress, o.read)
 		},
 		Write: writeFormat,
@@ -47,6 +47,12 @@ type ReadOptions struct {
 	Progress func(done, total int64)
 	// Workers is the number of parsing goroutines; 0 means GOMAXPROCS.
 	Workers int
+	// CountEdges, if set, leaves the edges out of the graph
+	// (formats.ReadOptions.CountEdges): they are parsed and checked as
+	// ever (separators, types, to_node; their names are not checked
+	// against the strings, which the graph then does not use) but not
+	// stored, and *CountEdges is set to their number.
+	CountEdges *int
 }
 
 // Namespace is the namespace of V8's node and edge types in the model.
@@ -97,7 +103,7 @@ func (opt ReadOptions) read(in *input.Reader) (*model.Graph, error) {
 	if bound < blockSize {
 		bs = max(int(bound), 4096)
 	}
-	rd := &reader{s: newScanner(in, bs), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers, bs)}
+	rd := &reader{s: newScanner(in, bs), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers, bs), countEdges: opt.CountEdges}
 	defer rd.p.close()
 	if err := rd.readTop(); err != nil {
 		return nil, err
@@ -138,6 +144,8 @@ type reader struct {
 	internal  int // edge type index of "internal", -1 if none
 	ephemeron uint8
 	samples   bool
+	// countEdges is ReadOptions.CountEdges: nil keeps the edges.
+	countEdges *int
 }
 
 func (r *reader) errorf(format string, args ...any) error { return r.s.errorf(format, args...) }
@@ -346,7 +354,8 @@ func (r *reader) readHeader() error {
 	}
 	r.nodes = &nodeSink{g: g, fields: uint64(r.nodeF), roles: roles, claim: nc, ntypes: int64(len(typeNames)), detach: detach, trace: trace}
 	r.nodes.grow(initialCap(nc, min(r.alloc, r.bound/uint64(2*r.nodeF))) * uint64(r.nodeF))
-	r.edges = &edgeSink{g: g, fields: uint64(len(m.EdgeFields)), roles: eroles, claim: ec, nodeF: int64(r.nodeF), nodes: int64(nc), etypes: int64(len(etypes))}
+	r.edges = &edgeSink{g: g, fields: uint64(len(m.EdgeFields)), roles: eroles, claim: ec, nodeF: int64(r.nodeF), nodes: int64(nc), etypes: int64(len(etypes)),
+		count: r.countEdges != nil}
 	r.edges.grow(initialCap(ec, min(r.alloc, r.bound/uint64(2*len(m.EdgeFields)))) * uint64(len(m.EdgeFields)))
 
 	g.Meta = append(g.Meta,
@@ -726,6 +735,11 @@ func (r *reader) finish() error {
 	g := r.g
 	if r.samples {
 		g.Meta[0].Value = "v8.heaptimeline"
+	}
+	if r.countEdges != nil {
+		// The edges were only counted: no node has any in this graph.
+		*r.countEdges = int(r.edges.claim)
+		clear(g.Nodes.FirstEdge)
 	}
 	if r.internal >= 0 {
 		r.markEphemerons()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -450,6 +451,48 @@ func TestBadInput(t *testing.T) {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "bad.heapsnapshot:") || !strings.Contains(msg, c.want) {
 				t.Errorf("error %q, want it to name the file and say %q", msg, c.want)
+			}
+			// Counting the edges instead of keeping them checks them
+			// the same way, except their names against the strings.
+			var count int
+			_, cerr := Read(strings.NewReader(c.in), "bad.heapsnapshot", ReadOptions{CountEdges: &count})
+			if c.name == "name past strings" {
+				if cerr != nil {
+					t.Errorf("counting the edges: %v, want no error (their names are not kept)", cerr)
+				}
+			} else if cerr == nil || cerr.Error() != msg {
+				t.Errorf("counting the edges: error %v, want %q", cerr, msg)
+			}
+		})
+	}
+}
+
+// TestCountEdges reads every fixture with ReadOptions.CountEdges: the node
+// columns are those of a full read, the edges are counted (DevTools'
+// edge_count) and none is kept.
+func TestCountEdges(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			full, err := ReadFile(fixture(name), ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			count := -1
+			g, err := ReadFile(fixture(name), ReadOptions{CountEdges: &count})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := readGolden(t, name).EdgeCount; count != want || count != full.NumEdges() {
+				t.Errorf("counted %d edges, DevTools says %d, a full read %d", count, want, full.NumEdges())
+			}
+			if g.NumEdges() != 0 || g.Nodes.FirstEdge[g.NumNodes()] != 0 {
+				t.Errorf("%d edges kept, last offset %d", g.NumEdges(), g.Nodes.FirstEdge[g.NumNodes()])
+			}
+			if g.NumNodes() != full.NumNodes() || g.TotalSize() != full.TotalSize() || g.Strings.Len() != full.Strings.Len() ||
+				len(g.Locations) != len(full.Locations) || !slices.Equal(g.Nodes.ID, full.Nodes.ID) || !slices.Equal(g.Nodes.Type, full.Nodes.Type) ||
+				!slices.Equal(g.Detachedness, full.Detachedness) || !slices.Equal(g.Meta, full.Meta) {
+				t.Errorf("nodes differ from a full read: %d nodes, size %d, %d strings, %d locations, meta %v",
+					g.NumNodes(), g.TotalSize(), g.Strings.Len(), len(g.Locations), g.Meta)
 			}
 		})
 	}

@@ -141,6 +141,19 @@ func (s *nodeSink) put(k0 uint64, vals []int64) (int, error) {
 	return 0, nil
 }
 
+// columns maps each node field's role to its column code (parseColumns).
+func (s *nodeSink) columns() *columns {
+	g := s.g
+	c := &columns{code: make([]uint8, len(s.roles)), fields: s.fields, types: uint64(s.ntypes),
+		nodeType: g.Nodes.Type, nodeName: g.Nodes.Name, nodeID: g.Nodes.ID, nodeSize: g.Nodes.Size,
+		firstEdge: g.Nodes.FirstEdge, trace: g.TraceNodeID, detach: g.Detachedness}
+	for f, r := range s.roles {
+		c.code[f] = [...]uint8{roleIgnore: colSkip, roleType: colNodeType, roleName: colNodeName, roleID: colNodeID,
+			roleSize: colNodeSize, roleEdgeCount: colNodeEdges, roleTraceNode: colNodeTrace, roleDetachedness: colNodeDetach, roleTo: colSkip}[r]
+	}
+	return c
+}
+
 // edgeSink writes the edges array into the graph's edge columns, turning
 // to_node (an offset into the flat nodes array) into a node index.
 type edgeSink struct {
@@ -152,6 +165,9 @@ type edgeSink struct {
 	nodeF  int64 // node field count: to_node is a multiple of it
 	nodes  int64
 	etypes int64
+	// count checks the edges without storing them (ReadOptions.CountEdges):
+	// the columns stay empty.
+	count bool
 }
 
 func (s *edgeSink) reserve(n uint64) (bool, error) {
@@ -163,6 +179,10 @@ func (s *edgeSink) reserve(n uint64) (bool, error) {
 
 func (s *edgeSink) grow(n uint64) {
 	c := growLen(s.have, (n+s.fields-1)/s.fields, s.claim)
+	if s.count {
+		s.have = c
+		return
+	}
 	e := &s.g.Edges
 	e.Type = resize(e.Type, c)
 	e.Name = resize(e.Name, c)
@@ -180,12 +200,16 @@ func (s *edgeSink) put(k0 uint64, vals []int64) (int, error) {
 			if v < 0 || v >= s.etypes {
 				return i, fmt.Errorf("edge %d: type %d is not one of the %d edge types in meta", n, v, s.etypes)
 			}
-			e.Type[n] = uint8(v)
+			if !s.count {
+				e.Type[n] = uint8(v)
+			}
 		case roleName:
 			if v < 0 || v > 1<<32-1 {
 				return i, fmt.Errorf("edge %d: name_or_index %d out of range", n, v)
 			}
-			e.Name[n] = uint32(v)
+			if !s.count {
+				e.Name[n] = uint32(v)
+			}
 		case roleTo:
 			// Division by a constant compiles to a multiplication; Node
 			// writes 7 node fields and Chrome 6, so those get their own.
@@ -201,7 +225,9 @@ func (s *edgeSink) put(k0 uint64, vals []int64) (int, error) {
 			if v < 0 || r != 0 || q >= s.nodes {
 				return i, fmt.Errorf("edge %d: to_node %d is not the start of one of the %d nodes (a multiple of %d below %d)", n, v, s.nodes, s.nodeF, s.nodes*s.nodeF)
 			}
-			e.To[n] = model.NodeIndex(q)
+			if !s.count {
+				e.To[n] = model.NodeIndex(q)
+			}
 		}
 		f++
 		if f == s.fields {
@@ -210,6 +236,28 @@ func (s *edgeSink) put(k0 uint64, vals []int64) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// columns maps each edge field's role to its column code (parseColumns);
+// nil when the edges are only counted, which the general parser does.
+func (s *edgeSink) columns() *columns {
+	if s.count {
+		return nil
+	}
+	e := &s.g.Edges
+	c := &columns{code: make([]uint8, len(s.roles)), fields: s.fields, types: uint64(s.etypes),
+		edgeType: e.Type, edgeName: e.Name, edgeTo: e.To, nodeF: uint64(s.nodeF), nodes: uint64(s.nodes)}
+	for f, r := range s.roles {
+		switch r {
+		case roleType:
+			c.code[f] = colEdgeType
+		case roleName:
+			c.code[f] = colEdgeName
+		case roleTo:
+			c.code[f] = colEdgeTo
+		}
+	}
+	return c
 }
 
 // tableSink collects a small numeric section in order (parsed sequentially).

@@ -1,0 +1,72 @@
+package v8
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestParseColumns runs the fast path on V8's own layout (a newline before
+// each record's comma) and checks it stores what it read, and that it
+// leaves to the general parser what it does not handle.
+func TestParseColumns(t *testing.T) {
+	edges := func() *columns {
+		return &columns{code: []uint8{colEdgeType, colEdgeName, colEdgeTo}, fields: 3, types: 7,
+			edgeType: make([]uint8, 4), edgeName: make([]uint32, 4), edgeTo: make([]int32, 4), nodeF: 7, nodes: 4}
+	}
+	body := "1,1,7\n,5,2,14\n,2,4294967295,21\n,6,5,14"
+	c := edges()
+	if !parseColumns(job{blk: []byte(body), count: 12, last: true}, c) {
+		t.Fatal("the fast path refused V8's layout")
+	}
+	if !slices.Equal(c.edgeType, []uint8{1, 5, 2, 6}) || !slices.Equal(c.edgeName, []uint32{1, 2, 1<<32 - 1, 5}) || !slices.Equal(c.edgeTo, []int32{1, 2, 3, 2}) {
+		t.Errorf("stored types %v names %v targets %v", c.edgeType, c.edgeName, c.edgeTo)
+	}
+	// A block that starts inside a record: field 2 of edge 1.
+	c = edges()
+	if !parseColumns(job{blk: []byte("14\n,2,4,21\n,"), k0: 5, count: 4}, c) || c.edgeTo[1] != 2 || c.edgeType[2] != 2 || c.edgeTo[2] != 3 {
+		t.Errorf("mid-record block: types %v targets %v", c.edgeType, c.edgeTo)
+	}
+	for _, bad := range []struct{ name, body string }{
+		{"space", "1, 1,7"},
+		{"sign", "1,-1,7"},
+		{"float", "1,1.5,7"},
+		{"to_node misaligned", "1,1,8"},
+		{"to_node past the nodes", "1,1,28"},
+		{"type out of range", "7,1,7"},
+		{"name out of range", "1,4294967296,7"},
+		{"19 digits", "1,1234567890123456789,7"},
+		{"empty value", "1,,7"},
+		{"no comma at a block's end", "1,1,7"},
+	} {
+		last := bad.name != "no comma at a block's end"
+		if parseColumns(job{blk: []byte(bad.body), count: 3, last: last}, edges()) {
+			t.Errorf("%s: the fast path accepted %q", bad.name, bad.body)
+		}
+	}
+	if parseColumns(job{blk: []byte("1,1,7"), count: 4, last: true}, edges()) {
+		t.Error("the fast path accepted a block whose count is off")
+	}
+}
+
+// TestColumnsMatchGeneralParser reads every fixture with and without the
+// fast path: the graphs are the same.
+func TestColumnsMatchGeneralParser(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			fast, err := ReadFile(fixture(name), ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fastColumns = false
+			defer func() { fastColumns = true }()
+			general, err := ReadFile(fixture(name), ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameGraph(t, fast, general)
+			if !slices.Equal(fast.Detachedness, general.Detachedness) || !slices.Equal(fast.TraceNodeID, general.TraceNodeID) {
+				t.Error("detachedness or trace node ids differ")
+			}
+		})
+	}
+}
