@@ -57,43 +57,10 @@ type AllocationSite struct {
 func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
 	g := a.Graph
 	t := g.Trace
-	if t == nil || len(t.Tree) == 0 || len(g.TraceNodeID) != g.NumNodes() {
+	if !hasAllocationStacks(g) {
 		return nil, noAllocationStacks(g)
 	}
-	// Trace node ids are dense in V8 (1..len(Tree)); a slice indexed by
-	// id keeps the per-object lookup off maps.
-	var maxID uint32
-	for _, tn := range t.Tree {
-		maxID = max(maxID, tn.ID)
-	}
-	var byID []int32
-	var byIDMap map[uint32]int32
-	if int(maxID) <= 2*len(t.Tree)+64 {
-		byID = make([]int32, int(maxID)+1)
-		for i := range byID {
-			byID[i] = -1
-		}
-		for i, tn := range t.Tree {
-			byID[tn.ID] = int32(i)
-		}
-	} else {
-		byIDMap = make(map[uint32]int32, len(t.Tree))
-		for i, tn := range t.Tree {
-			byIDMap[tn.ID] = int32(i)
-		}
-	}
-	treeIndex := func(id uint32) int32 {
-		if byID != nil {
-			if int(id) < len(byID) {
-				return byID[id]
-			}
-			return -1
-		}
-		if i, ok := byIDMap[id]; ok {
-			return i
-		}
-		return -1
-	}
+	treeIndex := newTraceIndex(t).of
 	// site per function index, then objects per trace node to find each
 	// site's main stack.
 	siteOf := make([]int32, len(t.Functions))
