@@ -44,18 +44,18 @@ type SiteJSON struct {
 	Percent float64 `json:"percent"`
 }
 
-// NewSiteJSON converts a site; nil for none.
-func NewSiteJSON(s *analysis.SiteShare) *SiteJSON {
+// NewSiteJSON converts a site; the zero SiteJSON for none.
+func NewSiteJSON(s *analysis.SiteShare) SiteJSON {
 	if s == nil || s.Count == 0 {
-		return nil
+		return SiteJSON{}
 	}
-	return &SiteJSON{FrameJSON: NewFrameJSON(s.Frame), Count: s.Count, Percent: Share(uint64(s.Count), uint64(s.Of))}
+	return SiteJSON{FrameJSON: NewFrameJSON(s.Frame), Count: s.Count, Percent: Share(uint64(s.Count), uint64(s.Of))}
 }
 
 // siteJSONText is a site as a table cell: "makeRecord app.js:4:20
 // (98.0%)"; "" for none.
-func siteJSONText(s *SiteJSON) string {
-	if s == nil {
+func siteJSONText(s SiteJSON) string {
+	if s.Count == 0 {
 		return ""
 	}
 	t := s.Function

@@ -65,8 +65,9 @@ type ClassJSON struct {
 	ShallowSize  uint64        `json:"shallow_size"`
 	RetainedSize uint64        `json:"retained_size"`
 	// AllocationSite is where most of the class's objects were
-	// allocated, when the dump has allocation stacks.
-	AllocationSite *SiteJSON `json:"allocation_site,omitempty"`
+	// allocated, when the dump has allocation stacks (a value, so that
+	// rows stay comparable).
+	AllocationSite SiteJSON `json:"allocation_site,omitzero"`
 }
 
 // LocationJSON is an allocation site, zero-based as V8 writes it.
@@ -325,7 +326,7 @@ func summaryTable(s *SummaryJSON) *Table {
 	sites := false
 	for _, c := range s.Classes {
 		seen[c.Constructor]++
-		sites = sites || c.AllocationSite != nil
+		sites = sites || c.AllocationSite.Count > 0
 	}
 	t := &Table{Columns: []Column{colClass, colCount, colDistance, colShallow,
 		{Key: "shallow_percent", Title: "%", Kind: Percent}, colRetained, colPercent}}
