@@ -166,37 +166,53 @@ func (f *SiteFinder) Dominant(nodes []model.NodeIndex) (s SiteShare, ok bool) {
 }
 
 // ClassSites returns, per class (an index into a.Classes.Names), where
-// most of its objects were allocated (DominantSite of the class's
+// most of its objects were allocated (SiteFinder.Dominant of the class's
 // instances, Of counting every instance); a class none of whose objects
 // has a stack gets a zero Count. It is nil when the dump has no
-// allocation stacks or no classes. One pass over the nodes sorts a
-// (class, function) pair per object that has a stack: no map per class.
+// allocation stacks or no classes. The objects with a stack are bucketed
+// by class (a counting sort: one int32 each), then each bucket's
+// functions counted: no map, no sort.
 func (a *Analysis) ClassSites() []SiteShare {
-	g := a.Graph
-	if !hasAllocationStacks(g) || a.Classes == nil {
+	f := a.SiteFinder()
+	if f == nil || a.Classes == nil {
 		return nil
 	}
-	x := newTraceIndex(g.Trace)
+	g := a.Graph
 	sites := make([]SiteShare, len(a.Classes.Names))
-	var pairs []uint64
+	start := make([]int32, len(sites)+1) // bucket of class c: [start[c], start[c+1])
 	for v, c := range a.Classes.Of {
 		sites[c].Of++
-		if fn := allocatingFunction(g, x, int32(v)); fn >= 0 {
-			pairs = append(pairs, uint64(c)<<32|uint64(fn))
+		if allocatingFunction(g, f.x, int32(v)) >= 0 {
+			start[c+1]++
 		}
 	}
-	slices.Sort(pairs)
-	for i := 0; i < len(pairs); {
-		j := i + 1
-		for j < len(pairs) && pairs[j] == pairs[i] {
-			j++
+	for c := range sites {
+		start[c+1] += start[c]
+	}
+	fns := make([]int32, start[len(sites)])
+	at := slices.Clone(start[:len(sites)])
+	for v, c := range a.Classes.Of {
+		if fn := allocatingFunction(g, f.x, int32(v)); fn >= 0 {
+			fns[at[c]] = fn
+			at[c]++
 		}
-		c, fn := pairs[i]>>32, uint32(pairs[i])
-		if j-i > sites[c].Count {
-			sites[c].Count = j - i
-			sites[c].Frame = traceFrame(g, &g.Trace.Functions[fn])
+	}
+	for c := range sites {
+		bucket := fns[start[c]:start[c+1]]
+		best := int32(-1)
+		for _, fn := range bucket {
+			f.counts[fn]++
+			if best < 0 || f.counts[fn] > f.counts[best] || f.counts[fn] == f.counts[best] && fn < best {
+				best = fn
+			}
 		}
-		i = j
+		if best >= 0 {
+			sites[c].Count = f.counts[best]
+			sites[c].Frame = traceFrame(g, &g.Trace.Functions[best])
+		}
+		for _, fn := range bucket {
+			f.counts[fn] = 0
+		}
 	}
 	return sites
 }

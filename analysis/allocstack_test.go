@@ -118,3 +118,29 @@ func TestNoAllocationStacks(t *testing.T) {
 		t.Errorf("a nil finder found a site")
 	}
 }
+
+// BenchmarkClassSites times the Summary's allocation sites on the
+// HEAPX_BENCH_SNAPSHOT (with allocation stacks for it to measure
+// anything: node --track-heap-objects), next to the Summary itself.
+func BenchmarkClassSites(b *testing.B) {
+	g := loadBench(b)
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Summary", func(b *testing.B) {
+		for b.Loop() {
+			a.Summary()
+		}
+	})
+	b.Run("ClassSites", func(b *testing.B) {
+		for b.Loop() {
+			a.ClassSites()
+		}
+	})
+	b.Run("Closures", func(b *testing.B) {
+		for b.Loop() {
+			a.Closures(20)
+		}
+	})
+}
