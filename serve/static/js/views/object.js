@@ -1,7 +1,7 @@
 // The object inspector: one object's facts, its dominators, and tabs for
 // its fields (references), its retainers and paths, and what it
 // dominates.
-import { h, clear, cut, fmtBytes, fmtCount, fmtDistance, fmtID, fmtPercent, objectLink, objectName } from '../dom.js';
+import { h, clear, cut, fmtBytes, fmtCount, fmtDistance, fmtID, fmtPercent, frameLocation, objectLink, objectName } from '../dom.js';
 import { get } from '../api.js';
 import { href, setParams } from '../route.js';
 import { classWord, into, level, objectCells, objectHeads, referenceLoader, state } from '../widgets.js';
@@ -55,12 +55,6 @@ export default function object(box, r) {
     queueMicrotask(() => show(tabs.some(([t]) => t === tab) ? tab : 'fields'));
     return page;
   });
-}
-
-// frameLocation is a stack frame's script:line:column, as DevTools writes
-// it; the script alone when the position is unknown.
-function frameLocation(f) {
-  return f.script + (f.line > 0 ? `:${f.line}` + (f.column > 0 ? `:${f.column}` : '') : '');
 }
 
 // fields is the object's references, each expanding to its own.
