@@ -28,6 +28,12 @@ type ClosureGroup struct {
 	LargestVar      string
 	LargestRetained uint64
 	Example         model.NodeIndex // the closure with the smallest node index
+	// Location is where the function is defined (V8's locations, made
+	// one-based; Function is Name): the place most of the closures share,
+	// zero when the dump has no locations for them (Firefox, HPROF).
+	// Places counts the distinct places closures of this name come from.
+	Location Frame
+	Places   int
 }
 
 // Closures groups the closures (model.CatClosure) by function name and
@@ -92,6 +98,7 @@ func (a *Analysis) Closures(limit int) []ClosureGroup {
 	keys := hashKeys(closures, func(n int32) uint64 { return maphash.String(hashSeed, g.Strings.At(names[n])) })
 	seen := NewBits(g.NumNodes())
 	ret := a.Dominators.Retained
+	locs := newNodeLocations(g)
 	var rows []ClosureGroup
 	groupSorted(keys, func(x, y int32) bool {
 		return names[x] == names[y] || g.Strings.At(names[x]) == g.Strings.At(names[y])
@@ -132,6 +139,10 @@ func (a *Analysis) Closures(limit int) []ClosureGroup {
 			}
 		}
 		sort.Strings(r.Variables)
+		r.Location, r.Places = locs.dominant(group)
+		if r.Places > 0 {
+			r.Location.Function = r.Name
+		}
 		rows = append(rows, r)
 	})
 	sort.Slice(rows, func(i, j int) bool {

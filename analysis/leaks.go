@@ -62,6 +62,9 @@ type LeakCluster struct {
 	Classes []LeakClass
 	// Examples are the first LeakOptions.Examples reported objects.
 	Examples []model.NodeIndex
+	// Site is where most of the reported objects were allocated in the
+	// final snapshot; nil when it has no allocation stacks.
+	Site *SiteShare
 }
 
 // LeakResult is the outcome of Leaks.
@@ -338,6 +341,7 @@ func Leaks(baseline, target *Digest, final *Analysis, opt LeakOptions) *LeakResu
 		h.Shallow += final.Self[v]
 		hist[ci][cl] = h
 	}
+	sites := final.SiteFinder()
 	for ci := range r.Clusters {
 		lc := &r.Clusters[ci]
 		lc.Classes = leakClasses(final, hist[ci])
@@ -357,6 +361,15 @@ func Leaks(baseline, target *Digest, final *Analysis, opt LeakOptions) *LeakResu
 			}
 		}
 		lc.Path = tree.path(lc.Representative)
+		if sites != nil {
+			reported := make([]model.NodeIndex, len(tops[ci]))
+			for j, i := range tops[ci] {
+				reported[j] = cands[i]
+			}
+			if site, ok := sites.Dominant(reported); ok {
+				lc.Site = &site
+			}
+		}
 	}
 	sort.SliceStable(r.Clusters, func(a, b int) bool {
 		x, y := &r.Clusters[a], &r.Clusters[b]

@@ -57,10 +57,10 @@ type AllocationSite struct {
 func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
 	g := a.Graph
 	t := g.Trace
-	if t == nil || len(t.Tree) == 0 || len(g.TraceNodeID) != g.NumNodes() {
+	if !hasAllocationStacks(g) {
 		return nil, noAllocationStacks(g)
 	}
-	treeIndex := traceIndex(t)
+	treeIndex := newTraceIndex(t).of
 	// site per function index, then objects per trace node to find each
 	// site's main stack.
 	siteOf := make([]int32, len(t.Functions))
@@ -126,42 +126,6 @@ func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
 		}
 	}
 	return sites, nil
-}
-
-// traceIndex returns a lookup from trace node id to index in t.Tree (-1
-// for an id the tree lacks). Trace node ids are dense in V8
-// (1..len(Tree)); a slice indexed by id keeps the per-object lookup off
-// maps.
-func traceIndex(t *model.AllocationTrace) func(id uint32) int32 {
-	var maxID uint32
-	for _, tn := range t.Tree {
-		maxID = max(maxID, tn.ID)
-	}
-	if int(maxID) <= 2*len(t.Tree)+64 {
-		byID := make([]int32, int(maxID)+1)
-		for i := range byID {
-			byID[i] = -1
-		}
-		for i, tn := range t.Tree {
-			byID[tn.ID] = int32(i)
-		}
-		return func(id uint32) int32 {
-			if int(id) < len(byID) {
-				return byID[id]
-			}
-			return -1
-		}
-	}
-	byIDMap := make(map[uint32]int32, len(t.Tree))
-	for i, tn := range t.Tree {
-		byIDMap[tn.ID] = int32(i)
-	}
-	return func(id uint32) int32 {
-		if i, ok := byIDMap[id]; ok {
-			return i
-		}
-		return -1
-	}
 }
 
 // traceFrame names a trace function. V8 writes its line and column

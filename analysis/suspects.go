@@ -103,6 +103,9 @@ type Suspect struct {
 	// most, and Retained, its retained size, leaves the objects out: no
 	// one object frees them.
 	Shared bool
+	// Site is where most of the accumulated objects were allocated; nil
+	// when the dump has no allocation stacks.
+	Site *SiteShare
 }
 
 // LeakSuspects finds where the memory of the heap accumulates in objects
@@ -218,13 +221,15 @@ type suspectFinder struct {
 	// memo and touched serve fields' walks (see fields).
 	memo    []int32 // from a.sc, returned by LeakSuspects
 	touched []int32
+	sites   *SiteFinder // nil without allocation stacks
 }
 
 func newSuspectFinder(a *Analysis, opt SuspectOptions) *suspectFinder {
 	g := a.Graph
 	k := newKinds(g)
 	f := &suspectFinder{a: a, g: g, k: k, opt: opt, engineRules: engineRulesFor(g),
-		opaque: NewBits(g.NumNodes()), globals: NewBits(g.NumNodes()), plumb: make([]int8, len(a.Classes.Names))}
+		opaque: NewBits(g.NumNodes()), globals: NewBits(g.NumNodes()), plumb: make([]int8, len(a.Classes.Names)),
+		sites: a.SiteFinder()}
 	f.min = max(uint64(opt.Threshold*float64(a.Dominators.Retained[g.Root])), 1)
 	f.opaque.Set(int(g.Root))
 	if f.v8 {
@@ -1034,6 +1039,9 @@ func (f *suspectFinder) detachedTrees(have []found) []found {
 // describe fills in the fields holding a suspect's accumulated objects
 // objs and, for a generic class, their shape.
 func (f *suspectFinder) describe(s *Suspect, objs []int32) {
+	if site, ok := f.sites.Dominant(objs); ok {
+		s.Site = &site
+	}
 	switch {
 	case s.Shared: // shared named them
 	case s.Links != nil: // the field holding the head

@@ -181,7 +181,7 @@ func (a *Analysis) Timeline(opt TimelineOptions) (*TimelineResult, error) {
 	nf := uint32(len(t.Functions))
 	var treeIndex func(uint32) int32
 	if r.Stacks {
-		treeIndex = traceIndex(t)
+		treeIndex = newTraceIndex(t).of
 	}
 	// (bucket, site) of every tracked object with its size, sorted and
 	// summed below: 16 bytes an object and no map.
@@ -357,7 +357,7 @@ func AllocationChurn(g *model.Graph) ([]SiteChurn, error) {
 			out[tn.Function].AllocatedSize += tn.Size
 		}
 	}
-	treeIndex := traceIndex(t)
+	treeIndex := newTraceIndex(t).of
 	for v, id := range g.TraceNodeID {
 		if id == 0 {
 			continue

@@ -64,6 +64,10 @@ type ClassJSON struct {
 	Distance     int32         `json:"distance"`
 	ShallowSize  uint64        `json:"shallow_size"`
 	RetainedSize uint64        `json:"retained_size"`
+	// AllocationSite is where most of the class's objects were
+	// allocated, when the dump has allocation stacks (a value, so that
+	// rows stay comparable).
+	AllocationSite SiteJSON `json:"allocation_site,omitzero"`
 }
 
 // LocationJSON is an allocation site, zero-based as V8 writes it.
@@ -108,6 +112,10 @@ type PathsJSON struct {
 	File          string     `json:"file"`
 	Target        NodeJSON   `json:"target"`
 	Paths         []PathJSON `json:"paths"`
+	// AllocationStack is the call stack that allocated the target,
+	// allocating function first (DevTools' Allocation stack pane), when
+	// the dump has one for it.
+	AllocationStack []FrameJSON `json:"allocation_stack,omitempty"`
 }
 
 // PathJSON is one retainer path, from the root to the target.
@@ -264,9 +272,13 @@ func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable b
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
 	}
+	sites := a.ClassSites()
 	for _, r := range rows {
 		c := ClassJSON{Constructor: r.Name, Key: r.Key, Count: r.Count, Distance: r.Distance,
 			ShallowSize: r.Shallow, RetainedSize: r.Retained}
+		if sites != nil {
+			c.AllocationSite = NewSiteJSON(&sites[r.Class])
+		}
 		if a.Classes.HasLoc[r.Class] {
 			l := a.Classes.Loc[r.Class]
 			c.Location = &LocationJSON{l.ScriptID, l.Line, l.Column}
@@ -319,18 +331,27 @@ func runSummary(c *Context) (*Result, error) {
 // count, so the rows can be told apart.
 func summaryTable(s *SummaryJSON) *Table {
 	seen := map[string]int{}
+	sites := false
 	for _, c := range s.Classes {
 		seen[c.Constructor]++
+		sites = sites || c.AllocationSite.Count > 0
 	}
 	t := &Table{Columns: []Column{colClass, colCount, colDistance, colShallow,
 		{Key: "shallow_percent", Title: "%", Kind: Percent}, colRetained, colPercent}}
+	if sites {
+		t.Columns = append(t.Columns, colAllocatedIn)
+	}
 	for _, c := range s.Classes {
 		name := Shorten(c.Constructor, MaxNameWidth)
 		if l := c.Location; l != nil && seen[c.Constructor] > 1 {
 			name += fmt.Sprintf(" (script %d:%d:%d)", l.ScriptID, l.Line+1, l.Column+1)
 		}
-		t.Rows = append(t.Rows, []any{name, c.Count, c.Distance, c.ShallowSize, Share(c.ShallowSize, s.TotalSize),
-			c.RetainedSize, Share(c.RetainedSize, s.TotalSize)})
+		row := []any{name, c.Count, c.Distance, c.ShallowSize, Share(c.ShallowSize, s.TotalSize),
+			c.RetainedSize, Share(c.RetainedSize, s.TotalSize)}
+		if sites {
+			row = append(row, siteJSONText(c.AllocationSite))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -404,10 +425,12 @@ func runPaths(c *Context) (*Result, error) {
 			ObjectName(t), t.Constructor, HumanSize(t.ShallowSize), HumanSize(t.RetainedSize), DistanceText(t.Distance))}}
 	if len(paths) == 0 {
 		r.Notes = []string{"No retainer path: nothing reachable from the roots keeps this object alive (it is garbage or only weakly held)."}
-		return r, nil
 	}
 	for i, p := range paths {
 		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, p), Table: pathTable(a, nm, p)})
+	}
+	if stack := a.AllocationStack(target); stack != nil {
+		r.Sections = append(r.Sections, &Section{Heading: "Allocation stack (the allocating function first)", Table: stackTable(stack)})
 	}
 	return r, nil
 }
@@ -646,7 +669,12 @@ func (d pathsDoc) StreamJSON(w io.Writer) error {
 	if len(d.paths) > 0 {
 		put("\n  ")
 	}
-	put("]\n}\n")
+	put("]")
+	if stack := StackJSON(d.a.AllocationStack(d.target)); stack != nil {
+		put(",\n  \"allocation_stack\": ")
+		val(stack, 1)
+	}
+	put("\n}\n")
 	if err != nil {
 		return err
 	}

@@ -306,6 +306,10 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "count", Title: "Leaked objects", Kind: Count},
 		colRetained, colPercent, {Key: "classes", Title: "Classes", Kind: Text}, {Key: "example", Title: "Example", Kind: Text}}}
+	sites := a.HasAllocationStacks()
+	if sites {
+		t.Columns = append(t.Columns, colAllocatedIn)
+	}
 	r := &Result{Sections: []*Section{{Heading: fmt.Sprintf("Leaks (objects allocated between %s and %s, alive in %s)", names[0], names[1], names[2]), Table: t}}}
 	clusters := lr.Clusters
 	if limit > 0 && len(clusters) > limit {
@@ -316,6 +320,14 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
 		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, Thousands(uint64(cl.Objects)), HumanSize(cl.Retained)),
 			Table: pathTable(a, nm, cl.Path)}
+		if sites {
+			site := siteJSONText(NewSiteJSON(cl.Site))
+			t.Rows[i] = append(t.Rows[i], site)
+			if site != "" {
+				sec.Notes = []string{fmt.Sprintf("%s of the %s reported objects were allocated in %s.",
+					Thousands(uint64(cl.Site.Count)), Thousands(uint64(cl.Count)), site)}
+			}
+		}
 		r.Sections = append(r.Sections, sec)
 	}
 	internals := ""

@@ -400,13 +400,24 @@ func closuresResult(sn Snapshot, limit int) (*Result, error) {
 		{Key: "contexts", Title: "Contexts", Kind: Count}, {Key: "context_retained", Title: "Context retained", Kind: Bytes},
 		{Key: "context_percent", Title: "%", Kind: Percent}, {Key: "variables", Title: "Captured variables", Kind: Text},
 		{Key: "largest", Title: "Largest captured value", Kind: Text}, {Key: "largest_retained", Title: "Its retained size", Kind: Bytes}}}
+	// V8 writes where each function is defined; other runtimes do not,
+	// and get no location columns.
+	located := len(a.Graph.Locations) > 0
+	if located {
+		t.Columns = append(t.Columns, Column{Key: "location", Title: "Defined at", Kind: Text},
+			Column{Key: "places", Title: "Places", Kind: Count})
+	}
 	for _, r := range a.Closures(limit) {
 		largest := ""
 		if r.Largest != model.NoNode {
 			largest = Shorten(r.LargestVar, 24) + " = " + objectName(a, nm, r.Largest)
 		}
-		t.Rows = append(t.Rows, []any{Shorten(r.Name, MaxNameWidth), r.Count, r.Contexts, r.ContextRetained,
-			Share(r.ContextRetained, total), Shorten(strings.Join(r.Variables, ", "), MaxNameWidth), largest, r.LargestRetained})
+		row := []any{Shorten(r.Name, MaxNameWidth), r.Count, r.Contexts, r.ContextRetained,
+			Share(r.ContextRetained, total), Shorten(strings.Join(r.Variables, ", "), MaxNameWidth), largest, r.LargestRetained}
+		if located {
+			row = append(row, frameLocation(r.Location), r.Places)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return &Result{Sections: []*Section{{Heading: "Closures by function name, largest captured size first", Table: t,
 		Chart: &Chart{Label: "function", Value: "context_retained"}}}}, nil

@@ -61,6 +61,12 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		{Key: "class", Title: "Accumulated class", Kind: Text}, {Key: "shape", Title: "Shape", Kind: Text},
 		{Key: "via", Title: "Looked through", Kind: Text}, {Key: "linked_by", Title: "Linked by", Kind: Text}, colCount,
 		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
+	// Dumps with allocation stacks say where each accumulation was
+	// allocated; others keep the table they always had.
+	sites := a.HasAllocationStacks()
+	if sites {
+		t.Columns = append(t.Columns, colAllocatedIn)
+	}
 	hasDOM := a.DetachednessSource() != analysis.NoDOM
 	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, HumanSize(total))
 	if hasDOM {
@@ -89,12 +95,19 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		t.Rows = append(t.Rows, []any{i + 1, suspectKind(s), holder, s.Retained, Share(s.Retained, total), ObjectName(point),
 			Shorten(heldBy(a, s, " "), MaxNameWidth), class, Shorten(shape, MaxNameWidth), Shorten(via, MaxNameWidth),
 			Shorten(linkedBy(a, s), MaxNameWidth), s.Count, s.ClassRetained})
+		if sites {
+			t.Rows[i] = append(t.Rows[i], siteJSONText(NewSiteJSON(s.Site)))
+		}
 		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(a, s, holder, point, class, shape, via, total))}
 		if p := paths[i]; p.Cost >= 0 {
 			sec.Table = pathTable(a, nm, p)
 			sec.Notes = []string{"The shortest retainer path to the accumulation point, from the root."}
 		} else {
 			sec.Notes = []string{"No retainer path reaches the accumulation point from the roots."}
+		}
+		if s.Site != nil {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%s of the %s accumulated objects were allocated in %s.",
+				Thousands(uint64(s.Site.Count)), Thousands(uint64(s.Site.Of)), siteJSONText(NewSiteJSON(s.Site))))
 		}
 		r.Sections = append(r.Sections, sec)
 	}

@@ -196,6 +196,9 @@ func (s *Session) classRow(c analysis.ClassSummary) ClassRow {
 		l := s.a.Classes.Loc[c.Class]
 		cj.Location = &query.LocationJSON{ScriptID: l.ScriptID, Line: l.Line, Column: l.Column}
 	}
+	if s.sites != nil {
+		cj.AllocationSite = query.NewSiteJSON(&s.sites[c.Class])
+	}
 	return ClassRow{Index: int(c.Class), ClassJSON: cj}
 }
 

@@ -73,6 +73,10 @@ type ObjectJSON struct {
 	References int `json:"references"`
 	Retainers  int `json:"retainers"`
 	Children   int `json:"children"`
+	// AllocationStack is the call stack that allocated the object,
+	// allocating function first (DevTools' Allocation stack pane), when
+	// the dump has one for it.
+	AllocationStack []query.FrameJSON `json:"allocation_stack,omitempty"`
 }
 
 // Object returns the details of the object ref names.
@@ -98,6 +102,7 @@ func (s *Session) Object(ref string) (*ObjectJSON, error) {
 	rs, re := s.a.Retainers().Of(n)
 	o.Retainers = int(re - rs)
 	o.Children = len(s.dominated(n))
+	o.AllocationStack = query.StackJSON(s.a.AllocationStack(n))
 	return o, nil
 }
 

@@ -126,6 +126,7 @@ type Session struct {
 	prepOnce sync.Once
 	classes  []analysis.ClassSummary // the Summary, largest retained first
 	rowOf    []int32                 // class index -> row in classes, -1 if none
+	sites    []analysis.SiteShare    // per class, where most of it was allocated; nil without allocation stacks
 	instFrom []uint32                // instances of class c: inst[instFrom[c]:instFrom[c+1]]
 	inst     []int32                 // by class, largest retained size first
 	byID     []int32                 // every node, by id
@@ -214,6 +215,7 @@ func (s *Session) Prepare() error {
 func (s *Session) prepare() {
 	s.prepOnce.Do(func() {
 		s.classes = s.a.Summary()
+		s.sites = s.a.ClassSites()
 		s.rowOf = make([]int32, len(s.a.Classes.Names))
 		for i := range s.rowOf {
 			s.rowOf[i] = -1

@@ -65,6 +65,13 @@ export function fmtCount(n) { return Number(n).toLocaleString('en-US'); }
 
 export function fmtPercent(v) { return v.toFixed(1) + '%'; }
 
+// frameLocation is an allocation stack frame's (or site's)
+// script:line:column, one-based as DevTools writes it; the script alone
+// when the position is unknown.
+export function frameLocation(f) {
+  return f.script + (f.line > 0 ? `:${f.line}` + (f.column > 0 ? `:${f.column}` : '') : '');
+}
+
 // fmtDistance: "-" for objects only internal roots reach, or none.
 export function fmtDistance(d) { return d < 0 || d >= 100000000 ? '-' : String(d); }
 

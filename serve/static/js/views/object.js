@@ -1,7 +1,7 @@
 // The object inspector: one object's facts, its dominators, and tabs for
 // its fields (references), its retainers and paths, and what it
 // dominates.
-import { h, clear, cut, fmtBytes, fmtCount, fmtDistance, fmtID, fmtPercent, objectLink, objectName } from '../dom.js';
+import { h, clear, cut, fmtBytes, fmtCount, fmtDistance, fmtID, fmtPercent, frameLocation, objectLink, objectName } from '../dom.js';
 import { get } from '../api.js';
 import { href, setParams } from '../route.js';
 import { classWord, into, level, objectCells, objectHeads, referenceLoader, state } from '../widgets.js';
@@ -41,11 +41,16 @@ export default function object(box, r) {
     const chain = d.dominators.length > 1 ? h('details', { class: 'chain' },
       h('summary', {}, `Dominator chain (${fmtCount(d.dominator_depth)} up to the root)`),
       h('ol', {}, d.dominators.map(n => h('li', {}, objectLink(n), ` ${fmtBytes(n.retained_size)}`)))) : null;
+    // DevTools' Allocation stack pane: only dumps with allocation stacks
+    // have one.
+    const stack = d.allocation_stack ? h('details', { class: 'chain allocation-stack', open: true },
+      h('summary', {}, 'Allocation stack'),
+      h('ol', {}, d.allocation_stack.map(f => h('li', {}, f.function, f.script ? ` ${frameLocation(f)}` : '')))) : null;
     const name = objectName(o);
     const page = [
       h('h2', { class: 'object-title', title: name }, cut(name, 120), ' ', h('span', { class: 'id' }, id)),
       h('table', { class: 'facts-table' }, h('tbody', {}, facts.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))))),
-      chain, tabBar, pane,
+      stack, chain, tabBar, pane,
     ];
     queueMicrotask(() => show(tabs.some(([t]) => t === tab) ? tab : 'fields'));
     return page;

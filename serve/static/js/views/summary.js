@@ -1,7 +1,7 @@
 // Summary (DevTools): the classes, sortable and filtered; a class
 // expands to its instances, largest retained size first, an instance to
 // its references; a selected instance shows its retainers and paths.
-import { h, append, clear, cut, fmtBytes, fmtCount, fmtDistance, fmtID, fmtPercent } from '../dom.js';
+import { h, append, clear, cut, fmtBytes, fmtCount, fmtDistance, fmtID, fmtPercent, frameLocation } from '../dom.js';
 import { get } from '../api.js';
 import { current, setParams } from '../route.js';
 import { classWord, closeRow, failure, level, pager, referenceLoader, selectButton, state } from '../widgets.js';
@@ -104,8 +104,13 @@ export default function summary(box, r) {
     for (const c of page.classes) {
       const toggle = h('button', { type: 'button', class: 'toggle', 'aria-expanded': 'false', title: 'Show the instances' }, '▸');
       const name = c.constructor + (c.location ? ` (script ${c.location.script_id}:${c.location.line + 1}:${c.location.column + 1})` : '');
+      // Dumps with allocation stacks say where most of the class was
+      // allocated (heapx summary's "Allocated in").
+      const a = c.allocation_site;
+      const site = a ? h('span', { class: 'site', title: `${fmtCount(a.count)} of its objects were allocated in ${a.function}` },
+        ` ${a.function} ${frameLocation(a)} (${fmtPercent(a.percent)})`) : null;
       const tr = h('tr', { class: 'class-row', 'data-class': c.index, 'data-name': c.constructor },
-        h('td', { class: 'first' }, toggle, h('span', { class: 'name', title: name }, cut(name))),
+        h('td', { class: 'first' }, toggle, h('span', { class: 'name', title: name }, cut(name)), site),
         h('td', { class: 'num' }, fmtDistance(c.distance)),
         h('td', { class: 'num' }, fmtCount(c.count)),
         h('td', { class: 'num' }, fmtBytes(c.shallow_size)), h('td', { class: 'num pct' }, fmtPercent(100 * c.shallow_size / total)),
