@@ -180,21 +180,25 @@ func series(file report.Input, baselines []report.Input) []query.Snapshot {
 	return out
 }
 
-// Prepare builds what the first answers need: the Summary, the index of
-// each class's instances, the report the overview shows, and what path
+// Prepare builds what the first answers need: the report the overview
+// shows, the Summary, the index of each class's instances, and what path
 // searches need (the retainer index, the distances from the roots).
 // Every method builds what it needs on first use anyway; a front end
 // calls Prepare while it shows progress, so no click waits.
 func (s *Session) Prepare() error {
 	s.Info()
-	s.prepare()
-	s.finder()
-	// The report allocates and drops hundreds of megabytes on a large
-	// heap; collected now, what the indexes above dropped is reused for
-	// it instead of adding to the peak (measured on the 1 GB snapshot:
-	// 2.6 GB peak without, see docs/benchmarks.md).
-	runtime.GC()
+	// The report first: its passes borrow the buffers the analysis keeps
+	// spare and drop a few hundred megabytes on a large heap, which a
+	// collection then frees for the indexes built after it, instead of
+	// the indexes adding to the peak (see docs/benchmarks.md).
 	_, err := s.Report()
+	runtime.GC()
+	s.prepare()
+	// The indexes took what they could of those buffers; the rest, and
+	// what the report left, goes to the retainer index.
+	s.a.DropSpare()
+	runtime.GC()
+	s.finder()
 	return err
 }
 
@@ -212,7 +216,7 @@ func (s *Session) prepare() {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			s.byID = idIndex(s.g)
+			s.byID = idIndex(s.a)
 		}()
 		s.instFrom, s.inst = instanceIndex(s.a)
 		<-done
