@@ -137,6 +137,10 @@ type Session struct {
 
 	sqlMu sync.Mutex
 	sqlDB *sqlquery.DB
+
+	// The sessions on the baselines (Snapshot), made on first use.
+	baseOnce []sync.Once
+	baseView []*Session
 }
 
 // New opens a session on file, compared with baselines (oldest first),
@@ -149,7 +153,8 @@ func New(file report.Input, baselines []report.Input, opt Options) (*Session, er
 		}
 	}
 	s := &Session{file: file, baselines: baselines, opt: opt, a: file.A, g: file.A.Graph,
-		nm: analysis.NewNamer(file.A.Graph, file.A.DOM), queries: map[string]*queryEntry{}, warnings: []query.Warning{}}
+		nm: analysis.NewNamer(file.A.Graph, file.A.DOM), queries: map[string]*queryEntry{}, warnings: []query.Warning{},
+		baseOnce: make([]sync.Once, len(baselines)), baseView: make([]*Session, len(baselines))}
 	if len(baselines) > 0 {
 		ws, err := query.CheckSeries(series(file, baselines), query.SeriesRules{Expected: "FILE, the newest snapshot, then the BASELINEs oldest first",
 			Command: func(p []string) string { return serveCommand(p) }})
@@ -159,6 +164,30 @@ func New(file report.Input, baselines []report.Input, opt Options) (*Session, er
 		s.warnings = append(s.warnings, ws...)
 	}
 	return s, nil
+}
+
+// Snapshot returns the session on snapshot i of Info().Inputs: s itself
+// for 0 (the file), for 1 and on a session on that baseline (the oldest
+// first), made on first use, whose object views (Object, References,
+// Retainers, Paths, Children, ChildClasses) answer about the baseline's
+// objects, as the Comparison's deleted objects need; it builds its
+// indexes (ids, instances, retainers) when first asked, so a baseline
+// nobody opens costs nothing more.
+func (s *Session) Snapshot(i int) (*Session, error) {
+	if i == 0 {
+		return s, nil
+	}
+	if i < 0 || i > len(s.baselines) {
+		if len(s.baselines) == 0 {
+			return nil, notFound("no snapshot %d: the session has 1, FILE (0), and no baseline", i)
+		}
+		return nil, notFound("no snapshot %d: the session has %d (0 is FILE, 1 to %d its baselines, oldest first)", i, len(s.baselines)+1, len(s.baselines))
+	}
+	s.baseOnce[i-1].Do(func() {
+		// New fails only on inputs it was given and checked already.
+		s.baseView[i-1], _ = New(s.baselines[i-1], nil, s.opt)
+	})
+	return s.baseView[i-1], nil
 }
 
 // serveCommand is heapx serve's command line for snapshots given oldest
