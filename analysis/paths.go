@@ -473,8 +473,13 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		}
 		s, end := pf.ret.Of(l.node)
 		for r := s; r < end && len(q.labels) < limit; r++ {
-			e, u := pf.ret.Edge[r], pf.ret.From(r)
-			if !pf.allowed(e, l.node) || pf.ignNodes.Has(int(u)) || pf.h[u] < 0 {
+			e := pf.ret.Edge[r]
+			if !pf.allowed(e, l.node) {
+				continue
+			}
+			// The source is searched for only for an edge a path may use.
+			u := pf.ret.From(r)
+			if pf.ignNodes.Has(int(u)) || pf.h[u] < 0 {
 				continue
 			}
 			if u == root && pf.isUser.Has(int(l.node)) {

@@ -72,7 +72,7 @@ func TestRetainers(t *testing.T) {
 }
 
 // TestRetainersFromAcrossStretches checks From, which searches for an
-// edge's source from a table of every 256th edge, against the source
+// edge's source from a table of every 64th edge, against the source
 // each edge was made with, on a graph whose ranges cross the stretches
 // in every way: runs of nodes without edges (at the start, in the middle,
 // at the end), nodes with one edge, and nodes with more than a stretch.
