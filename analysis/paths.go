@@ -270,8 +270,8 @@ func (a *Analysis) PathFinder(opt PathOptions) *PathFinder {
 // from elsewhere at the root, then the shortest), without a retainer
 // index: one forward BFS from the roots records each node's tree edge, the
 // first time any paths are asked for, and every later call reads paths off
-// that tree. It costs 12 bytes per node where PathFinder needs the
-// 8-byte-per-edge retainer index and a BFS per search, so it is the one to
+// that tree. It costs 8 bytes per node where PathFinder needs the
+// retainer index (4 bytes per edge and per node) and a BFS per search, so it is the one to
 // use for paths to many objects of a large heap. Each path is built
 // whole, 12 bytes a hop, so ask for the few that are shown: the paths to
 // the K items of a list are K²/2 hops (MergedPaths merges the paths of
