@@ -57,7 +57,7 @@ func (s *scratch) take(n int) []int32 {
 		}
 	}
 	s.mu.Unlock()
-	return s.get(n, false)
+	return s.get(n, false)[:n:n]
 }
 
 // drop forgets the kept buffers, so that the next collection frees them.
