@@ -20,7 +20,7 @@ import (
 type leakTree struct {
 	g      *model.Graph
 	roots  *Roots
-	cost   []int64  // edges from the start (user roots 1), -1 if unreached
+	cost   []int32  // edges from the start (user roots 1), -1 if unreached
 	parent []uint32 // tree edge into each reached node; noParent at starts
 	k      *kinds
 }
@@ -29,7 +29,7 @@ type leakTree struct {
 func newLeakTree(a *Analysis) *leakTree {
 	g := a.Graph
 	n := g.NumNodes()
-	t := &leakTree{g: g, roots: a.Roots, cost: make([]int64, n), parent: make([]uint32, n), k: newKinds(g)}
+	t := &leakTree{g: g, roots: a.Roots, cost: make([]int32, n), parent: make([]uint32, n), k: newKinds(g)}
 	v8 := isV8(g)
 	meaningless := func(v int32) bool {
 		if t.k.nodeKindOf(g, v) == kCode {
@@ -68,7 +68,7 @@ func newLeakTree(a *Analysis) *leakTree {
 			return false
 		}
 		return true
-	}, t.parent)
+	}, t.parent, a.sc)
 	return t
 }
 
@@ -93,7 +93,7 @@ func (t *leakTree) startEdge(u int32) uint32 {
 
 // path returns the tree path from the root to v (v must be reached).
 func (t *leakTree) path(v int32) Path {
-	p := Path{Cost: t.cost[v]}
+	p := Path{Cost: int64(t.cost[v])}
 	for t.parent[v] != noParent {
 		e := t.parent[v]
 		from := t.source(e)

@@ -109,7 +109,7 @@ type PathFinder struct {
 	ignNodes Bits
 	ignEdges Bits
 	isUser   Bits
-	h        []int64 // cost from the virtual source, -1 if unreachable
+	h        []int32 // cost from the virtual source, -1 if unreachable
 	seen     Bits    // build's scratch set, empty between calls
 }
 
@@ -179,14 +179,14 @@ func (pf *PathFinder) allowed(e uint32, t int32) bool {
 // edges paths may use: user roots cost 1, the root BaseSystemDistance (0
 // without user roots). It is the exact remaining cost, so the search below
 // is A* with a consistent heuristic and finds paths in cost order.
-func (pf *PathFinder) costs() []int64 {
-	h := make([]int64, pf.g.NumNodes())
+func (pf *PathFinder) costs() []int32 {
+	h := make([]int32, pf.g.NumNodes())
 	rootBFS(pf.g, pf.roots, h, func(e uint32, t int32) bool {
 		if e == noParent { // a user root
 			return !pf.ignNodes.Has(int(t))
 		}
 		return pf.allowed(e, t)
-	}, nil)
+	}, nil, nil)
 	return h
 }
 
@@ -199,16 +199,20 @@ const noParent = ^uint32(0)
 // the edges allowed admits; h receives each node's cost, -1 where none
 // reaches it. With parent it records each reached node's BFS tree edge
 // (noParent for the starts): a BFS reaches every node first by a cheapest
-// path.
-func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t int32) bool, parent []uint32) {
+// path. Costs fit an int32 as the search's labels' do: BaseSystemDistance
+// plus a path's length. Each node is queued once, so the queue is one
+// buffer of N entries, taken from sc (nil: a fresh one): grown by
+// appending, it left twice its size behind on a 14M-node graph.
+func rootBFS(g *model.Graph, roots *Roots, h []int32, allowed func(e uint32, t int32) bool, parent []uint32, sc *scratch) {
 	for i := range h {
 		h[i] = -1
 	}
 	if len(h) == 0 {
 		return
 	}
-	var queue []int32
-	reach := func(t int32, cost int64, e uint32) {
+	queue := sc.get(len(h), false)[:0]
+	defer func() { sc.put(queue) }()
+	reach := func(t int32, cost int32, e uint32) {
 		h[t] = cost
 		if parent != nil {
 			parent[t] = e
@@ -234,7 +238,7 @@ func rootBFS(g *model.Graph, roots *Roots, h []int64, allowed func(e uint32, t i
 	bfs()
 	queue = queue[:0]
 	if len(roots.User) > 0 {
-		reach(g.Root, int64(BaseSystemDistance), noParent)
+		reach(g.Root, BaseSystemDistance, noParent)
 	} else {
 		reach(g.Root, 0, noParent)
 	}
@@ -266,8 +270,8 @@ func (a *Analysis) PathFinder(opt PathOptions) *PathFinder {
 // from elsewhere at the root, then the shortest), without a retainer
 // index: one forward BFS from the roots records each node's tree edge, the
 // first time any paths are asked for, and every later call reads paths off
-// that tree. It costs 12 bytes per node where PathFinder needs the
-// 8-byte-per-edge retainer index and a BFS per search, so it is the one to
+// that tree. It costs 8 bytes per node where PathFinder needs the
+// retainer index (4 bytes per edge and per node) and a BFS per search, so it is the one to
 // use for paths to many objects of a large heap. Each path is built
 // whole, 12 bytes a hop, so ask for the few that are shown: the paths to
 // the K items of a list are K²/2 hops (MergedPaths merges the paths of
@@ -285,7 +289,7 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 			out[i] = Path{Cost: -1}
 			continue
 		}
-		p := Path{Cost: h[t]}
+		p := Path{Cost: int64(h[t])}
 		v := t
 		for parent[v] != noParent {
 			e := parent[v]
@@ -314,14 +318,14 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 // shortestPathTree returns the BFS tree ShortestPaths reads paths off:
 // each node's cost (-1 where no path reaches it) and tree edge (noParent
 // at the root and the user roots), computed on first use.
-func (a *Analysis) shortestPathTree() (cost []int64, parent []uint32) {
+func (a *Analysis) shortestPathTree() (cost []int32, parent []uint32) {
 	a.treeOnce.Do(func() {
 		g := a.Graph
 		k := newKinds(g)
 		n := g.NumNodes()
-		a.treeCost = make([]int64, n)
+		a.treeCost = make([]int32, n)
 		a.treeEdge = make([]uint32, n)
-		rootBFS(g, a.Roots, a.treeCost, func(e uint32, _ int32) bool { return e == noParent || !k.weak[g.Edges.Type[e]] }, a.treeEdge)
+		rootBFS(g, a.Roots, a.treeCost, func(e uint32, _ int32) bool { return e == noParent || !k.weak[g.Edges.Type[e]] }, a.treeEdge, a.sc)
 	})
 	return a.treeCost, a.treeEdge
 }
@@ -334,7 +338,7 @@ func edgeSource(g *model.Graph, e uint32) int32 {
 
 // Distance returns the cost of the cheapest path to n, or -1 when no path
 // reaches it.
-func (pf *PathFinder) Distance(n model.NodeIndex) int64 { return pf.h[n] }
+func (pf *PathFinder) Distance(n model.NodeIndex) int64 { return int64(pf.h[n]) }
 
 // pathLabel is a partial path of the search, from node to the target. It
 // is 20 bytes: the path to the last item of a list of millions is a label
@@ -351,7 +355,7 @@ type pathLabel struct {
 type labelQueue struct {
 	labels []pathLabel
 	idx    []int32
-	h      []int64
+	h      []int32
 }
 
 // f is label i's priority: its exact cost when complete, else its cost so
@@ -361,7 +365,7 @@ func (q *labelQueue) f(i int32) int64 {
 	if l.terminal {
 		return int64(l.cost)
 	}
-	return int64(l.cost) + q.h[l.node]
+	return int64(l.cost) + int64(q.h[l.node])
 }
 
 // less orders the queue: by priority, ties to the older label, so the
@@ -469,8 +473,13 @@ func (pf *PathFinder) Find(target model.NodeIndex) []Path {
 		}
 		s, end := pf.ret.Of(l.node)
 		for r := s; r < end && len(q.labels) < limit; r++ {
-			e, u := pf.ret.Edge[r], pf.ret.From[r]
-			if !pf.allowed(e, l.node) || pf.ignNodes.Has(int(u)) || pf.h[u] < 0 {
+			e := pf.ret.Edge[r]
+			if !pf.allowed(e, l.node) {
+				continue
+			}
+			// The source is searched for only for an edge a path may use.
+			u := pf.ret.From(r)
+			if pf.ignNodes.Has(int(u)) || pf.h[u] < 0 {
 				continue
 			}
 			if u == root && pf.isUser.Has(int(l.node)) {

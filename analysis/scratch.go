@@ -41,6 +41,32 @@ func (s *scratch) get(n int, zero bool) []int32 {
 	return model.Alloc[int32](n)
 }
 
+// take is get for a buffer the caller keeps (Analysis.Spare): a kept
+// buffer of at least twice n is split, the caller getting its first n
+// entries (with no room to append past them) and the rest staying for the
+// next take, so the dominator pass's predecessor array (2N entries) holds
+// two indexes of N. The passes use get, whose requests of 2N (the
+// dominator-tree children of the Summary) a split array no longer serves.
+func (s *scratch) take(n int) []int32 {
+	s.mu.Lock()
+	for i, b := range s.bufs {
+		if n > 0 && cap(b) >= 2*n {
+			s.bufs[i] = b[n:n]
+			s.mu.Unlock()
+			return b[:n:n]
+		}
+	}
+	s.mu.Unlock()
+	return s.get(n, false)[:n:n]
+}
+
+// drop forgets the kept buffers, so that the next collection frees them.
+func (s *scratch) drop() {
+	s.mu.Lock()
+	s.bufs = nil
+	s.mu.Unlock()
+}
+
 // put hands a buffer the caller no longer uses to later passes.
 func (s *scratch) put(b []int32) {
 	if s == nil || cap(b) == 0 {

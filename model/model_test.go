@@ -60,7 +60,7 @@ func TestRetainers(t *testing.T) {
 		s, e := r.Of(NodeIndex(n))
 		var got []NodeIndex
 		for i := s; i < e; i++ {
-			got = append(got, r.From[i])
+			got = append(got, r.From(i))
 			if g.Edges.To[r.Edge[i]] != NodeIndex(n) {
 				t.Errorf("retainer edge %d of node %d points at %d", r.Edge[i], n, g.Edges.To[r.Edge[i]])
 			}
@@ -68,6 +68,70 @@ func TestRetainers(t *testing.T) {
 		if len(got) != len(w) || (len(w) > 0 && (got[0] != w[0] || got[1] != w[1])) {
 			t.Errorf("retainers of %d: %v, want %v", n, got, w)
 		}
+	}
+}
+
+// TestRetainersFromAcrossStretches checks From, which searches for an
+// edge's source from a table of every 64th edge, against the source
+// each edge was made with, on a graph whose ranges cross the stretches
+// in every way: runs of nodes without edges (at the start, in the middle,
+// at the end), nodes with one edge, and nodes with more than a stretch.
+func TestRetainersFromAcrossStretches(t *testing.T) {
+	g := &Graph{}
+	obj, _ := g.AddNodeType(NodeType{Namespace: "test", Name: "object", Category: CatObject})
+	el, _ := g.AddEdgeType(EdgeType{Namespace: "test", Name: "element", Category: EdgeElement, Indexed: true})
+	g.Strings.AddString("")
+	const n = 3000
+	var source []NodeIndex
+	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, 0)
+	for v := 0; v < n; v++ {
+		g.Nodes.Type = append(g.Nodes.Type, obj)
+		g.Nodes.Name = append(g.Nodes.Name, 0)
+		g.Nodes.ID = append(g.Nodes.ID, uint64(2*v+1))
+		g.Nodes.Size = append(g.Nodes.Size, 8)
+		var out int
+		switch {
+		case v < 40 || (v >= 1000 && v < 1700) || v >= n-50:
+			out = 0 // runs without edges, some longer than a stretch
+		case v%97 == 0:
+			out = 600 // more than two stretches
+		default:
+			out = v % 4
+		}
+		for i := 0; i < out; i++ {
+			g.Edges.Type = append(g.Edges.Type, el)
+			g.Edges.Name = append(g.Edges.Name, uint32(i))
+			g.Edges.To = append(g.Edges.To, NodeIndex((v*7+i*13)%n))
+			source = append(source, NodeIndex(v))
+		}
+		g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, uint32(len(g.Edges.To)))
+	}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if g.NumEdges() < 4<<nearShift {
+		t.Fatalf("only %d edges: the test needs several stretches", g.NumEdges())
+	}
+	r := BuildRetainers(g)
+	seen := 0
+	for v := NodeIndex(0); v < n; v++ {
+		s, e := r.Of(v)
+		for i := s; i < e; i++ {
+			edge := r.Edge[i]
+			if g.Edges.To[edge] != v {
+				t.Fatalf("retainer %d of node %d is edge %d, which points at %d", i, v, edge, g.Edges.To[edge])
+			}
+			if i > s && r.Edge[i-1] >= edge {
+				t.Fatalf("retainers of node %d out of edge order: %d then %d", v, r.Edge[i-1], edge)
+			}
+			if got := r.From(i); got != source[edge] {
+				t.Fatalf("From(%d) (edge %d) = %d, want %d", i, edge, got, source[edge])
+			}
+			seen++
+		}
+	}
+	if seen != g.NumEdges() {
+		t.Errorf("the index holds %d retainers of %d edges", seen, g.NumEdges())
 	}
 }
 

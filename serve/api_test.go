@@ -160,6 +160,115 @@ func TestAPIPaging(t *testing.T) {
 	}
 }
 
+// TestAPIBaselineObjects: the Comparison's deleted objects are the
+// baseline's, and they open as the file's objects do, with the baseline
+// named by ?snapshot=: its details, references, retainers, paths and
+// dominated objects are those of a session on the baseline alone.
+func TestAPIBaselineObjects(t *testing.T) {
+	s := open(t, "node-leak-3.heapsnapshot.gz", "node-leak-1.heapsnapshot.gz", "node-leak-2.heapsnapshot.gz")
+	url := start(t, s, serve.Options{})
+	// The baseline the comparison is with, alone.
+	base := start(t, open(t, "node-leak-2.heapsnapshot.gz"), serve.Options{})
+
+	// heapx diff node-leak-2 node-leak-3: 34 of the 34
+	// "Node / std::basic_string" objects are deleted (and 34 new).
+	var diff session.DiffPage
+	apiGet(t, url, "/api/v1/diff?filter=std::basic_string", &diff)
+	if len(diff.Classes) != 1 || diff.Classes[0].Deleted != 34 || diff.Matching != "id" {
+		t.Fatalf("diff: %+v", diff)
+	}
+	row := diff.Classes[0]
+	var del session.NewObjectPage
+	apiGet(t, url, fmt.Sprintf("/api/v1/diff/%d/deleted?limit=100", row.Index), &del)
+	if del.Total != 34 || len(del.Objects) != 34 || del.Snapshot != 2 {
+		t.Fatalf("deleted: %d objects of %d, snapshot %d; want 34 of 34 in snapshot 2", len(del.Objects), del.Total, del.Snapshot)
+	}
+	var np session.NewObjectPage
+	apiGet(t, url, fmt.Sprintf("/api/v1/diff/%d/new?limit=100", row.Index), &np)
+	if np.Total != 34 || np.Snapshot != 0 {
+		t.Errorf("new: %d objects, snapshot %d; want 34 in snapshot 0", np.Total, np.Snapshot)
+	}
+	newIDs := map[uint64]bool{}
+	for _, o := range np.Objects {
+		newIDs[o.ID] = true
+	}
+	for i, o := range del.Objects {
+		if o.Constructor != "Node / std::basic_string" || newIDs[o.ID] {
+			t.Errorf("deleted object %+v: of another class, or new as well", o)
+		}
+		if i > 0 && o.RetainedSize > del.Objects[i-1].RetainedSize {
+			t.Errorf("deleted objects not largest first: %d after %d", o.RetainedSize, del.Objects[i-1].RetainedSize)
+		}
+	}
+
+	// The largest deleted object is not in the file, and opens in the
+	// baseline as in a session on the baseline alone.
+	id := del.Objects[0].ID
+	var e apiError
+	if st := apiGet(t, url, fmt.Sprintf("/api/v1/objects/@%d", id), &e); st != 404 || !strings.Contains(e.Error, "node-leak-3") {
+		t.Errorf("a deleted object in the file: %d %+v, want 404 naming the file", st, e)
+	}
+	same := func(what string, got, want any) {
+		t.Helper()
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s in snapshot 2:\n%s\nthe baseline alone:\n%s", what, g, w)
+		}
+	}
+	for _, c := range []struct {
+		what, path string
+		got, want  any
+	}{
+		{"object", "", &session.ObjectJSON{}, &session.ObjectJSON{}},
+		{"references", "/references", &session.EdgePage{}, &session.EdgePage{}},
+		{"retainers", "/retainers", &session.EdgePage{}, &session.EdgePage{}},
+		{"paths", "/paths?k=3", &session.PathsJSON{}, &session.PathsJSON{}},
+		{"dominated", "/children", &session.ChildPage{}, &session.ChildPage{}},
+		{"dominated by class", "/children/classes", &session.ChildClassPage{}, &session.ChildClassPage{}},
+	} {
+		sep := "?"
+		if strings.Contains(c.path, "?") {
+			sep = "&"
+		}
+		if st := apiGet(t, url, fmt.Sprintf("/api/v1/objects/@%d%s%ssnapshot=2", id, c.path, sep), c.got); st != 200 {
+			t.Fatalf("%s of deleted @%d in snapshot 2: %d", c.what, id, st)
+		}
+		apiGet(t, base, fmt.Sprintf("/api/v1/objects/@%d%s", id, c.path), c.want)
+		same(c.what, c.got, c.want)
+	}
+	var obj session.ObjectJSON
+	apiGet(t, url, fmt.Sprintf("/api/v1/objects/@%d?snapshot=2", id), &obj)
+	if obj.Object.ID != id || obj.Retainers == 0 || obj.Object.Constructor != "Node / std::basic_string" {
+		t.Errorf("deleted @%d in snapshot 2: %+v", id, obj)
+	}
+	var paths session.PathsJSON
+	apiGet(t, url, fmt.Sprintf("/api/v1/objects/@%d/paths?snapshot=2", id), &paths)
+	if len(paths.Paths) == 0 || !strings.HasSuffix(paths.File, "node-leak-2.heapsnapshot.gz") {
+		t.Errorf("paths of deleted @%d in snapshot 2: %+v", id, paths)
+	}
+	// The oldest baseline is snapshot 1; there is no snapshot 3.
+	var first session.ObjectJSON
+	if st := apiGet(t, url, "/api/v1/objects/root?snapshot=1", &first); st != 200 || first.Object.ID != 1 {
+		t.Errorf("the root of snapshot 1: %d %+v", st, first)
+	}
+	for _, c := range []struct {
+		path   string
+		status int
+		says   string
+	}{
+		{"/api/v1/objects/root?snapshot=3", 404, "no snapshot 3: the session has 3"},
+		{"/api/v1/objects/root/retainers?snapshot=-1", 404, "no snapshot -1"},
+		{"/api/v1/objects/root/paths?snapshot=two", 400, "not an integer"},
+		{"/api/v1/diff/99999/deleted", 404, "no class with index 99999"},
+	} {
+		var e apiError
+		if st := apiGet(t, url, c.path, &e); st != c.status || !strings.Contains(e.Error, c.says) {
+			t.Errorf("GET %s: %d %+v, want %d saying %q", c.path, st, e, c.status, c.says)
+		}
+	}
+}
+
 // TestAPIErrors: what the dump does not have is a 404 JSON error, a
 // request that is wrong a 400, never a 500.
 func TestAPIErrors(t *testing.T) {
@@ -182,6 +291,8 @@ func TestAPIErrors(t *testing.T) {
 		{"/api/v1/classes?sort=colour", 400, "cannot sort classes by"},
 		{"/api/v1/classes?order=up", 400, "order must be"},
 		{"/api/v1/diff", 400, "no baseline to compare with"},
+		{"/api/v1/diff/0/deleted", 400, "no baseline to compare with"},
+		{"/api/v1/objects/root?snapshot=1", 404, "no snapshot 1: the session has 1, FILE (0), and no baseline"},
 		{"/api/v1/queries/nope", 404, `no query named "nope"`},
 		{"/api/v1/queries/summary?limit=many", 400, `limit="many" is not a valid int`},
 		{"/api/v1/queries/summary?colour=red", 400, `summary has no argument "colour"`},

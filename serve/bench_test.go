@@ -113,7 +113,8 @@ func BenchmarkInteractions(b *testing.B) {
 		})
 	}
 	// The first ask of what is computed on a click and then kept: a
-	// level of the dominator tree, an object's sorted retainers.
+	// level of the dominator tree, an object's sorted retainers (each
+	// retainer's source found in the edge offsets).
 	b.Run("first-dominators-child", func(b *testing.B) {
 		kids := get(b, h, "/api/v1/objects/"+child+"/children?limit=1000")
 		ids := strings.Split(kids, `"id":`)[1:]
@@ -122,6 +123,17 @@ func BenchmarkInteractions(b *testing.B) {
 		for b.Loop() {
 			id := ids[i%len(ids)]
 			get(b, h, "/api/v1/objects/"+id[:strings.IndexAny(id, ",}")]+"/children")
+			i++
+		}
+	})
+	b.Run("first-retainers", func(b *testing.B) {
+		objs := get(b, h, "/api/v1/classes/"+leakClass+"/instances?limit=1000")
+		ids := strings.Split(objs, `"id":`)[1:]
+		b.ResetTimer()
+		i := 0
+		for b.Loop() {
+			id := ids[i%len(ids)]
+			get(b, h, "/api/v1/objects/"+id[:strings.IndexAny(id, ",}")]+"/retainers")
 			i++
 		}
 	})

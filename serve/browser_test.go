@@ -292,3 +292,45 @@ func TestBrowserTimeline(t *testing.T) {
 	p.screenshot(screenshotDir(t), "timeline.png")
 	p.noProblems()
 }
+
+// TestBrowserDeletedObject opens, from the Comparison, an object the
+// last baseline has and the file does not: the inspector shows it as the
+// baseline's (the address names the snapshot), with its retainers and
+// paths in that baseline, and its links stay there.
+func TestBrowserDeletedObject(t *testing.T) {
+	b := startBrowser(t)
+	s := open(t, "node-leak-3.heapsnapshot.gz", "node-leak-1.heapsnapshot.gz", "node-leak-2.heapsnapshot.gz")
+	url := start(t, s, serve.Options{})
+	p := b.newPage()
+	dir := screenshotDir(t)
+	p.navigate(url + "/#/comparison?filter=std::basic_string")
+	p.waitFor("the row", `document.querySelectorAll('tr.class-row').length === 1`)
+	p.click(`tr.class-row button.deleted`)
+	p.waitFor("the deleted objects", `document.querySelectorAll('table.deleted-objects tbody tr').length === 34`)
+	if got := p.text(".selection-box h3"); !strings.Contains(got, "in node-leak-2.heapsnapshot.gz, not in node-leak-3.heapsnapshot.gz") {
+		t.Errorf("the deleted objects' heading: %q", got)
+	}
+	p.screenshot(dir, "1-deleted.png")
+	p.click(`table.deleted-objects tbody tr a.obj`)
+	p.waitFor("the inspector", `document.querySelector('.view-object h2.object-title')`)
+	var hash string
+	p.eval("location.hash", &hash)
+	if !strings.Contains(hash, "snapshot=2") {
+		t.Errorf("the inspector's address does not name the baseline: %s", hash)
+	}
+	if got := p.text(".view-object .facts-table"); !strings.Contains(got, "node-leak-2.heapsnapshot.gz (baseline 2)") || !strings.Contains(got, "Node / std::basic_string") {
+		t.Errorf("the inspector's facts: %q", got)
+	}
+	p.click(`.tabs button[data-tab="retainers"]`)
+	p.waitFor("its paths", `document.querySelector('.view-object .path-table')`)
+	p.waitFor("its retainers", `document.querySelectorAll('.view-object .retainers tbody tr[data-id]').length > 0`)
+	var links []string
+	p.eval(`[...document.querySelectorAll('.view-object .retainers a.obj')].map(a => a.getAttribute('href'))`, &links)
+	for _, l := range links {
+		if !strings.HasSuffix(l, "?snapshot=2") {
+			t.Errorf("a retainer's link leaves the baseline: %s", l)
+		}
+	}
+	p.screenshot(dir, "2-inspector.png")
+	p.noProblems()
+}

@@ -87,22 +87,43 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		}
 		return s.Instances(c, off, lim)
 	})
-	h.api("GET", "/api/v1/objects/{id}", func(r *http.Request) (any, error) { return s.Object(r.PathValue("id")) })
+	// An object's views answer about the snapshot ?snapshot=N names (0,
+	// the file, unless given; 1 on, the baselines), so a deleted object
+	// of the Comparison opens like any other.
+	h.api("GET", "/api/v1/objects/{id}", func(r *http.Request) (any, error) {
+		in, err := snapshot(s, r)
+		if err != nil {
+			return nil, err
+		}
+		return in.Object(r.PathValue("id"))
+	})
 	h.api("GET", "/api/v1/objects/{id}/references", func(r *http.Request) (any, error) {
+		in, err := snapshot(s, r)
+		if err != nil {
+			return nil, err
+		}
 		off, lim, err := pageArgs(r)
 		if err != nil {
 			return nil, err
 		}
-		return s.References(r.PathValue("id"), off, lim)
+		return in.References(r.PathValue("id"), off, lim)
 	})
 	h.api("GET", "/api/v1/objects/{id}/retainers", func(r *http.Request) (any, error) {
+		in, err := snapshot(s, r)
+		if err != nil {
+			return nil, err
+		}
 		off, lim, err := pageArgs(r)
 		if err != nil {
 			return nil, err
 		}
-		return s.Retainers(r.PathValue("id"), off, lim)
+		return in.Retainers(r.PathValue("id"), off, lim)
 	})
 	h.api("GET", "/api/v1/objects/{id}/paths", func(r *http.Request) (any, error) {
+		in, err := snapshot(s, r)
+		if err != nil {
+			return nil, err
+		}
 		k, err := intArg(r, "k", 3)
 		if err != nil {
 			return nil, err
@@ -111,9 +132,13 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		if v := r.URL.Query().Get("ignore"); v != "" {
 			ignore = strings.Split(v, ",")
 		}
-		return s.Paths(r.PathValue("id"), k, ignore)
+		return in.Paths(r.PathValue("id"), k, ignore)
 	})
 	h.api("GET", "/api/v1/objects/{id}/children", func(r *http.Request) (any, error) {
+		in, err := snapshot(s, r)
+		if err != nil {
+			return nil, err
+		}
 		class, err := intArg(r, "class", -1)
 		if err != nil {
 			return nil, err
@@ -122,14 +147,18 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return s.Children(r.PathValue("id"), class, off, lim)
+		return in.Children(r.PathValue("id"), class, off, lim)
 	})
 	h.api("GET", "/api/v1/objects/{id}/children/classes", func(r *http.Request) (any, error) {
+		in, err := snapshot(s, r)
+		if err != nil {
+			return nil, err
+		}
 		off, lim, err := pageArgs(r)
 		if err != nil {
 			return nil, err
 		}
-		return s.ChildClasses(r.PathValue("id"), off, lim)
+		return in.ChildClasses(r.PathValue("id"), off, lim)
 	})
 	h.api("GET", "/api/v1/diff", func(r *http.Request) (any, error) {
 		q, err := listQuery(r)
@@ -144,6 +173,13 @@ func Handler(s *session.Session, opt Options) http.Handler {
 			return nil, err
 		}
 		return s.NewObjects(row, off, lim)
+	})
+	h.api("GET", "/api/v1/diff/{row}/deleted", func(r *http.Request) (any, error) {
+		row, off, lim, err := indexAndPage(r, "row")
+		if err != nil {
+			return nil, err
+		}
+		return s.DeletedObjects(row, off, lim)
 	})
 	h.api("GET", "/api/v1/queries/{name}", func(r *http.Request) (any, error) {
 		args := map[string]string{}
@@ -366,6 +402,16 @@ func intArg(r *http.Request, name string, def int) (int, error) {
 		return 0, &session.Error{Kind: session.Invalid, Msg: name + "=" + strconv.Quote(v) + " is not an integer"}
 	}
 	return n, nil
+}
+
+// snapshot returns the session on the snapshot the request's ?snapshot=
+// names (session.Session.Snapshot), the file's when it names none.
+func snapshot(s *session.Session, r *http.Request) (*session.Session, error) {
+	i, err := intArg(r, "snapshot", 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Snapshot(i)
 }
 
 // listQuery reads a list's filter, sort column, order and page.

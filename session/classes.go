@@ -33,7 +33,7 @@ func instanceIndex(a *analysis.Analysis) (from []uint32, inst []int32) {
 	for c := 1; c <= nc; c++ {
 		from[c] += from[c-1]
 	}
-	inst = make([]int32, from[nc])
+	inst = a.Spare(int(from[nc]))
 	next := slices.Clone(from[:nc])
 	for n, c := range a.Classes.Of {
 		if counted(int32(n)) {

@@ -146,9 +146,15 @@ func (s *Session) diffRow(d *analysis.DiffResult, i int) DiffRow {
 }
 
 // NewObjectPage is a page of the objects of one class of the comparison
-// that are new in the file, largest retained size first.
+// that are new in the file, or deleted since the baseline, largest
+// retained size first.
 type NewObjectPage struct {
 	Class DiffRow `json:"class"`
+	// Snapshot is the index in the session's inputs of the snapshot the
+	// objects are in: 0, the file, for new objects, that of the baseline
+	// for deleted ones. Requests about one of them name it
+	// (Session.Snapshot; ?snapshot=N in the web API).
+	Snapshot int `json:"snapshot"`
 	ObjectPage
 }
 
@@ -173,20 +179,8 @@ func (s *Session) NewObjects(i, offset, limit int) (*NewObjectPage, error) {
 		s.prepare()
 		// The baseline's ids of the class, sorted, then the file's
 		// instances (already largest first) whose id is not among them.
-		base := s.base().A
-		var classes []uint32 // the baseline's classes of the row's key
-		for c := range base.Classes.Names {
-			if base.Classes.Key(uint32(c)) == row.Key {
-				classes = append(classes, uint32(c))
-			}
-		}
-		var ids []uint64
-		for n, c := range base.Classes.Of {
-			if base.Self[n] != 0 && slices.Contains(classes, c) {
-				ids = append(ids, base.Graph.Nodes.ID[n])
-			}
-		}
-		slices.Sort(ids)
+		base, _ := s.Snapshot(len(s.baselines))
+		ids := base.instanceIDs(row.Key)
 		var out []int32
 		for _, n := range s.inst[s.instFrom[row.Class]:s.instFrom[row.Class+1]] {
 			if _, found := slices.BinarySearch(ids, s.g.Nodes.ID[n]); !found {
@@ -200,4 +194,77 @@ func (s *Session) NewObjects(i, offset, limit int) (*NewObjectPage, error) {
 		return nil, err
 	}
 	return &NewObjectPage{Class: row, ObjectPage: *op}, nil
+}
+
+// instanceIDs returns the sorted ids of s's objects of the classes of
+// key key that the Summary counts (a non-zero shallow size), those Diff
+// matches between snapshots.
+func (s *Session) instanceIDs(key string) []uint64 {
+	a := s.a
+	var classes []uint32
+	for c := range a.Classes.Names {
+		if a.Classes.Key(uint32(c)) == key {
+			classes = append(classes, uint32(c))
+		}
+	}
+	var ids []uint64
+	for n, c := range a.Classes.Of {
+		if a.Self[n] != 0 && slices.Contains(classes, c) {
+			ids = append(ids, s.g.Nodes.ID[n])
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// DeletedObjects returns a page of the objects of comparison row i that
+// the baseline has and the file does not (DevTools' Comparison view, the
+// "deleted" column), largest retained size first: objects of the
+// baseline, whose details, retainers and paths its session answers
+// (Snapshot, with the page's Snapshot).
+func (s *Session) DeletedObjects(i, offset, limit int) (*NewObjectPage, error) {
+	d, err := s.comparison()
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= len(d.Classes) {
+		return nil, notFound("no class with index %d in the comparison", i)
+	}
+	if d.Matching != analysis.MatchByID {
+		return nil, invalid("objects were not matched by id between the snapshots (see the comparison's notes), so which ones were deleted cannot be told")
+	}
+	row := s.diffRow(d, i)
+	bi := len(s.baselines)
+	base, _ := s.Snapshot(bi)
+	objs := s.lists.get("deleted:"+itoa(i), func() []int32 {
+		base.prepare()
+		// The file's ids of the row's class, sorted, then the
+		// baseline's instances of it (each class's already largest
+		// first) whose id is not among them.
+		ids := s.instanceIDs(row.Key)
+		var out []int32
+		for c := range base.a.Classes.Names {
+			if base.a.Classes.Key(uint32(c)) != row.Key {
+				continue
+			}
+			for _, n := range base.inst[base.instFrom[c]:base.instFrom[c+1]] {
+				if _, found := slices.BinarySearch(ids, base.g.Nodes.ID[n]); !found {
+					out = append(out, n)
+				}
+			}
+		}
+		ret := base.a.Dominators.Retained
+		slices.SortStableFunc(out, func(x, y int32) int {
+			if c := cmp.Compare(ret[y], ret[x]); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y)
+		})
+		return out
+	})
+	op, err := base.objectPage(objs, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return &NewObjectPage{Class: row, Snapshot: bi, ObjectPage: *op}, nil
 }

@@ -36,9 +36,9 @@ func (s *Session) lookup(ref string) (int32, error) {
 // idIndex lists g's nodes by id (then index), so that finding an id is a
 // binary search, not a scan of every node (33 ms on 14 million); one
 // int32 per node.
-func idIndex(g *model.Graph) []int32 {
-	ids := g.Nodes.ID
-	byID := make([]int32, len(ids))
+func idIndex(a *analysis.Analysis) []int32 {
+	ids := a.Graph.Nodes.ID
+	byID := a.Spare(len(ids))
 	for i := range byID {
 		byID[i] = int32(i)
 	}
@@ -169,17 +169,20 @@ func (s *Session) Retainers(ref string, offset, limit int) (*EdgePage, error) {
 	order := s.lists.get("ret:"+itoa(int(n)), func() []int32 {
 		st, end := ret.Of(n)
 		idx := make([]int32, 0, end-st)
+		// ranks[r-st] is retainer r's rank: the root, where every path
+		// starts, comes first (its own distance is that of a system
+		// object), then by distance. Found once per retainer, not per
+		// comparison: each is a search for the retainer's source.
+		ranks := make([]int64, end-st)
 		for r := st; r < end; r++ {
 			idx = append(idx, int32(r))
-		}
-		// The root, where every path starts, comes first: its own
-		// distance is that of a system object.
-		rank := func(r int32) int64 {
-			if ret.From[r] == s.g.Root {
-				return -1
+			if from := ret.From(r); from == s.g.Root {
+				ranks[r-st] = -1
+			} else {
+				ranks[r-st] = distanceRank(s.a.Distances[from])
 			}
-			return distanceRank(s.a.Distances[ret.From[r]])
 		}
+		rank := func(r int32) int64 { return ranks[uint32(r)-st] }
 		weak := func(r int32) bool { return s.g.EdgeType(ret.Edge[r]).Strength != model.Strong }
 		slices.SortStableFunc(idx, func(x, y int32) int {
 			if c := cmp.Compare(rank(x), rank(y)); c != 0 {
@@ -202,7 +205,7 @@ func (s *Session) Retainers(ref string, offset, limit int) (*EdgePage, error) {
 	p := &EdgePage{SchemaVersion: SchemaVersion, Object: s.node(n), Total: len(order), Offset: lo, Edges: []EdgeJSON{}}
 	for _, r := range order[lo:hi] {
 		ej := s.edge(ret.Edge[r])
-		from := s.node(ret.From[r])
+		from := s.node(ret.From(uint32(r)))
 		ej.From = &from
 		p.Edges = append(p.Edges, ej)
 	}

@@ -150,6 +150,10 @@ type Session struct {
 
 	sqlMu sync.Mutex
 	sqlDB *sqlquery.DB
+
+	// The sessions on the baselines (Snapshot), made on first use.
+	baseOnce []sync.Once
+	baseView []*Session
 }
 
 // New opens a session on file, compared with baselines (oldest first),
@@ -162,7 +166,8 @@ func New(file report.Input, baselines []report.Input, opt Options) (*Session, er
 		}
 	}
 	s := &Session{file: file, baselines: baselines, opt: opt, a: file.A, g: file.A.Graph,
-		nm: analysis.NewNamer(file.A.Graph, file.A.DOM), queries: map[string]*queryEntry{}, warnings: []query.Warning{}}
+		nm: analysis.NewNamer(file.A.Graph, file.A.DOM), queries: map[string]*queryEntry{}, warnings: []query.Warning{},
+		baseOnce: make([]sync.Once, len(baselines)), baseView: make([]*Session, len(baselines))}
 	if len(baselines) > 0 {
 		ws, err := query.CheckSeries(series(file, baselines), query.SeriesRules{Expected: "FILE, the newest snapshot, then the BASELINEs oldest first",
 			Command: func(p []string) string { return serveCommand(p) }})
@@ -172,6 +177,30 @@ func New(file report.Input, baselines []report.Input, opt Options) (*Session, er
 		s.warnings = append(s.warnings, ws...)
 	}
 	return s, nil
+}
+
+// Snapshot returns the session on snapshot i of Info().Inputs: s itself
+// for 0 (the file), for 1 and on a session on that baseline (the oldest
+// first), made on first use, whose object views (Object, References,
+// Retainers, Paths, Children, ChildClasses) answer about the baseline's
+// objects, as the Comparison's deleted objects need; it builds its
+// indexes (ids, instances, retainers) when first asked, so a baseline
+// nobody opens costs nothing more.
+func (s *Session) Snapshot(i int) (*Session, error) {
+	if i == 0 {
+		return s, nil
+	}
+	if i < 0 || i > len(s.baselines) {
+		if len(s.baselines) == 0 {
+			return nil, notFound("no snapshot %d: the session has 1, FILE (0), and no baseline", i)
+		}
+		return nil, notFound("no snapshot %d: the session has %d (0 is FILE, 1 to %d its baselines, oldest first)", i, len(s.baselines)+1, len(s.baselines))
+	}
+	s.baseOnce[i-1].Do(func() {
+		// New fails only on inputs it was given and checked already.
+		s.baseView[i-1], _ = New(s.baselines[i-1], nil, s.opt)
+	})
+	return s.baseView[i-1], nil
 }
 
 // serveCommand is heapx serve's command line for snapshots given oldest
@@ -193,21 +222,25 @@ func series(file report.Input, baselines []report.Input) []query.Snapshot {
 	return out
 }
 
-// Prepare builds what the first answers need: the Summary, the index of
-// each class's instances, the report the overview shows, and what path
+// Prepare builds what the first answers need: the report the overview
+// shows, the Summary, the index of each class's instances, and what path
 // searches need (the retainer index, the distances from the roots).
 // Every method builds what it needs on first use anyway; a front end
 // calls Prepare while it shows progress, so no click waits.
 func (s *Session) Prepare() error {
 	s.Info()
-	s.prepare()
-	s.finder()
-	// The report allocates and drops hundreds of megabytes on a large
-	// heap; collected now, what the indexes above dropped is reused for
-	// it instead of adding to the peak (measured on the 1 GB snapshot:
-	// 2.6 GB peak without, see docs/benchmarks.md).
-	runtime.GC()
+	// The report first: its passes borrow the buffers the analysis keeps
+	// spare and drop a few hundred megabytes on a large heap, which a
+	// collection then frees for the indexes built after it, instead of
+	// the indexes adding to the peak (see docs/benchmarks.md).
 	_, err := s.Report()
+	runtime.GC()
+	s.prepare()
+	// The indexes took what they could of those buffers; the rest, and
+	// what the report left, goes to the retainer index.
+	s.a.DropSpare()
+	runtime.GC()
+	s.finder()
 	return err
 }
 
@@ -226,7 +259,7 @@ func (s *Session) prepare() {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			s.byID = idIndex(s.g)
+			s.byID = idIndex(s.a)
 		}()
 		s.instFrom, s.inst = instanceIndex(s.a)
 		<-done

@@ -174,7 +174,7 @@ func TestSQLExamples(t *testing.T) {
 		ret := model.BuildRetainers(g)
 		s, e := ret.Of(x)
 		for i := s; i < e; i++ {
-			from, edge := ret.From[i], ret.Edge[i]
+			from, edge := ret.From(i), ret.Edge[i]
 			want = append(want, fmt.Sprintf("%d %s %s %s", g.Nodes.ID[from], g.NodeName(from), g.EdgeType(edge).QualifiedName(), g.EdgeName(edge)))
 		}
 		slices.Sort(got)

@@ -1,5 +1,6 @@
 // The JSON API (README, "heapx serve"): every call returns the decoded
 // answer or throws an ApiError with the server's message.
+import { inspectedSnapshot } from './dom.js';
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -20,9 +21,12 @@ async function decode(res) {
 }
 
 // get fetches /api/v1/path with the query parameters params (undefined
-// and empty values left out).
+// and empty values left out). A question about an object is about the
+// snapshot the inspector shows (a baseline's deleted object), unless
+// params say which.
 export async function get(path, params = {}) {
   const q = new URLSearchParams();
+  if (path.startsWith('objects/') && !('snapshot' in params) && inspectedSnapshot() > 0) q.set('snapshot', String(inspectedSnapshot()));
   for (const [k, v] of Object.entries(params)) {
     if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   }

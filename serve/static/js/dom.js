@@ -3,6 +3,8 @@
 // values set with setAttribute: never as markup, so a class named
 // <img src=x onerror=...> shows as those characters.
 
+import { current } from './route.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
 
 // h builds an element: attrs are set as attributes, except "on*" keys,
@@ -113,9 +115,20 @@ export function objectName(node) {
   return node.constructor;
 }
 
-// objectLink is a link to the inspector of node: "name @id".
-export function objectLink(node, extra = {}) {
+// objectLink is a link to the inspector of node: "name @id". snapshot
+// is the index of the snapshot node is in (the API's ?snapshot=: 0 the
+// file, 1 on a baseline); by default that of the inspector showing, so
+// the links of a baseline's object lead to objects of that baseline.
+export function objectLink(node, extra = {}, snapshot = inspectedSnapshot()) {
   const name = objectName(node);
-  return h('a', { href: '#/object/' + encodeURIComponent(fmtID(node.id)), class: 'obj', title: cut(name, 2000), ...extra },
+  const q = Number(snapshot) > 0 ? '?snapshot=' + Number(snapshot) : '';
+  return h('a', { href: '#/object/' + encodeURIComponent(fmtID(node.id)) + q, class: 'obj', title: cut(name, 2000), ...extra },
     h('span', { class: 'name' }, cut(name)), ' ', h('span', { class: 'id' }, fmtID(node.id)));
+}
+
+// inspectedSnapshot is the snapshot of the object the inspector shows
+// (its address's ?snapshot=), 0 (the file) in every other view.
+export function inspectedSnapshot() {
+  const r = current();
+  return r.view === 'object' ? Number(r.params.get('snapshot')) || 0 : 0;
 }

@@ -1,7 +1,7 @@
 // Comparison (DevTools): per class, the objects new since the last
 // baseline and those deleted, with their sizes; a class opens to its new
 // objects.
-import { h, append, clear, cut, fmtBytes, fmtCount, formatValue } from '../dom.js';
+import { h, append, clear, cut, fmtBytes, fmtCount, fmtID, formatValue, objectLink } from '../dom.js';
 import { get } from '../api.js';
 import { current, setParams } from '../route.js';
 import { classWord, closeRow, failure, level, pager, state, warnings } from '../widgets.js';
@@ -75,9 +75,11 @@ export default function comparison(box, r) {
     clear(body);
     for (const c of d.classes) {
       const canOpen = d.matching === 'id' && c.new > 0 && c.class >= 0;
+      const deletedCell = d.matching === 'id' && c.deleted > 0
+        ? h('button', { type: 'button', class: 'link deleted', title: 'List the deleted objects (in the baseline)', onclick: () => deleted(c) }, formatValue('count', c.deleted)) : null;
       const toggle = canOpen ? h('button', { type: 'button', class: 'toggle', 'aria-expanded': 'false', title: 'Show the new objects' }, '▸') : h('span', { class: 'toggle-space' });
       const tr = h('tr', { class: 'class-row', 'data-row': c.index, 'data-name': c.constructor },
-        cols().map(([key, , kind], i) => h('td', { class: kind !== 'text' ? 'num' : 'first' }, i === 0 ? [toggle, h('span', { class: 'name', title: c.constructor }, cut(c.constructor))] : formatValue(kind, c[key]))));
+        cols().map(([key, , kind], i) => h('td', { class: kind !== 'text' ? 'num' : 'first' }, i === 0 ? [toggle, h('span', { class: 'name', title: c.constructor }, cut(c.constructor))] : key === 'deleted' && deletedCell ? deletedCell : formatValue(kind, c[key]))));
       tr._kids = [];
       const openIt = () => {
         tr._isOpen = true;
@@ -102,6 +104,28 @@ export default function comparison(box, r) {
     }
     if (!d.classes.length) body.appendChild(h('tr', {}, h('td', { colspan: 9 }, filter ? 'No class matches the filter.' : 'Nothing changed.')));
   };
+  // deleted lists, below the table, the objects of comparison row c the
+  // baseline has and the file does not, each opening in the inspector
+  // on the baseline.
+  const deleted = async (c, offset = 0) => {
+    setParams({ deleted: c.index, deleted_offset: offset || '' });
+    clear(sel).appendChild(h('p', {}, 'Loading…'));
+    let p;
+    try {
+      p = await get(`diff/${c.index}/deleted`, { offset, limit: PAGE });
+    } catch (err) {
+      clear(sel).appendChild(failure(err));
+      return;
+    }
+    const base = state.session.inputs[p.snapshot];
+    append(clear(sel),
+      h('h3', {}, `Deleted ${p.class.constructor} objects: in ${base ? base.path.split('/').pop() : 'the baseline'}, not in ${state.session.file.split('/').pop()}`),
+      pager({ total: p.total, offset: p.offset }, PAGE, o => deleted(c, o)),
+      h('table', { class: 'grid deleted-objects' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'Object'), h('th', { class: 'num' }, 'Shallow size'), h('th', { class: 'num' }, 'Retained size'))),
+        h('tbody', {}, p.objects.map(o => h('tr', { 'data-id': fmtID(o.id) },
+          h('td', {}, objectLink(o, {}, p.snapshot)), h('td', { class: 'num' }, fmtBytes(o.shallow_size)), h('td', { class: 'num' }, fmtBytes(o.retained_size)))))));
+  };
   let timer;
   input.addEventListener('input', () => {
     clearTimeout(timer);
@@ -110,4 +134,6 @@ export default function comparison(box, r) {
   load();
   const s = current().params.get('sel');
   if (s) select(s);
+  const del = current().params.get('deleted');
+  if (del) deleted({ index: Number(del), constructor: '' }, Number(current().params.get('deleted_offset')) || 0);
 }

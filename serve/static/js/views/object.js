@@ -3,7 +3,7 @@
 // dominates.
 import { h, clear, cut, fmtBytes, fmtCount, fmtDistance, fmtID, fmtPercent, frameLocation, objectLink, objectName } from '../dom.js';
 import { get } from '../api.js';
-import { href, setParams } from '../route.js';
+import { current, href, setParams } from '../route.js';
 import { classWord, into, level, objectCells, objectHeads, referenceLoader, state } from '../widgets.js';
 import { retainersAndPaths } from '../objectpanel.js';
 
@@ -16,10 +16,13 @@ export default function object(box, r) {
     const d = await get('objects/' + encodeURIComponent(ref));
     const o = d.object;
     const id = fmtID(o.id);
-    const total = state.session.total_size;
+    const snapshot = Number(r.params.get('snapshot')) || 0;
+    const input = state.session.inputs[snapshot];
+    const total = input ? input.total_size : state.session.total_size;
     const facts = [
+      ...(snapshot > 0 ? [['Snapshot', `${input ? input.path.split('/').pop() : snapshot} (baseline ${snapshot})`]] : []),
       ['Type', `${o.type} (${d.category})`],
-      [classWord(), d.class ? h('a', { href: href('summary', '', { filter: d.class.constructor, open: d.class.index }) }, d.class.constructor) : o.constructor],
+      [classWord(), d.class && !snapshot ? h('a', { href: href('summary', '', { filter: d.class.constructor, open: d.class.index }) }, d.class.constructor) : o.constructor],
       ['Shallow size', `${fmtBytes(o.shallow_size)} (${fmtCount(o.shallow_size)} bytes)`],
       ['Retained size', `${fmtBytes(o.retained_size)} (${fmtCount(o.retained_size)} bytes, ${fmtPercent(100 * o.retained_size / total)} of the heap)`],
       ['Distance', fmtDistance(o.distance)],
@@ -71,7 +74,9 @@ function dominated(id) {
   const body = h('tbody');
   const table = h('table', { class: 'grid tree' }, h('thead', {}, h('tr', {}, h('th', {}, 'Object'), objectHeads())), body);
   level(body, null, 0, childLoader(id), 4);
-  return h('div', { class: 'scroll' }, h('p', {}, h('a', { href: href('dominators', '', { root: id }) }, 'Open in the dominator tree')), table);
+  // The dominator tree view is the file's.
+  const open = Number(current().params.get('snapshot')) ? null : h('p', {}, h('a', { href: href('dominators', '', { root: id }) }, 'Open in the dominator tree'));
+  return h('div', { class: 'scroll' }, open, table);
 }
 
 // childLoader loads a page of the dominator-tree children of ref.
