@@ -155,6 +155,11 @@ func compressPacked(g *model.Graph, res *model.Results) ([]packedBlob, error) {
 	}
 	defer enc.Close()
 	var out []packedBlob
+	// Each part is compressed into one reused buffer and copied out at its
+	// size: parts compress 4-8 times, and capacity reserved per part would
+	// stay allocated until the blobs are written (measured +124 MB of peak
+	// RSS on the 300 MB snapshot).
+	scratch := make([]byte, 0, packedPart/2)
 	for name, b := range packedColumns(g, res) {
 		if name == "header" {
 			out = append(out, packedBlob{name, 0, b})
@@ -164,7 +169,8 @@ func compressPacked(g *model.Graph, res *model.Results) ([]packedBlob, error) {
 			k := min(len(b), packedPart)
 			var z []byte
 			if k > 0 {
-				z = enc.EncodeAll(b[:k], make([]byte, 0, k/4))
+				scratch = enc.EncodeAll(b[:k], scratch[:0])
+				z = append([]byte(nil), scratch...)
 			}
 			out = append(out, packedBlob{name, part, z})
 			b = b[k:]
