@@ -177,3 +177,31 @@ func gunzipTo(t *testing.T, gz string) string {
 	}
 	return out
 }
+
+// TestPackedPartsDamaged: compressed parts that are not what heapx wrote —
+// cut short, not zstd, or far larger than their column could compress
+// to — send the reader to the rows.
+func TestPackedPartsDamaged(t *testing.T) {
+	g := fan()
+	res := &model.Results{Policy: "raw", Shallow: []uint64{0, 1, 2, 3}, Retained: []uint64{6, 3, 2, 3},
+		Dominator: []model.NodeIndex{model.NoNode, 0, 1, 0}, Distance: []int32{0, 1, 2, 1}}
+	for _, damage := range []string{
+		`UPDATE heapx_packed SET data = substr(data, 1, 8) WHERE name = 'edge.to'`,
+		`UPDATE heapx_packed SET data = zeroblob(length(data)) WHERE name = 'edge.to'`,
+		`UPDATE heapx_packed SET data = zeroblob(1000000) WHERE name = 'edge.to'`,
+	} {
+		db := filepath.Join(t.TempDir(), "d.db")
+		if err := Save(db, g, WriteOptions{Results: res}); err != nil {
+			t.Fatal(err)
+		}
+		mutate(t, db, `DROP TRIGGER heapx_packed_edge_update`, `UPDATE edge SET dest = 1 WHERE seq = 6`, damage)
+		var back model.Results
+		h, err := ReadFile(db, ReadOptions{Results: &back})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Nodes.ID[h.Edges.To[6]] != 1 || !reflect.DeepEqual(*res, back) {
+			t.Errorf("%s: edge 6 to id %d, results %+v: the damaged cache was used", damage, h.Nodes.ID[h.Edges.To[6]], back)
+		}
+	}
+}

@@ -415,7 +415,14 @@ func readParts(conn *sqlite.Conn, names []string, want map[string][]byte, compre
 		dst, at, size := want[name], filled[name], int(st.ColumnInt64(3))
 		n := size
 		if compressed {
+			// zstd stores what does not compress in raw blocks: 3 bytes
+			// per 128 KiB block and a frame header of at most 18, so a
+			// part larger than this is not one heapx wrote, and is not
+			// read into memory.
 			n = min(len(dst)-at, packedPart)
+			if size > n+n/64+64 {
+				return errStopped
+			}
 		}
 		if st.ColumnInt64(2) != next[name] || n > len(dst)-at || st.ColumnText(4) != "blob" || n == 0 && at > 0 {
 			return errStopped
