@@ -144,9 +144,9 @@ type packedBlob struct {
 
 // compressPacked cuts the columns of g and res into parts and compresses
 // each (layout 3), the header excepted. zstd's fastest level shrank the
-// columns of the synthetic 50 MB snapshot 7.8 times (61.6 MB to 7.9 MB),
-// a quarter of the whole file, and a reader inflates them faster than it
-// reads the raw bytes through SQLite's pager (docs/benchmarks.md). The
+// columns of the synthetic 300 MB snapshot 6.2 times (333 MB to 53 MB,
+// from 27 % of the file to 5 %), and inflating them costs a reader about
+// what the pager's copies of the raw bytes did (docs/benchmarks.md). The
 // writer runs it on the other core while the rows go in.
 func compressPacked(g *model.Graph, res *model.Results) ([]packedBlob, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
@@ -157,8 +157,8 @@ func compressPacked(g *model.Graph, res *model.Results) ([]packedBlob, error) {
 	var out []packedBlob
 	// Each part is compressed into one reused buffer and copied out at its
 	// size: parts compress 4-8 times, and capacity reserved per part would
-	// stay allocated until the blobs are written (measured +124 MB of peak
-	// RSS on the 300 MB snapshot).
+	// stay allocated until the blobs are written (a quarter of each part
+	// made the 300 MB snapshot's convert peak at 625 MB instead of 562).
 	scratch := make([]byte, 0, packedPart/2)
 	for name, b := range packedColumns(g, res) {
 		if name == "header" {
