@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/heapx/heapx/analysis"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
@@ -82,5 +83,33 @@ func BenchmarkWriteRead(b *testing.B) {
 		}
 		b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		_ = h
+	})
+	// With results, as convert --analyze writes: heapx_packed is written,
+	// and read instead of the rows.
+	a, err := analysis.Analyze(g, analysis.Options{NoClasses: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res := a.Results()
+	b.Run("write-analysed", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := Save(filepath.Join(b.TempDir(), "w.db"), g, WriteOptions{Results: res}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	adb := filepath.Join(b.TempDir(), "a.db")
+	if err := Save(adb, g, WriteOptions{Results: res}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read-analysed", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var back model.Results
+			if _, err := ReadFile(adb, ReadOptions{Results: &back}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	})
 }

@@ -16,9 +16,10 @@
 // place when complete; a read scans each table once, straight into the
 // model's columns, and resolves node identifiers through a flat hash
 // table, never a Go object per node. A file written with analysis results
-// also carries its big columns packed as blobs (heapx_packed, a cache the
-// rows' triggers empty on any change), which a read copies instead of
-// scanning the node, edge, location and result rows.
+// also carries its big columns packed as zstd-compressed blobs
+// (heapx_packed, a cache the rows' triggers empty on any change), which a
+// read inflates instead of scanning the node, edge, location and result
+// rows.
 package sqlite
 
 import (

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/klauspost/compress/zstd"
 	"zombiezen.com/go/sqlite"
 
 	"github.com/heapx/heapx/formats/exchange"
@@ -25,9 +26,14 @@ import (
 // counts match the tables' and dropped by triggers when any row of a
 // table they derive from changes.
 
-// packedVersion is the layout of heapx_packed this package writes and
-// reads; a reader ignores a table of another version.
-const packedVersion = 2
+// packedVersion is the layout of heapx_packed this package writes: 3,
+// each part a zstd frame of the column's bytes. Layout 2, the same parts
+// uncompressed, is still read (files written before 2026-11-25); a reader
+// ignores a table of any other version and reads the rows.
+const packedVersion = 3
+
+// packedRawVersion is layout 2: the parts are the column's bytes.
+const packedRawVersion = 2
 
 // packedPart caps one blob: columns are cut into parts well below
 // SQLite's 1 GB limit on a value.
@@ -129,10 +135,59 @@ func packedColumns(g *model.Graph, res *model.Results) map[string][]byte {
 	return cols
 }
 
-// packed writes heapx_packed and its triggers, after every row is in.
-func (w *writer) packed() error {
-	if w.res == nil || !littleEndian || w.opt.NoPacked {
+// packedBlob is one row of heapx_packed.
+type packedBlob struct {
+	name string
+	part int
+	data []byte
+}
+
+// compressPacked cuts the columns of g and res into parts and compresses
+// each (layout 3), the header excepted. zstd's fastest level shrank the
+// columns of the synthetic 300 MB snapshot 6.2 times (333 MB to 53 MB,
+// from 27 % of the file to 5 %), and inflating them costs a reader about
+// what the pager's copies of the raw bytes did (docs/benchmarks.md). The
+// writer runs it on the other core while the rows go in.
+func compressPacked(g *model.Graph, res *model.Results) ([]packedBlob, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	defer enc.Close()
+	var out []packedBlob
+	// Each part is compressed into one reused buffer and copied out at its
+	// size: parts compress 4-8 times, and capacity reserved per part would
+	// stay allocated until the blobs are written (a quarter of each part
+	// made the 300 MB snapshot's convert peak at 625 MB instead of 562).
+	scratch := make([]byte, 0, packedPart/2)
+	for name, b := range packedColumns(g, res) {
+		if name == "header" {
+			out = append(out, packedBlob{name, 0, b})
+			continue
+		}
+		for part := 0; part == 0 || len(b) > 0; part++ {
+			k := min(len(b), packedPart)
+			var z []byte
+			if k > 0 {
+				scratch = enc.EncodeAll(b[:k], scratch[:0])
+				z = append([]byte(nil), scratch...)
+			}
+			out = append(out, packedBlob{name, part, z})
+			b = b[k:]
+		}
+	}
+	return out, nil
+}
+
+// packed writes heapx_packed and its triggers, after every row is in,
+// from the blobs compressPacked made meanwhile.
+func (w *writer) packed(blobs <-chan packedResult) error {
+	if blobs == nil {
 		return nil
+	}
+	got := <-blobs
+	if got.err != nil {
+		return got.err
 	}
 	for _, q := range packedSchema() {
 		if err := exec(w.conn, q); err != nil {
@@ -144,22 +199,39 @@ func (w *writer) packed() error {
 		return err
 	}
 	defer st.Finalize()
-	for name, b := range packedColumns(w.g, w.res) {
-		for part := 0; part == 0 || len(b) > 0; part++ {
-			k := min(len(b), packedPart)
-			st.BindText(1, name)
-			st.BindInt64(2, int64(part))
-			st.BindBytes(3, b[:k])
-			if _, err := st.Step(); err != nil {
-				return err
-			}
-			if err := st.Reset(); err != nil {
-				return err
-			}
-			b = b[k:]
+	for _, b := range got.blobs {
+		st.BindText(1, b.name)
+		st.BindInt64(2, int64(b.part))
+		st.BindBytes(3, b.data)
+		if _, err := st.Step(); err != nil {
+			return err
+		}
+		if err := st.Reset(); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// packedResult is what compressPacked hands the writer.
+type packedResult struct {
+	blobs []packedBlob
+	err   error
+}
+
+// startPacked compresses the packed columns in the background when the
+// file gets heapx_packed, and returns where the result will come (nil:
+// no cache).
+func (w *writer) startPacked() <-chan packedResult {
+	if w.res == nil || !littleEndian || w.opt.NoPacked {
+		return nil
+	}
+	ch := make(chan packedResult, 1)
+	go func() {
+		blobs, err := compressPacked(w.g, w.res)
+		ch <- packedResult{blobs, err}
+	}()
+	return ch
 }
 
 // packed reads strings, nodes, edges, locations and (if asked for)
@@ -179,9 +251,10 @@ func (r *reader) packed() (ok bool, err error) {
 		}
 		return nil
 	})
-	if err != nil || hn == 0 || h[hVersion] != packedVersion {
+	if err != nil || hn == 0 || h[hVersion] != packedVersion && h[hVersion] != packedRawVersion {
 		return false, err
 	}
+	compressed := h[hVersion] == packedVersion
 	var locRows, resRows int64
 	count := func(table string, n *int64) error {
 		if _, has := r.tables[table]; !has {
@@ -273,9 +346,9 @@ func (r *reader) packed() (ok bool, err error) {
 			return
 		}
 		defer c.Close()
-		complete[1], errs[1] = readParts(c, halves[1], want)
+		complete[1], errs[1] = readParts(c, halves[1], want, compressed)
 	})
-	complete[0], errs[0] = readParts(r.conn, halves[0], want)
+	complete[0], errs[0] = readParts(r.conn, halves[0], want, compressed)
 	wg.Wait()
 	for k := range errs {
 		if errs[k] != nil {
@@ -317,15 +390,20 @@ func (r *reader) packed() (ok bool, err error) {
 // blobs (sqlite3_blob_read, through a small buffer) rather than as column
 // values: a column value is first copied whole into memory SQLite
 // allocates, and those fresh pages' faults made reading 320 MB take 0.84 s
-// against 0.19 s this way.
-func readParts(conn *sqlite.Conn, names []string, want map[string][]byte) (bool, error) {
+// against 0.19 s this way. Compressed parts (layout 3) are read into one
+// reused buffer and inflated into their place in the column: every part
+// but a column's last holds packedPart bytes, so where each goes is known
+// before it is inflated, and a part that inflates to any other length
+// sends the reader to the rows.
+func readParts(conn *sqlite.Conn, names []string, want map[string][]byte, compressed bool) (bool, error) {
 	quoted := make([]string, len(names))
 	for i, name := range names {
 		quoted[i] = quoteString(name)
 	}
 	type part struct {
-		row int64
-		dst []byte
+		row  int64
+		size int // stored bytes
+		dst  []byte
 	}
 	var parts []part
 	filled := map[string]int{}
@@ -334,13 +412,24 @@ func readParts(conn *sqlite.Conn, names []string, want map[string][]byte) (bool,
 	// part of another type is not used.
 	err := query(conn, "SELECT rowid, name, part, length(data), typeof(data) FROM heapx_packed WHERE name IN ("+strings.Join(quoted, ", ")+") ORDER BY name, part", func(st *sqlite.Stmt) error {
 		name := st.ColumnText(1)
-		dst, at, n := want[name], filled[name], int(st.ColumnInt64(3))
-		if st.ColumnInt64(2) != next[name] || n > len(dst)-at || st.ColumnText(4) != "blob" {
+		dst, at, size := want[name], filled[name], int(st.ColumnInt64(3))
+		n := size
+		if compressed {
+			// zstd stores what does not compress in raw blocks: 3 bytes
+			// per 128 KiB block and a frame header of at most 18, so a
+			// part larger than this is not one heapx wrote, and is not
+			// read into memory.
+			n = min(len(dst)-at, packedPart)
+			if size > n+n/64+64 {
+				return errStopped
+			}
+		}
+		if st.ColumnInt64(2) != next[name] || n > len(dst)-at || st.ColumnText(4) != "blob" || n == 0 && at > 0 {
 			return errStopped
 		}
 		next[name]++
 		filled[name] = at + n
-		parts = append(parts, part{st.ColumnInt64(0), dst[at : at+n]})
+		parts = append(parts, part{st.ColumnInt64(0), size, dst[at : at+n]})
 		return nil
 	})
 	if err == errStopped {
@@ -354,15 +443,46 @@ func readParts(conn *sqlite.Conn, names []string, want map[string][]byte) (bool,
 			return false, nil
 		}
 	}
+	var dec *zstd.Decoder
+	var buf []byte
+	if compressed {
+		dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true),
+			zstd.WithDecoderMaxMemory(packedPart))
+		if err != nil {
+			return false, err
+		}
+		defer dec.Close()
+	}
 	for _, p := range parts {
+		if compressed && p.size == 0 {
+			if len(p.dst) != 0 {
+				return false, nil
+			}
+			continue
+		}
 		b, err := conn.OpenBlob("main", "heapx_packed", "data", p.row, false)
 		if err != nil {
 			return false, err
 		}
-		_, err = io.ReadFull(b, p.dst)
+		if !compressed {
+			_, err = io.ReadFull(b, p.dst)
+			b.Close()
+			if err != nil {
+				return false, err
+			}
+			continue
+		}
+		if cap(buf) < p.size {
+			buf = make([]byte, p.size)
+		}
+		_, err = io.ReadFull(b, buf[:p.size])
 		b.Close()
 		if err != nil {
 			return false, err
+		}
+		out, err := dec.DecodeAll(buf[:p.size], p.dst[:0:len(p.dst)])
+		if err != nil || len(out) != len(p.dst) || len(out) > 0 && &out[0] != &p.dst[0] {
+			return false, nil // damaged or not what the header promised: the rows are the truth
 		}
 	}
 	return true, nil

@@ -58,15 +58,23 @@ CREATE TABLE heapx_result (node_identifier INTEGER PRIMARY KEY, shallow_size INT
 
 // indexSQL are the indexes, built after the rows are in (edge_source may
 // be built as the edges go in; see write). edge_source and edge_dest are
-// the spec's (6.1); the others serve questions people ask first
-// (docs/format.md, "SQLite form"): the largest objects
-// (heapx_result_retained) and an object's allocation site
-// (v8_location_node). Each index costs a sort of its table when written
-// (1.5 s per 4M rows), so lookups that a scan answers in well under a
-// second (nodes by name, an object's dominator-tree children) have none.
+// the spec's (6.1); the others serve the questions people ask first
+// (docs/format.md 6.5): the largest objects (heapx_result_retained), the
+// objects of one class or name (strings_data, then node_name) or of one
+// type (node_types_name, then node_type), and an object's allocation site
+// (v8_location_node). A filter on nodes_full's name or type without them
+// reads every result row and looks its node up (docs/benchmarks.md). The
+// text is indexed too because without statistics (the writer runs no
+// ANALYZE) SQLite takes every table to be large and would rather scan
+// heapx_result than strings; an object's dominator-tree children still
+// have no index.
 var indexSQL = []struct{ table, sql string }{
 	{"edge", `CREATE INDEX edge_source ON edge(source)`},
 	{"edge", `CREATE INDEX edge_dest   ON edge(dest)`},
+	{"strings", `CREATE INDEX strings_data ON strings(data)`},
+	{"node_types", `CREATE INDEX node_types_name ON node_types(name)`},
+	{"node", `CREATE INDEX node_name ON node(name)`},
+	{"node", `CREATE INDEX node_type ON node(nodetypeid)`},
 	{"v8_location", `CREATE INDEX v8_location_node ON v8_location(node_identifier)`},
 	{"heapx_result", `CREATE INDEX heapx_result_retained ON heapx_result(retained_size)`},
 }

@@ -215,6 +215,7 @@ func (w *writer) write() error {
 	if err := script(w.conn, coreSchema); err != nil {
 		return err
 	}
+	blobs := w.startPacked()
 	// edge_source is built as the edges go in when node identifiers
 	// ascend in node order (V8's do, but for a handful): the edges come
 	// grouped by source in node order, so the index grows at its end,
@@ -246,7 +247,7 @@ func (w *writer) write() error {
 			return fmt.Errorf("creating a view: %w", err)
 		}
 	}
-	return w.packed()
+	return w.packed(blobs)
 }
 
 // rows is the number of rows the big table t gets.
@@ -272,17 +273,24 @@ func (w *writer) rows(t string) int64 {
 // Bytes per row of a file Save writes, with the row's entries in the
 // indexes, measured with SQLite's dbstat on real dumps whose identifiers
 // are 48-bit addresses (Firefox's; V8's small ids need less): an
-// edge row is 28 bytes, its two index entries 15 each; a node row 28 and
-// its seq index entry 17; a result row 29 and its retained_size entry 13.
+// edge row is 28 bytes, its two index entries 15 each; a node row 28, its
+// seq index entry 17, its node_name and node_type entries 14 and 12; a
+// result row 29 and its retained_size entry 13; a string row about 12
+// plus its text, twice with strings_data.
 const (
 	edgeBytes     = 58
-	nodeBytes     = 46
+	nodeBytes     = 72
 	resultBytes   = 42
 	locationBytes = 40
-	stringBytes   = 12 // plus the text
-	// heapx_packed, per node with results and per edge (docs/format.md 6.5)
+	stringBytes   = 24 // plus the text twice
+	// heapx_packed, per node with results and per edge (docs/format.md
+	// 6.5), before compression
 	packedNodeBytes = 8 + 1 + 4 + 8 + 4 + 8 + 8 + 4 + 4
 	packedEdgeBytes = 1 + 4 + 4
+	// packedRatio is about how much zstd shrinks the packed columns:
+	// 4.3 times for a Node dump, 7.8 for Firefox's and for the synthetic
+	// V8 snapshots.
+	packedRatio = 5
 )
 
 // EstimateSize returns about how large a file Save writes for g with opt
@@ -291,11 +299,11 @@ const (
 // choose where to put it before writing.
 func EstimateSize(g *model.Graph, opt WriteOptions) int64 {
 	n, m, text := int64(g.NumNodes()), int64(g.NumEdges()), int64(g.Strings.Bytes())
-	size := m*edgeBytes + n*nodeBytes + int64(len(g.Locations))*locationBytes + int64(g.Strings.Len())*stringBytes + text
+	size := m*edgeBytes + n*nodeBytes + int64(len(g.Locations))*locationBytes + int64(g.Strings.Len())*stringBytes + 2*text
 	if opt.Results != nil {
 		size += n * resultBytes
 		if !opt.NoPacked {
-			size += n*packedNodeBytes + m*packedEdgeBytes + int64(g.Strings.Len())*4 + text
+			size += (n*packedNodeBytes + m*packedEdgeBytes + int64(g.Strings.Len())*4 + text) / packedRatio
 		}
 	}
 	return size + int64(len(coreSchema)+pageSize*32) // schema, views and each table's first page

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/klauspost/compress/zstd"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 )
@@ -207,7 +208,9 @@ func execDB(path, query string) error {
 	return nil
 }
 
-// editBlob rewrites part 0 of the named heapx_packed column.
+// editBlob rewrites part 0 of the named heapx_packed column: inflated
+// and compressed again for a column (layout 3 compresses every part but
+// the header's; formats/sqlite/packed.go).
 func editBlob(path, name string, edit func([]byte) error) error {
 	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)
 	if err != nil {
@@ -229,8 +232,31 @@ func editBlob(path, name string, edit func([]byte) error) error {
 	if b == nil {
 		return fmt.Errorf("%s: no heapx_packed %s", path, strconv.Quote(name))
 	}
+	if name != "header" {
+		if b, err = zstdDecode(b); err != nil {
+			return err
+		}
+	}
 	if err := edit(b); err != nil {
 		return err
 	}
+	if name != "header" {
+		enc, err := zstd.NewWriter(nil)
+		if err != nil {
+			return err
+		}
+		b = enc.EncodeAll(b, nil)
+		enc.Close()
+	}
 	return sqlitex.ExecuteTransient(conn, "UPDATE heapx_packed SET data = ? WHERE name = ? AND part = 0", &sqlitex.ExecOptions{Args: []any{b, name}})
+}
+
+// zstdDecode inflates one zstd frame.
+func zstdDecode(b []byte) ([]byte, error) {
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	return dec.DecodeAll(b, nil)
 }
