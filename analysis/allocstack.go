@@ -93,10 +93,17 @@ func (a *Analysis) AllocationStack(v model.NodeIndex) []Frame {
 	if allocatingFunction(g, x, v) < 0 {
 		return nil
 	}
+	return traceStack(g, int32(len(t.Tree)), x.of(g.TraceNodeID[v]))
+}
+
+// traceStack returns the frames of trace tree node ti and its callers, up
+// to V8's synthetic (root), which names no code. Parents come first in the
+// tree (model.AllocationTrace): a parent that does not (bad input), or
+// that is not before at, ends the stack rather than looping.
+func traceStack(g *model.Graph, at, ti int32) []Frame {
+	t := g.Trace
 	var stack []Frame
-	// Parents come first in the tree (model.AllocationTrace); a parent
-	// that does not (bad input) ends the stack rather than looping.
-	for at, ti := int32(len(t.Tree)), x.of(g.TraceNodeID[v]); ti >= 0 && ti < at; at, ti = ti, t.Tree[ti].Parent {
+	for ; ti >= 0 && ti < at; at, ti = ti, t.Tree[ti].Parent {
 		fn := t.Tree[ti].Function
 		if int(fn) >= len(t.Functions) {
 			break

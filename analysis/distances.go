@@ -163,25 +163,5 @@ func reachableFromDistances(g *model.Graph, roots *Roots, dist, refused []int32)
 	}
 	// The refused targets and what they alone lead to: few nodes, as the
 	// filter refuses few edges.
-	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
-	stack := make([]int32, 0, len(refused))
-	for _, t := range refused {
-		if !seen.Has(int(t)) {
-			seen.Set(int(t))
-			stack = append(stack, t)
-		}
-	}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for e := fe[v]; e < fe[v+1]; e++ {
-			t := to[e]
-			if seen.Has(int(t)) || k.weak[typ[e]] {
-				continue
-			}
-			seen.Set(int(t))
-			stack = append(stack, t)
-		}
-	}
-	return seen
+	return markFrom(g, k, seen, refused)
 }

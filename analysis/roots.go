@@ -75,11 +75,16 @@ func findRoots(g *model.Graph, pageOwned bool) *Roots {
 	return r
 }
 
-// reachFrom marks every node reachable from seeds over non-weak edges. The
-// set does not depend on visiting order, so a plain stack does.
+// reachFrom marks every node reachable from seeds over non-weak edges.
 func reachFrom(g *model.Graph, k *kinds, seeds []model.NodeIndex) Bits {
-	seen := NewBits(g.NumNodes())
-	stack := make([]int32, 0, 1024)
+	return markFrom(g, k, NewBits(g.NumNodes()), seeds)
+}
+
+// markFrom adds to seen every node reachable from seeds over non-weak
+// edges without passing through a node seen already, and returns it. The
+// set does not depend on visiting order, so a plain stack does.
+func markFrom(g *model.Graph, k *kinds, seen Bits, seeds []model.NodeIndex) Bits {
+	stack := make([]int32, 0, min(len(seeds), 1024))
 	for _, s := range seeds {
 		if !seen.Has(int(s)) {
 			seen.Set(int(s))

@@ -110,20 +110,8 @@ func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
 	})
 	for i := range sites {
 		// The site's own frame is the trace node itself; its callers follow.
-		// Parents come first in the tree (model.AllocationTrace); a
-		// parent that does not (bad input) ends the stack rather than
-		// looping.
-		for at, ti := sites[i].largestTrace, t.Tree[sites[i].largestTrace].Parent; ti >= 0 && ti < at; at, ti = ti, t.Tree[ti].Parent {
-			fn := t.Tree[ti].Function
-			if int(fn) >= len(t.Functions) {
-				break
-			}
-			f := traceFrame(g, &t.Functions[fn])
-			if f.Function == "(root)" && f.URL == "" {
-				break
-			}
-			sites[i].Stack = append(sites[i].Stack, f)
-		}
+		at := sites[i].largestTrace
+		sites[i].Stack = traceStack(g, at, t.Tree[at].Parent)
 	}
 	return sites, nil
 }

@@ -158,20 +158,30 @@ type NewObjectPage struct {
 	ObjectPage
 }
 
+// matchedRow is comparison row i, for a request for the objects that
+// which ("are new"): an error unless the snapshots' objects were matched
+// by id.
+func (s *Session) matchedRow(i int, which string) (DiffRow, error) {
+	d, err := s.comparison()
+	if err != nil {
+		return DiffRow{}, err
+	}
+	if i < 0 || i >= len(d.Classes) {
+		return DiffRow{}, notFound("no class with index %d in the comparison", i)
+	}
+	if d.Matching != analysis.MatchByID {
+		return DiffRow{}, invalid("objects were not matched by id between the snapshots (see the comparison's notes), so which ones %s cannot be told", which)
+	}
+	return s.diffRow(d, i), nil
+}
+
 // NewObjects returns a page of the objects of comparison row i that are
 // not in the baseline (DevTools' Comparison view, a class expanded).
 func (s *Session) NewObjects(i, offset, limit int) (*NewObjectPage, error) {
-	d, err := s.comparison()
+	row, err := s.matchedRow(i, "are new")
 	if err != nil {
 		return nil, err
 	}
-	if i < 0 || i >= len(d.Classes) {
-		return nil, notFound("no class with index %d in the comparison", i)
-	}
-	if d.Matching != analysis.MatchByID {
-		return nil, invalid("objects were not matched by id between the snapshots (see the comparison's notes), so which ones are new cannot be told")
-	}
-	row := s.diffRow(d, i)
 	objs := s.lists.get("new:"+itoa(i), func() []int32 {
 		if row.Class < 0 {
 			return nil
@@ -223,17 +233,10 @@ func (s *Session) instanceIDs(key string) []uint64 {
 // baseline, whose details, retainers and paths its session answers
 // (Snapshot, with the page's Snapshot).
 func (s *Session) DeletedObjects(i, offset, limit int) (*NewObjectPage, error) {
-	d, err := s.comparison()
+	row, err := s.matchedRow(i, "were deleted")
 	if err != nil {
 		return nil, err
 	}
-	if i < 0 || i >= len(d.Classes) {
-		return nil, notFound("no class with index %d in the comparison", i)
-	}
-	if d.Matching != analysis.MatchByID {
-		return nil, invalid("objects were not matched by id between the snapshots (see the comparison's notes), so which ones were deleted cannot be told")
-	}
-	row := s.diffRow(d, i)
 	bi := len(s.baselines)
 	base, _ := s.Snapshot(bi)
 	objs := s.lists.get("deleted:"+itoa(i), func() []int32 {

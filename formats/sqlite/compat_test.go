@@ -1,8 +1,6 @@
 package sqlite
 
 import (
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -155,24 +154,8 @@ func mustOpen(t *testing.T, path string) *sqlite.Conn {
 // gunzipTo inflates a gzipped fixture into a new file and returns its path.
 func gunzipTo(t *testing.T, gz string) string {
 	t.Helper()
-	f, err := os.Open(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(gz), ".gz"))
-	w, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(w, zr); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
+	if err := os.WriteFile(out, testfixtures.Gunzip(t, gz), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return out
