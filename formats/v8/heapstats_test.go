@@ -27,10 +27,10 @@ func TestReadHeapStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []model.HeapStatsUpdate{
-		{TimestampMillis: 1795578431718.349, LastSeenID: 72067, Intervals: []model.IntervalStats{{0, 35735, 2700824}}},
-		{TimestampMillis: 1795578431767.448, LastSeenID: 72067, Intervals: []model.IntervalStats{{0, 35731, 2697480}}},
+		{TimestampMillis: 1795578431718.349, LastSeenID: 72067, Intervals: []model.IntervalStats{{Index: 0, Count: 35735, Size: 2700824}}},
+		{TimestampMillis: 1795578431767.448, LastSeenID: 72067, Intervals: []model.IntervalStats{{Index: 0, Count: 35731, Size: 2697480}}},
 		{TimestampMillis: 1795578431820.847, LastSeenID: 72067, Intervals: []model.IntervalStats{}},
-		{TimestampMillis: 1795578431871.5, LastSeenID: 80101, Intervals: []model.IntervalStats{{0, 35700, 2690000}, {3, 4031, 161240}}},
+		{TimestampMillis: 1795578431871.5, LastSeenID: 80101, Intervals: []model.IntervalStats{{Index: 0, Count: 35700, Size: 2690000}, {Index: 3, Count: 4031, Size: 161240}}},
 	}
 	if !reflect.DeepEqual(us, want) {
 		t.Errorf("got %+v\nwant %+v", us, want)
