@@ -25,6 +25,10 @@ type TimelineOptions struct {
 	// first (0: 3), and Series how many sites get a count per bucket for
 	// the chart of the top sites (0: 5).
 	Sites, Series int
+	// Stats are V8's heap statistics updates recorded with the timeline
+	// (heapx capture --timeline keeps them beside it), oldest first; with
+	// them the result has the live heap at each moment (Live).
+	Stats []model.HeapStatsUpdate
 }
 
 // TimelineSite is one allocation site's live objects in a bucket or over
@@ -54,6 +58,20 @@ type TimelineBucket struct {
 	// it had been built up by then.
 	Surviving     int
 	SurvivingSize uint64
+	// LiveCount and LiveSize are the live objects V8 tracked at the last
+	// heap statistics update by End (TimelineResult.Live); zero without
+	// them.
+	LiveCount int64
+	LiveSize  uint64
+}
+
+// LivePoint is the live heap at one heap statistics update: the objects
+// V8 tracks (all of its heap's, from before tracking too) and their
+// sizes, Micros after the first update (the timeline's first sample).
+type LivePoint struct {
+	Micros uint64
+	Count  int64
+	Size   uint64
 }
 
 // TimelineSeries is one allocation site's live objects per bucket, for
@@ -97,6 +115,10 @@ type TimelineResult struct {
 	Ages []AgeBin
 	// Stacks says whether the dump has allocation stacks (sites).
 	Stacks bool
+	// Live is the live heap after each of TimelineOptions.Stats, the
+	// objects allocated and freed between samples included; nil without
+	// them.
+	Live []LivePoint
 }
 
 // maxTimelineBuckets bounds the buckets of a timeline: more are no
@@ -126,8 +148,11 @@ var ageEdges = []uint64{100e3, 1e6, 10e6, 60e6, 600e6, 3600e6}
 // knows when each object died, a timeline only which of the objects
 // allocated in each bucket are alive at the end; the curve of
 // Surviving is the heap at the end as it was built up over time, not the
-// heap's size at each moment (V8's heapStatsUpdate events say that, and
-// a .heaptimeline does not keep them). An object's age is taken from the
+// heap's size at each moment. V8's heapStatsUpdate events say that, and a
+// .heaptimeline does not keep them; given them (opt.Stats), Live and the
+// buckets' LiveCount are the live heap at each update, which is
+// MemInsight's live count over time for all sites together (V8 counts no
+// site). An object's age is taken from the
 // end of its sample interval, so it is up to one interval (~50 ms) too
 // young.
 func (a *Analysis) Timeline(opt TimelineOptions) (*TimelineResult, error) {
@@ -226,6 +251,13 @@ func (a *Analysis) Timeline(opt TimelineOptions) (*TimelineResult, error) {
 			tracked = append(tracked, objectSite{uint64(b)<<32 | uint64(fn), size})
 		}
 	}
+	r.Live = liveCurve(opt.Stats)
+	for i, j := 0, 0; i < len(r.Buckets) && len(r.Live) > 0; i++ {
+		for j+1 < len(r.Live) && r.Live[j+1].Micros <= r.Buckets[i].End {
+			j++
+		}
+		r.Buckets[i].LiveCount, r.Buckets[i].LiveSize = r.Live[j].Count, r.Live[j].Size
+	}
 	surviving, survivingSize := r.BeforeCount, r.BeforeSize
 	for i := range r.Buckets {
 		surviving += r.Buckets[i].Count
@@ -305,6 +337,32 @@ func (a *Analysis) Timeline(opt TimelineOptions) (*TimelineResult, error) {
 		r.Series = append(r.Series, s)
 	}
 	return r, nil
+}
+
+// liveCurve sums V8's heap statistics updates into the live heap after
+// each: an update says the live count and size of the id intervals whose
+// numbers changed, the others keep theirs. Times are from the first
+// update, as the timeline's samples' are from the first sample: both are
+// the first update.
+func liveCurve(us []model.HeapStatsUpdate) []LivePoint {
+	if len(us) == 0 {
+		return nil
+	}
+	var counts, sizes []uint64
+	var count, size uint64
+	curve := make([]LivePoint, len(us))
+	for k, u := range us {
+		for _, iv := range u.Intervals {
+			for int(iv.Index) >= len(counts) {
+				counts, sizes = append(counts, 0), append(sizes, 0)
+			}
+			count += uint64(iv.Count) - counts[iv.Index]
+			size += iv.Size - sizes[iv.Index]
+			counts[iv.Index], sizes[iv.Index] = uint64(iv.Count), iv.Size
+		}
+		curve[k] = LivePoint{Micros: uint64(max(u.TimestampMillis-us[0].TimestampMillis, 0) * 1000), Count: int64(count), Size: size}
+	}
+	return curve
 }
 
 // SiteChurn is what one allocation site allocated while V8 tracked

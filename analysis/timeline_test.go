@@ -3,6 +3,7 @@ package analysis_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/model"
 )
 
 // TestTimelineFixture checks the buckets of the bundled timeline
@@ -204,5 +206,49 @@ func TestSitesOverSeriesSame(t *testing.T) {
 	}
 	if _, err := analysis.SitesOverSeries([]*analysis.Analysis{a, b}); !errors.Is(err, analysis.ErrNoAllocationStacks) || !strings.HasPrefix(err.Error(), "snapshot 2:") {
 		t.Errorf("a snapshot without stacks: %v", err)
+	}
+}
+
+// TestTimelineLive gives the bundled timeline hand-made heap statistics
+// updates: the live curve sums each update's changed intervals with the
+// others' last numbers, at times from the first update, and each bucket
+// (83.9 ms long) has the live heap of the last update by its end.
+func TestTimelineLive(t *testing.T) {
+	a, err := analysis.Analyze(readFixture(t, "node-timeline.heaptimeline.gz"), analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := a.Timeline(analysis.TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := []model.HeapStatsUpdate{
+		{TimestampMillis: 1000, LastSeenID: 10, Intervals: []model.IntervalStats{{Index: 0, Count: 100, Size: 1000}}},
+		{TimestampMillis: 1050, LastSeenID: 20, Intervals: []model.IntervalStats{{Index: 0, Count: 90, Size: 900}, {Index: 1, Count: 20, Size: 400}}},
+		{TimestampMillis: 1300, LastSeenID: 30, Intervals: []model.IntervalStats{{Index: 1, Count: 5, Size: 100}, {Index: 2, Count: 50, Size: 500}}},
+		{TimestampMillis: 1800, LastSeenID: 30},
+	}
+	tl, err := a.Timeline(analysis.TimelineOptions{Stats: stats})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []analysis.LivePoint{{0, 100, 1000}, {50000, 110, 1300}, {300000, 145, 1500}, {800000, 145, 1500}}
+	if !reflect.DeepEqual(tl.Live, want) {
+		t.Errorf("live curve %+v, want %+v", tl.Live, want)
+	}
+	var got []int64
+	for i, b := range tl.Buckets {
+		got = append(got, b.LiveCount)
+		// The rest is what it is without the updates.
+		b.LiveCount, b.LiveSize = 0, 0
+		if !reflect.DeepEqual(b, plain.Buckets[i]) {
+			t.Errorf("bucket %d: %+v, without updates %+v", i, b, plain.Buckets[i])
+		}
+	}
+	if fmt.Sprint(got) != "[110 110 110 145 145 145 145 145 145 145]" || tl.Buckets[3].LiveSize != 1500 || tl.Buckets[2].LiveSize != 1300 {
+		t.Errorf("live counts at the buckets' ends %v, sizes %d %d", got, tl.Buckets[2].LiveSize, tl.Buckets[3].LiveSize)
+	}
+	if plain.Live != nil || plain.Buckets[0].LiveCount != 0 {
+		t.Errorf("without updates: live %v, bucket 0 %d", plain.Live, plain.Buckets[0].LiveCount)
 	}
 }

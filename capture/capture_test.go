@@ -238,12 +238,17 @@ func timelineServer(snap []byte) *cdptest.Server {
 	return cdptest.New(func(method string, params json.RawMessage, send func(string, any)) (any, int, string, bool) {
 		switch method {
 		case "HeapProfiler.startTrackingHeapObjects":
-			// Interval 0 holds what existed before; then two intervals
-			// of new objects, one of which later dies down.
-			send("HeapProfiler.lastSeenObjectId", map[string]any{"lastSeenObjectId": 100, "timestamp": 1})
-			send("HeapProfiler.heapStatsUpdate", map[string]any{"statsUpdate": []int{0, 50, 5000, 1, 10, 800}})
-			send("HeapProfiler.lastSeenObjectId", map[string]any{"lastSeenObjectId": 200, "timestamp": 2})
-			send("HeapProfiler.heapStatsUpdate", map[string]any{"statsUpdate": []int{1, 2, 160, 2, 30, 2400}})
+			// As V8 sends an update: the changed intervals' stats (in
+			// one or more events), then the last id. Interval 0 holds
+			// what existed before; then two intervals of new objects,
+			// one of which later dies down.
+			send("HeapProfiler.heapStatsUpdate", map[string]any{"statsUpdate": []int{0, 50, 5000}})
+			send("HeapProfiler.lastSeenObjectId", map[string]any{"lastSeenObjectId": 100, "timestamp": 1000.5})
+			send("HeapProfiler.heapStatsUpdate", map[string]any{"statsUpdate": []int{1, 10, 800}})
+			send("HeapProfiler.lastSeenObjectId", map[string]any{"lastSeenObjectId": 200, "timestamp": 1050})
+			send("HeapProfiler.heapStatsUpdate", map[string]any{"statsUpdate": []int{1, 2, 160}})
+			send("HeapProfiler.heapStatsUpdate", map[string]any{"statsUpdate": []int{2, 30, 2400}})
+			send("HeapProfiler.lastSeenObjectId", map[string]any{"lastSeenObjectId": 300, "timestamp": 1100})
 		case "HeapProfiler.stopTrackingHeapObjects":
 			for _, c := range chunks {
 				send("HeapProfiler.addHeapSnapshotChunk", map[string]string{"chunk": c})
@@ -268,7 +273,7 @@ func TestTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := TimelineStats{Updates: 2, LastSeenID: 200, StartObjects: 50, StartSize: 5000, Objects: 82, Size: 7560, PeakObjects: 82, PeakSize: 7560}
+	want := TimelineStats{Updates: 3, LastSeenID: 300, StartObjects: 50, StartSize: 5000, Objects: 82, Size: 7560, PeakObjects: 82, PeakSize: 7560}
 	st.Duration, st.intervalObjects, st.intervalSizes = 0, nil, nil
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("stats %+v, want %+v", st, want)
@@ -283,6 +288,69 @@ func TestTimeline(t *testing.T) {
 	}
 	if g.Trace == nil || len(g.Trace.Samples) == 0 || len(g.Trace.Tree) == 0 {
 		t.Errorf("the timeline read back has no samples or trace tree")
+	}
+	// Beside it, the updates, one line each with all its events' stats.
+	stats, err := os.ReadFile(path + ".stats.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"format":"heapx.heapstats","version":1}
+{"t":1000.5,"last_id":100,"stats":[0,50,5000]}
+{"t":1050,"last_id":200,"stats":[1,10,800]}
+{"t":1100,"last_id":300,"stats":[1,2,160,2,30,2400]}
+`; string(stats) != want {
+		t.Errorf("side file:\n%s\nwant:\n%s", stats, want)
+	}
+}
+
+// TestTimelineEndsWhenIdle: a Node program that finished stays alive
+// while tracked, and Node never says so; Timeline asks whether it is idle
+// (Runtime.evaluate of idleCheck) and, told yes twice, ends early with
+// what it has, the timeline and its side file written.
+func TestTimelineEndsWhenIdle(t *testing.T) {
+	snap := testfixtures.Gunzip(t, filepath.Join(testfixtures.Dir(), "node-timeline.heaptimeline.gz"))
+	chunks := chunked(snap, 100_000)
+	var mu sync.Mutex
+	asked := 0
+	srv := cdptest.New(func(method string, params json.RawMessage, send func(string, any)) (any, int, string, bool) {
+		switch method {
+		case "Runtime.evaluate":
+			var p struct {
+				Expression string `json:"expression"`
+			}
+			json.Unmarshal(params, &p)
+			mu.Lock()
+			defer mu.Unlock()
+			asked++
+			// Busy at first, then idle.
+			return map[string]any{"result": map[string]any{"type": "boolean", "value": p.Expression == idleCheck && asked > 1}}, 0, "", false
+		case "HeapProfiler.stopTrackingHeapObjects":
+			for _, c := range chunks {
+				send("HeapProfiler.addHeapSnapshotChunk", map[string]string{"chunk": c})
+			}
+		}
+		return nil, 0, "", false
+	})
+	defer srv.Close()
+	s := connect(t, srv)
+	path := filepath.Join(t.TempDir(), "t.heaptimeline")
+	start := time.Now()
+	st, err := s.Timeline(context.Background(), path, time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Finished || time.Since(start) > time.Minute {
+		t.Errorf("finished %v after %v", st.Finished, time.Since(start))
+	}
+	mu.Lock()
+	if asked != 3 {
+		t.Errorf("asked %d times, want 3 (busy, idle, idle)", asked)
+	}
+	mu.Unlock()
+	for _, p := range []string{path, path + ".stats.jsonl"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

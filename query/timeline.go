@@ -1,11 +1,17 @@
 package query
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/model"
 )
 
 func init() {
@@ -62,8 +68,18 @@ func runTimeline(c *Context) (*Result, error) {
 
 // TimelineResult lays out analysis.Timeline of the dump at path: the
 // buckets (a bar chart, as DevTools draws them), the live heap over time
-// with its top sites (a line chart) and the age histogram.
+// with its top sites (a line chart) and the age histogram. When heapx
+// capture kept V8's heap statistics beside the timeline
+// (v8.HeapStatsPath) and opt has none, they are read from there, and the
+// buckets say how many objects were alive at their end.
 func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOptions) (*Result, error) {
+	if opt.Stats == nil {
+		stats, err := readTimelineStats(path)
+		if err != nil {
+			return nil, err
+		}
+		opt.Stats = stats
+	}
 	tl, err := a.Timeline(opt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -80,18 +96,40 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 		{Key: "count", Title: "Still alive", Kind: Count}, {Key: "size", Title: "Size", Kind: Bytes},
 		{Key: "surviving", Title: "Alive by then", Kind: Count}, {Key: "surviving_size", Title: "Size by then", Kind: Bytes},
 		{Key: "sites", Title: "Top sites", Kind: Text}}}
+	withLive := tl.Live != nil
+	if withLive {
+		// Before the sites, which are the widest.
+		bt.Columns = slices.Insert(bt.Columns, len(bt.Columns)-1,
+			Column{Key: "live_count", Title: "Live then", Kind: Count}, Column{Key: "live_size", Title: "Live size then", Kind: Bytes})
+	}
 	for _, b := range tl.Buckets {
 		var sites []string
 		for _, s := range b.Sites {
 			sites = append(sites, fmt.Sprintf("%s %s", siteName(s.Frame), Thousands(uint64(s.Count))))
 		}
-		bt.Rows = append(bt.Rows, []any{seconds(b.Start) + " – " + seconds(b.End), int64(b.Start / 1000), int64(b.End / 1000),
-			b.Count, b.Size, b.Surviving, b.SurvivingSize, strings.Join(sites, ", ")})
+		row := []any{seconds(b.Start) + " – " + seconds(b.End), int64(b.Start / 1000), int64(b.End / 1000),
+			b.Count, b.Size, b.Surviving, b.SurvivingSize}
+		if withLive {
+			row = append(row, b.LiveCount, b.LiveSize)
+		}
+		bt.Rows = append(bt.Rows, append(row, strings.Join(sites, ", ")))
 	}
 	buckets := &Section{Heading: "Objects still alive, by when they were allocated", Table: bt,
 		Chart: &Chart{Label: "time", Value: "count"},
 		Notes: []string{fmt.Sprintf("Before the first sample: %s live objects (%s), alive by then in every row. After the last sample (while the snapshot was taken): %s (%s), in no row.",
 			Thousands(uint64(tl.BeforeCount)), HumanSize(tl.BeforeSize), Thousands(uint64(tl.AfterCount)), HumanSize(tl.AfterSize))}}
+	if withLive {
+		peak := tl.Live[0]
+		for _, p := range tl.Live {
+			if p.Count > peak.Count {
+				peak = p
+			}
+		}
+		first, last := tl.Live[0], tl.Live[len(tl.Live)-1]
+		buckets.Notes = append(buckets.Notes, fmt.Sprintf("\"Live then\" is every object alive at the bucket's end, from V8's %d heap statistics updates (%s): %s objects (%s) at the start, at most %s (%s) at %s, %s (%s) at the end.",
+			len(tl.Live), v8.HeapStatsPath(path), Thousands(uint64(first.Count)), HumanSize(first.Size), Thousands(uint64(peak.Count)), HumanSize(peak.Size),
+			seconds(peak.Micros), Thousands(uint64(last.Count)), HumanSize(last.Size)))
+	}
 	r.Sections = append(r.Sections, buckets)
 
 	if tl.Stacks {
@@ -129,8 +167,26 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 	at.Rows = append(at.Rows, []any{"older (before the first sample)", tl.BeforeCount, tl.BeforeSize, Share(uint64(tl.BeforeCount), live)})
 	r.Sections = append(r.Sections, &Section{Heading: "Age of the live objects at the end of the timeline", Table: at,
 		Chart: &Chart{Label: "age", Value: "count"}})
-	r.Notes = append(r.Notes, "A timeline keeps which objects allocated in each bucket are alive at the end, not how many were alive at each moment: \"Alive by then\" is the final heap as it was built up. Native (embedder) objects are left out, as DevTools leaves them out.")
+	note := "A timeline keeps which objects allocated in each bucket are alive at the end, not how many were alive at each moment: \"Alive by then\" is the final heap as it was built up. Native (embedder) objects are left out, as DevTools leaves them out."
+	if withLive {
+		note = "A timeline keeps which objects allocated in each bucket are alive at the end: \"Alive by then\" is the final heap as it was built up; \"Live then\" is the heap at that moment, objects freed later included. Native (embedder) objects are left out, as DevTools leaves them out."
+	}
+	r.Notes = append(r.Notes, note)
 	return r, nil
+}
+
+// readTimelineStats reads the heap statistics heapx capture --timeline
+// keeps beside the timeline at path, or returns nil when there are none.
+func readTimelineStats(path string) ([]model.HeapStatsUpdate, error) {
+	f, err := os.Open(v8.HeapStatsPath(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return v8.ReadHeapStats(f, f.Name())
 }
 
 // seconds writes microseconds for people: "850 ms", "1.25 s", "3 min".

@@ -638,8 +638,8 @@ func TestCaptureUsage(t *testing.T) {
 }
 
 // TestCaptureProgramFinishes runs programs that end before the capture
-// does. A sampling profile ends with the program and is written, saying
-// so; a series cannot be complete, so it fails, keeping the snapshots
+// does. A sampling profile and an allocation timeline end with the
+// program and are written, saying so; a series cannot be complete, so it fails, keeping the snapshots
 // taken. The program's output reaches heapx's stderr without the lines
 // node's inspector adds.
 func TestCaptureProgramFinishes(t *testing.T) {
@@ -653,6 +653,21 @@ func TestCaptureProgramFinishes(t *testing.T) {
 	r := heapx(t, "capture", "--sampling", "60s", "-o", profile, "--", "node", prog)
 	if r.code != 0 || !strings.HasSuffix(r.stdout, "allocated (until the program finished)\n") || r.stderr != "done 1000\n" {
 		t.Errorf("sampling a program that finishes: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// Node keeps a program it tracks allocations of alive after its end
+	// (the inspector's update timer holds the event loop): heapx asks
+	// whether it is idle, and ends the timeline with it.
+	timeline := filepath.Join(dir, "short.heaptimeline")
+	start := time.Now()
+	r = heapx(t, "capture", "--timeline", "60s", "-o", timeline, "--", "node", prog)
+	took := time.Since(start)
+	if r.code != 0 || !strings.Contains(r.stdout, "(until the program finished)") || r.stderr != "done 1000\n" || took > 30*time.Second {
+		t.Errorf("a timeline of a program that finishes: exit %d after %v, stdout %q, stderr %q", r.code, took, r.stdout, r.stderr)
+	}
+	var tl sitesDoc
+	okJSON(t, &tl, "timeline", "--json", timeline)
+	if rows := tl.Sections[0].Rows; len(rows) != 10 || rowInt(rows[9], "end_ms") > 25000 || rowInt(rows[9], "live_count") < 1000 {
+		t.Errorf("the timeline of a program that finished: %v", rows)
 	}
 	r = heapx(t, "capture", "--every", "300ms", "--count", "10", "-o", filepath.Join(dir, "s.heapsnapshot"), "--", "node", prog)
 	if r.code != 1 || !strings.Contains(r.stderr, "the program finished before the capture did\n") || !strings.Contains(r.stderr, "heapx: written before the capture failed: "+filepath.Join(dir, "s-1.heapsnapshot")) {
