@@ -118,10 +118,9 @@ func TestTimelineOfCapture(t *testing.T) {
 	var doc sitesDoc
 	okJSON(t, &doc, "timeline", "--json", "--bucket", "100ms", "--sites", "5", path)
 	// A burst is a run of buckets of 50 or more objects: the program
-	// start, the phases, and the last bucket's churn not yet collected
-	// (hundreds); the phases are the two of a thousand or more. A phase
-	// split over two buckets with under 50 in one loses those few to the
-	// margin.
+	// start, the phases, perhaps churn not yet collected (hundreds); the
+	// phases are the two of a thousand or more. A phase split over two
+	// buckets with under 50 in one loses those few to the margin.
 	type burst struct {
 		start, count int
 		sites        string
