@@ -29,6 +29,7 @@ func TestCaptureStreamsWithProgress(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "big.heapsnapshot")
 	cmd := heapxCommand(t, "capture", "--inspect", p.hostPort, "-o", path)
+	peak := measurePeak(t, cmd)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, tty
 	if err := cmd.Start(); err != nil {
@@ -43,11 +44,11 @@ func TestCaptureStreamsWithProgress(t *testing.T) {
 	if err != nil {
 		t.Fatalf("heapx: %v\n%s", err, term.String())
 	}
+	// A bar appears for a phase that lasts a second: building the
+	// snapshot does here, writing it out too on a slow or busy machine.
 	shown := term.String()
-	for _, want := range []string{"building the snapshot", "writing " + path} {
-		if !strings.Contains(shown, want) {
-			t.Errorf("the terminal never showed %q:\n%q", want, shown)
-		}
+	if !strings.Contains(shown, "building the snapshot") && !strings.Contains(shown, "writing "+path) {
+		t.Errorf("the terminal never showed a bar:\n%q", shown)
 	}
 	// The last bar is erased: the cursor goes up a line and clears.
 	if !strings.HasSuffix(shown, "\x1b[1A\x1b[J") {
@@ -57,11 +58,7 @@ func TestCaptureStreamsWithProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Skip("no resource usage of the process")
-	}
-	rss := ru.Maxrss << 10 // kilobytes on Linux
+	rss := peak()
 	if rss > st.Size()/2 {
 		t.Errorf("heapx peaked at %d MB capturing a %d MB snapshot: it is not streamed", rss>>20, st.Size()>>20)
 	}

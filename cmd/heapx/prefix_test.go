@@ -16,36 +16,47 @@ import (
 )
 
 // runRSS runs heapx in a process of its own and returns its stdout and
-// peak memory. The peak comes from runForPeak, heapx's parent, not from
-// this process's child: Go starts a child with vfork, and Linux counts
-// the parent's peak memory at the exec in the child's, and this test
-// process has run heapx on large dumps itself.
+// peak memory (measurePeak).
 func runRSS(t *testing.T, args ...string) (string, int64) {
+	t.Helper()
+	cmd := heapxCommand(t, args...)
+	peak := measurePeak(t, cmd)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("heapx %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String(), peak()
+}
+
+// measurePeak makes cmd, made by heapxCommand and not yet started, report
+// heapx's peak resident memory, which the returned function gives in bytes
+// once cmd has run. The peak comes from runForPeak, heapx's parent, not
+// from this process's child: Go starts a child with vfork, and Linux
+// counts the parent's peak memory at the exec in the child's, and this
+// test process has run heapx on large dumps itself.
+func measurePeak(t *testing.T, cmd *exec.Cmd) func() int64 {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	cmd := heapxCommand(t, args...)
+	t.Cleanup(func() { r.Close(); w.Close() })
 	cmd.Env = append(cmd.Env, asMain+"=peak") // the last one counts
 	cmd.ExtraFiles = []*os.File{w}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
-	w.Close()
-	if err != nil {
-		t.Fatalf("heapx %v: %v\n%s", args, err, errb.String())
+	return func() int64 {
+		t.Helper()
+		w.Close()
+		peak, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.ParseInt(string(peak), 10, 64)
+		if err != nil {
+			t.Fatalf("heapx %v: peak memory %q: %v", cmd.Args[1:], peak, err)
+		}
+		return n
 	}
-	peak, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := strconv.ParseInt(string(peak), 10, 64)
-	if err != nil {
-		t.Fatalf("heapx %v: peak memory %q: %v", args, peak, err)
-	}
-	return out.String(), n
 }
 
 // runForPeak runs heapx with this process's arguments as its child and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"sync/atomic"
 	"time"
@@ -63,14 +64,23 @@ func (p *progress) run(w *os.File, label string) {
 		return
 	case <-time.After(progressDelay):
 	}
-	c := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
-	name := mpb.PrependDecorators(decor.Name(label, decor.WCSyncSpaceR))
+	// mpb buffers the erasing of its last frame until its next one, and
+	// a dropped bar can be the last: lines tells whether a bar was left
+	// on the terminal, to be erased here. Not a terminal to mpb any more,
+	// it is told to refresh itself anyway.
+	lines := &lastFrame{w: w}
+	cols, _, err := term.GetSize(int(w.Fd()))
+	if err != nil || cols <= 0 {
+		cols = 80
+	}
+	c := mpb.New(mpb.WithOutput(lines), mpb.WithAutoRefresh(), mpb.WithWidth(cols), mpb.WithRefreshRate(150*time.Millisecond))
+	name, width := mpb.PrependDecorators(decor.Name(label, decor.WCSyncSpaceR)), mpb.BarWidth(40)
 	var bar *mpb.Bar
 	total := p.total.Load()
 	if total < 0 {
-		bar = c.AddSpinner(0, name)
+		bar = c.AddSpinner(0, name, width)
 	} else {
-		bar = c.AddBar(total, name, mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace)))
+		bar = c.AddBar(total, name, width, mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace)))
 	}
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -88,7 +98,29 @@ func (p *progress) run(w *os.File, label string) {
 			// Dropping the bar leaves the terminal line clean.
 			bar.Abort(true)
 			c.Wait()
+			if lines.shown {
+				_, _ = io.WriteString(w, eraseLine)
+			}
 			return
 		}
 	}
+}
+
+// eraseLine moves the cursor up a line and clears the screen from there:
+// what mpb writes to take back a bar's line.
+const eraseLine = "\x1b[1A\x1b[J"
+
+// lastFrame passes mpb's output through and remembers whether the last
+// write left a bar's line on the terminal (mpb writes each frame, the
+// previous one's erasing first, in one write).
+type lastFrame struct {
+	w     io.Writer
+	shown bool
+}
+
+func (f *lastFrame) Write(b []byte) (int, error) {
+	if len(b) > 0 {
+		f.shown = b[len(b)-1] == '\n'
+	}
+	return f.w.Write(b)
 }
