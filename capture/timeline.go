@@ -194,7 +194,8 @@ const idleEvery = 500 * time.Millisecond
 
 // watchIdle asks the program, every idleEvery, whether it has finished
 // (idleCheck), and says so on Finished once it answers yes twice in a
-// row. Node's own notice (NodeRuntime.waitingForDisconnect) never comes
+// row after a no: a program whose main script has not run yet looks
+// finished too. Node's own notice (NodeRuntime.waitingForDisconnect) never comes
 // while allocations are tracked: the inspector's update timer keeps the
 // event loop alive. A Chrome page, with no process, never answers yes.
 func (s *V8) watchIdle(ctx context.Context) (stop func()) {
@@ -204,7 +205,7 @@ func (s *V8) watchIdle(ctx context.Context) (stop func()) {
 		defer close(done)
 		tick := time.NewTicker(idleEvery)
 		defer tick.Stop()
-		yes := 0
+		yes, busy := 0, false
 		for {
 			select {
 			case <-ctx.Done():
@@ -224,7 +225,11 @@ func (s *V8) watchIdle(ctx context.Context) (stop func()) {
 			err := s.conn.Call(cctx, "Runtime.evaluate", map[string]any{"expression": idleCheck, "silent": true, "returnByValue": true}, &r)
 			ccancel()
 			if err != nil || !r.Result.Value {
+				busy = busy || err == nil
 				yes = 0
+				continue
+			}
+			if !busy {
 				continue
 			}
 			if yes++; yes == 2 {

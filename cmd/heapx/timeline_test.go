@@ -112,8 +112,9 @@ func TestTimelineReportChart(t *testing.T) {
 func TestTimelineOfCapture(t *testing.T) {
 	needNode(t)
 	path := filepath.Join(t.TempDir(), "p.heaptimeline")
-	if r := heapx(t, "capture", "--timeline", "8s", "-o", path, "--", "node", phasesJS); r.code != 0 {
-		t.Fatalf("capture: exit %d: %s", r.code, r.stderr)
+	captured := heapx(t, "capture", "--timeline", "8s", "-o", path, "--", "node", phasesJS)
+	if captured.code != 0 {
+		t.Fatalf("capture: exit %d: %s", captured.code, captured.stderr)
 	}
 	var doc sitesDoc
 	okJSON(t, &doc, "timeline", "--json", "--bucket", "100ms", "--sites", "5", path)
@@ -151,7 +152,7 @@ func TestTimelineOfCapture(t *testing.T) {
 		}
 	}
 	if len(phases) != 2 {
-		t.Fatalf("bursts %+v", bursts)
+		t.Fatalf("bursts %+v; capture said:\n%s", bursts, captured.stderr)
 	}
 	one, two := phases[0], phases[1]
 	// Each phase keeps its objects and the array that holds them (a
