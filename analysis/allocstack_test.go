@@ -14,7 +14,8 @@ import (
 // nodeWithID returns the node of g with id, failing t when there is none.
 func nodeWithID(t *testing.T, g *model.Graph, id uint64) model.NodeIndex {
 	t.Helper()
-	for i, x := range g.Nodes.ID {
+	for i := range g.Nodes.ID.Len() {
+		x := g.Nodes.ID.At(i)
 		if x == id {
 			return model.NodeIndex(i)
 		}

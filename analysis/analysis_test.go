@@ -258,7 +258,7 @@ func TestCensusAndUnreachable(t *testing.T) {
 	}
 	reach := analysis.Reachable(g)
 	cls := analysis.ClassifyNodes(g, nil)
-	u := analysis.Unreachable(g, reach, cls, g.Nodes.Size)
+	u := analysis.Unreachable(g, reach, cls, g.Nodes.Size.Slice())
 	if u.Count != 2 || u.Size != 12 || len(u.ByClass) != 2 || u.ByClass[0].Name != "B" || u.ByClass[1].Size != 5 {
 		t.Errorf("unreachable %+v", u)
 	}
@@ -306,8 +306,8 @@ func TestOtherRuntime(t *testing.T) {
 	g.Nodes = model.Nodes{
 		Type:      []uint8{0, 1, 2, 1},
 		Name:      []uint32{name("roots"), name("java.util.HashMap"), name("java.util.HashMap$Node[]"), name("java.lang.ref.WeakReference")},
-		ID:        []uint64{1, 2, 3, 4},
-		Size:      []uint64{0, 48, 1024, 32},
+		ID:        model.NewUint64s(1, 2, 3, 4),
+		Size:      model.NewUint64s(0, 48, 1024, 32),
 		FirstEdge: []uint32{0, 2, 3, 3, 4},
 	}
 	g.Edges = model.Edges{Type: []uint8{0, 0, 0, 1}, Name: []uint32{name("a"), name("b"), name("table"), name("referent")}, To: []int32{1, 3, 2, 1}}

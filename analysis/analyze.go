@@ -32,7 +32,7 @@ type Analysis struct {
 	Roots  *Roots       // user roots and page-owned nodes
 	DOM    *DOMState    // propagated DOM states, for "Detached" names
 	// Self is the "Shallow size" column: self sizes after the policy's
-	// redistribution (aliases g.Nodes.Size when there is none).
+	// redistribution (g's sizes when there is none).
 	Self []uint64
 	// Dominators holds IDom and the "Retained size" column.
 	Dominators *Dominators
@@ -208,7 +208,7 @@ type NodeRow struct {
 func (a *Analysis) Row(nm *Namer, n model.NodeIndex) NodeRow {
 	g := a.Graph
 	r := NodeRow{
-		Node: n, ID: g.Nodes.ID[n], Type: g.NodeType(n).Name, Name: nm.Name(n),
+		Node: n, ID: g.NodeID(n), Type: g.NodeType(n).Name, Name: nm.Name(n),
 		Shallow: a.Self[n], Retained: a.Dominators.Retained[n], Dominator: a.Dominators.IDom[n],
 	}
 	if a.Classes != nil {
@@ -232,7 +232,8 @@ func (a *Analysis) Top(n int) []NodeRow {
 
 // NodeByID returns the node with runtime id id (DevTools' "@id"), or false.
 func (a *Analysis) NodeByID(id uint64) (model.NodeIndex, bool) {
-	for i, x := range a.Graph.Nodes.ID {
+	for i := range a.Graph.Nodes.ID.Len() {
+		x := a.Graph.Nodes.ID.At(i)
 		if x == id {
 			return model.NodeIndex(i), true
 		}

@@ -42,7 +42,7 @@ func Census(g *model.Graph) *CensusResult {
 	byType := make([]TypeCount, len(g.NodeTypes))
 	for i, t := range g.Nodes.Type {
 		byType[t].Count++
-		byType[t].Size += g.Nodes.Size[i]
+		byType[t].Size += g.Nodes.Size.At(i)
 	}
 	c := &CensusResult{Nodes: g.NumNodes(), Edges: g.NumEdges()}
 	var byCat [256]TypeCount

@@ -159,11 +159,11 @@ func Diff(base, target *Analysis) *DiffResult {
 		i, j := 0, 0
 		for i < len(bs) || j < len(ts) {
 			switch {
-			case j == len(ts) || i < len(bs) && bid[bs[i]] < tid[ts[j]]:
+			case j == len(ts) || i < len(bs) && bid.At(int(bs[i])) < tid.At(int(ts[j])):
 				d.Deleted++
 				d.FreedSize += base.Self[bs[i]]
 				i++
-			case i == len(bs) || bid[bs[i]] > tid[ts[j]]:
+			case i == len(bs) || bid.At(int(bs[i])) > tid.At(int(ts[j])):
 				d.New++
 				d.AllocSize += target.Self[ts[j]]
 				if len(d.NewNodes) < MaxDiffExamples {
@@ -250,9 +250,9 @@ func byClassAndID(a *Analysis, joint []int32, nc int) (order []int32, start []in
 	for c := 0; c < nc; c++ {
 		slices.SortFunc(order[start[c]:start[c+1]], func(x, y int32) int {
 			switch {
-			case id[x] < id[y]:
+			case id.At(int(x)) < id.At(int(y)):
 				return -1
-			case id[x] > id[y]:
+			case id.At(int(x)) > id.At(int(y)):
 				return 1
 			}
 			return 0
@@ -264,7 +264,7 @@ func byClassAndID(a *Analysis, joint []int32, nc int) (order []int32, start []in
 // sortedIDs returns g's node ids in ascending order, for membership tests
 // by binary search (8 bytes per node, instead of a hash table's 32).
 func sortedIDs(g *model.Graph) []uint64 {
-	ids := slices.Clone(g.Nodes.ID)
+	ids := g.Nodes.ID.Slice()
 	slices.Sort(ids)
 	return ids
 }

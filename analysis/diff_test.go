@@ -20,7 +20,8 @@ func diffPair(t *testing.T) (base, target *model.Graph) {
 	target = build([]tnode{root, obj("global", 8), obj("A", 10), obj("A", 10), obj("A", 10), obj("C", 5)},
 		[]tedge{{from: 0, to: 1, typ: eShortcut, name: "global"}, prop(1, 2, "a1"), prop(1, 3, "a3"), prop(1, 4, "a4"), prop(1, 5, "c")})
 	// Target nodes 3 and 4 are new: give them ids the base does not have.
-	target.Nodes.ID[3], target.Nodes.ID[4] = 101, 103
+	target.Nodes.ID.Set(3, 101)
+	target.Nodes.ID.Set(4, 103)
 	return base, target
 }
 
@@ -37,8 +38,8 @@ func analyzeAll(t *testing.T, g *model.Graph) *analysis.Analysis {
 // processes whose ids are addresses.
 func renumbered(t *testing.T) (base, target *analysis.Analysis) {
 	b, tg := diffPair(t)
-	for i := range tg.Nodes.ID {
-		tg.Nodes.ID[i] += 1 << 40
+	for i := range tg.Nodes.ID.Len() {
+		tg.Nodes.ID.Set(i, tg.Nodes.ID.At(i)+1<<40)
 	}
 	return analyzeAll(t, b), analyzeAll(t, tg)
 }

@@ -17,9 +17,9 @@ type Dominators struct {
 	// IDom is each node's immediate dominator; IDom[Root] is model.NoNode.
 	// Nodes no essential path reaches have the root as dominator.
 	IDom []int32
-	// Self is the self size used for each node: g.Nodes.Size itself, or
-	// the redistributed sizes of ShallowSizes when the policy asks for them
-	// (DevTools' "Shallow size"). Treat it as read-only.
+	// Self is the self size used for each node: g's sizes, or the
+	// redistributed sizes of ShallowSizes when the policy asks for them
+	// (DevTools' "Shallow size").
 	Self []uint64
 	// Retained is each node's retained size: its Self plus the Self of
 	// every node it dominates.
@@ -139,7 +139,6 @@ func prefault(p unsafe.Pointer, size uintptr) {
 func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf *domBuffers, sc *scratch) *Dominators {
 	doms := &Dominators{Root: g.Root}
 	if g.NumNodes() == 0 {
-		doms.Self = g.Nodes.Size
 		return doms
 	}
 	dp := newDominatorPass(g, newEdgeFilter(g, roots, p), buf, doms)
@@ -155,7 +154,8 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf
 	if redistributed {
 		dp.selfSizes()
 	} else {
-		doms.Self = g.Nodes.Size
+		doms.Self = buf.vp[:dp.n]
+		g.Nodes.Size.CopyTo(doms.Self, 0)
 	}
 	return doms
 }
@@ -542,7 +542,7 @@ func (dp *dominatorPass) retainedSizes(redistributed bool, roots *Roots, ds *DOM
 	if redistributed {
 		redistribute(g, roots, ds, dp.pf[:n], retained)
 	} else {
-		copy(retained, g.Nodes.Size)
+		g.Nodes.Size.CopyTo(retained, 0)
 	}
 	dp.pf = nil
 	for w := dp.numbered - 1; w >= 1; w-- {

@@ -171,17 +171,17 @@ func checkFidelity(t *testing.T, g *model.Graph, a *analysis.Analysis, gold *gol
 	// Every node.
 	var badSelf, badRet, badDom, badDist int
 	for i := 0; i < g.NumNodes(); i++ {
-		if uint64(dump.id[i]) != g.Nodes.ID[i] {
-			t.Fatalf("node %d: id %d, dump says %d", i, g.Nodes.ID[i], dump.id[i])
+		if uint64(dump.id[i]) != g.Nodes.ID.At(i) {
+			t.Fatalf("node %d: id %d, dump says %d", i, g.Nodes.ID.At(i), dump.id[i])
 		}
 		if float64(a.Self[i]) != dump.self[i] {
 			if badSelf++; badSelf <= 5 {
-				t.Errorf("node %d @%d %s: self %d, want %v (raw %d)", i, g.Nodes.ID[i], g.NodeName(int32(i)), a.Self[i], dump.self[i], g.Nodes.Size[i])
+				t.Errorf("node %d @%d %s: self %d, want %v (raw %d)", i, g.Nodes.ID.At(i), g.NodeName(int32(i)), a.Self[i], dump.self[i], g.Nodes.Size.At(i))
 			}
 		}
 		if float64(doms.Retained[i]) != dump.retained[i] {
 			if badRet++; badRet <= 5 {
-				t.Errorf("node %d @%d %s: retained %d, want %v", i, g.Nodes.ID[i], g.NodeName(int32(i)), doms.Retained[i], dump.retained[i])
+				t.Errorf("node %d @%d %s: retained %d, want %v", i, g.Nodes.ID.At(i), g.NodeName(int32(i)), doms.Retained[i], dump.retained[i])
 			}
 		}
 		want := int32(dump.idom[i])
@@ -191,12 +191,12 @@ func checkFidelity(t *testing.T, g *model.Graph, a *analysis.Analysis, gold *gol
 		}
 		if got != want {
 			if badDom++; badDom <= 5 {
-				t.Errorf("node %d @%d %s: dominator %d, want %d", i, g.Nodes.ID[i], g.NodeName(int32(i)), got, want)
+				t.Errorf("node %d @%d %s: dominator %d, want %d", i, g.Nodes.ID.At(i), g.NodeName(int32(i)), got, want)
 			}
 		}
 		if a.Distances[i] != dump.dist[i] {
 			if badDist++; badDist <= 5 {
-				t.Errorf("node %d @%d %s: distance %d, want %d", i, g.Nodes.ID[i], g.NodeName(int32(i)), a.Distances[i], dump.dist[i])
+				t.Errorf("node %d @%d %s: distance %d, want %d", i, g.Nodes.ID.At(i), g.NodeName(int32(i)), a.Distances[i], dump.dist[i])
 			}
 		}
 	}
@@ -213,7 +213,7 @@ func checkFidelity(t *testing.T, g *model.Graph, a *analysis.Analysis, gold *gol
 		r := top[i]
 		domID := uint64(0)
 		if r.Dominator >= 0 {
-			domID = g.Nodes.ID[r.Dominator]
+			domID = g.NodeID(r.Dominator)
 		}
 		name := r.Name
 		if len(w.Name) < len(name) && len(w.Name) == 200 {
@@ -272,7 +272,7 @@ func TestNodeBasicWeakMapValue(t *testing.T) {
 	if note < 0 {
 		t.Fatal("no CustomerNote")
 	}
-	if n, ok := a.NodeByID(g.Nodes.ID[note]); !ok || n != note {
+	if n, ok := a.NodeByID(g.NodeID(note)); !ok || n != note {
 		t.Fatalf("NodeByID: %d %v", n, ok)
 	}
 	chain := a.DominatorChain(note)

@@ -249,9 +249,9 @@ func collectionGrowth(snaps []*Analysis) []CollectionGrowth {
 		id := g.Nodes.ID
 		slices.SortFunc(l, func(x, y coll) int {
 			switch {
-			case id[x.node] < id[y.node]:
+			case id.At(int(x.node)) < id.At(int(y.node)):
 				return -1
-			case id[x.node] > id[y.node]:
+			case id.At(int(x.node)) > id.At(int(y.node)):
 				return 1
 			}
 			return 0
@@ -262,13 +262,13 @@ func collectionGrowth(snaps []*Analysis) []CollectionGrowth {
 	first := snaps[0].Graph.Nodes.ID
 next:
 	for _, c := range lists[0] {
-		id := first[c.node]
+		id := first.At(int(c.node))
 		cg := CollectionGrowth{ID: id, Nodes: []int32{c.node}, Elements: []int{int(c.count)}}
 		for s := 1; s < len(snaps); s++ {
 			ids := snaps[s].Graph.Nodes.ID
 			l := lists[s]
-			i := sort.Search(len(l), func(i int) bool { return ids[l[i].node] >= id })
-			if i == len(l) || ids[l[i].node] != id || int(l[i].count) <= cg.Elements[s-1] {
+			i := sort.Search(len(l), func(i int) bool { return ids.At(int(l[i].node)) >= id })
+			if i == len(l) || ids.At(int(l[i].node)) != id || int(l[i].count) <= cg.Elements[s-1] {
 				continue next
 			}
 			cg.Nodes = append(cg.Nodes, l[i].node)

@@ -44,7 +44,7 @@ func TestGrowthNodeFixtures(t *testing.T) {
 		t.Errorf("collection %+v", c)
 	}
 	for s, a := range as {
-		if a.Graph.Nodes.ID[c.Nodes[s]] != 80593 {
+		if a.Graph.NodeID(c.Nodes[s]) != 80593 {
 			t.Errorf("snapshot %d: node %d", s, c.Nodes[s])
 		}
 	}

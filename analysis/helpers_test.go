@@ -107,8 +107,8 @@ func build(nodes []tnode, edges []tedge) *model.Graph {
 		}
 		g.Nodes.Type = append(g.Nodes.Type, t)
 		g.Nodes.Name = append(g.Nodes.Name, str(nd.name))
-		g.Nodes.ID = append(g.Nodes.ID, uint64(2*i+1))
-		g.Nodes.Size = append(g.Nodes.Size, nd.size)
+		g.Nodes.ID.Append(uint64(2*i + 1))
+		g.Nodes.Size.Append(nd.size)
 	}
 	if err := g.Validate(); err != nil {
 		panic(err)

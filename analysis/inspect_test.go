@@ -203,7 +203,7 @@ func TestInspectGlobalVariables(t *testing.T) {
 func TestInspectMergedPaths(t *testing.T) {
 	a := analyzeFixture(t, "node-leak-3")
 	var items []int32
-	for i := range a.Graph.Nodes.ID {
+	for i := range a.Graph.Nodes.ID.Len() {
 		if a.Classes.Name(int32(i)) == "LeakedItem" {
 			items = append(items, int32(i))
 		}

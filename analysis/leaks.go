@@ -172,7 +172,8 @@ func Leaks(baseline, target *Digest, final *Analysis, opt LeakOptions) *LeakResu
 	k := newKinds(g)
 	cand := NewBits(n)
 	var cands []model.NodeIndex // in node order
-	for v, id := range g.Nodes.ID {
+	for v := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(v)
 		if !hasID(tIDs, id) || hasID(bIDs, id) {
 			continue
 		}

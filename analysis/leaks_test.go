@@ -84,7 +84,7 @@ func TestLeaksNodeFixtures(t *testing.T) {
 	var ids []uint64
 	for _, s := range c.Path.Steps {
 		path = append(path, analysis.EdgeString(g, s.Edge)+" "+as[2].Classes.Name(s.To))
-		ids = append(ids, g.Nodes.ID[s.To])
+		ids = append(ids, g.NodeID(s.To))
 	}
 	wantPath := []string{".2 global", ".bus EventEmitter", "._events Object", ".work Function",
 		"{context} system / Context", "->retained Array", "[0] LeakedItem"}
@@ -257,14 +257,16 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 	}
 	ids := func(a *analysis.Analysis) map[uint64]bool {
 		s := map[uint64]bool{}
-		for _, id := range a.Graph.Nodes.ID {
+		for i := range a.Graph.Nodes.ID.Len() {
+			id := a.Graph.Nodes.ID.At(i)
 			s[id] = true
 		}
 		return s
 	}
 	base, target := ids(as[0]), ids(as[1])
 	index := map[uint64]int32{}
-	for v, id := range g.Nodes.ID {
+	for v := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(v)
 		index[id] = int32(v)
 	}
 	memlabCluster := map[uint64]int{}
@@ -284,7 +286,7 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 	program := func(v int32) bool {
 		typ, name := g.NodeType(v).Name, g.NodeName(v)
 		return (typ == "object" || typ == "closure") && (!strings.HasPrefix(name, "system / ") || name == "system / Context") &&
-			final.Dominators.Retained[v] > 0 && target[g.Nodes.ID[v]] && !base[g.Nodes.ID[v]]
+			final.Dominators.Retained[v] > 0 && target[g.NodeID(v)] && !base[g.NodeID(v)]
 	}
 	namedBy := func(v int32) int {
 		if program(v) {
@@ -323,7 +325,8 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 	}
 	leaksIn := map[int]map[int]bool{} // cluster -> the leaks it holds
 	memlabTooLong := make([]bool, len(leaks))
-	for v, id := range g.Nodes.ID {
+	for v := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(v)
 		v := int32(v)
 		li := leakOf[v]
 		if li < 0 {
@@ -389,7 +392,8 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 		}
 	}
 	got, want := map[string]int{}, map[string]int{}
-	for v, id := range g.Nodes.ID {
+	for v := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(v)
 		v := int32(v)
 		if !program(v) {
 			continue
@@ -437,7 +441,7 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 	ri := leaksOf(as[0], as[1], final, analysis.LeakOptions{Internals: true, Examples: math.MaxInt32})
 	for _, res := range []*analysis.LeakResult{r, ri} {
 		if rep := res.Clusters[0].Representative; namedBy(rep) < 0 {
-			t.Errorf("the first cluster's representative is %s @%d", g.NodeName(rep), g.Nodes.ID[rep])
+			t.Errorf("the first cluster's representative is %s @%d", g.NodeName(rep), g.NodeID(rep))
 		}
 		for _, c := range res.Clusters {
 			for _, x := range c.Classes {
@@ -447,7 +451,7 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 			}
 			for _, v := range c.Examples {
 				if g.NodeType(v).Name == "code" {
-					t.Errorf("reported object %s @%d is code", g.NodeName(v), g.Nodes.ID[v])
+					t.Errorf("reported object %s @%d is code", g.NodeName(v), g.NodeID(v))
 				}
 			}
 		}

@@ -265,7 +265,7 @@ func TestLeaksNodeLinkedList(t *testing.T) {
 	}
 	// global.list.head, then .next to every item before it.
 	steps := c.Path.Steps
-	if len(steps) != 3+l.WarmItems || steps[len(steps)-1].To != first || g.Nodes.ID[steps[2].To] != l.HeadID {
+	if len(steps) != 3+l.WarmItems || steps[len(steps)-1].To != first || g.NodeID(steps[2].To) != l.HeadID {
 		t.Fatalf("path of %d steps", len(steps))
 	}
 	for i, want := range []string{".2", ".list", ".head"} {

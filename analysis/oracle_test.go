@@ -58,7 +58,7 @@ func devtoolsOracle(g *model.Graph) (dominator []int32, retained []float64, self
 	// calculateShallowSizes.
 	self = make([]float64, n)
 	for i := range self {
-		self[i] = float64(g.Nodes.Size[i])
+		self[i] = float64(g.Nodes.Size.At(i))
 	}
 	hasUserRoots := false
 	for e := first(root); e < first(root+1); e++ {
@@ -121,7 +121,7 @@ func devtoolsOracle(g *model.Graph) (dominator []int32, retained []float64, self
 			ok := true
 			if et == "internal" {
 				if m := re.FindStringSubmatch(g.Strings.At(g.Edges.Name[e])); m != nil {
-					if id, _ := strconv.ParseUint(m[2], 10, 64); id == g.Nodes.ID[v] {
+					if id, _ := strconv.ParseUint(m[2], 10, 64); id == g.Nodes.ID.At(v) {
 						ok = false
 					}
 				}

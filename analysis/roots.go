@@ -134,7 +134,7 @@ type UnreachableReport struct {
 }
 
 // Unreachable totals the nodes outside reach (as returned by Reachable) by
-// class. sizes is the size column to sum: g.Nodes.Size for raw sizes, or
+// class. sizes is the size column to sum: g.Nodes.Size.Slice() for raw sizes, or
 // ShallowSizes' result for DevTools' adjusted ones.
 func Unreachable(g *model.Graph, reach Bits, cls *Classes, sizes []uint64) *UnreachableReport {
 	rep := &UnreachableReport{}

@@ -115,7 +115,8 @@ func ComparePair(earlier, later *model.Graph) PairCheck {
 	s := newPairSample(earlier)
 	return s.compare(later, func(id uint64) int {
 		n := 0
-		for _, e := range earlier.Nodes.ID {
+		for i := range earlier.Nodes.ID.Len() {
+			e := earlier.Nodes.ID.At(i)
 			if e&1 == 1 && e > id {
 				n++
 			}
@@ -146,7 +147,7 @@ func newPairSample(g *model.Graph) *pairSample {
 	}
 	s := &pairSample{ids: IDKindOf(g), sample: make(map[uint64]uint64, n/step+1), filter: new([1 << 20 / 64]uint64)}
 	for v := 0; v < n; v += step {
-		id := g.Nodes.ID[v]
+		id := g.Nodes.ID.At(v)
 		s.sample[id] = nodeHash(g, int32(v))
 		h := idHash(id)
 		s.filter[h>>6] |= 1 << (h & 63)
@@ -164,7 +165,8 @@ func (s *pairSample) compare(later *model.Graph, newer func(uint64) int) PairChe
 	if IDKindOf(later) != p.IDs {
 		p.IDs = AddressIDs
 	}
-	for v, id := range later.Nodes.ID {
+	for v := range later.Nodes.ID.Len() {
+		id := later.Nodes.ID.At(v)
 		if h := idHash(id); s.filter[h>>6]&(1<<(h&63)) == 0 {
 			continue
 		}
@@ -203,7 +205,8 @@ func idHash(id uint64) uint32 { return uint32((id * 0x9e3779b97f4a7c15) >> 44) }
 // separate counter, or from a hash).
 func newestCountedID(g *model.Graph) uint64 {
 	var m uint64
-	for _, id := range g.Nodes.ID {
+	for i := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(i)
 		if id&1 == 1 && id > m {
 			m = id
 		}
@@ -249,9 +252,11 @@ type ClassCount struct {
 func NewDigest(g *model.Graph, prev *Digest) *Digest {
 	p := DefaultPolicy(g)
 	dom := PropagateDOMState(g)
-	self := g.Nodes.Size
+	var self []uint64
 	if p.RedistributeShallow {
 		self = ShallowSizes(g, findRoots(g, !p.SkipIntoPageOwned), dom)
+	} else {
+		self = g.Nodes.Size.Slice()
 	}
 	return newDigest(g, self, ClassifyNodes(g, dom), prev)
 }

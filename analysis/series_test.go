@@ -277,7 +277,7 @@ func TestDigestDropsGraph(t *testing.T) {
 	cleanup := func(ch chan struct{}) { ch <- struct{}{} }
 	runtime.AddCleanup(g, cleanup, freed)
 	// A class name, and so the string chunk it is in.
-	name := g.NodeName(int32(len(g.Nodes.ID) - 1))
+	name := g.NodeName(int32(g.Nodes.ID.Len() - 1))
 	if name == "" {
 		t.Fatal("the last node has no name")
 	}

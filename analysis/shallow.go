@@ -26,12 +26,11 @@ const (
 // table as its own size. Without user roots (exposeInternals snapshots,
 // recent Chrome) the raw sizes are returned.
 //
-// The result aliases g.Nodes.Size when nothing changes: treat it as
-// read-only. ds supplies the "Detached " renaming (a renamed
+// ds supplies the "Detached " renaming (a renamed
 // ExternalStringData node is not folded, as in DevTools); it may be nil.
 func ShallowSizes(g *model.Graph, roots *Roots, ds *DOMState) []uint64 {
 	if !roots.HasUserRoots() {
-		return g.Nodes.Size
+		return g.Nodes.Size.Slice()
 	}
 	n := g.NumNodes()
 	size := model.Alloc[uint64](n)
@@ -40,8 +39,7 @@ func ShallowSizes(g *model.Graph, roots *Roots, ds *DOMState) []uint64 {
 }
 
 // redistribute implements ShallowSizes. owners is scratch space (N
-// entries) and size receives the result (N entries; it may not alias
-// g.Nodes.Size).
+// entries) and size receives the result (N entries).
 //
 // An owned node's final owner is the join, over all owners that reach it
 // through owned nodes, of unvisited < one owner < several owners. That
@@ -69,7 +67,7 @@ func redistribute(g *model.Graph, roots *Roots, ds *DOMState, owners []uint32, s
 				owners[i] = uint32(i)
 			}
 		}
-		copy(size[lo:hi], g.Nodes.Size[lo:hi])
+		g.Nodes.Size.CopyTo(size[lo:hi], lo)
 	})
 	parallelChunks(n, chunk, func(lo, hi int) {
 		var stack []uint32
@@ -115,7 +113,7 @@ func redistribute(g *model.Graph, roots *Roots, ds *DOMState, owners []uint32, s
 			if o == root || k.node[g.Nodes.Type[o]] == kSynthetic {
 				continue
 			}
-			atomic.AddUint64(&size[o], g.Nodes.Size[i])
+			atomic.AddUint64(&size[o], g.Nodes.Size.At(i))
 			size[i] = 0
 		}
 	})

@@ -97,12 +97,12 @@ func TestLeakSuspectsNodeLeak(t *testing.T) {
 		t.Fatalf("%d suspects, want 1: %+v", len(got), got)
 	}
 	s, g := got[0], a.Graph
-	if g.Nodes.ID[s.Holder] != 51427 || a.Classes.Name(s.Holder) != "EventEmitter" || s.Retained != 467896 {
+	if g.NodeID(s.Holder) != 51427 || a.Classes.Name(s.Holder) != "EventEmitter" || s.Retained != 467896 {
 		t.Errorf("holder @%d %s retaining %d, want EventEmitter @51427 retaining 467896",
-			g.Nodes.ID[s.Holder], a.Classes.Name(s.Holder), s.Retained)
+			g.NodeID(s.Holder), a.Classes.Name(s.Holder), s.Retained)
 	}
-	if g.Nodes.ID[s.Point] != 80593 || a.Classes.Name(s.Point) != "Array" {
-		t.Errorf("accumulation point @%d %s, want the Array @80593", g.Nodes.ID[s.Point], a.Classes.Name(s.Point))
+	if g.NodeID(s.Point) != 80593 || a.Classes.Name(s.Point) != "Array" {
+		t.Errorf("accumulation point @%d %s, want the Array @80593", g.NodeID(s.Point), a.Classes.Name(s.Point))
 	}
 	if a.Classes.Names[s.Class] != "LeakedItem" || s.Count != 1500 || s.ClassRetained != 431280 || s.Via != analysis.NoClass || s.Shape != nil || s.Detached {
 		t.Errorf("class %s x%d retaining %d, want LeakedItem x1500 retaining 431280: %+v", a.Classes.Names[s.Class], s.Count, s.ClassRetained, s)
@@ -339,7 +339,7 @@ func TestLeakSuspectsLinkedList(t *testing.T) {
 			t.Fatalf("%s: %d suspects, want the list: %+v", c.dump, len(got), got)
 		}
 		s := got[0]
-		if g.NodeName(s.Holder) != "List" || s.Retained != c.retained || g.Nodes.ID[s.Point] != c.head || a.Classes.Names[s.Class] != "Item" ||
+		if g.NodeName(s.Holder) != "List" || s.Retained != c.retained || g.NodeID(s.Point) != c.head || a.Classes.Names[s.Class] != "Item" ||
 			s.Count != 20100 || s.ClassRetained != c.listed || s.Shared || s.Detached || s.Via != analysis.NoClass {
 			t.Errorf("%s: suspect %+v, want List retaining %d, list of 20,100 from Item @%d retaining %d", c.dump, s, c.retained, c.head, c.listed)
 		}
@@ -407,7 +407,7 @@ func TestLeakSuspectsShared(t *testing.T) {
 	}
 	s := got[0]
 	if !s.Shared || a.Classes.Names[s.Class] != "REPL.$JShell$11$Point" || s.Count != 50000 || s.ClassRetained != 1200000 ||
-		s.Holder != s.Point || g.Nodes.ID[s.Point] != 0xf002e6b0 || s.Retained != 284600 {
+		s.Holder != s.Point || g.NodeID(s.Point) != 0xf002e6b0 || s.Retained != 284600 {
 		t.Errorf("suspect %+v, want 50,000 shared Points retaining 1200000, the most of them in the ArrayList @0xf002e6b0 retaining 284600", s)
 	}
 	if f := fieldsText(g, s); f != "^.pts x50000, ^.byDist x50000" {

@@ -212,7 +212,8 @@ func (a *Analysis) Timeline(opt TimelineOptions) (*TimelineResult, error) {
 	// summed below: 16 bytes an object and no map.
 	type objectSite struct{ key, size uint64 }
 	var tracked []objectSite
-	for v, id := range g.Nodes.ID {
+	for v := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(v)
 		if id&1 == 0 {
 			continue
 		}
@@ -423,7 +424,7 @@ func AllocationChurn(g *model.Graph) ([]SiteChurn, error) {
 		if ti := treeIndex(id); ti >= 0 && t.Tree[ti].Function < nf {
 			s := &out[t.Tree[ti].Function]
 			s.Live++
-			s.LiveSize += g.Nodes.Size[v]
+			s.LiveSize += g.Nodes.Size.At(v)
 		}
 	}
 	kept := out[:0]

@@ -49,7 +49,8 @@ func TestTimelineFixture(t *testing.T) {
 		t.Errorf("bucket counts %v, want %v", counts, want)
 	}
 	n := 0
-	for _, id := range g.Nodes.ID {
+	for i := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(i)
 		n += int(id & 1)
 	}
 	if last := tl.Buckets[9]; odd != n || last.Surviving != n-tl.AfterCount || last.End != tl.Duration {

@@ -43,10 +43,10 @@ func Compare(a, b *Graph, opt CompareOptions) error {
 	if err := firstDiff("node name", a.Nodes.Name, b.Nodes.Name); err != nil {
 		return err
 	}
-	if err := firstDiff("node id", a.Nodes.ID, b.Nodes.ID); err != nil {
+	if err := firstDiff("node id", a.Nodes.ID.Slice(), b.Nodes.ID.Slice()); err != nil {
 		return err
 	}
-	if err := firstDiff("node self size", a.Nodes.Size, b.Nodes.Size); err != nil {
+	if err := firstDiff("node self size", a.Nodes.Size.Slice(), b.Nodes.Size.Slice()); err != nil {
 		return err
 	}
 	if err := firstDiff("first edge", a.Nodes.FirstEdge, b.Nodes.FirstEdge); err != nil {

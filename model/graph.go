@@ -85,8 +85,8 @@ type Graph struct {
 type Nodes struct {
 	Type      []uint8    // index into Graph.NodeTypes
 	Name      []StringID // class or node name
-	ID        []uint64   // the runtime's identifier (V8 id, address, Java object id)
-	Size      []uint64   // self (shallow) size in bytes
+	ID        Uint64s    // the runtime's identifier (V8 id, address, Java object id)
+	Size      Uint64s    // self (shallow) size in bytes
 	FirstEdge []uint32   // out-edges of n are [FirstEdge[n], FirstEdge[n+1])
 }
 
@@ -153,7 +153,13 @@ type Section struct {
 }
 
 // NumNodes reports the number of nodes.
-func (g *Graph) NumNodes() int { return len(g.Nodes.ID) }
+func (g *Graph) NumNodes() int { return g.Nodes.ID.Len() }
+
+// NodeID returns the runtime's identifier of node n.
+func (g *Graph) NodeID(n NodeIndex) uint64 { return g.Nodes.ID.At(int(n)) }
+
+// NodeSize returns the self size of node n.
+func (g *Graph) NodeSize(n NodeIndex) uint64 { return g.Nodes.Size.At(int(n)) }
 
 // NumEdges reports the number of edges.
 func (g *Graph) NumEdges() int { return len(g.Edges.To) }
@@ -194,11 +200,7 @@ func (g *Graph) MetaValue(key string) (string, bool) {
 
 // TotalSize is the sum of all self sizes.
 func (g *Graph) TotalSize() uint64 {
-	var t uint64
-	for _, s := range g.Nodes.Size {
-		t += s
-	}
-	return t
+	return g.Nodes.Size.Sum()
 }
 
 // AddNodeType appends t to the node type table unless an equal entry exists,
@@ -236,10 +238,10 @@ func (g *Graph) AddEdgeType(t EdgeType) (uint8, error) {
 // range, edge targets in range and a valid root. It returns the first
 // violation found, described by node or edge index.
 func (g *Graph) Validate() error {
-	n := len(g.Nodes.ID)
-	if len(g.Nodes.Type) != n || len(g.Nodes.Name) != n || len(g.Nodes.Size) != n {
+	n := g.Nodes.ID.Len()
+	if len(g.Nodes.Type) != n || len(g.Nodes.Name) != n || g.Nodes.Size.Len() != n {
 		return fmt.Errorf("node columns differ in length: type %d, name %d, id %d, size %d",
-			len(g.Nodes.Type), len(g.Nodes.Name), n, len(g.Nodes.Size))
+			len(g.Nodes.Type), len(g.Nodes.Name), n, g.Nodes.Size.Len())
 	}
 	if len(g.Nodes.FirstEdge) != n+1 {
 		return fmt.Errorf("first-edge column has %d entries, want %d", len(g.Nodes.FirstEdge), n+1)

@@ -18,8 +18,8 @@ func small(t *testing.T) *Graph {
 	g.Nodes = Nodes{
 		Type:      []uint8{obj, obj, obj, obj},
 		Name:      []StringID{0, 1, 2, 3},
-		ID:        []uint64{1, 3, 5, 7},
-		Size:      []uint64{0, 10, 20, 30},
+		ID:        NewUint64s(1, 3, 5, 7),
+		Size:      NewUint64s(0, 10, 20, 30),
 		FirstEdge: []uint32{0, 2, 3, 4, 4},
 	}
 	g.Edges = Edges{
@@ -87,8 +87,8 @@ func TestRetainersFromAcrossStretches(t *testing.T) {
 	for v := 0; v < n; v++ {
 		g.Nodes.Type = append(g.Nodes.Type, obj)
 		g.Nodes.Name = append(g.Nodes.Name, 0)
-		g.Nodes.ID = append(g.Nodes.ID, uint64(2*v+1))
-		g.Nodes.Size = append(g.Nodes.Size, 8)
+		g.Nodes.ID.Append(uint64(2*v + 1))
+		g.Nodes.Size.Append(8)
 		var out int
 		switch {
 		case v < 40 || (v >= 1000 && v < 1700) || v >= n-50:
@@ -147,7 +147,7 @@ func TestValidateCatchesBrokenGraphs(t *testing.T) {
 		},
 		"csr short":      func(g *Graph) { g.Nodes.FirstEdge = g.Nodes.FirstEdge[:4] },
 		"root":           func(g *Graph) { g.Root = 4 },
-		"column lengths": func(g *Graph) { g.Nodes.Size = g.Nodes.Size[:3] },
+		"column lengths": func(g *Graph) { g.Nodes.Size.Truncate(3) },
 		"detachedness":   func(g *Graph) { g.Detachedness = []uint8{0} },
 		"location node":  func(g *Graph) { g.Locations = []Location{{Node: 4}} },
 		"script column": func(g *Graph) {

@@ -45,7 +45,7 @@ func (r *Results) Check(g *Graph) error {
 	if root < 0 || int(root) >= n {
 		return fmt.Errorf("results: the root, node %d, is not one of the %d nodes", root, n)
 	}
-	id := func(v NodeIndex) uint64 { return g.Nodes.ID[v] }
+	id := func(v NodeIndex) uint64 { return g.NodeID(v) }
 	// The retained sizes each node's children add up to.
 	children := make([]uint64, n)
 	for v, d := range r.Dominator {

@@ -10,7 +10,7 @@ import (
 // (issue 12.10): each must be refused with a message naming the node.
 func TestResultsCheck(t *testing.T) {
 	// Root 0 (id 1) dominates 1 (id 3) and 3 (id 7); 1 dominates 2 (id 5).
-	g := &Graph{Nodes: Nodes{ID: []uint64{1, 3, 5, 7}}}
+	g := &Graph{Nodes: Nodes{ID: NewUint64s(1, 3, 5, 7)}}
 	good := func() *Results {
 		return &Results{Policy: "devtools", Shallow: []uint64{0, 1, 2, 3}, Retained: []uint64{6, 3, 2, 3},
 			Dominator: []NodeIndex{NoNode, 0, 1, 0}, Distance: []int32{0, 1, 2, 1}}

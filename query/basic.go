@@ -146,7 +146,7 @@ func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
 		ShallowSize: r.Shallow, RetainedSize: r.Retained, idText: IDText(g, r.ID),
 	}
 	if r.Dominator != model.NoNode {
-		n.DominatorID = g.Nodes.ID[r.Dominator]
+		n.DominatorID = g.NodeID(r.Dominator)
 	}
 	return n
 }

@@ -179,7 +179,7 @@ func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 		{Key: "size", Title: "Size each", Kind: Bytes}, {Key: "wasted", Title: "Wasted", Kind: Bytes},
 		{Key: "total", Title: "Total", Kind: Bytes}, {Key: "example", Title: "Example", Kind: ID}}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []any{Shorten(visibleText(r.Text), MaxNameWidth), r.Count, r.Size, r.Wasted, r.Total, IDValue(a.Graph, a.Graph.Nodes.ID[r.Example])})
+		t.Rows = append(t.Rows, []any{Shorten(visibleText(r.Text), MaxNameWidth), r.Count, r.Size, r.Wasted, r.Total, IDValue(a.Graph, a.Graph.NodeID(r.Example))})
 	}
 	var copies int
 	var wasted, total uint64
@@ -443,7 +443,7 @@ func shapesResult(sn Snapshot, limit int) (*Result, error) {
 	for _, r := range a.ObjectShapes(limit) {
 		shape := r.Name + " {" + strings.Join(r.Properties, ", ") + "}"
 		t.Rows = append(t.Rows, []any{Shorten(shape, MaxNameWidth), len(r.Properties), r.Count, r.Shallow, r.Retained,
-			Share(r.Retained, total), IDValue(a.Graph, a.Graph.Nodes.ID[r.Example])})
+			Share(r.Retained, total), IDValue(a.Graph, a.Graph.NodeID(r.Example))})
 	}
 	return &Result{Sections: []*Section{{Heading: "Object shapes (constructor and property names), largest retained size first", Table: t,
 		Chart: &Chart{Label: "shape", Value: "retained_size"}}}}, nil

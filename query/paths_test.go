@@ -132,12 +132,15 @@ func chain(t *testing.T, classes []int) *analysis.Analysis {
 	for _, s := range []string{"", "A", "B", "C", "next"} {
 		g.Strings.AddString(s)
 	}
-	g.Nodes = model.Nodes{Type: make([]uint8, n+1), Name: make([]uint32, n+1), ID: make([]uint64, n+1), Size: make([]uint64, n+1), FirstEdge: make([]uint32, n+2)}
+	g.Nodes = model.Nodes{Type: make([]uint8, n+1), Name: make([]uint32, n+1), ID: model.MakeUint64s(n + 1), Size: model.MakeUint64s(n + 1), FirstEdge: make([]uint32, n+2)}
 	g.Edges = model.Edges{Type: make([]uint8, n), Name: make([]uint32, n), To: make([]model.NodeIndex, n)}
-	g.Nodes.Type[0], g.Nodes.ID[0] = syn, 1
+	g.Nodes.Type[0] = syn
+	g.Nodes.ID.Set(0, 1)
 	for i, c := range classes {
 		v := i + 1
-		g.Nodes.Type[v], g.Nodes.Name[v], g.Nodes.ID[v], g.Nodes.Size[v] = obj, uint32(1+c), uint64(2*v+1), 32
+		g.Nodes.Type[v], g.Nodes.Name[v] = obj, uint32(1+c)
+		g.Nodes.ID.Set(v, uint64(2*v+1))
+		g.Nodes.Size.Set(v, 32)
 		g.Nodes.FirstEdge[v] = uint32(v)
 		g.Edges.Type[i], g.Edges.Name[i], g.Edges.To[i] = prop, 4, model.NodeIndex(v) // node i -.next-> node i+1
 	}

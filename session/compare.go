@@ -193,7 +193,7 @@ func (s *Session) NewObjects(i, offset, limit int) (*NewObjectPage, error) {
 		ids := base.instanceIDs(row.Key)
 		var out []int32
 		for _, n := range s.inst[s.instFrom[row.Class]:s.instFrom[row.Class+1]] {
-			if _, found := slices.BinarySearch(ids, s.g.Nodes.ID[n]); !found {
+			if _, found := slices.BinarySearch(ids, s.g.NodeID(n)); !found {
 				out = append(out, n)
 			}
 		}
@@ -220,7 +220,7 @@ func (s *Session) instanceIDs(key string) []uint64 {
 	var ids []uint64
 	for n, c := range a.Classes.Of {
 		if a.Self[n] != 0 && slices.Contains(classes, c) {
-			ids = append(ids, s.g.Nodes.ID[n])
+			ids = append(ids, s.g.Nodes.ID.At(n))
 		}
 	}
 	slices.Sort(ids)
@@ -251,7 +251,7 @@ func (s *Session) DeletedObjects(i, offset, limit int) (*NewObjectPage, error) {
 				continue
 			}
 			for _, n := range base.inst[base.instFrom[c]:base.instFrom[c+1]] {
-				if _, found := slices.BinarySearch(ids, base.g.Nodes.ID[n]); !found {
+				if _, found := slices.BinarySearch(ids, base.g.NodeID(n)); !found {
 					out = append(out, n)
 				}
 			}

@@ -26,7 +26,7 @@ func (s *Session) lookup(ref string) (int32, error) {
 	}
 	s.prepare()
 	ids := s.g.Nodes.ID
-	i, found := slices.BinarySearchFunc(s.byID, id, func(n int32, id uint64) int { return cmp.Compare(ids[n], id) })
+	i, found := slices.BinarySearchFunc(s.byID, id, func(n int32, id uint64) int { return cmp.Compare(ids.At(int(n)), id) })
 	if !found {
 		return 0, notFound("no object with id %s in %s", query.IDText(s.g, id), s.file.Path)
 	}
@@ -38,12 +38,12 @@ func (s *Session) lookup(ref string) (int32, error) {
 // int32 per node.
 func idIndex(a *analysis.Analysis) []int32 {
 	ids := a.Graph.Nodes.ID
-	byID := a.Spare(len(ids))
+	byID := a.Spare(ids.Len())
 	for i := range byID {
 		byID[i] = int32(i)
 	}
 	slices.SortFunc(byID, func(x, y int32) int {
-		if c := cmp.Compare(ids[x], ids[y]); c != 0 {
+		if c := cmp.Compare(ids.At(int(x)), ids.At(int(y))); c != 0 {
 			return c
 		}
 		return cmp.Compare(x, y)

@@ -382,7 +382,7 @@ func (s *Session) Info() *InfoJSON {
 func (s *Session) makeInfo() *InfoJSON {
 	g := s.g
 	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: analysis.Runtime(g),
-		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.Nodes.ID[g.Root],
+		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.NodeID(g.Root),
 		Warnings: s.warnings, DefaultPage: DefaultPage, MaxPage: MaxPage}
 	if analysis.IDKindOf(g) == analysis.AddressIDs {
 		info.IDs = "address"

@@ -213,7 +213,8 @@ func devToolsDeviations(g *model.Graph) []string {
 	}
 	var wide int
 	var example uint64
-	for _, id := range g.Nodes.ID {
+	for i := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(i)
 		if id > math.MaxUint32 {
 			if wide == 0 {
 				example = id
@@ -242,7 +243,8 @@ func classDeviations(g *model.Graph, ours *analysis.Classes, nts []model.NodeTyp
 	}
 	byClass := map[uint32]*moved{}
 	all := make([]int, len(ours.Names))
-	for i, size := range g.Nodes.Size {
+	for i := range g.Nodes.Size.Len() {
+		size := g.Nodes.Size.At(i)
 		if size == 0 {
 			continue
 		}
@@ -326,7 +328,8 @@ func unreachableDistances(g *model.Graph, cls *analysis.Classes) string {
 	reach := analysis.Reachable(g)
 	reached := make([]bool, len(cls.Names))
 	unreached := make([]int, len(cls.Names))
-	for i, size := range g.Nodes.Size {
+	for i := range g.Nodes.Size.Len() {
+		size := g.Nodes.Size.At(i)
 		if size == 0 {
 			continue
 		}

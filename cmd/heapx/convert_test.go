@@ -102,14 +102,15 @@ func TestConvertAnalyze(t *testing.T) {
 		t.Fatal(err)
 	}
 	index := map[uint64]int{}
-	for i, id := range g.Nodes.ID {
+	for i := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(i)
 		index[id] = i
 	}
 	for _, want := range golden.Top {
 		i := index[want.ID]
-		if res.Retained[i] != want.Retained || g.Nodes.ID[res.Dominator[i]] != want.DominatorID || res.Distance[i] != want.Distance {
+		if res.Retained[i] != want.Retained || g.NodeID(res.Dominator[i]) != want.DominatorID || res.Distance[i] != want.Distance {
 			t.Errorf("node @%d: retained %d, dominator @%d, distance %d; DevTools %d, @%d, %d", want.ID, res.Retained[i],
-				g.Nodes.ID[res.Dominator[i]], res.Distance[i], want.Retained, want.DominatorID, want.Distance)
+				g.NodeID(res.Dominator[i]), res.Distance[i], want.Retained, want.DominatorID, want.Distance)
 		}
 	}
 	// Converting again carries the results over.
@@ -226,11 +227,13 @@ func writeBigSnapshot(t *testing.T, path string, n int) {
 	for _, s := range []string{"", "Thing", "next", "prev", "self"} {
 		g.Strings.AddString(s)
 	}
-	g.Nodes = model.Nodes{Type: make([]uint8, n), Name: make([]uint32, n), ID: make([]uint64, n), Size: make([]uint64, n), FirstEdge: make([]uint32, n+1)}
+	g.Nodes = model.Nodes{Type: make([]uint8, n), Name: make([]uint32, n), ID: model.MakeUint64s(n), Size: model.MakeUint64s(n), FirstEdge: make([]uint32, n+1)}
 	m := 3 * n
 	g.Edges = model.Edges{Type: make([]uint8, m), Name: make([]uint32, m), To: make([]model.NodeIndex, m)}
 	for i := 0; i < n; i++ {
-		g.Nodes.Type[i], g.Nodes.Name[i], g.Nodes.ID[i], g.Nodes.Size[i] = obj, 1, uint64(2*i+1), 32
+		g.Nodes.Type[i], g.Nodes.Name[i] = obj, 1
+		g.Nodes.ID.Set(i, uint64(2*i+1))
+		g.Nodes.Size.Set(i, 32)
 		g.Nodes.FirstEdge[i+1] = uint32(3 * (i + 1))
 		for k, name := range []uint32{2, 3, 4} {
 			e := 3*i + k

@@ -154,7 +154,7 @@ func TestSQLExamples(t *testing.T) {
 
 	// X is the first LeakedItem instance.
 	x := model.NodeIndex(-1)
-	for n := range g.Nodes.ID {
+	for n := range g.Nodes.ID.Len() {
 		if g.NodeName(model.NodeIndex(n)) == "LeakedItem" && g.NodeType(model.NodeIndex(n)).Category == model.CatObject {
 			x = model.NodeIndex(n)
 			break
@@ -163,7 +163,7 @@ func TestSQLExamples(t *testing.T) {
 	if x < 0 {
 		t.Fatal("no LeakedItem in node-leak-3")
 	}
-	xid := g.Nodes.ID[x]
+	xid := g.NodeID(x)
 
 	t.Run("who retains X", func(t *testing.T) {
 		rows := sqlJSON(t, file, fmt.Sprintf(exampleRetains, xid))
@@ -175,7 +175,7 @@ func TestSQLExamples(t *testing.T) {
 		s, e := ret.Of(x)
 		for i := s; i < e; i++ {
 			from, edge := ret.From(i), ret.Edge[i]
-			want = append(want, fmt.Sprintf("%d %s %s %s", g.Nodes.ID[from], g.NodeName(from), g.EdgeType(edge).QualifiedName(), g.EdgeName(edge)))
+			want = append(want, fmt.Sprintf("%d %s %s %s", g.NodeID(from), g.NodeName(from), g.EdgeType(edge).QualifiedName(), g.EdgeName(edge)))
 		}
 		slices.Sort(got)
 		slices.Sort(want)
@@ -193,7 +193,7 @@ func TestSQLExamples(t *testing.T) {
 		s, e := g.EdgeRange(x)
 		for i := s; i < e; i++ {
 			to := g.Edges.To[i]
-			want = append(want, fmt.Sprintf("%s %s %d %s", g.EdgeType(i).QualifiedName(), g.EdgeName(i), g.Nodes.ID[to], g.NodeName(to)))
+			want = append(want, fmt.Sprintf("%s %s %d %s", g.EdgeType(i).QualifiedName(), g.EdgeName(i), g.NodeID(to), g.NodeName(to)))
 		}
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Errorf("edges of @%d:\n%s\nwant:\n%s", xid, strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -212,7 +212,7 @@ func TestSQLExamples(t *testing.T) {
 	}
 	groups := func(c model.Category, byBytes bool) []group {
 		m := map[string]*group{}
-		for n := range g.Nodes.ID {
+		for n := range g.Nodes.ID.Len() {
 			if g.NodeType(model.NodeIndex(n)).Category != c {
 				continue
 			}
@@ -221,7 +221,7 @@ func TestSQLExamples(t *testing.T) {
 				m[name] = &group{name: name}
 			}
 			m[name].count++
-			m[name].bytes += int64(g.Nodes.Size[n])
+			m[name].bytes += int64(g.Nodes.Size.At(n))
 		}
 		var out []group
 		for _, v := range m {

@@ -68,7 +68,7 @@ func Metadata(g *model.Graph, res *model.Results, generator string) []model.KV {
 		{Key: KeyStringCount, Value: strconv.Itoa(g.Strings.Len())},
 	}
 	if g.NumNodes() > 0 {
-		ms = append(ms, model.KV{Key: KeyRoot, Value: strconv.FormatUint(g.Nodes.ID[g.Root], 10)})
+		ms = append(ms, model.KV{Key: KeyRoot, Value: strconv.FormatUint(g.NodeID(g.Root), 10)})
 	}
 	if f, ok := g.MetaValue(KeyFormat); ok {
 		if _, has := g.MetaValue(KeySourceFormat); !has {

@@ -49,7 +49,7 @@ func TestMetadata(t *testing.T) {
 	g := &model.Graph{Meta: []model.KV{{Key: "format", Value: "v8.heapsnapshot"}, {Key: "producer", Value: "Node"},
 		{Key: KeyNodeCount, Value: "99"}, {Key: KeyVersion, Value: "7"}}}
 	g.Strings.AddString("")
-	g.Nodes.ID = []uint64{1, 3}
+	g.Nodes.ID = model.NewUint64s(1, 3)
 	g.Nodes.FirstEdge = []uint32{0, 0, 0}
 	g.Root = 1
 	for _, c := range []struct{ generator, want string }{{"heapx v1.2.3", "heapx v1.2.3"}, {"", DefaultGenerator}} {
@@ -68,7 +68,7 @@ func TestMetadata(t *testing.T) {
 func TestWritable(t *testing.T) {
 	g := &model.Graph{}
 	g.Strings.AddString("")
-	g.Nodes = model.Nodes{ID: []uint64{1}, Type: []uint8{0}, Name: []model.StringID{0}, Size: []uint64{0}, FirstEdge: []uint32{0, 0}}
+	g.Nodes = model.Nodes{ID: model.NewUint64s(1), Type: []uint8{0}, Name: []model.StringID{0}, Size: model.NewUint64s(0), FirstEdge: []uint32{0, 0}}
 	g.NodeTypes = []model.NodeType{{Name: "object", Category: model.CatObject}}
 	fits := &model.Results{Shallow: []uint64{0}, Retained: []uint64{0}, Dominator: []model.NodeIndex{model.NoNode}, Distance: []int32{0}}
 	if res, err := Writable(g, fits); err != nil || res != fits {

@@ -125,16 +125,16 @@ func TestOracle(t *testing.T) {
 			type row struct{ count, size uint64 }
 			hist := map[string]row{}
 			var objects, bytes uint64
-			for i := range g.Nodes.ID {
+			for i := range g.Nodes.ID.Len() {
 				if t := g.Nodes.Type[i]; t == ntRoot || t == ntClass {
 					continue // VisualVM counts class objects in no row
 				}
 				r := hist[cls.Name(int32(i))]
 				r.count++
-				r.size += g.Nodes.Size[i]
+				r.size += g.Nodes.Size.At(i)
 				hist[cls.Name(int32(i))] = r
 				objects++
-				bytes += g.Nodes.Size[i]
+				bytes += g.Nodes.Size.At(i)
 			}
 			if objects != o.instances || bytes != o.bytes {
 				t.Errorf("objects %d of %d bytes, oracle %d of %d", objects, bytes, o.instances, o.bytes)
@@ -217,7 +217,7 @@ func checkRetained(t *testing.T, file string, o *oracle, g *model.Graph) {
 			t.Errorf("biggest object 0x%x not in the graph", b.id)
 			continue
 		}
-		if got := g.Nodes.Size[i]; got != b.shallow {
+		if got := g.NodeSize(i); got != b.shallow {
 			t.Errorf("object 0x%x: shallow size %d, oracle %d", b.id, got, b.shallow)
 		}
 		got := a.Dominators.Retained[i]
@@ -274,10 +274,10 @@ func visualVMView(g *model.Graph) *model.Graph {
 			}
 		}
 	}
-	h.Nodes.Size = make([]uint64, n)
-	for i := range h.Nodes.Size {
+	h.Nodes.Size = model.MakeUint64s(n)
+	for i := range h.Nodes.Size.Len() {
 		if reached[i] && g.Nodes.Type[i] != ntClass {
-			h.Nodes.Size[i] = g.Nodes.Size[i]
+			h.Nodes.Size.Set(i, g.Nodes.Size.At(i))
 		}
 	}
 	return &h

@@ -457,13 +457,11 @@ func (rd *reader) addNode(t uint8, name uint32, id, size uint64) int32 {
 	nd := &rd.g.Nodes
 	nd.Type = model.Grow(nd.Type, 1)
 	nd.Name = model.Grow(nd.Name, 1)
-	nd.ID = model.Grow(nd.ID, 1)
-	nd.Size = model.Grow(nd.Size, 1)
-	i := int32(len(nd.ID))
+	i := int32(nd.ID.Len())
 	nd.Type = append(nd.Type, t)
 	nd.Name = append(nd.Name, name)
-	nd.ID = append(nd.ID, id)
-	nd.Size = append(nd.Size, size)
+	nd.ID.Append(id)
+	nd.Size.Append(size)
 	return i
 }
 

@@ -89,7 +89,8 @@ func readBytes(t testing.TB, b []byte) (*model.Graph, error) {
 // node returns the index of the node with id.
 func node(t *testing.T, g *model.Graph, id uint64) int32 {
 	t.Helper()
-	for i, x := range g.Nodes.ID {
+	for i := range g.Nodes.ID.Len() {
+		x := g.Nodes.ID.At(i)
 		if x == id {
 			return int32(i)
 		}
@@ -103,7 +104,7 @@ func edges(g *model.Graph, n int32) string {
 	var out []string
 	start, end := g.EdgeRange(n)
 	for e := start; e < end; e++ {
-		s := fmt.Sprintf("%s->0x%x", g.EdgeName(e), g.Nodes.ID[g.Edges.To[e]])
+		s := fmt.Sprintf("%s->0x%x", g.EdgeName(e), g.NodeID(g.Edges.To[e]))
 		if g.EdgeType(e).Strength == model.Weak {
 			s = "~" + s
 		}
@@ -145,8 +146,8 @@ func TestTinyDump(t *testing.T) {
 			if got := edges(g, n); got != c.edges {
 				t.Errorf("id size %d: 0x%x edges %q, want %q", idSize, c.id, got, c.edges)
 			}
-			if idSize == 8 && c.id != 0x3000 && g.Nodes.Size[n] != c.size {
-				t.Errorf("0x%x: size %d, want %d", c.id, g.Nodes.Size[n], c.size)
+			if idSize == 8 && c.id != 0x3000 && g.NodeSize(n) != c.size {
+				t.Errorf("0x%x: size %d, want %d", c.id, g.NodeSize(n), c.size)
 			}
 		}
 		if got := edges(g, g.Root); got != "Java frame->0x1000 sticky class->0x200 interned string->0x2000 JNI global->0x3000 thread object->0x4000" {
@@ -174,10 +175,10 @@ func TestTinyDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := g.Nodes.Size[node(t, g, 0x1000)]; got != 20 {
+	if got := g.NodeSize(node(t, g, 0x1000)); got != 20 {
 		t.Errorf("Node with stated sizes: %d bytes, want 20", got)
 	}
-	if got := g.Nodes.Size[node(t, g, 0x4000)]; got != 32 { // 12 + 4 + 3*4
+	if got := g.NodeSize(node(t, g, 0x4000)); got != 32 { // 12 + 4 + 3*4
 		t.Errorf("Node[3] with stated sizes: %d bytes, want 32", got)
 	}
 }

@@ -44,13 +44,14 @@ func (rd *reader) sizes() {
 	for i, t := range nd.Type {
 		switch t {
 		case ntInstance, ntString:
-			nd.Size[i] = rd.classes[nd.Size[i]].instSize
+			nd.Size.Set(i, rd.classes[nd.Size.At(i)].instSize)
 		case ntObjArray:
-			nd.Size[i] = align(header + 4 + oop*nd.Size[i])
+			nd.Size.Set(i, align(header+4+oop*nd.Size.At(i)))
 		case ntPrimArray:
-			nd.Size[i] = align(header + 4 + uint64(rd.valueSize(byte(nd.Size[i])))*(nd.Size[i]>>8))
+			v := nd.Size.At(i)
+			nd.Size.Set(i, align(header+4+uint64(rd.valueSize(byte(v)))*(v>>8)))
 		case ntClass:
-			nd.Size[i] = classSize
+			nd.Size.Set(i, classSize)
 		}
 	}
 }

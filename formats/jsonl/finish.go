@@ -59,7 +59,7 @@ type pending struct {
 // the CSR edge offsets and the metadata, and validates the graph.
 func (rd *reader) finish() error {
 	g := rd.g
-	n := len(g.Nodes.ID)
+	n := g.Nodes.ID.Len()
 	check := func(what string, i int, have int) error {
 		switch {
 		case rd.counts[i] < 0 || rd.counts[i] == int64(have):
@@ -127,7 +127,7 @@ func (rd *reader) finish() error {
 	rd.pend = nil
 	if r := rd.res; r != nil {
 		if i := resolveDominators(ids, r.Dominator, rd.domRaw); i >= 0 {
-			return rd.errAt(0, "node %d (id %d): heapx:dominator names node id %d, which no node record has", i, g.Nodes.ID[i], rd.domRaw[i])
+			return rd.errAt(0, "node %d (id %d): heapx:dominator names node id %d, which no node record has", i, g.Nodes.ID.At(i), rd.domRaw[i])
 		}
 		rd.domRaw = nil
 	}
@@ -399,7 +399,7 @@ func (rd *reader) deferDirectStrings() {
 // sort, which keeps each node's edges in file order (docs/format.md, 1.8).
 func (rd *reader) buildCSR() {
 	g := rd.g
-	n := len(g.Nodes.ID)
+	n := g.Nodes.ID.Len()
 	fe := model.Alloc[uint32](n + 1)
 	sorted := true
 	for i, f := range rd.from {

@@ -81,7 +81,7 @@ func TestSmallExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.NumNodes() != 3 || g.NumEdges() != 2 || g.NodeName(1) != "Foo" || g.EdgeName(1) != "greeting" || g.EdgeName(0) != "0" || g.Nodes.ID[g.Edges.To[1]] != 5 {
+	if g.NumNodes() != 3 || g.NumEdges() != 2 || g.NodeName(1) != "Foo" || g.EdgeName(1) != "greeting" || g.EdgeName(0) != "0" || g.NodeID(g.Edges.To[1]) != 5 {
 		t.Errorf("example read as %d nodes, %d edges", g.NumNodes(), g.NumEdges())
 	}
 }
@@ -278,7 +278,7 @@ func TestAnyOrder(t *testing.T) {
 	for n := 0; n < g.NumNodes(); n++ {
 		s, e := g.EdgeRange(model.NodeIndex(n))
 		for i := s; i < e; i++ {
-			got = append(got, g.NodeName(model.NodeIndex(n))+"."+g.EdgeName(i)+"->"+strconv.FormatUint(g.Nodes.ID[g.Edges.To[i]], 10)+"/"+g.EdgeType(i).Strength.String())
+			got = append(got, g.NodeName(model.NodeIndex(n))+"."+g.EdgeName(i)+"->"+strconv.FormatUint(g.NodeID(g.Edges.To[i]), 10)+"/"+g.EdgeType(i).Strength.String())
 		}
 	}
 	if w := ".a->20/strong .b->30/strong Thing.7->10/weak Thing.c->30/strong"; strings.Join(got, " ") != w {

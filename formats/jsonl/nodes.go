@@ -104,18 +104,18 @@ func (rd *reader) addNodeLine(r *nodeRec) error {
 func (rd *reader) addNode(r *nodeRec, typ uint8) error {
 	g := rd.g
 	ns := &g.Nodes
-	n := len(ns.ID)
+	n := ns.ID.Len()
 	if n >= 1<<31-1 {
 		return fmt.Errorf("more than %d nodes", 1<<31-1)
 	}
-	if n == cap(ns.ID) {
+	if n == cap(ns.Type) {
 		rd.growNodes(n)
 	}
 	rd.nodeLines = append(rd.nodeLines, rd.line)
-	ns.ID = append(ns.ID, r.num[nodeID])
+	ns.ID.Append(r.num[nodeID])
 	ns.Type = append(ns.Type, typ)
 	ns.Name = append(ns.Name, rd.strRef(r.num[nodeName], refNodeName, n))
-	ns.Size = append(ns.Size, r.num[nodeSize])
+	ns.Size.Append(r.num[nodeSize])
 	if g.TraceNodeID != nil {
 		g.TraceNodeID = append(g.TraceNodeID, uint32(r.num[nodeTrace]))
 	}
@@ -151,10 +151,10 @@ func (rd *reader) growNodes(n int) {
 		c = int(min(rd.counts[0], rd.bound/16, 1<<31-1))
 	}
 	g := rd.g
-	g.Nodes.ID = regrow(g.Nodes.ID, c)
+	g.Nodes.ID.Grow(c - n)
 	g.Nodes.Type = regrow(g.Nodes.Type, c)
 	g.Nodes.Name = regrow(g.Nodes.Name, c)
-	g.Nodes.Size = regrow(g.Nodes.Size, c)
+	g.Nodes.Size.Grow(c - n)
 	if g.TraceNodeID != nil {
 		g.TraceNodeID = regrow(g.TraceNodeID, c)
 	}
@@ -313,8 +313,8 @@ func (rd *reader) addEdge(r *edgeRec, typ uint8) error {
 		fi = rd.lastIdx
 	} else if !rd.noScan {
 		ids := rd.g.Nodes.ID
-		for j := int(rd.lastIdx) + 1; j < len(ids); j++ {
-			if ids[j] == from {
+		for j := int(rd.lastIdx) + 1; j < ids.Len(); j++ {
+			if ids.At(j) == from {
 				fi = int32(j)
 				break
 			}

@@ -149,7 +149,7 @@ func (rd *reader) resolver() *resolver {
 // flushNodes sends the nodes read since the last flush to the id map.
 func (rd *reader) flushNodes() {
 	ids := rd.g.Nodes.ID
-	if rd.inserted == len(ids) {
+	if rd.inserted == ids.Len() {
 		return
 	}
 	if rd.pipe != nil {
@@ -157,10 +157,12 @@ func (rd *reader) flushNodes() {
 	}
 	r := rd.resolver()
 	j := r.job(jobInsert, rd.inserted)
-	j.vals = append(j.vals, ids[rd.inserted:]...)
+	for i := rd.inserted; i < ids.Len(); i++ {
+		j.vals = append(j.vals, ids.At(i))
+	}
 	j.lines = append(j.lines, rd.nodeLines...)
 	r.jobs <- j
-	rd.inserted = len(ids)
+	rd.inserted = ids.Len()
 	rd.nodeLines = rd.nodeLines[:0]
 }
 

@@ -239,13 +239,13 @@ func (wr *writer) nodes() error {
 		ns := &g.Nodes
 		for i := lo; i < hi; i++ {
 			b = append(b, `["node",`...)
-			b = strconv.AppendUint(b, ns.ID[i], 10)
+			b = strconv.AppendUint(b, ns.ID.At(i), 10)
 			b = append(b, ',')
 			b = strconv.AppendUint(b, uint64(ns.Type[i]), 10)
 			b = append(b, ',')
 			b = strconv.AppendUint(b, uint64(ns.Name[i]), 10)
 			b = append(b, ',')
-			b = strconv.AppendUint(b, ns.Size[i], 10)
+			b = strconv.AppendUint(b, ns.Size.At(i), 10)
 			if g.TraceNodeID != nil {
 				b = append(b, ',')
 				b = strconv.AppendUint(b, uint64(g.TraceNodeID[i]), 10)
@@ -263,7 +263,7 @@ func (wr *writer) nodes() error {
 				if d := r.Dominator[i]; d == model.NoNode {
 					b = append(b, "null"...)
 				} else {
-					b = strconv.AppendUint(b, ns.ID[d], 10)
+					b = strconv.AppendUint(b, ns.ID.At(int(d)), 10)
 				}
 				b = append(b, ',')
 				b = strconv.AppendInt(b, int64(r.Distance[i]), 10)
@@ -302,7 +302,7 @@ func (wr *writer) edges() error {
 				continue
 			}
 			prefix = append(prefix[:0], `["edge",`...)
-			prefix = strconv.AppendUint(prefix, g.Nodes.ID[i], 10)
+			prefix = strconv.AppendUint(prefix, g.Nodes.ID.At(i), 10)
 			prefix = append(prefix, ',')
 			for e := fe[i]; e < fe[i+1]; e++ {
 				b = append(b, prefix...)
@@ -310,7 +310,7 @@ func (wr *writer) edges() error {
 				b = append(b, ',')
 				b = strconv.AppendUint(b, uint64(es.Name[e]), 10)
 				b = append(b, ',')
-				b = strconv.AppendUint(b, g.Nodes.ID[es.To[e]], 10)
+				b = strconv.AppendUint(b, g.NodeID(es.To[e]), 10)
 				b = append(b, ']', '\n')
 			}
 		}
@@ -368,10 +368,10 @@ func (wr *writer) extensions() error {
 	g := wr.g
 	for i, l := range g.Locations {
 		wr.start("v8:location")
-		wr.uint(g.Nodes.ID[l.Node])
+		wr.uint(g.NodeID(l.Node))
 		wr.uint(uint64(l.ScriptID))
 		if g.LocationScripts != nil {
-			wr.uint(g.Nodes.ID[g.LocationScripts[i]])
+			wr.uint(g.NodeID(g.LocationScripts[i]))
 		}
 		wr.uint(uint64(l.Line))
 		wr.uint(uint64(l.Column))
@@ -439,7 +439,7 @@ func (wr *writer) extensions() error {
 	}
 	for _, r := range g.GCRoots {
 		wr.start("heapx:gc_root")
-		wr.uint(g.Nodes.ID[r.Node])
+		wr.uint(g.NodeID(r.Node))
 		wr.str(g.RootKinds[r.Kind])
 		if err := wr.line(); err != nil {
 			return err

@@ -181,8 +181,9 @@ func (r *reader) grow(nodes, edges int) {
 	n := &r.g.Nodes
 	n.Type = model.Alloc[uint8](nodes)[:0]
 	n.Name = model.Alloc[model.StringID](nodes)[:0]
-	n.ID = model.Alloc[uint64](nodes)[:0]
-	n.Size = model.Alloc[uint64](nodes)[:0]
+	n.ID, n.Size = model.Uint64s{}, model.Uint64s{}
+	n.ID.Grow(nodes)
+	n.Size.Grow(nodes)
 	n.FirstEdge = model.Alloc[uint32](nodes + 1)[:0]
 	r.g.Edges.Name = model.Alloc[uint32](edges)[:0]
 	r.refs = model.Alloc[uint64](edges)[:0]
@@ -232,7 +233,7 @@ func (r *reader) readAll() error {
 			return err
 		}
 	}
-	if len(r.g.Nodes.ID) == 0 {
+	if r.g.Nodes.ID.Len() == 0 {
 		return r.errAt("node", r.base+int64(r.end), "no root node: the input ends after the Metadata message")
 	}
 	if err := r.addIDs(); err != nil {
@@ -458,7 +459,7 @@ func (r *reader) addNode(m *nodeMsg, off int64) error {
 	case m.coarse >= numCoarse:
 		return r.errAt(section, off, "node %d has coarse type %d, not one of SpiderMonkey's %d", m.id, m.coarse, numCoarse)
 	}
-	idx := int32(len(r.g.Nodes.ID))
+	idx := int32(r.g.Nodes.ID.Len())
 	if idx == math.MaxInt32 {
 		return r.errAt(section, off, "more than %d nodes", math.MaxInt32)
 	}
@@ -474,8 +475,8 @@ func (r *reader) addNode(m *nodeMsg, off int64) error {
 		name = m.file
 	}
 	n := &r.g.Nodes
-	n.ID = push(n.ID, m.id)
-	n.Size = push(n.Size, m.size)
+	n.ID.Append(m.id)
+	n.Size.Append(m.size)
 	n.Type = push(n.Type, t)
 	n.Name = push(n.Name, name)
 	n.FirstEdge = push(n.FirstEdge, uint32(m.firstEdge))
@@ -497,7 +498,7 @@ func (r *reader) addNode(m *nodeMsg, off int64) error {
 // addIDs inserts the pending node ids into the id table, failing on a
 // duplicate.
 func (r *reader) addIDs() error {
-	base := int32(len(r.g.Nodes.ID) - len(r.newIDs))
+	base := int32(r.g.Nodes.ID.Len() - len(r.newIDs))
 	for i, p := range r.newIDs {
 		if !r.ids.Insert(p.id, base+int32(i)) {
 			return r.errAt("node", p.off, "duplicate node id %d", p.id)
@@ -512,7 +513,7 @@ func (r *reader) addIDs() error {
 func (r *reader) allocatedAt(frame int32, size uint64) {
 	g := r.g
 	if g.TraceNodeID == nil {
-		g.TraceNodeID = model.Alloc[uint32](len(g.Nodes.ID) - 1)
+		g.TraceNodeID = model.Alloc[uint32](g.Nodes.ID.Len() - 1)
 	}
 	g.TraceNodeID = push(g.TraceNodeID, uint32(frame+1))
 	if frame >= 0 {
@@ -689,7 +690,7 @@ const resolveChunk = 1 << 14
 // edges. It returns how many it dropped.
 func (r *reader) resolve() int {
 	g := r.g
-	n := len(g.Nodes.ID)
+	n := g.Nodes.ID.Len()
 	to := model.Alloc[model.NodeIndex](len(r.refs))
 	workers := runtime.GOMAXPROCS(0)
 	missing := make([]int, workers)

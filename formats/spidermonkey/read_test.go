@@ -65,8 +65,8 @@ func TestOracle(t *testing.T) {
 				t.Fatalf("%d nodes, %d edges, %d bytes; verify.txt says %d, %d, %d",
 					g.NumNodes(), g.NumEdges(), g.TotalSize(), v.Nodes, v.Edges, v.TotalShallowSize)
 			}
-			if g.Root != 0 || g.Nodes.ID[0] != v.RootID || g.NodeName(0) != "JS::ubi::RootList" {
-				t.Errorf("root %d id %d %q, want node 0 id %d", g.Root, g.Nodes.ID[g.Root], g.NodeName(g.Root), v.RootID)
+			if g.Root != 0 || g.NodeID(0) != v.RootID || g.NodeName(0) != "JS::ubi::RootList" {
+				t.Errorf("root %d id %d %q, want node 0 id %d", g.Root, g.NodeID(g.Root), g.NodeName(g.Root), v.RootID)
 			}
 			for k, want := range map[string]string{
 				"format": "spidermonkey.fxsnapshot", MetaDanglingEdges: "0",
@@ -88,7 +88,7 @@ func TestOracle(t *testing.T) {
 				if model.NodeIndex(n) == g.Root {
 					continue
 				}
-				c, size := g.NodeType(int32(n)).Category, g.Nodes.Size[n]
+				c, size := g.NodeType(int32(n)).Category, g.Nodes.Size.At(n)
 				add := func(m map[string]count, k string) {
 					x := m[k]
 					x.Count++
@@ -132,7 +132,8 @@ func TestOracle(t *testing.T) {
 				t.Errorf("root retained %d, oracle %d", d.Retained[g.Root], o.Root.Retained)
 			}
 			index := map[uint64]model.NodeIndex{}
-			for n, id := range g.Nodes.ID {
+			for n := range g.Nodes.ID.Len() {
+				id := g.Nodes.ID.At(n)
 				index[id] = model.NodeIndex(n)
 			}
 			for _, want := range o.TopDominatedByRoot {

@@ -57,8 +57,8 @@ func TestReadsPackedLayout2(t *testing.T) {
 	// A row changed behind the cache's back (its trigger dropped) is not
 	// seen: the old cache is what is read.
 	mutate(t, db, `DROP TRIGGER heapx_packed_node_update`, `UPDATE node SET self_size = 99 WHERE seq = 2`)
-	if h, _ := read(); h.Nodes.Size[2] != g.Nodes.Size[2] {
-		t.Errorf("self_size %d: the layout-2 cache was not used", h.Nodes.Size[2])
+	if h, _ := read(); h.NodeSize(2) != g.NodeSize(2) {
+		t.Errorf("self_size %d: the layout-2 cache was not used", h.NodeSize(2))
 	}
 }
 
@@ -183,8 +183,8 @@ func TestPackedPartsDamaged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.Nodes.ID[h.Edges.To[6]] != 1 || !reflect.DeepEqual(*res, back) {
-			t.Errorf("%s: edge 6 to id %d, results %+v: the damaged cache was used", damage, h.Nodes.ID[h.Edges.To[6]], back)
+		if h.NodeID(h.Edges.To[6]) != 1 || !reflect.DeepEqual(*res, back) {
+			t.Errorf("%s: edge 6 to id %d, results %+v: the damaged cache was used", damage, h.NodeID(h.Edges.To[6]), back)
 		}
 	}
 }

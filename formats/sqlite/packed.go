@@ -107,10 +107,10 @@ func packedColumns(g *model.Graph, res *model.Results) map[string][]byte {
 		"string.data":     text,
 		"string.length":   asBytes(lens),
 		"header":          asBytes(h),
-		"node.identifier": asBytes(g.Nodes.ID),
+		"node.identifier": asBytes(g.Nodes.ID.Slice()), // the format's 8 bytes a value
 		"node.type":       asBytes(g.Nodes.Type),
 		"node.name":       asBytes(g.Nodes.Name),
-		"node.self_size":  asBytes(g.Nodes.Size),
+		"node.self_size":  asBytes(g.Nodes.Size.Slice()),
 		"node.first_edge": asBytes(g.Nodes.FirstEdge),
 		"edge.type":       asBytes(g.Edges.Type),
 		"edge.name":       asBytes(g.Edges.Name),
@@ -287,15 +287,17 @@ func (r *reader) packed() (ok bool, err error) {
 	// are complete.
 	var p model.Graph
 	n, m := int(h[hNodes]), int(h[hEdges])
-	p.Nodes = model.Nodes{ID: model.Alloc[uint64](n), Type: model.Alloc[uint8](n), Name: model.Alloc[model.StringID](n),
-		Size: model.Alloc[uint64](n), FirstEdge: model.Alloc[uint32](n + 1)}
+	// The blobs hold 8-byte ids and sizes, which become the model's
+	// columns once read.
+	ids, selfSizes := model.Alloc[uint64](n), model.Alloc[uint64](n)
+	p.Nodes = model.Nodes{Type: model.Alloc[uint8](n), Name: model.Alloc[model.StringID](n), FirstEdge: model.Alloc[uint32](n + 1)}
 	p.Edges = model.Edges{Type: model.Alloc[uint8](m), Name: model.Alloc[uint32](m), To: model.Alloc[model.NodeIndex](m)}
 	p.Locations = model.Alloc[model.Location](int(h[hLocations]))
 	text, lens := model.Alloc[byte](int(h[hTextBytes])), model.Alloc[uint32](int(h[hStrings]))
 	want := map[string][]byte{
 		"string.data": text, "string.length": asBytes(lens),
-		"node.identifier": asBytes(p.Nodes.ID), "node.type": asBytes(p.Nodes.Type), "node.name": asBytes(p.Nodes.Name),
-		"node.self_size": asBytes(p.Nodes.Size), "node.first_edge": asBytes(p.Nodes.FirstEdge),
+		"node.identifier": asBytes(ids), "node.type": asBytes(p.Nodes.Type), "node.name": asBytes(p.Nodes.Name),
+		"node.self_size": asBytes(selfSizes), "node.first_edge": asBytes(p.Nodes.FirstEdge),
 		"edge.type": asBytes(p.Edges.Type), "edge.name": asBytes(p.Edges.Name), "edge.to": asBytes(p.Edges.To),
 		"location": asBytes(p.Locations),
 	}
@@ -363,9 +365,10 @@ func (r *reader) packed() (ok bool, err error) {
 	if h[hRoot] >= uint64(max(n, 1)) {
 		return false, nil
 	}
-	if id, ok := r.meta[exchange.KeyRoot]; ok && n > 0 && id != strconv.FormatUint(p.Nodes.ID[h[hRoot]], 10) {
+	if id, ok := r.meta[exchange.KeyRoot]; ok && n > 0 && id != strconv.FormatUint(ids[h[hRoot]], 10) {
 		return false, nil
 	}
+	p.Nodes.ID, p.Nodes.Size = model.NewUint64s(ids...), model.NewUint64s(selfSizes...)
 	g := r.g
 	if g.Strings.Len() != 0 || !g.Strings.AddBlock(text, lens) {
 		return false, nil

@@ -202,9 +202,9 @@ func (sc *edgeScan) run(conn *sqlite.Conn, q string) error {
 		// previous edge's or the next node, and is looked up only when
 		// neither (once per table part, or in a file in another order).
 		source := uint64(st.ColumnInt64(1))
-		if int(sc.cur)+1 < len(ids) && ids[sc.cur] != source && ids[sc.cur+1] == source {
+		if int(sc.cur)+1 < ids.Len() && ids.At(int(sc.cur)) != source && ids.At(int(sc.cur)+1) == source {
 			sc.cur++
-		} else if len(ids) == 0 || ids[sc.cur] != source {
+		} else if ids.Len() == 0 || ids.At(int(sc.cur)) != source {
 			s := r.ids.Get(source)
 			if s < 0 {
 				return r.fail("row seq=%d: source %d is not a node identifier", seq, int64(source))

@@ -270,7 +270,7 @@ func TestForeignLayouts(t *testing.T) {
 	})
 	t.Run("big identifiers", func(t *testing.T) {
 		g := chain(4)
-		g.Nodes.ID = []uint64{1 << 63, 1<<64 - 1, 0, 1<<63 - 1}
+		g.Nodes.ID = model.NewUint64s(1<<63, 1<<64-1, 0, 1<<63-1)
 		db := smallDB(t, g)
 		h, err := ReadFile(db, ReadOptions{})
 		if err != nil {
@@ -392,7 +392,7 @@ func TestAtomicWrite(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.db")
 	g := chain(250)
-	g.Nodes.ID[200] = g.Nodes.ID[3] // a repeated identifier fails mid-way
+	g.Nodes.ID.Set(200, g.NodeID(3)) // a repeated identifier fails mid-way
 	err := Save(out, g, WriteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "not unique") {
 		t.Fatalf("repeated identifiers: %v", err)
@@ -546,8 +546,8 @@ func TestPackedCache(t *testing.T) {
 	name0 := g.Strings.At(g.Nodes.Name[0])
 	mutate(t, db, `DROP TRIGGER heapx_packed_node_update`, `UPDATE node SET self_size = 99 WHERE seq = 0`,
 		`DROP TRIGGER heapx_packed_strings_update`, fmt.Sprintf(`UPDATE strings SET data = 'renamed' WHERE stringid = %d`, g.Nodes.Name[0]))
-	if h, _ := read(); h.Nodes.Size[0] != g.Nodes.Size[0] || h.Strings.At(h.Nodes.Name[0]) != name0 {
-		t.Fatalf("self_size %d, name %q: the cache was not used", h.Nodes.Size[0], h.Strings.At(h.Nodes.Name[0]))
+	if h, _ := read(); h.NodeSize(0) != g.NodeSize(0) || h.Strings.At(h.Nodes.Name[0]) != name0 {
+		t.Fatalf("self_size %d, name %q: the cache was not used", h.NodeSize(0), h.Strings.At(h.Nodes.Name[0]))
 	}
 	// With them, changing a row empties it.
 	mutate(t, db, `UPDATE edge SET dest = 1 WHERE seq = 6`)
@@ -555,8 +555,8 @@ func TestPackedCache(t *testing.T) {
 		t.Fatalf("%d cache rows left after an edge changed", n)
 	}
 	h, back = read()
-	if h.Nodes.Size[0] != 99 || h.Nodes.ID[h.Edges.To[6]] != 1 || !reflect.DeepEqual(*res, back) {
-		t.Errorf("rows after the change: size %d, edge 6 to id %d, results %+v", h.Nodes.Size[0], h.Nodes.ID[h.Edges.To[6]], back)
+	if h.NodeSize(0) != 99 || h.NodeID(h.Edges.To[6]) != 1 || !reflect.DeepEqual(*res, back) {
+		t.Errorf("rows after the change: size %d, edge 6 to id %d, results %+v", h.NodeSize(0), h.NodeID(h.Edges.To[6]), back)
 	}
 	// A cache that does not hold what its header says is not used.
 	db2 := filepath.Join(t.TempDir(), "p2.db")
@@ -566,7 +566,7 @@ func TestPackedCache(t *testing.T) {
 	mutate(t, db2, `DROP TRIGGER heapx_packed_edge_update`, `UPDATE edge SET dest = 1 WHERE seq = 6`,
 		`UPDATE heapx_packed SET data = substr(data, 1, 8) WHERE name = 'edge.to'`)
 	db = db2
-	if h, _ := read(); h.Nodes.ID[h.Edges.To[6]] != 1 {
+	if h, _ := read(); h.NodeID(h.Edges.To[6]) != 1 {
 		t.Error("a truncated cache column was used")
 	}
 	// Nor is one whose strings are not at stringids 0..n-1, or whose

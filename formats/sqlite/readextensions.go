@@ -35,7 +35,7 @@ type extensionReader struct {
 // is tried before the hash table.
 func (x *extensionReader) node(v int64, row fmt.Stringer) (model.NodeIndex, error) {
 	ids := x.g.Nodes.ID
-	if next := int(x.last) + 1; next < len(ids) && ids[next] == uint64(v) {
+	if next := int(x.last) + 1; next < ids.Len() && ids.At(next) == uint64(v) {
 		x.last++
 		return x.last, nil
 	}

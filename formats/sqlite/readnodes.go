@@ -36,8 +36,8 @@ func (r *reader) nodes() error {
 	ns := &r.g.Nodes
 	ns.Type = model.Alloc[uint8](int(n))
 	ns.Name = model.Alloc[model.StringID](int(n))
-	ns.ID = model.Alloc[uint64](int(n))
-	ns.Size = model.Alloc[uint64](int(n))
+	ns.ID = model.MakeUint64s(int(n))
+	ns.Size = model.MakeUint64s(int(n))
 	ns.FirstEdge = model.Alloc[uint32](int(n) + 1)
 	var rootID uint64
 	root, hasRoot := r.meta[exchange.KeyRoot]
@@ -123,7 +123,9 @@ func (r *reader) nodeRows(sel string, ordered, hasRoot bool, rootID uint64) erro
 		if size < 0 {
 			return r.fail("row identifier=%d: self_size %d is negative", id, size)
 		}
-		ns.ID[i], ns.Type[i], ns.Name[i], ns.Size[i] = uint64(id), uint8(t), model.StringID(name), uint64(size)
+		ns.ID.Set(int(i), uint64(id))
+		ns.Size.Set(int(i), uint64(size))
+		ns.Type[i], ns.Name[i] = uint8(t), model.StringID(name)
 		if st.ColumnType(5) == sqlite.TypeInteger {
 			v := st.ColumnInt64(5)
 			if v < 0 || v > math.MaxUint32 {
@@ -161,8 +163,8 @@ func (r *reader) nodeRows(sel string, ordered, hasRoot bool, rootID uint64) erro
 	// The identifier index is filled in a loop of its own: independent
 	// inserts let the CPU overlap their cache misses, which inserts
 	// interleaved with SQLite's work cannot.
-	for i, id := range ns.ID {
-		if !r.ids.Insert(id, int32(i)) {
+	for i := range ns.ID.Len() {
+		if id := ns.ID.At(i); !r.ids.Insert(id, int32(i)) {
 			return r.fail("row identifier=%d: the identifier repeats", int64(id))
 		}
 	}
@@ -176,9 +178,9 @@ func (r *reader) idMap() error {
 		return nil
 	}
 	ids := r.g.Nodes.ID
-	r.ids = model.NewIDMap(len(ids))
-	for i, id := range ids {
-		if !r.ids.Insert(id, int32(i)) {
+	r.ids = model.NewIDMap(ids.Len())
+	for i := range ids.Len() {
+		if id := ids.At(i); !r.ids.Insert(id, int32(i)) {
 			return r.fail("node identifier %d repeats", int64(id))
 		}
 	}

@@ -78,7 +78,7 @@ func (r *reader) results() error {
 		}
 		id := uint64(st.ColumnInt64(0))
 		var i int32
-		if last+1 < len(ids) && ids[last+1] == id {
+		if last+1 < ids.Len() && ids.At(last+1) == id {
 			i = int32(last + 1)
 		} else if i = r.ids.Get(id); i < 0 {
 			return r.fail("row %s: not a node identifier", row)

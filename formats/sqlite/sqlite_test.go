@@ -151,8 +151,8 @@ func chain(n int) *model.Graph {
 	for i := 0; i < n; i++ {
 		g.Nodes.Type = append(g.Nodes.Type, obj)
 		g.Nodes.Name = append(g.Nodes.Name, 2)
-		g.Nodes.ID = append(g.Nodes.ID, uint64(2*i+1))
-		g.Nodes.Size = append(g.Nodes.Size, uint64(i))
+		g.Nodes.ID.Append(uint64(2*i + 1))
+		g.Nodes.Size.Append(uint64(i))
 		if i+1 < n {
 			g.Edges.Type = append(g.Edges.Type, prop)
 			g.Edges.Name = append(g.Edges.Name, 1)

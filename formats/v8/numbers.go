@@ -355,7 +355,7 @@ type columns struct {
 
 	nodeType, detach           []uint8
 	nodeName, firstEdge, trace []uint32
-	nodeID, nodeSize           []uint64
+	nodeID, nodeSize           []uint32 // low words; values above 32 bits go to the sink
 
 	edgeType     []uint8
 	edgeName     []uint32
@@ -430,9 +430,15 @@ func parseColumns(j job, c *columns) bool {
 			}
 			c.nodeName[n] = uint32(v)
 		case colNodeID:
-			c.nodeID[n] = v
+			if v > 1<<32-1 {
+				return false
+			}
+			c.nodeID[n] = uint32(v)
 		case colNodeSize:
-			c.nodeSize[n] = v
+			if v > 1<<32-1 {
+				return false
+			}
+			c.nodeSize[n] = uint32(v)
 		case colNodeEdges:
 			if v > 1<<32-1 {
 				return false

@@ -1,7 +1,9 @@
 package v8
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +70,47 @@ func TestColumnsMatchGeneralParser(t *testing.T) {
 				t.Error("detachedness or trace node ids differ")
 			}
 		})
+	}
+}
+
+// TestWideValues reads a snapshot whose ids and self sizes pass 32 bits
+// here and there (other tools' and future V8's): the nodes are parsed in
+// parallel blocks, the fast path leaves those blocks to the general parser,
+// and every value must come out whole.
+func TestWideValues(t *testing.T) {
+	var sb strings.Builder
+	n := 200000
+	fmt.Fprintf(&sb, `{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],"node_types":[["hidden","object"],"string","number","number","number"],"edge_fields":["type","name_or_index","to_node"],"edge_types":[["element"],"number","node"]},"node_count":%d,"edge_count":0},"nodes":[`, n)
+	id := func(i int) uint64 {
+		if i%50000 == 49999 {
+			return 1<<40 + uint64(i)
+		}
+		return uint64(2*i + 1)
+	}
+	size := func(i int) uint64 {
+		if i%70001 == 7 {
+			return 1<<33 + 5
+		}
+		return uint64(i % 1000)
+	}
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			sb.WriteString("\n,")
+		}
+		fmt.Fprintf(&sb, "1,0,%d,%d,0", id(i), size(i))
+	}
+	sb.WriteString(`],"edges":[],"strings":[""]}`)
+	for _, fast := range []bool{true, false} {
+		fastColumns = fast
+		g, err := Read(strings.NewReader(sb.String()), "wide", ReadOptions{})
+		fastColumns = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if g.Nodes.ID.At(i) != id(i) || g.Nodes.Size.At(i) != size(i) {
+				t.Fatalf("fast path %v: node %d id %d size %d, want %d %d", fast, i, g.Nodes.ID.At(i), g.Nodes.Size.At(i), id(i), size(i))
+			}
+		}
 	}
 }

@@ -779,7 +779,7 @@ func (r *reader) markEphemerons() {
 			if g.Edges.Type[e] != internal || int(name) >= ns || isPair[name/64]&(1<<(name%64)) == 0 {
 				continue
 			}
-			if table[name] == g.Nodes.ID[n] {
+			if table[name] == g.Nodes.ID.At(n) {
 				g.Edges.Type[e] = r.ephemeron
 			}
 		}

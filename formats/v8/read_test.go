@@ -117,8 +117,8 @@ func TestCorpusChromium(t *testing.T) {
 	}
 	// A node the corpus verifier printed: #23544 object "Customer" id 47089, 28 bytes, 6 edges.
 	n := model.NodeIndex(23544)
-	if g.NodeName(n) != "Customer" || g.Nodes.ID[n] != 47089 || g.Nodes.Size[n] != 28 {
-		t.Errorf("node 23544: %q id %d size %d", g.NodeName(n), g.Nodes.ID[n], g.Nodes.Size[n])
+	if g.NodeName(n) != "Customer" || g.NodeID(n) != 47089 || g.NodeSize(n) != 28 {
+		t.Errorf("node 23544: %q id %d size %d", g.NodeName(n), g.NodeID(n), g.NodeSize(n))
 	}
 	s, e := g.EdgeRange(n)
 	var got []string
@@ -155,8 +155,8 @@ func TestWeakMapEphemerons(t *testing.T) {
 		for i := s; i < e; i++ {
 			if g.EdgeType(i).Strength == model.Ephemeron {
 				id, ok := weakMapTableID(g.EdgeName(i))
-				if !ok || id != g.Nodes.ID[n] {
-					t.Errorf("ephemeron edge %d leaves node id %d, name says table %d", i, g.Nodes.ID[n], id)
+				if !ok || id != g.Nodes.ID.At(n) {
+					t.Errorf("ephemeron edge %d leaves node id %d, name says table %d", i, g.Nodes.ID.At(n), id)
 				}
 			}
 		}
@@ -265,8 +265,8 @@ func sameGraph(t *testing.T, got, want *model.Graph) {
 	if got.NumNodes() != want.NumNodes() || got.NumEdges() != want.NumEdges() || got.Strings.Len() != want.Strings.Len() {
 		t.Fatalf("shape differs: %d/%d/%d vs %d/%d/%d", got.NumNodes(), got.NumEdges(), got.Strings.Len(), want.NumNodes(), want.NumEdges(), want.Strings.Len())
 	}
-	for i := range want.Nodes.ID {
-		if got.Nodes.ID[i] != want.Nodes.ID[i] || got.Nodes.Size[i] != want.Nodes.Size[i] || got.Nodes.Name[i] != want.Nodes.Name[i] ||
+	for i := range want.Nodes.ID.Len() {
+		if got.Nodes.ID.At(i) != want.Nodes.ID.At(i) || got.Nodes.Size.At(i) != want.Nodes.Size.At(i) || got.Nodes.Name[i] != want.Nodes.Name[i] ||
 			got.Nodes.Type[i] != want.Nodes.Type[i] || got.Nodes.FirstEdge[i+1] != want.Nodes.FirstEdge[i+1] {
 			t.Fatalf("node %d differs", i)
 		}
@@ -489,7 +489,7 @@ func TestCountEdges(t *testing.T) {
 				t.Errorf("%d edges kept, last offset %d", g.NumEdges(), g.Nodes.FirstEdge[g.NumNodes()])
 			}
 			if g.NumNodes() != full.NumNodes() || g.TotalSize() != full.TotalSize() || g.Strings.Len() != full.Strings.Len() ||
-				len(g.Locations) != len(full.Locations) || !slices.Equal(g.Nodes.ID, full.Nodes.ID) || !slices.Equal(g.Nodes.Type, full.Nodes.Type) ||
+				len(g.Locations) != len(full.Locations) || !slices.Equal(g.Nodes.ID.Slice(), full.Nodes.ID.Slice()) || !slices.Equal(g.Nodes.Type, full.Nodes.Type) ||
 				!slices.Equal(g.Detachedness, full.Detachedness) || !slices.Equal(g.Meta, full.Meta) {
 				t.Errorf("nodes differ from a full read: %d nodes, size %d, %d strings, %d locations, meta %v",
 					g.NumNodes(), g.TotalSize(), g.Strings.Len(), len(g.Locations), g.Meta)

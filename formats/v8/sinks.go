@@ -2,6 +2,7 @@ package v8
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/heapx/heapx/model"
 )
@@ -63,6 +64,11 @@ type nodeSink struct {
 	ntypes int64
 	detach bool
 	trace  bool
+	// The low words of the id and size columns, taken when they are
+	// (re)allocated, so that parsing goroutines need not look at the
+	// columns' high words, which setUint64 may be allocating.
+	idLo, sizeLo []uint32
+	wide         sync.Mutex // see setUint64
 }
 
 func (s *nodeSink) reserve(n uint64) (bool, error) {
@@ -77,8 +83,10 @@ func (s *nodeSink) grow(n uint64) {
 	g := s.g
 	g.Nodes.Type = resize(g.Nodes.Type, c)
 	g.Nodes.Name = resize(g.Nodes.Name, c)
-	g.Nodes.ID = resize(g.Nodes.ID, c)
-	g.Nodes.Size = resize(g.Nodes.Size, c)
+	g.Nodes.ID = g.Nodes.ID.Resize(int(c))
+	g.Nodes.Size = g.Nodes.Size.Resize(int(c))
+	s.idLo, _ = g.Nodes.ID.Low()
+	s.sizeLo, _ = g.Nodes.Size.Low()
 	g.Nodes.FirstEdge = resize(g.Nodes.FirstEdge, c+1)
 	if s.detach {
 		g.Detachedness = resize(g.Detachedness, c)
@@ -110,12 +118,12 @@ func (s *nodeSink) put(k0 uint64, vals []int64) (int, error) {
 			if v < 0 {
 				return i, fmt.Errorf("node %d: negative id %d", n, v)
 			}
-			nodes.ID[n] = uint64(v)
+			s.setUint64(&nodes.ID, s.idLo, n, uint64(v))
 		case roleSize:
 			if v < 0 {
 				return i, fmt.Errorf("node %d: negative self_size %d", n, v)
 			}
-			nodes.Size[n] = uint64(v)
+			s.setUint64(&nodes.Size, s.sizeLo, n, uint64(v))
 		case roleEdgeCount:
 			if v < 0 || v > 1<<32-1 {
 				return i, fmt.Errorf("node %d: edge_count %d out of range", n, v)
@@ -141,11 +149,28 @@ func (s *nodeSink) put(k0 uint64, vals []int64) (int, error) {
 	return 0, nil
 }
 
-// columns maps each node field's role to its column code (parseColumns).
+// setUint64 stores v as value n of c (a node column, lo its low words).
+// Blocks are parsed on several goroutines, each writing nodes of its own
+// into fresh, zeroed columns: a value that needs c's high words takes the
+// lock to store it (the first one allocates them), the others write their
+// low words only, leaving the high words zero.
+func (s *nodeSink) setUint64(c *model.Uint64s, lo []uint32, n, v uint64) {
+	if v > 1<<32-1 {
+		s.wide.Lock()
+		c.Set(int(n), v)
+		s.wide.Unlock()
+		return
+	}
+	lo[n] = uint32(v)
+}
+
+// columns maps each node field's role to its column code (parseColumns),
+// which stores values of up to 32 bits in the id and size columns' low
+// words and leaves larger ones to put (setUint64).
 func (s *nodeSink) columns() *columns {
 	g := s.g
 	c := &columns{code: make([]uint8, len(s.roles)), fields: s.fields, types: uint64(s.ntypes),
-		nodeType: g.Nodes.Type, nodeName: g.Nodes.Name, nodeID: g.Nodes.ID, nodeSize: g.Nodes.Size,
+		nodeType: g.Nodes.Type, nodeName: g.Nodes.Name, nodeID: s.idLo, nodeSize: s.sizeLo,
 		firstEdge: g.Nodes.FirstEdge, trace: g.TraceNodeID, detach: g.Detachedness}
 	for f, r := range s.roles {
 		c.code[f] = [...]uint8{roleIgnore: colSkip, roleType: colNodeType, roleName: colNodeName, roleID: colNodeID,

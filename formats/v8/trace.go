@@ -46,7 +46,7 @@ func (r *reader) readLocations() error {
 		}
 	}
 	ls := &locationSink{locs: model.Alloc[model.Location](objects)[:0], fields: uint64(len(fields)), ix: ix,
-		rec: make([]int64, len(fields)), nodeF: int64(r.nodeF), nodes: int64(len(r.g.Nodes.ID)), limit: r.bound / 2}
+		rec: make([]int64, len(fields)), nodeF: int64(r.nodeF), nodes: int64(r.g.NumNodes()), limit: r.bound / 2}
 	if ix[4] >= 0 {
 		// Newer V8 (Chrome) names each location's Script node; kept so
 		// the snapshot can be written back as it was.

@@ -364,9 +364,9 @@ func (sw *snapshotWriter) nodes() error {
 				case roleName:
 					v = uint64(g.Nodes.Name[i])
 				case roleID:
-					v = g.Nodes.ID[i]
+					v = g.Nodes.ID.At(i)
 				case roleSize:
-					v = g.Nodes.Size[i]
+					v = g.Nodes.Size.At(i)
 				case roleEdgeCount:
 					v = uint64(fe[i+1] - fe[i])
 					if int32(i) == g.Root {

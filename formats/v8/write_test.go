@@ -96,7 +96,7 @@ func TestWriteOtherRuntime(t *testing.T) {
 	for _, s := range []string{"", "java.lang.Object", "next"} {
 		g.Strings.AddString(s)
 	}
-	g.Nodes = model.Nodes{Type: []uint8{root, obj, obj}, Name: []uint32{0, 1, 1}, ID: []uint64{0x1000, 0x2000, 0x3000}, Size: []uint64{0, 16, 24}, FirstEdge: []uint32{0, 2, 3, 3}}
+	g.Nodes = model.Nodes{Type: []uint8{root, obj, obj}, Name: []uint32{0, 1, 1}, ID: model.NewUint64s(0x1000, 0x2000, 0x3000), Size: model.NewUint64s(0, 16, 24), FirstEdge: []uint32{0, 2, 3, 3}}
 	g.Edges = model.Edges{Type: []uint8{el, ref, weak}, Name: []uint32{0, 2, 7}, To: []model.NodeIndex{1, 2, 2}}
 	var out bytes.Buffer
 	if err := Write(&out, g, WriteOptions{}); err != nil {
@@ -106,7 +106,7 @@ func TestWriteOtherRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.Bytes())
 	}
-	if h.NumNodes() != 3 || h.NumEdges() != 3 || h.Nodes.ID[2] != 0x3000 || h.NodeType(1).Name != "object" || h.NodeType(0).Name != "synthetic" {
+	if h.NumNodes() != 3 || h.NumEdges() != 3 || h.NodeID(2) != 0x3000 || h.NodeType(1).Name != "object" || h.NodeType(0).Name != "synthetic" {
 		t.Fatalf("read back %d nodes, %d edges, types %v", h.NumNodes(), h.NumEdges(), h.NodeTypes)
 	}
 	got := []string{}
@@ -141,8 +141,8 @@ func TestWriteOtherRuntimeForDevTools(t *testing.T) {
 	g.Nodes = model.Nodes{
 		Type:      []uint8{root, arr, internal, fn, named, str},
 		Name:      []uint32{0, 1, 2, 3, 4, 5},
-		ID:        []uint64{0, 8, 16, 24, 32, 1 << 40},
-		Size:      []uint64{0, 100, 20, 30, 40, 50},
+		ID:        model.NewUint64s(0, 8, 16, 24, 32, 1<<40),
+		Size:      model.NewUint64s(0, 100, 20, 30, 40, 50),
 		FirstEdge: []uint32{0, 5, 5, 5, 5, 5, 5},
 	}
 	g.Edges = model.Edges{Type: []uint8{gc, gc, gc, gc, gc}, Name: []uint32{6, 7, 6, 8, 6}, To: []model.NodeIndex{1, 1, 2, 2, 1}}
@@ -167,7 +167,7 @@ func TestWriteOtherRuntimeForDevTools(t *testing.T) {
 	if h.NumEdges() != 2 || h.EdgeName(0) != "sticky class / JNI global" || h.EdgeName(1) != "sticky class / Java frame" || h.Edges.To[0] != 1 || h.Edges.To[1] != 2 {
 		t.Errorf("%d edges: %q -> %d, %q -> %d", h.NumEdges(), h.EdgeName(0), h.Edges.To[0], h.EdgeName(1), h.Edges.To[1])
 	}
-	if h.Nodes.ID[5] != 1<<40 || h.Nodes.Size[1] != 100 {
+	if h.NodeID(5) != 1<<40 || h.NodeSize(1) != 100 {
 		t.Errorf("ids %v, sizes %v", h.Nodes.ID, h.Nodes.Size)
 	}
 	// A V8 graph is written as read, repeats and all.
