@@ -444,3 +444,18 @@ func TestSpareBuffers(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeReusesPredecessors checks that the distances' BFS queue is
+// the dominator pass's predecessor array, not fresh memory: Analyze leaves
+// that one array (at least 2N entries, for the Summary's dominator-tree
+// children) for later passes, and nothing else.
+func TestAnalyzeReusesPredecessors(t *testing.T) {
+	g := loadFixture(t, fixtures[0])
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept := analysis.KeptBuffers(a); len(kept) != 1 || kept[0] < 2*g.NumNodes() {
+		t.Errorf("buffers kept %v for %d nodes, want the predecessor array alone", kept, g.NumNodes())
+	}
+}

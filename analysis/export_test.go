@@ -17,3 +17,13 @@ func ReachableFromDistances(g *model.Graph) Bits {
 	dist, refused := distances(g, roots, nil, nil)
 	return reachableFromDistances(g, roots, dist, refused)
 }
+
+// KeptBuffers reports the buffers a's passes left for later ones and their
+// capacities.
+func KeptBuffers(a *Analysis) []int {
+	var caps []int
+	for _, b := range a.sc.bufs {
+		caps = append(caps, cap(b))
+	}
+	return caps
+}
