@@ -1,6 +1,9 @@
 package v8
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"testing"
 )
@@ -30,6 +33,41 @@ func BenchmarkReadFile(b *testing.B) {
 func BenchmarkReadFixture(b *testing.B) {
 	for b.Loop() {
 		if _, err := ReadFile(fixture("chromium-small-page"), ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadOneWorker reads HEAPX_BENCH_SNAPSHOT (else the Chromium
+// fixture) from memory with one parsing goroutine: the reader's CPU cost
+// (mostly parseColumns), without the page cache, the disk or a second
+// core's scheduling in the measure.
+func BenchmarkReadOneWorker(b *testing.B) {
+	path := os.Getenv("HEAPX_BENCH_SNAPSHOT")
+	if path == "" {
+		path = fixture("chromium-small-page")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b {
+		z, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if data, err = io.ReadAll(z); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Read(bytes.NewReader(data), path, ReadOptions{Workers: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
