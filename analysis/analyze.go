@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/heapx/heapx/model"
@@ -126,8 +127,22 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	if opt.LowMemory {
 		rest()
 	}
+	if n >= collectAfter {
+		// The passes leave temporaries behind (the classes' and the
+		// distances' tables, about 66 MB on a 1.15 GB snapshot of 14.3M
+		// nodes), and on a heap this size the next collection comes only
+		// at twice the live heap: what runs next (a report's inspections
+		// and paths) would take fresh memory instead of theirs (-48 MB at
+		// the peak of heapx report there). The columns hold no pointers,
+		// so a collection costs milliseconds.
+		runtime.GC()
+	}
 	return a, nil
 }
+
+// collectAfter is the node count from which Analyze ends with a garbage
+// collection.
+const collectAfter = 1 << 20
 
 // FromResults builds an Analysis of g from results a dump file carried
 // (docs/format.md, section 4; formats.ReadOptions.Results), so reopening
