@@ -86,13 +86,13 @@ type MappedFile struct {
 // concurrent reads; Close unmaps it.
 type Core struct {
 	// Path is the core's file name, for messages.
-	Path     string
-	data     []byte
-	segs     []Segment // sorted by Addr, non-overlapping
-	Threads  []Thread
-	Files    []MappedFile
-	mapped   bool         // data is a mapping Close must unmap
-	last     atomic.Int64 // segment index of the last lookup, a hint
+	Path    string
+	data    []byte
+	segs    []Segment // sorted by Addr, non-overlapping
+	Threads []Thread
+	Files   []MappedFile
+	mapped  bool         // data is a mapping Close must unmap
+	last    atomic.Int64 // segment index of the last lookup, a hint
 }
 
 // ErrUnmapped is wrapped by every read of an address no segment covers.

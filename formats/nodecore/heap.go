@@ -22,8 +22,8 @@ type Heap struct {
 
 	// Map layout.
 	OffMap, OffInstanceType, OffInstanceSizeWords, OffInObjectStart int64
-	OffBitField2, OffBitField3, OffDescriptors, OffConstructor     int64
-	OffPrototype                                                   int64
+	OffBitField2, OffBitField3, OffDescriptors, OffConstructor      int64
+	OffPrototype                                                    int64
 	// MapType is MAP_TYPE.
 	MapType uint16
 	// FirstNonstringType: instance types below it are strings.
