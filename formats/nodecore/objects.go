@@ -285,3 +285,59 @@ func (h *Heap) variableSizes(t uint16, obj []byte, k *kinds) (sizes []uint64, kn
 	}
 	return nil, false
 }
+
+// NativeReferences returns the objects that memory outside V8's pages
+// points to (the indexes into o, each once, in address order): C++ data
+// of V8 and Node (global handles, handle scopes, persistent references of
+// Node's bindings) and the threads' stacks. V8's own roots (its roots
+// table, global handles, handle scopes) are not described by the
+// postmortem metadata; scanning for them conservatively, as a
+// conservative collector scans a stack, keeps alive what the process
+// kept alive from native code, at the price of what stale native memory
+// (freed malloc chunks) still points to (docs/nodecore.md).
+func (h *Heap) NativeReferences(pages []Page, o *Objects) []int32 {
+	if o.Len() == 0 {
+		return nil
+	}
+	lo, hi := o.Addr[0], o.Addr[o.Len()-1]
+	marked := make([]bool, o.Len())
+	inPage := func(a uint64) bool {
+		i := sort.Search(len(pages), func(i int) bool { return pages[i].AreaEnd > a })
+		return i < len(pages) && a >= pages[i].Addr
+	}
+	for _, s := range h.p.Segments() {
+		if !s.Writable || s.FileSize == 0 {
+			continue
+		}
+		data, err := h.p.ReadBytes(s.Addr, int(s.FileSize))
+		if err != nil {
+			continue
+		}
+		for off := 0; off+8 <= len(data); off += 8 {
+			w := binary.LittleEndian.Uint64(data[off:])
+			if w&h.hoTagMask != h.hoTag || w-h.hoTag < lo || w-h.hoTag > hi {
+				continue
+			}
+			if inPage(s.Addr + uint64(off)) {
+				off = int(h.pageEnd(pages, s.Addr+uint64(off))-s.Addr) - 8
+				continue
+			}
+			if i := o.Index(w - h.hoTag); i >= 0 {
+				marked[i] = true
+			}
+		}
+	}
+	var out []int32
+	for i, m := range marked {
+		if m {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
+// pageEnd returns the end of the page area holding a (pages are sorted).
+func (h *Heap) pageEnd(pages []Page, a uint64) uint64 {
+	i := sort.Search(len(pages), func(i int) bool { return pages[i].AreaEnd > a })
+	return pages[i].AreaEnd
+}

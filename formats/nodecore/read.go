@@ -2,8 +2,8 @@ package nodecore
 
 import (
 	"bytes"
-	"encoding/binary"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -44,10 +44,11 @@ type ReadOptions struct {
 
 // Synthetic node ids: odd, so never an object's (8-byte aligned) address.
 const (
-	idRoot        = 1
-	idGCRoots     = 3
-	idStackRoots  = 5
-	idNativeRoots = 7
+	idRoot           = 1
+	idGCRoots        = 3
+	idStackRoots     = 5
+	idNativeContexts = 7
+	idNativeRoots    = 9
 )
 
 // ReadFile reads the heap of the Node.js core at path into a graph shaped
@@ -80,19 +81,21 @@ func (p *Process) Graph(progress func(done, total int64)) (*model.Graph, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Path, err)
 	}
+	b.pages = pages
 	return b.build(progress)
 }
 
 // builder turns objects and their references into a model.Graph.
 type builder struct {
-	p    *Process
-	h    *Heap
-	o    *Objects
-	w    *walker
-	g    *model.Graph
-	in   *model.Interner
-	k    *kinds
-	base int32 // node index of object 0
+	p     *Process
+	h     *Heap
+	o     *Objects
+	w     *walker
+	g     *model.Graph
+	in    *model.Interner
+	k     *kinds
+	base  int32 // node index of object 0
+	pages []Page
 
 	nodeType map[string]uint8
 	edgeType [7]uint8
@@ -174,8 +177,9 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 			return nil, err
 		}
 	}
-	b.base = 4
+	b.base = 5
 	n := o.Len()
+	native := h.NativeReferences(b.pages, o)
 	g.Nodes.Type = model.Alloc[uint8](0)
 	// Synthetic roots first: the CSR edge order follows node order.
 	var globals, natives []int32
@@ -195,15 +199,20 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	b.addNode("synthetic", b.str("(GC roots)"), idGCRoots, 0)
 	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 1}, 2)
 	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 2}, 3)
+	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 3}, 4)
 	b.addNode("synthetic", b.str("(Stack roots)"), idStackRoots, 0)
 	for _, s := range stack {
 		if h.IsHeapObject(s.Value) {
 			b.addEdge(Ref{Kind: EdgeInternal, Name: s.Name, To: h.Untag(s.Value)})
 		}
 	}
-	b.addNode("synthetic", b.str("(Native contexts)"), idNativeRoots, 0)
+	b.addNode("synthetic", b.str("(Native contexts)"), idNativeContexts, 0)
 	for j, ni := range natives {
 		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, ni)
+	}
+	b.addNode("synthetic", b.str("(Native roots)"), idNativeRoots, 0)
+	for j, oi := range native {
+		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, b.base+oi)
 	}
 	for i := range n {
 		if progress != nil && i%(1<<16) == 0 {
