@@ -56,7 +56,7 @@ const (
 // constructor, closures by function, strings by value, object addresses as
 // ids. The root reaches the global objects (shortcut edges, DevTools' user
 // roots) and "(GC roots)", which holds "(Native contexts)" and "(Stack
-// roots)" (the frame walker's slots, when linked: StackRoots).
+// roots)" (the frame refWalker's slots, when linked: StackRoots).
 func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
 	p, err := Open(path, opt.Binary)
 	if err != nil {
@@ -90,7 +90,7 @@ type builder struct {
 	p     *Process
 	h     *Heap
 	o     *Objects
-	w     *walker
+	w     *refWalker
 	g     *model.Graph
 	in    *model.Interner
 	k     *kinds

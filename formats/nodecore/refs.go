@@ -41,7 +41,7 @@ type field struct {
 }
 
 // layout is what the reference walk needs, read once from the metadata.
-type layout struct {
+type refLayout struct {
 	offProperties, offElements                        int64
 	dictShift                                         uint
 	ownMask, ownShift                                 uint64
@@ -61,9 +61,9 @@ type layout struct {
 	classes map[uint16]string
 }
 
-func (h *Heap) layout() (*layout, error) {
+func (h *Heap) layout() (*refLayout, error) {
 	n := h.p.Meta.Need()
-	l := &layout{}
+	l := &refLayout{}
 	l.offProperties = n.Field("JSReceiver.raw_properties_or_hash")
 	l.offElements = n.Field("JSObject.elements")
 	l.dictShift = uint(n.Value("bit_field3_is_dictionary_map_shift"))
@@ -138,10 +138,10 @@ func isTaggedSuffix(t string) bool {
 	return true
 }
 
-// walker walks objects' references.
-type walker struct {
+// refWalker walks objects' references.
+type refWalker struct {
 	h    *Heap
-	l    *layout
+	l    *refLayout
 	k    *kinds
 	objs *Objects
 	// names caches decoded key strings by address.
@@ -185,16 +185,16 @@ func (h *Heap) Properties(obj uint64) ([]Property, error) {
 	return props, nil
 }
 
-func (h *Heap) newWalker(o *Objects) (*walker, error) {
+func (h *Heap) newWalker(o *Objects) (*refWalker, error) {
 	l, err := h.layout()
 	if err != nil {
 		return nil, err
 	}
-	return &walker{h: h, l: l, k: h.kinds(), objs: o, names: map[uint64]string{}}, nil
+	return &refWalker{h: h, l: l, k: h.kinds(), objs: o, names: map[uint64]string{}}, nil
 }
 
 // word reads the word at addr (0 when unmapped: a reference to nothing).
-func (w *walker) word(addr uint64) uint64 {
+func (w *refWalker) word(addr uint64) uint64 {
 	v, err := w.h.p.ReadWord(addr)
 	if err != nil {
 		return 0
@@ -203,7 +203,7 @@ func (w *walker) word(addr uint64) uint64 {
 }
 
 // add records a strong reference held by the tagged word v.
-func (w *walker) add(kind EdgeKind, name string, index uint32, v uint64) {
+func (w *refWalker) add(kind EdgeKind, name string, index uint32, v uint64) {
 	if w.h.IsHeapObject(v) {
 		w.refs = append(w.refs, Ref{Kind: kind, Name: name, Index: index, To: w.h.Untag(v)})
 	} else if w.h.IsWeak(v) {
@@ -212,7 +212,7 @@ func (w *walker) add(kind EdgeKind, name string, index uint32, v uint64) {
 }
 
 // keyName decodes a property key (a string or a symbol).
-func (w *walker) keyName(v uint64) (string, bool) {
+func (w *refWalker) keyName(v uint64) (string, bool) {
 	if !w.h.IsHeapObject(v) {
 		return "", false
 	}
@@ -241,7 +241,7 @@ func (w *walker) keyName(v uint64) (string, bool) {
 }
 
 // stringAt decodes v when it points to a string (not a symbol).
-func (w *walker) stringAt(v uint64) (string, bool) {
+func (w *refWalker) stringAt(v uint64) (string, bool) {
 	if !w.h.IsHeapObject(v) {
 		return "", false
 	}
@@ -253,7 +253,7 @@ func (w *walker) stringAt(v uint64) (string, bool) {
 
 // References returns the outgoing references of object i (valid until the
 // next call).
-func (w *walker) References(i int) []Ref {
+func (w *refWalker) References(i int) []Ref {
 	w.refs = w.refs[:0]
 	o := w.objs
 	a, m, t, size := o.Addr[i], o.Map[i], o.Type[i], int64(o.Size[i])
@@ -298,7 +298,7 @@ func (w *walker) References(i int) []Ref {
 
 // namedFields adds the fields the metadata names for type t; skip, when
 // set, lists offsets already walked. It returns the offsets it added.
-func (w *walker) namedFields(a uint64, t uint16, skip map[int64]bool) map[int64]bool {
+func (w *refWalker) namedFields(a uint64, t uint16, skip map[int64]bool) map[int64]bool {
 	fs := w.l.fields[t]
 	if len(fs) == 0 {
 		return nil
@@ -318,7 +318,7 @@ func (w *walker) namedFields(a uint64, t uint16, skip map[int64]bool) map[int64]
 // and out-of-object, or dictionary), elements, the prototype, and what
 // its kind holds (closures' context and code, collections' tables, bound
 // functions' target and arguments, the global object's dictionary).
-func (w *walker) jsObject(a, m uint64, t uint16, kd kind, size int64) {
+func (w *refWalker) jsObject(a, m uint64, t uint16, kd kind, size int64) {
 	h, l := w.h, w.l
 	skip := map[int64]bool{0: true, l.offProperties: true, l.offElements: true}
 	w.add(EdgeInternal, "properties", 0, w.word(a+uint64(l.offProperties)))
@@ -353,7 +353,7 @@ func (w *walker) jsObject(a, m uint64, t uint16, kd kind, size int64) {
 }
 
 // properties walks the named properties, dictionary or fast.
-func (w *walker) properties(a, m uint64, skip map[int64]bool) {
+func (w *refWalker) properties(a, m uint64, skip map[int64]bool) {
 	props := w.word(a + uint64(w.l.offProperties))
 	bf3 := uint64(binary.LittleEndian.Uint32(w.bytes(m+uint64(w.h.OffBitField3), 4)))
 	if bf3&(1<<w.l.dictShift) != 0 {
@@ -364,7 +364,7 @@ func (w *walker) properties(a, m uint64, skip map[int64]bool) {
 }
 
 // property records a named property.
-func (w *walker) property(name string, v uint64) {
+func (w *refWalker) property(name string, v uint64) {
 	if w.props != nil {
 		*w.props = append(*w.props, Property{Name: name, Value: v})
 	}
@@ -372,7 +372,7 @@ func (w *walker) property(name string, v uint64) {
 }
 
 // bytes reads n bytes at addr, zeros when unmapped.
-func (w *walker) bytes(addr uint64, n int) []byte {
+func (w *refWalker) bytes(addr uint64, n int) []byte {
 	b, err := w.h.p.ReadBytes(addr, n)
 	if err != nil {
 		return make([]byte, n)
@@ -382,7 +382,7 @@ func (w *walker) bytes(addr uint64, n int) []byte {
 
 // fastProperties walks the descriptors of a fast-mode map: fields in the
 // object or its PropertyArray, constants in the descriptor itself.
-func (w *walker) fastProperties(a, m, props uint64, skip map[int64]bool) {
+func (w *refWalker) fastProperties(a, m, props uint64, skip map[int64]bool) {
 	h, l := w.h, w.l
 	bf3 := uint64(binary.LittleEndian.Uint32(w.bytes(m+uint64(h.OffBitField3), 4)))
 	nown := int64((bf3 & l.ownMask) >> l.ownShift)
@@ -427,7 +427,7 @@ func (w *walker) fastProperties(a, m, props uint64, skip map[int64]bool) {
 
 // fixedArray returns the length and element address of a FixedArray-like
 // object, ok false if v is not one.
-func (w *walker) fixedArray(v uint64) (n int64, data uint64, ok bool) {
+func (w *refWalker) fixedArray(v uint64) (n int64, data uint64, ok bool) {
 	if !w.h.IsHeapObject(v) {
 		return 0, 0, false
 	}
@@ -444,7 +444,7 @@ func (w *walker) fixedArray(v uint64) (n int64, data uint64, ok bool) {
 }
 
 // nameDictionary walks a NameDictionary's key/value entries.
-func (w *walker) nameDictionary(v uint64) {
+func (w *refWalker) nameDictionary(v uint64) {
 	n, data, ok := w.fixedArray(v)
 	if !ok || w.l.nameDictEntry < 2 {
 		return
@@ -460,7 +460,7 @@ func (w *walker) nameDictionary(v uint64) {
 
 // globalDictionary walks a GlobalDictionary: PropertyCells holding name
 // (word 1) and value (word 3).
-func (w *walker) globalDictionary(v uint64) {
+func (w *refWalker) globalDictionary(v uint64) {
 	n, data, ok := w.fixedArray(v)
 	if !ok {
 		return
@@ -482,7 +482,7 @@ func (w *walker) globalDictionary(v uint64) {
 // elements walks an object's elements by its map's elements kind: tagged
 // fast elements by index, dictionary elements by key; double and typed
 // elements hold no references.
-func (w *walker) elements(m, elements uint64) {
+func (w *refWalker) elements(m, elements uint64) {
 	bf2 := uint64(w.bytes(m+uint64(w.h.OffBitField2), 1)[0])
 	ek := (bf2 & w.l.elemKindMask) >> w.l.elemKindShift
 	switch {
@@ -513,14 +513,14 @@ func (w *walker) elements(m, elements uint64) {
 }
 
 // isHole reports whether v is an oddball (the hole fills holey arrays).
-func (w *walker) isHole(v uint64) bool {
+func (w *refWalker) isHole(v uint64) bool {
 	t, err := w.h.InstanceType(w.h.Untag(v))
 	return err == nil && w.k.kind[t] == kindOddball
 }
 
 // context walks a Context: its scope info and parent context, and each
 // captured variable by its name from the ScopeInfo.
-func (w *walker) context(a uint64, size int64) {
+func (w *refWalker) context(a uint64, size int64) {
 	h, l := w.h, w.l
 	slot := func(i int64) uint64 { return w.word(a + 16 + uint64(8*i)) }
 	n := (size - 16) / 8
@@ -546,7 +546,7 @@ func (w *walker) context(a uint64, size int64) {
 // ScopeInfoLocals returns the names of the context-allocated variables a
 // ScopeInfo (tagged) lists, nil when it lists them in a hash table (more
 // than 75) or is not one.
-func (w *walker) ScopeInfoLocals(si uint64) []string {
+func (w *refWalker) ScopeInfoLocals(si uint64) []string {
 	if !w.h.IsHeapObject(si) {
 		return nil
 	}
