@@ -265,6 +265,8 @@ func (b *builder) describe(i int) (string, model.StringID) {
 		return "object shape", b.str("system / Map")
 	case kindContext:
 		return "object", b.str("system / Context")
+	case kindJSGlobalObject, kindJSGlobalProxy:
+		return "object", b.str("global")
 	case kindSharedFunctionInfo:
 		return "code", b.str(b.sfiNameOf(a))
 	case kindCode:

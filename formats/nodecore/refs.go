@@ -278,8 +278,19 @@ func (w *refWalker) References(i int) []Ref {
 	case kd == kindContext:
 		w.context(a, size)
 		return w.refs
+	case kd == kindCode:
+		// Code and bytecode: tagged header fields (the constant pool,
+		// handler and source position tables), then raw instructions or
+		// bytecodes; the header's words that point to objects are kept.
+		done := w.namedFields(a, t, nil)
+		for off := int64(8); off < 56 && (size == 0 || off+8 <= size); off += 8 {
+			if !done[off] {
+				w.add(EdgeHidden, "", uint32(off/8-1), w.word(a+uint64(off)))
+			}
+		}
+		return w.refs
 	case kd == kindHeapNumber, kd == kindBigInt, kd == kindByteArray, kd == kindFixedDoubleArray,
-		kd == kindFreeSpace, kd == kindFiller, kd == kindCode:
+		kd == kindFreeSpace, kd == kindFiller:
 		w.namedFields(a, t, nil)
 		return w.refs
 	}
@@ -568,4 +579,38 @@ func (w *refWalker) ScopeInfoLocals(si uint64) []string {
 		names[i] = s
 	}
 	return names
+}
+
+// Variables returns the variables a closure captured: the context-allocated
+// locals of its context (JSFunction.context) by their ScopeInfo names, with
+// their raw tagged values. Parent contexts are not included (follow
+// "previous" in the graph).
+func (h *Heap) Variables(fn uint64) ([]Property, error) {
+	w, err := h.newWalker(nil)
+	if err != nil {
+		return nil, err
+	}
+	c := w.word(fn + uint64(w.l.offFnContext))
+	if !h.IsHeapObject(c) {
+		return nil, fmt.Errorf("function at 0x%x has no context", fn)
+	}
+	ctx := h.Untag(c)
+	lw := w.word(ctx + 8)
+	if !h.IsSmi(lw) {
+		return nil, fmt.Errorf("context at 0x%x has no length", ctx)
+	}
+	n := h.SmiValue(lw)
+	names := w.ScopeInfoLocals(w.word(ctx + 16 + uint64(8*w.l.ctxScopeInfo)))
+	start := w.l.ctxMinSlots
+	if int64(len(names)) == n-start-1 {
+		start++
+	}
+	var out []Property
+	for j, name := range names {
+		if start+int64(j) >= n {
+			break
+		}
+		out = append(out, Property{Name: name, Value: w.word(ctx + 16 + uint64(8*(start+int64(j))))})
+	}
+	return out, nil
 }
