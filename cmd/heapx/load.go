@@ -3,15 +3,18 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"sync"
 
 	// The library, as hx: heapx is what the tests call the command.
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 )
 
-// binaryPath is the root's --binary flag: the node executable a core
-// dump is read with.
-var binaryPath string
+// binaries maps a run's stderr to its root --binary flag (the node
+// executable a core dump is read with): load is given the stderr, and
+// each run of the command tree has its own, so runs in parallel (the
+// tests') each see their own flag.
+var binaries sync.Map
 
 // dump is a heap dump opened through the heapx package, with the bars
 // that draw its progress.
@@ -27,8 +30,8 @@ type dump struct {
 // instead of a parse error at byte 0, and reads a pipe once. opts.Stored
 // and opts.Analysis are the caller's; the progress is load's.
 func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
-	if opts.Binary == "" {
-		opts.Binary = binaryPath
+	if b, ok := binaries.Load(stderr); ok && opts.Binary == "" {
+		opts.Binary = b.(string)
 	}
 	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
 	opts.Progress = bars.set

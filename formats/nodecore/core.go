@@ -150,6 +150,9 @@ func parseCore(path string, data []byte) (*Core, error) {
 	}
 	ef, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
+		if end, what := headersEnd(data); end > uint64(len(data)) {
+			return nil, fmt.Errorf("%s: truncated core: its %s end at byte %d, the file has %d", path, what, end, len(data))
+		}
 		return nil, fmt.Errorf("%s: bad ELF header: %w", path, err)
 	}
 	if ef.Type != elf.ET_CORE {
@@ -192,6 +195,22 @@ func parseCore(path string, data []byte) (*Core, error) {
 		}
 	}
 	return c, nil
+}
+
+// headersEnd returns where a 64-bit little-endian ELF file's program or
+// section header table ends, whichever is later, to tell a file cut short
+// from a malformed one.
+func headersEnd(data []byte) (uint64, string) {
+	if len(data) < 64 {
+		return 64, "ELF header"
+	}
+	le := binary.LittleEndian
+	ph := le.Uint64(data[32:]) + uint64(le.Uint16(data[56:]))*uint64(le.Uint16(data[54:]))
+	sh := le.Uint64(data[40:]) + uint64(le.Uint16(data[60:]))*uint64(le.Uint16(data[58:]))
+	if sh > ph {
+		return sh, "section headers"
+	}
+	return ph, "program headers"
 }
 
 // Note types the reader uses (elf.h).
