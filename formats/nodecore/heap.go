@@ -346,8 +346,9 @@ func (h *Heap) appendString(sb *strings.Builder, obj uint64, from, n, depth int)
 // length units. The resource is a C++ object of Node's: its ExternalString
 // keeps the data pointer at nodedbg_offset_ExternalString__data__uintptr_t,
 // and the resources of Node's built-in module sources (static, non-owning
-// ones) keep a (data, length) pair after their vtable; the pair whose
-// length matches is taken first.
+// ones) keep a (data, length) pair after their vtable (Node 20 to 24) or
+// the data pointer alone (Node 18); the pair whose length matches is
+// taken first.
 func (h *Heap) externalData(obj uint64, length int) (uint64, error) {
 	res, err := h.Word(obj, h.offExtResource)
 	if err != nil {
@@ -365,6 +366,13 @@ func (h *Heap) externalData(obj uint64, length int) (uint64, error) {
 	}
 	if off := h.offNodeExtData; off >= 0 && off+8 <= 48 {
 		if d := binary.LittleEndian.Uint64(words[off:]); d != 0 && h.p.Mapped(d, 1) {
+			return d, nil
+		}
+	}
+	// Node 18's static resources keep the data pointer alone (word 2):
+	// the first word where all the characters are readable.
+	for j := 1; j < 4; j++ {
+		if d := binary.LittleEndian.Uint64(words[8*j:]); d != 0 && h.p.Mapped(d, length) {
 			return d, nil
 		}
 	}

@@ -85,6 +85,9 @@ func TestKnownState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if n, _ := DropGarbage(g); n == 0 {
+				t.Error("no garbage in a core of a process that allocated and dropped objects")
+			}
 			byAddr := make(map[uint64]int32, g.NumNodes())
 			for i, id := range g.Nodes.ID {
 				byAddr[id] = int32(i)

@@ -40,6 +40,12 @@ type ReadOptions struct {
 	Binary string
 	// Progress, if set, is called with the pages scanned and walked.
 	Progress func(done, total int64)
+	// KeepGarbage keeps the objects no root reaches over strong
+	// references (garbage the next collection would free, dead copies
+	// beyond a semispace's allocation top); by default they are left out,
+	// as V8 leaves them out of a heap snapshot by collecting first, and
+	// counted in the metadata (nodecore:garbage_objects, _bytes).
+	KeepGarbage bool
 }
 
 // Synthetic node ids: odd, so never an object's (8-byte aligned) address.
@@ -63,7 +69,76 @@ func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
 		return nil, err
 	}
 	defer p.Close()
-	return p.Graph(opt.Progress)
+	g, err := p.Graph(opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if !opt.KeepGarbage {
+		n, size := DropGarbage(g)
+		g.Meta = append(g.Meta, model.KV{Key: "nodecore:garbage_objects", Value: strconv.Itoa(n)},
+			model.KV{Key: "nodecore:garbage_bytes", Value: strconv.FormatUint(size, 10)})
+	}
+	return g, nil
+}
+
+// DropGarbage removes from g, in place, the nodes its root does not reach
+// over edges that are not weak, with every edge to them, and returns how
+// many it removed and their size.
+func DropGarbage(g *model.Graph) (int, uint64) {
+	n := g.NumNodes()
+	reach := make([]bool, n)
+	weak := make([]bool, len(g.EdgeTypes))
+	for i, t := range g.EdgeTypes {
+		weak[i] = t.Strength == model.Weak
+	}
+	stack := []int32{g.Root}
+	reach[g.Root] = true
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		s, e := g.EdgeRange(v)
+		for j := s; j < e; j++ {
+			if to := g.Edges.To[j]; !weak[g.Edges.Type[j]] && !reach[to] {
+				reach[to] = true
+				stack = append(stack, to)
+			}
+		}
+	}
+	newIdx := make([]int32, n)
+	k := int32(0)
+	for i := range n {
+		newIdx[i] = -1
+		if reach[i] {
+			newIdx[i] = k
+			k++
+		}
+	}
+	var dropped int
+	var size uint64
+	nd, ne := int32(0), uint32(0)
+	for i := range n {
+		s, e := g.EdgeRange(int32(i))
+		if !reach[i] {
+			dropped++
+			size += g.Nodes.Size[i]
+			continue
+		}
+		g.Nodes.Type[nd], g.Nodes.Name[nd] = g.Nodes.Type[i], g.Nodes.Name[i]
+		g.Nodes.ID[nd], g.Nodes.Size[nd] = g.Nodes.ID[i], g.Nodes.Size[i]
+		g.Nodes.FirstEdge[nd] = ne
+		for j := s; j < e; j++ {
+			if to := newIdx[g.Edges.To[j]]; to >= 0 {
+				g.Edges.Type[ne], g.Edges.Name[ne], g.Edges.To[ne] = g.Edges.Type[j], g.Edges.Name[j], to
+				ne++
+			}
+		}
+		nd++
+	}
+	g.Nodes.Type, g.Nodes.Name, g.Nodes.ID, g.Nodes.Size = g.Nodes.Type[:nd], g.Nodes.Name[:nd], g.Nodes.ID[:nd], g.Nodes.Size[:nd]
+	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge[:nd], ne)
+	g.Edges.Type, g.Edges.Name, g.Edges.To = g.Edges.Type[:ne], g.Edges.Name[:ne], g.Edges.To[:ne]
+	g.Root = newIdx[g.Root]
+	return dropped, size
 }
 
 // Graph builds the heap graph of the process.
