@@ -343,6 +343,26 @@ func (c *Core) ReadWord(addr uint64) (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
+// Release tells the kernel the process memory at [addr, addr+n) will not
+// be read again soon: its pages of the mapped core leave the resident set
+// (they stay in the page cache). A scan of a whole core calls it as it
+// goes, so reading a 1 GB core does not keep 1 GB resident.
+func (c *Core) Release(addr uint64, n int) {
+	s := c.Segment(addr)
+	if !c.mapped || s == nil || n <= 0 {
+		return
+	}
+	end := min(addr+uint64(n), s.Addr+s.FileSize)
+	if end <= addr {
+		return
+	}
+	lo := (s.Offset + addr - s.Addr + 4095) &^ 4095
+	hi := (s.Offset + end - s.Addr) &^ 4095
+	if hi > lo {
+		syscall.Madvise(c.data[lo:hi], syscall.MADV_DONTNEED)
+	}
+}
+
 // Close unmaps the core.
 func (c *Core) Close() error {
 	if c.data == nil || !c.mapped {

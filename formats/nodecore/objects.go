@@ -3,6 +3,8 @@ package nodecore
 import (
 	"encoding/binary"
 	"sort"
+
+	"github.com/heapx/heapx/model"
 )
 
 // Page is one V8 memory chunk found in the core: objects live in
@@ -160,7 +162,15 @@ func (h *Heap) Scan(pages []Page) (*Objects, error) {
 		return mi
 	}
 	k := h.kinds()
-	o := &Objects{}
+	// Columns sized for an average object of 40 bytes, so that appends
+	// rarely copy them.
+	var area uint64
+	for _, pg := range pages {
+		area += pg.AreaEnd - pg.AreaStart
+	}
+	est := int(area/40) + 16
+	o := &Objects{Addr: model.Alloc[uint64](est)[:0], Map: model.Alloc[uint64](est)[:0],
+		Type: model.Alloc[uint16](est)[:0], Size: model.Alloc[uint32](est)[:0]}
 	for _, pg := range pages {
 		data, err := h.p.ReadBytes(pg.AreaStart, int(pg.AreaEnd-pg.AreaStart))
 		if err != nil {
@@ -336,6 +346,7 @@ func (h *Heap) NativeReferences(pages []Page, o *Objects) []int32 {
 				marked[i] = true
 			}
 		}
+		h.p.Release(s.Addr, int(s.FileSize))
 	}
 	var out []int32
 	for i, m := range marked {

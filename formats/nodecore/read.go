@@ -175,6 +175,7 @@ type builder struct {
 	nodeType map[string]uint8
 	edgeType [7]uint8
 	ctorName map[uint64]model.StringID // by map
+	names    map[string]model.StringID // short names interned
 	sfiName  map[uint64]string
 }
 
@@ -184,7 +185,7 @@ func newBuilder(p *Process, o *Objects) (*builder, error) {
 		return nil, err
 	}
 	b := &builder{p: p, h: p.Heap, o: o, w: w, g: &model.Graph{}, k: p.Heap.kinds(),
-		nodeType: map[string]uint8{}, ctorName: map[uint64]model.StringID{}, sfiName: map[uint64]string{}}
+		nodeType: map[string]uint8{}, ctorName: map[uint64]model.StringID{}, names: map[string]model.StringID{}, sfiName: map[uint64]string{}}
 	b.in = model.NewInterner(&b.g.Strings)
 	for _, t := range []string{"hidden", "array", "string", "object", "code", "closure", "regexp", "number", "native",
 		"synthetic", "concatenated string", "sliced string", "symbol", "bigint", "object shape"} {
@@ -204,7 +205,19 @@ func newBuilder(p *Process, o *Objects) (*builder, error) {
 	return b, nil
 }
 
-func (b *builder) str(s string) model.StringID { return b.in.Intern([]byte(s)) }
+// str interns a name that repeats (edge, class and function names): a
+// small map by string answers most calls without the interner's byte
+// conversion.
+func (b *builder) str(s string) model.StringID {
+	if id, ok := b.names[s]; ok {
+		return id
+	}
+	id := b.in.Intern([]byte(s))
+	if len(s) <= 64 {
+		b.names[s] = id
+	}
+	return id
+}
 
 // addNode appends a node.
 func (b *builder) addNode(typ string, name model.StringID, id, size uint64) {
@@ -255,7 +268,16 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	b.base = 5
 	n := o.Len()
 	native := h.NativeReferences(b.pages, o)
-	g.Nodes.Type = model.Alloc[uint8](0)
+	// Columns sized up front (objects have about four references each),
+	// so appends rarely copy.
+	g.Nodes.Type = model.Alloc[uint8](n + 8)[:0]
+	g.Nodes.Name = model.Alloc[model.StringID](n + 8)[:0]
+	g.Nodes.ID = model.Alloc[uint64](n + 8)[:0]
+	g.Nodes.Size = model.Alloc[uint64](n + 8)[:0]
+	g.Nodes.FirstEdge = model.Alloc[uint32](n + 9)[:0]
+	g.Edges.Type = model.Alloc[uint8](5 * n)[:0]
+	g.Edges.Name = model.Alloc[uint32](5 * n)[:0]
+	g.Edges.To = model.Alloc[model.NodeIndex](5 * n)[:0]
 	// Synthetic roots first: the CSR edge order follows node order.
 	var globals, natives []int32
 	for i := range n {
@@ -323,7 +345,7 @@ func (b *builder) describe(i int) (string, model.StringID) {
 		if err != nil {
 			s = ""
 		}
-		return "string", b.str(s)
+		return "string", b.in.Intern([]byte(s)) // values rarely repeat: not cached by str
 	case kindHeapNumber:
 		return "number", b.str("heap number")
 	case kindSymbol:
