@@ -9,6 +9,10 @@ import (
 	"github.com/heapx/heapx/analysis"
 )
 
+// binaryPath is the root's --binary flag: the node executable a core
+// dump is read with.
+var binaryPath string
+
 // dump is a heap dump opened through the heapx package, with the bars
 // that draw its progress.
 type dump struct {
@@ -23,6 +27,9 @@ type dump struct {
 // instead of a parse error at byte 0, and reads a pipe once. opts.Stored
 // and opts.Analysis are the caller's; the progress is load's.
 func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
+	if opts.Binary == "" {
+		opts.Binary = binaryPath
+	}
 	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
 	opts.Progress = bars.set
 	d, err := hx.Open(path, opts)

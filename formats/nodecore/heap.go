@@ -22,7 +22,8 @@ type Heap struct {
 
 	// Map layout.
 	OffMap, OffInstanceType, OffInstanceSizeWords, OffInObjectStart int64
-	OffBitField2, OffBitField3, OffDescriptors, OffConstructor      int64
+	OffBitField, OffBitField2, OffBitField3, OffDescriptors         int64
+	OffConstructor                                                  int64
 	OffPrototype                                                    int64
 	// MapType is MAP_TYPE.
 	MapType uint16
@@ -35,8 +36,13 @@ type Heap struct {
 	offSlicedParent, offSlicedOffset, offThinActual     int64
 	offExtResource, offNodeExtData                      int64
 
+	descHeader, descStride int64 // DescriptorArray header bytes, slots per descriptor
+
 	mu       sync.Mutex
 	metaMaps map[uint64]bool // untagged addresses of meta maps seen
+
+	kindsOnce sync.Once
+	kindTable *kinds
 }
 
 func newHeap(p *Process) (*Heap, error) {
@@ -52,6 +58,7 @@ func newHeap(p *Process) (*Heap, error) {
 	h.OffInstanceType = n.Field("Map.instance_type")
 	h.OffInstanceSizeWords = n.Field("Map.instance_size_in_words")
 	h.OffInObjectStart = n.Field("Map.inobject_properties_start_or_constructor_function_index")
+	h.OffBitField = n.Field("Map.bit_field")
 	h.OffBitField2 = n.Field("Map.bit_field2")
 	h.OffBitField3 = n.Field("Map.bit_field3")
 	h.OffDescriptors = n.Field("Map.instance_descriptors")
@@ -72,6 +79,8 @@ func newHeap(p *Process) (*Heap, error) {
 	h.offThinActual = n.Field("ThinString.actual")
 	h.offExtResource = n.Field("ExternalString.resource")
 	h.offNodeExtData = n.Value("nodedbg_offset_ExternalString__data__uintptr_t")
+	h.descHeader = n.Field("DescriptorArray.header_size")
+	h.descStride = n.Value("prop_desc_size")
 	if err := n.Err(); err != nil {
 		return nil, err
 	}
