@@ -61,7 +61,6 @@ type valueJSON struct {
 }
 
 func newStackCmd(stderr *os.File) *cobra.Command {
-	var binary string
 	var asJSON, all bool
 	c := &cobra.Command{
 		Use:   "stack FILE",
@@ -72,8 +71,10 @@ function, script:line (where the function starts), receiver, arguments
 and the variables their closure captures; V8's own frames (entry, exit,
 internal) by type; native frames by the node binary's symbol.
 
-The node executable the process ran comes from --binary, or from the path
-the core names when that file is here; it must be the same build. FILE may
+The node executable the process ran comes from --binary (heapx's flag for
+every command on a core), or from the path the core names when that file
+is here; it must be the same build. Only the stacks are read, not the
+heap, so this is quick on a big core. FILE may
 also be an exchange file (.jsonl, .db) converted from a core, which keeps
 the stacks.
 
@@ -82,7 +83,7 @@ one. With --json the stacks are printed as one JSON object (README "JSON
 output").`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := readStacks(args[0], binary, stderr)
+			out, err := readStacks(args[0], binaryPath, stderr)
 			if err != nil {
 				return err
 			}
@@ -92,7 +93,6 @@ output").`,
 			return writeStacks(cmd.OutOrStdout(), out, all)
 		},
 	}
-	c.Flags().StringVar(&binary, "binary", "", "the node executable the core's process ran (default: the path the core names)")
 	c.Flags().BoolVar(&all, "all", false, "list every closure variable of a frame")
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON object instead of text")
 	return c
