@@ -30,8 +30,12 @@ import (
 // maxFrames bounds a walk, against a corrupt chain that stays in bounds.
 const maxFrames = 10000
 
-// maxClosureVars bounds the closure variables a frame lists.
-const maxClosureVars = 64
+// maxClosureVars bounds the closure variables a frame lists, and
+// maxArgsShown its arguments (all of them are roots).
+const (
+	maxClosureVars = 64
+	maxArgsShown   = 256
+)
 
 // argcOffset is where V8's JavaScript frames keep the argument count
 // (receiver included) since V8 8.9 (StandardFrameConstants::kArgCOffset);
@@ -124,11 +128,17 @@ func (w *walker) walk(t *Thread) (frames []rawFrame, stop string) {
 	}
 	low := rsp
 	for len(frames) < maxFrames {
-		f := w.classify(fp, pc)
-		f.low = low
-		frames = append(frames, f)
 		next, err1 := w.p.ReadWord(fp)
 		ret, err2 := w.p.ReadWord(fp + 8)
+		// The caller's frame holds this frame's arguments: they end
+		// below its frame pointer (or the stack's end, for the last).
+		argsEnd := hi
+		if err1 == nil && next > fp && next < hi {
+			argsEnd = next
+		}
+		f := w.classify(fp, pc, argsEnd)
+		f.low = low
+		frames = append(frames, f)
 		if err1 != nil || err2 != nil {
 			return frames, fmt.Sprintf("frame %d's frame pointer 0x%x cannot be read", len(frames)-1, fp)
 		}
@@ -173,8 +183,9 @@ func (w *walker) findChain(lo, hi uint64) uint64 {
 	return 0
 }
 
-// classify says what the frame at fp is by its marker slot.
-func (w *walker) classify(fp, pc uint64) rawFrame {
+// classify says what the frame at fp is by its marker slot; a JavaScript
+// frame's receiver and arguments lie in [fp+off_fp_args, argsEnd).
+func (w *walker) classify(fp, pc, argsEnd uint64) rawFrame {
 	f := rawFrame{fp: fp, pc: pc, kind: model.FrameNative}
 	h := w.p.Heap
 	m, err := w.p.ReadWord(fp + uint64(w.l.offMarker))
@@ -201,11 +212,12 @@ func (w *walker) classify(fp, pc uint64) rawFrame {
 	}
 	// The argument count, receiver included; a frame whose count does
 	// not read as one gets its receiver only.
+	f.argsAt = fp + uint64(w.l.offArgs)
 	argc := uint64(1)
-	if c, err := w.p.ReadWord(uint64(int64(fp) + argcOffset)); err == nil && c >= 1 && c <= 1<<16 {
+	if c, err := w.p.ReadWord(uint64(int64(fp) + argcOffset)); err == nil && c >= 1 && c <= 1<<16 &&
+		f.argsAt+8*c <= argsEnd {
 		argc = c
 	}
-	f.argsAt = fp + uint64(w.l.offArgs)
 	for i := uint64(0); i < argc; i++ {
 		v, err := w.p.ReadWord(f.argsAt + 8*i)
 		if err != nil {
@@ -348,6 +360,9 @@ func (w *walker) describe(f *rawFrame, syms *symbols) model.Frame {
 		return fv
 	}
 	for i, a := range f.args {
+		if i > maxArgsShown {
+			break
+		}
 		if i == 0 {
 			mf.Values = append(mf.Values, value(model.RoleReceiver, "this", a))
 			continue
