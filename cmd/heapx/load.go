@@ -16,6 +16,18 @@ import (
 // tests') each see their own flag.
 var binaries sync.Map
 
+// binaryPath is the --binary flag of the latest run, for code that reads
+// a core without load (heapx stack); runs in parallel in one process
+// should use binaryFor.
+var binaryPath string
+
+// binaryFor returns the --binary flag of the run whose stderr is stderr.
+func binaryFor(stderr *os.File) string {
+	b, _ := binaries.Load(stderr)
+	s, _ := b.(string)
+	return s
+}
+
 // dump is a heap dump opened through the heapx package, with the bars
 // that draw its progress.
 type dump struct {
@@ -30,8 +42,8 @@ type dump struct {
 // instead of a parse error at byte 0, and reads a pipe once. opts.Stored
 // and opts.Analysis are the caller's; the progress is load's.
 func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
-	if b, ok := binaries.Load(stderr); ok && opts.Binary == "" {
-		opts.Binary = b.(string)
+	if opts.Binary == "" {
+		opts.Binary = binaryFor(stderr)
 	}
 	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
 	opts.Progress = bars.set

@@ -54,7 +54,10 @@ gzip-compressed, and Node.js core dumps (x86-64 Linux, with --binary).`,
 	root.SetVersionTemplate("heapx {{.Version}}\n")
 	var binary string
 	root.PersistentFlags().StringVar(&binary, "binary", "", "the node executable a Node.js core dump's process ran (default: the path the core names)")
-	root.PersistentPreRun = func(*cobra.Command, []string) { binaries.Store(stderr, binary) }
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		binaries.Store(stderr, binary)
+		binaryPath = binary
+	}
 	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newMCPCmd(stderr), newListCmd())
 	root.AddCommand(newCaptureCmd(stderr), newSitesCmd(stderr))
 	root.AddCommand(newStackCmd(stderr))
