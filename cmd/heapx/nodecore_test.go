@@ -60,6 +60,17 @@ func TestNodeCore(t *testing.T) {
 	if n := count(converted); n != ex.Tickets.Count {
 		t.Errorf("the converted .heapsnapshot: %d %s, want %d", n, ex.Tickets.Class, ex.Tickets.Count)
 	}
+	// The exchange format keeps the heap and the stacks.
+	exchange := filepath.Join(t.TempDir(), "core.jsonl")
+	if r := heapx(t, "convert", "--binary", bin, core, exchange); r.code != 0 {
+		t.Fatalf("convert to .jsonl: exit %d\n%s", r.code, r.stderr)
+	}
+	if n := count(exchange); n != ex.Tickets.Count {
+		t.Errorf("the converted .jsonl: %d %s, want %d", n, ex.Tickets.Class, ex.Tickets.Count)
+	}
+	if r := heapx(t, "stack", exchange); r.code != 0 || !strings.Contains(r.stdout, ex.Stack.Recursion.Function) {
+		t.Errorf("stack of the converted .jsonl: exit %d, no %s frame\n%s%s", r.code, ex.Stack.Recursion.Function, r.stdout, r.stderr)
+	}
 	for _, args := range [][]string{
 		{"top", "-n", "5", core},
 		{"report", core},

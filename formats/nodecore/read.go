@@ -323,6 +323,14 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	}
 	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, uint32(len(g.Edges.To)))
 	g.Root = 0
+	// The threads' stacks travel with the heap (convert to .jsonl/.db
+	// keeps them); a stack the frame walker cannot read costs the stacks,
+	// not the heap.
+	if st, err := b.p.Stacks(); err == nil {
+		g.Stacks = st
+	} else {
+		g.Meta = append(g.Meta, model.KV{Key: "nodecore:stack_error", Value: err.Error()})
+	}
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.p.Path, err)
 	}
