@@ -243,3 +243,15 @@ func checkAgainstSnapshot(t *testing.T, g *model.Graph, c *coretest.Core, ex cor
 		t.Logf("%s: core %d instances, retained %d; snapshot %d, retained %d", class, cc.Count, cc.Retained, sc.Count, sc.Retained)
 	}
 }
+
+// BenchmarkReadCore reads core-state.js's core (Node 20 unless
+// HEAPX_CORE_NODE names another) into a graph, garbage dropped.
+func BenchmarkReadCore(b *testing.B) {
+	c := coretest.Shared(b, coretest.Majors(b)[0])
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := ReadFile(c.Core, ReadOptions{Binary: c.Binary}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
