@@ -66,6 +66,10 @@ type Options struct {
 	// number; the graph has none, so Analysis fails and Digest must not
 	// be called.
 	NodesOnly bool
+	// Binary is the executable a core dump's process ran: a Node.js core
+	// (formats/nodecore) is read with its node binary's postmortem
+	// metadata. Empty: the path the core names, when it exists.
+	Binary string
 }
 
 // Stage is a step of the work that Options.Progress follows.
@@ -160,6 +164,7 @@ func Open(path string, opts Options) (_ *Dump, err error) {
 	ro := formats.ReadOptions{
 		Progress: func(done, total int64) { progress(Reading, done, total) },
 		Results:  d.stored,
+		Binary:   opts.Binary,
 	}
 	if opts.NodesOnly {
 		ro.CountEdges = &d.edges

@@ -64,6 +64,10 @@ type ReadOptions struct {
 	// sets it for readers that keep the edges). For callers that need the
 	// nodes alone, such as heapx info.
 	CountEdges *int
+	// Binary is the executable a core dump's process ran (formats/nodecore
+	// needs the node binary's postmortem metadata); formats that carry
+	// their own type information ignore it.
+	Binary string
 }
 
 // WriteOptions tune a write.
@@ -200,7 +204,7 @@ const allPackage = "github.com/heapx/heapx/formats/all"
 
 // allNames are the formats allPackage links in, so that the error for a
 // dump of no registered format can say which of them a program lacks.
-var allNames = []string{"hprof", "jsonl", "spidermonkey", "sqlite", "v8"}
+var allNames = []string{"hprof", "jsonl", "nodecore", "spidermonkey", "sqlite", "v8"}
 
 // detectHead finds the format of the file at path whose first bytes
 // (decompressed) are head.

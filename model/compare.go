@@ -100,6 +100,9 @@ func Compare(a, b *Graph, opt CompareOptions) error {
 			return fmt.Errorf("section %d differs: %s %v (%d values) vs %s %v (%d values)", i, x.Name, x.Fields, len(x.Values), y.Name, y.Fields, len(y.Values))
 		}
 	}
+	if err := compareStacks(a.Stacks, b.Stacks); err != nil {
+		return err
+	}
 	keep := func(m []KV) []KV {
 		var out []KV
 		for _, kv := range m {

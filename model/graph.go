@@ -78,6 +78,10 @@ type Graph struct {
 	// Sections keeps numeric top-level sections a reader understood only as
 	// tables (for example V8's scopes), so a writer can carry them through.
 	Sections []Section
+
+	// Stacks are the threads' call stacks when the dump was taken (core
+	// dumps), nil when the dump has none.
+	Stacks []Stack
 }
 
 // Nodes are the node columns. All slices have the same length, except

@@ -3,11 +3,30 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"sync"
 
 	// The library, as hx: heapx is what the tests call the command.
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 )
+
+// binaries maps a run's stderr to its root --binary flag (the node
+// executable a core dump is read with): load is given the stderr, and
+// each run of the command tree has its own, so runs in parallel (the
+// tests') each see their own flag.
+var binaries sync.Map
+
+// binaryPath is the --binary flag of the latest run, for code that reads
+// a core without load (heapx stack); runs in parallel in one process
+// should use binaryFor.
+var binaryPath string
+
+// binaryFor returns the --binary flag of the run whose stderr is stderr.
+func binaryFor(stderr *os.File) string {
+	b, _ := binaries.Load(stderr)
+	s, _ := b.(string)
+	return s
+}
 
 // dump is a heap dump opened through the heapx package, with the bars
 // that draw its progress.
@@ -23,6 +42,9 @@ type dump struct {
 // instead of a parse error at byte 0, and reads a pipe once. opts.Stored
 // and opts.Analysis are the caller's; the progress is load's.
 func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
+	if opts.Binary == "" {
+		opts.Binary = binaryFor(stderr)
+	}
 	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
 	opts.Progress = bars.set
 	d, err := hx.Open(path, opts)

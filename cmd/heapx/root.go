@@ -44,7 +44,7 @@ every analysis.
 It reads V8 heap snapshots (.heapsnapshot, .heaptimeline) as written by
 Node.js, Chrome and Electron, Firefox heap snapshots (.fxsnapshot), Java
 HPROF dumps (.hprof), and heapx's exchange format (.jsonl, .db), plain or
-gzip-compressed.`,
+gzip-compressed, and Node.js core dumps (x86-64 Linux, with --binary).`,
 		Version: buildVersion(),
 		// Errors are printed by run, once, as "heapx: <error>"; a usage
 		// dump after a failed read would bury the message.
@@ -52,8 +52,15 @@ gzip-compressed.`,
 		SilenceUsage:  true,
 	}
 	root.SetVersionTemplate("heapx {{.Version}}\n")
+	var binary string
+	root.PersistentFlags().StringVar(&binary, "binary", "", "the node executable a Node.js core dump's process ran (default: the path the core names)")
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		binaries.Store(stderr, binary)
+		binaryPath = binary
+	}
 	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newMCPCmd(stderr), newListCmd())
 	root.AddCommand(newCaptureCmd(stderr), newSitesCmd(stderr))
+	root.AddCommand(newStackCmd(stderr))
 	// Every registered analysis is a command of its own.
 	for _, q := range query.All() {
 		root.AddCommand(newQueryCmd(q, stderr))

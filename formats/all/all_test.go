@@ -18,7 +18,7 @@ func TestLinksEveryFormat(t *testing.T) {
 	for _, f := range formats.All() {
 		names = append(names, f.Name)
 	}
-	if want := []string{"hprof", "jsonl", "spidermonkey", "sqlite", "v8"}; !slices.Equal(names, want) {
+	if want := []string{"hprof", "jsonl", "nodecore", "spidermonkey", "sqlite", "v8"}; !slices.Equal(names, want) {
 		t.Errorf("registered formats %v, want %v", names, want)
 	}
 }
@@ -67,7 +67,7 @@ func TestUnknownFileNamesEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := formats.Detect(path)
-	want := path + ": not a heap dump heapx can read (known formats: hprof, jsonl, spidermonkey, sqlite, v8)"
+	want := path + ": not a heap dump heapx can read (known formats: hprof, jsonl, nodecore, spidermonkey, sqlite, v8)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

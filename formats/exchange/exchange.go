@@ -18,6 +18,21 @@ import (
 // (metadata version_major).
 const VersionMajor = 1
 
+// StackVersion is the version of the stack records (heapx:stack,
+// heapx:frame, heapx:frame_value; docs/format.md 2.9) heapx reads and
+// writes. They are versioned on their own so that what a core dump's
+// stacks carry can change without a new version_major for every file.
+const StackVersion = 1
+
+// CheckStackVersion is the error for a heapx:stack_version a reader does
+// not know, nil for StackVersion.
+func CheckStackVersion(v string) error {
+	if v != strconv.Itoa(StackVersion) {
+		return fmt.Errorf("metadata %s is %q; this heapx reads stack records of version %d (a newer heapx may read them)", KeyStackVersion, v, StackVersion)
+	}
+	return nil
+}
+
 // DefaultGenerator is the generator metadata of a file whose writer was
 // given none (a write option: the command names its version, "heapx
 // v1.2.3").
@@ -37,6 +52,9 @@ const (
 	KeySourceFormat   = "heapx:source_format"
 	KeySkippedRecords = "heapx:skipped_records"
 	KeySkippedFields  = "heapx:skipped_fields"
+	// KeyStackVersion is the version of the stack records
+	// (StackVersion), written when a file has stacks.
+	KeyStackVersion = "heapx:stack_version"
 	// KeyFormat is the model's own key for the format a graph was read
 	// from; files carry it as heapx:source_format.
 	KeyFormat = "format"
@@ -46,7 +64,7 @@ const (
 // itself rather than copies.
 func Reserved(key string) bool {
 	switch key {
-	case KeyVersion, KeyGenerator, KeyRoot, KeyNodeCount, KeyEdgeCount, KeyStringCount, KeyAnalysis, KeyFormat:
+	case KeyVersion, KeyGenerator, KeyRoot, KeyNodeCount, KeyEdgeCount, KeyStringCount, KeyAnalysis, KeyFormat, KeyStackVersion:
 		return true
 	}
 	return false
@@ -54,7 +72,8 @@ func Reserved(key string) bool {
 
 // Metadata is the metadata a writer writes for g, in order: the format's
 // own keys (version first, as 7.1 requires), the source format, the
-// analysis policy when res is not nil, then the graph's other metadata.
+// analysis policy when res is not nil, the graph's other metadata, then
+// the stack records' version when g has stacks.
 // generator names the program writing ("" for DefaultGenerator).
 func Metadata(g *model.Graph, res *model.Results, generator string) []model.KV {
 	if generator == "" {
@@ -82,6 +101,10 @@ func Metadata(g *model.Graph, res *model.Results, generator string) []model.KV {
 		if !Reserved(kv.Key) {
 			ms = append(ms, kv)
 		}
+	}
+	// Last, so that the graph's metadata keeps its place on a round trip.
+	if len(g.Stacks) > 0 {
+		ms = append(ms, model.KV{Key: KeyStackVersion, Value: strconv.Itoa(StackVersion)})
 	}
 	return ms
 }

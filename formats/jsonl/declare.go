@@ -114,6 +114,8 @@ func (rd *reader) metadata() error {
 		return count(1)
 	case exchange.KeyStringCount:
 		return count(2)
+	case exchange.KeyStackVersion:
+		return exchange.CheckStackVersion(val)
 	case exchange.KeyAnalysis:
 		if rd.opt.Results != nil {
 			rd.opt.Results.Policy = val

@@ -127,6 +127,9 @@ var recordTypes = map[string]recordKind{
 	"v8:sample":         &sampleRecord,
 	"v8:section":        &sectionRecord,
 	"heapx:gc_root":     &gcRootRecord,
+	"heapx:stack":       &stackRecord,
+	"heapx:frame":       &frameRecord,
+	"heapx:frame_value": &frameValueRecord,
 }
 
 func (t *recordType[R]) role(name string) uint8 {

@@ -184,6 +184,9 @@ func (wr *writer) header() error {
 	if len(g.GCRoots) > 0 {
 		decls = append(decls, []string{"heapx:gc_root", "node", "kind"})
 	}
+	if len(g.Stacks) > 0 {
+		decls = append(decls, stackFields, frameFields, frameValueFields)
+	}
 	for _, d := range decls {
 		if err := wr.declare(d[0], d[1:]...); err != nil {
 			return err
@@ -445,7 +448,72 @@ func (wr *writer) extensions() error {
 			return err
 		}
 	}
+	return wr.stacks()
+}
+
+// The declarations of the stack records (docs/format.md 2.9).
+var (
+	stackFields      = []string{"heapx:stack", "index", "thread", "name", "stop"}
+	frameFields      = []string{"heapx:frame", "stack", "index", "kind", "type", "function", "script", "line", "column", "pc", "fp", "function_node"}
+	frameValueFields = []string{"heapx:frame_value", "stack", "frame", "role", "name", "node", "smi", "text"}
+)
+
+// stacks writes each stack, then its frames, each followed by its values.
+func (wr *writer) stacks() error {
+	for si, s := range wr.g.Stacks {
+		wr.start("heapx:stack")
+		wr.uint(uint64(si))
+		wr.uint(s.Thread)
+		wr.str(s.Name)
+		wr.str(s.Stop)
+		if err := wr.line(); err != nil {
+			return err
+		}
+		for fi, f := range s.Frames {
+			wr.start("heapx:frame")
+			wr.uint(uint64(si))
+			wr.uint(uint64(fi))
+			wr.str(f.Kind.String())
+			wr.str(f.Type)
+			wr.str(f.Function)
+			wr.str(f.Script)
+			wr.uint(uint64(f.Line))
+			wr.uint(uint64(f.Column))
+			wr.uint(f.PC)
+			wr.uint(f.FP)
+			wr.nodeOrNull(f.FunctionNode)
+			if err := wr.line(); err != nil {
+				return err
+			}
+			for _, v := range f.Values {
+				wr.start("heapx:frame_value")
+				wr.uint(uint64(si))
+				wr.uint(uint64(fi))
+				wr.str(v.Role.String())
+				wr.str(v.Name)
+				wr.nodeOrNull(v.Node)
+				if v.IsSmi {
+					wr.int(v.Smi)
+				} else {
+					wr.buf = append(wr.buf, ",null"...)
+				}
+				wr.str(v.Text)
+				if err := wr.line(); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// nodeOrNull writes a node identifier, null for 0 (none).
+func (wr *writer) nodeOrNull(id uint64) {
+	if id == 0 {
+		wr.buf = append(wr.buf, ",null"...)
+		return
+	}
+	wr.uint(id)
 }
 
 // appendString appends s as a JSON string, UTF-8 as is (see

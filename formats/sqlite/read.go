@@ -417,6 +417,11 @@ func (r *reader) metadata() error {
 		switch kv.Key {
 		case exchange.KeyVersion, exchange.KeyRoot, exchange.KeyNodeCount, exchange.KeyEdgeCount, exchange.KeyStringCount, exchange.KeyAnalysis:
 			continue
+		case exchange.KeyStackVersion:
+			if err := exchange.CheckStackVersion(kv.Value); err != nil {
+				return r.fail("%v", err)
+			}
+			continue
 		}
 		g.Meta = append(g.Meta, kv)
 	}
@@ -591,7 +596,7 @@ var knownTables = map[string]bool{
 	"metadata": true, "strings": true, "node_types": true, "node_type_fields": true, "edge_types": true,
 	"node": true, "edge": true, "v8_location": true, "v8_trace_function": true, "v8_trace_node": true,
 	"v8_sample": true, "v8_section": true, "heapx_gc_root": true, "extension_record": true, "heapx_result": true,
-	"heapx_packed": true,
+	"heapx_packed": true, "heapx_stack": true, "heapx_frame": true, "heapx_frame_value": true,
 }
 
 // unknown counts the records heapx cannot hold (7.2): rows of unknown

@@ -14,7 +14,7 @@ import (
 // extensionReader method per table; missing tables are empty.
 func (r *reader) extensions() error {
 	x := &extensionReader{reader: r, last: -1}
-	steps := []func() error{x.locations, x.traceFunctions, x.traceNodes, x.samples, x.traceLinks, x.sections, x.gcRoots}
+	steps := []func() error{x.locations, x.traceFunctions, x.traceNodes, x.samples, x.traceLinks, x.sections, x.gcRoots, x.stacks}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err

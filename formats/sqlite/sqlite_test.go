@@ -11,6 +11,7 @@ import (
 	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/formats/hprof"
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -161,4 +162,47 @@ func chain(n int) *model.Graph {
 		g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, uint32(len(g.Edges.To)))
 	}
 	return g
+}
+
+// TestRoundTripStacks writes a graph with stacks, with and without
+// results (heapx_packed), and reads it back: the stacks come back field
+// for field, identifiers of 2^63 and up included; a graph without stacks
+// gets no stack tables.
+func TestRoundTripStacks(t *testing.T) {
+	g := chain(5)
+	g.Stacks = testfixtures.Stacks(g)
+	for _, packed := range []bool{false, true} {
+		db := filepath.Join(t.TempDir(), "out.db")
+		opt := WriteOptions{}
+		if packed {
+			a, err := analysis.Analyze(g, analysis.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.Results = a.Results()
+		}
+		if err := Save(db, g, opt); err != nil {
+			t.Fatal(err)
+		}
+		h, err := ReadFile(db, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareGraphs(t, g, h)
+		if v, ok := h.MetaValue(exchange.KeyStackVersion); ok {
+			t.Errorf("the reader kept %s=%s in the graph's metadata", exchange.KeyStackVersion, v)
+		}
+	}
+	plain := chain(5)
+	db := filepath.Join(t.TempDir(), "plain.db")
+	if err := Save(db, plain, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadFile(db, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Stacks != nil {
+		t.Errorf("a graph without stacks read back with %d", len(h.Stacks))
+	}
 }

@@ -228,7 +228,7 @@ func (w *writer) write() error {
 			return err
 		}
 	}
-	steps := []func() error{w.metadata, w.types, w.strings, w.nodes, w.edges, w.extensions, w.results}
+	steps := []func() error{w.metadata, w.types, w.strings, w.nodes, w.edges, w.extensions, w.stacks, w.results}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err

@@ -785,3 +785,14 @@ func (r *reader) markEphemerons() {
 		}
 	}
 }
+
+// NodeType returns the model's node type for V8's snapshot node type name
+// ("object", "closure"...), as the reader records it, for readers that
+// build V8-shaped graphs from other sources (formats/nodecore).
+func NodeType(name string) model.NodeType {
+	return model.NodeType{Namespace: Namespace, Name: name, Category: nodeCategory(name)}
+}
+
+// EdgeType returns the model's edge type for V8's snapshot edge type
+// name ("property", "element"...), as the reader records it.
+func EdgeType(name string) model.EdgeType { return edgeType(name) }
