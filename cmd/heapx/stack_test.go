@@ -13,6 +13,7 @@ import (
 	"github.com/heapx/heapx/formats/nodecore"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/coretest"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // TestStackCommand runs `heapx stack` on a core of core-state.js as a user
@@ -192,5 +193,43 @@ func TestStackBadInput(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, c.msg) || r.stdout != "" {
 			t.Errorf("stack %v: exit %d, stderr %q, stdout %d bytes; want exit 1 saying %q", c.args, r.code, r.stderr, len(r.stdout), c.msg)
 		}
+	}
+}
+
+// TestConvertStacks converts a file with stacks: to .db they are kept
+// (heapx stack reads them back), to .heapsnapshot they are left out with a
+// warning saying so.
+func TestConvertStacks(t *testing.T) {
+	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Stacks = testfixtures.Stacks(g)
+	dir := t.TempDir()
+	flat := filepath.Join(dir, "stacks.jsonl")
+	f, err := os.Create(flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonl.Write(f, g, jsonl.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want := heapx(t, "stack", flat, "--json")
+	if want.code != 0 {
+		t.Fatalf("stack on .jsonl: exit %d: %s", want.code, want.stderr)
+	}
+	db := filepath.Join(dir, "stacks.db")
+	if r := heapx(t, "convert", flat, db); r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Fatalf("convert to .db: exit %d: %s", r.code, r.stderr)
+	}
+	got := heapx(t, "stack", db, "--json")
+	if got.code != 0 || strings.ReplaceAll(got.stdout, db, flat) != want.stdout {
+		t.Errorf("the .db's stacks differ from the .jsonl's (exit %d, %s)", got.code, got.stderr)
+	}
+	snap := filepath.Join(dir, "stacks.heapsnapshot")
+	r := heapx(t, "convert", flat, snap)
+	if r.code != 0 || !strings.Contains(r.stderr, "the 3 threads' stacks are left out: a V8 heap snapshot has no place for them") {
+		t.Errorf("convert to .heapsnapshot: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
