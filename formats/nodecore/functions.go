@@ -17,18 +17,18 @@ import (
 type Functions struct {
 	h *Heap
 
-	fnShared, fnContext                       int64
-	sfiName, sfiScript, sfiData, sfiTokenOff  int64
-	scriptSource, scriptName, scriptLineEnds  int64
-	uncompiledStart                           int64
-	sfiType, scopeInfoType, scriptType        uint16
-	bytecodeType, heapNumberType, oddballType uint16
-	fixedArrayType                            uint16
-	firstContext, lastContext                 uint16
-	ctxScopeInfo, ctxPrev, ctxMinSlots        int64
-	siNLocals, siFirstVars                    int64
-	heapNumberValue, oddballKind              int64
-	oddballNames                              map[int64]string
+	fnShared, fnContext                      int64
+	sfiName, sfiScript, sfiData, sfiTokenOff int64
+	scriptSource, scriptName, scriptLineEnds int64
+	uncompiledStart                          int64
+	sfiType, scopeInfoType, scriptType       uint16
+	heapNumberType, oddballType              uint16
+	fixedArrayType                           uint16
+	firstContext, lastContext                uint16
+	ctxScopeInfo, ctxPrev, ctxMinSlots       int64
+	siNLocals, siFirstVars                   int64
+	heapNumberValue, oddballKind             int64
+	oddballNames                             map[int64]string
 }
 
 // NewFunctions reads the layout of functions, scripts, scope infos and
@@ -50,7 +50,6 @@ func NewFunctions(p *Process) (*Functions, error) {
 	f.sfiType = n.Type("SHARED_FUNCTION_INFO_TYPE")
 	f.scopeInfoType = n.Type("SCOPE_INFO_TYPE")
 	f.scriptType = n.Type("SCRIPT_TYPE")
-	f.bytecodeType = n.Type("BYTECODE_ARRAY_TYPE")
 	f.heapNumberType = n.Type("HEAP_NUMBER_TYPE")
 	f.oddballType = n.Type("ODDBALL_TYPE")
 	f.fixedArrayType = n.Type("FIXED_ARRAY_TYPE")

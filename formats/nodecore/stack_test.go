@@ -85,8 +85,8 @@ func TestStacksKnownState(t *testing.T) {
 			}
 			check := func(f *model.Frame, fn string, line int) {
 				t.Helper()
-				if f.Function != fn || f.Script != want.ScriptPath || int(f.Line) != line || f.Column == 0 || f.FunctionNode == 0 {
-					t.Errorf("frame %s %s:%d:%d (function node 0x%x), want %s %s:%d", f.Function, f.Script, f.Line, f.Column, f.FunctionNode, fn, want.ScriptPath, line)
+				if f.Function != fn || f.Script != want.ScriptPath || int(f.Line) != line || f.Column == 0 || f.FunctionNode == 0 || f.Type != "v8:JavaScriptFrame" {
+					t.Errorf("frame %s %s:%d:%d (%s, function node 0x%x), want %s %s:%d", f.Function, f.Script, f.Line, f.Column, f.Type, f.FunctionNode, fn, want.ScriptPath, line)
 				}
 			}
 			check(js[0], want.Block.Function, want.Block.Line)

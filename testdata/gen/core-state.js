@@ -181,11 +181,15 @@ let spinning = true;
 
 // block never returns: it spins in the deepest frame so that a core of the
 // process shows the whole recursion on the main thread's stack. A loop
-// without calls keeps the frame pointer on this frame (an optimized OSR
-// frame after a while) wherever gcore stops the thread.
+// without calls keeps the frame pointer on this frame wherever gcore stops
+// the thread.
 function block(report) {
-  process.stdout.write(JSON.stringify(report) + '\n');
   let spins = 0;
+  // Spin a while first, so that V8 has compiled this loop (on-stack
+  // replacement) and the core shows an optimized frame among interpreted
+  // ones.
+  for (const until = Date.now() + 500; Date.now() < until;) spins++;
+  process.stdout.write(JSON.stringify(report) + '\n');
   while (spinning) spins++;
   return spins;
 }
