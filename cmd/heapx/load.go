@@ -3,15 +3,30 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"sync"
 
 	// The library, as hx: heapx is what the tests call the command.
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 )
 
-// binaryPath is the root's --binary flag: the node executable a core
-// dump is read with.
+// binaries maps a run's stderr to its root --binary flag (the node
+// executable a core dump is read with): load is given the stderr, and
+// each run of the command tree has its own, so runs in parallel (the
+// tests') each see their own flag.
+var binaries sync.Map
+
+// binaryPath is the --binary flag of the latest run, for code that reads
+// a core without load (heapx stack); runs in parallel in one process
+// should use binaryFor.
 var binaryPath string
+
+// binaryFor returns the --binary flag of the run whose stderr is stderr.
+func binaryFor(stderr *os.File) string {
+	b, _ := binaries.Load(stderr)
+	s, _ := b.(string)
+	return s
+}
 
 // dump is a heap dump opened through the heapx package, with the bars
 // that draw its progress.
@@ -28,7 +43,7 @@ type dump struct {
 // and opts.Analysis are the caller's; the progress is load's.
 func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
 	if opts.Binary == "" {
-		opts.Binary = binaryPath
+		opts.Binary = binaryFor(stderr)
 	}
 	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
 	opts.Progress = bars.set

@@ -52,8 +52,12 @@ gzip-compressed, and Node.js core dumps (x86-64 Linux, with --binary).`,
 		SilenceUsage:  true,
 	}
 	root.SetVersionTemplate("heapx {{.Version}}\n")
-	binaryPath = ""
-	root.PersistentFlags().StringVar(&binaryPath, "binary", "", "the node executable a Node.js core dump's process ran (default: the path the core names)")
+	var binary string
+	root.PersistentFlags().StringVar(&binary, "binary", "", "the node executable a Node.js core dump's process ran (default: the path the core names)")
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		binaries.Store(stderr, binary)
+		binaryPath = binary
+	}
 	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newMCPCmd(stderr), newListCmd())
 	root.AddCommand(newCaptureCmd(stderr), newSitesCmd(stderr))
 	root.AddCommand(newStackCmd(stderr))

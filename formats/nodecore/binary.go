@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Process is a core together with the node executable it came from: the
@@ -30,6 +31,61 @@ type Process struct {
 	NodeMajor int
 	// Heap decodes tagged values with the metadata's layout.
 	Heap *Heap
+
+	// image is the binary's file, mapped; segs its loaded segments, read
+	// where the core lacks them (gcore and the kernel leave out read-only
+	// file-backed pages, such as the .rodata holding Node's built-in
+	// module sources that external strings point to).
+	image []byte
+	segs  []imageSegment
+}
+
+// imageSegment is a PT_LOAD of the binary at its run-time address.
+type imageSegment struct {
+	addr, size, off uint64
+}
+
+// ReadBytes is Core.ReadBytes, falling back to the binary's file for
+// addresses of its loaded segments that the core does not hold.
+func (p *Process) ReadBytes(addr uint64, n int) ([]byte, error) {
+	b, err := p.Core.ReadBytes(addr, n)
+	if err == nil {
+		return b, nil
+	}
+	for _, s := range p.segs {
+		if addr >= s.addr && n >= 0 && addr+uint64(n) <= s.addr+s.size && addr+uint64(n) >= addr {
+			o := s.off + addr - s.addr
+			return p.image[o : o+uint64(n) : o+uint64(n)], nil
+		}
+	}
+	return nil, err
+}
+
+// ReadWord is Core.ReadWord with ReadBytes's fallback.
+func (p *Process) ReadWord(addr uint64) (uint64, error) {
+	if w, err := p.Core.ReadWord(addr); err == nil {
+		return w, nil
+	}
+	b, err := p.ReadBytes(addr, 8)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+// Mapped is Core.Mapped with ReadBytes's fallback.
+func (p *Process) Mapped(addr uint64, n int) bool {
+	_, err := p.ReadBytes(addr, n)
+	return err == nil
+}
+
+// Close unmaps the core and the binary.
+func (p *Process) Close() error {
+	if p.image != nil {
+		syscall.Munmap(p.image)
+		p.image = nil
+	}
+	return p.Core.Close()
 }
 
 // nodeMajors maps V8 majors to the Node release lines that shipped them.
@@ -44,12 +100,34 @@ func Open(corePath, binaryPath string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := attach(c, binaryPath)
-	if err != nil {
-		c.Close()
+	p := &Process{Core: c}
+	if err := p.attach(binaryPath); err != nil {
+		p.Close()
 		return nil, err
 	}
 	return p, nil
+}
+
+// mapImage maps the binary and records its loaded segments' file bytes.
+func (p *Process) mapImage(bf *os.File, ef *elf.File) error {
+	st, err := bf.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() == 0 {
+		return fmt.Errorf("%s: empty file", p.Binary)
+	}
+	img, err := syscall.Mmap(int(bf.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("%s: mapping the binary: %w", p.Binary, err)
+	}
+	p.image = img
+	for _, pr := range ef.Progs {
+		if pr.Type == elf.PT_LOAD && pr.Filesz > 0 && pr.Off+pr.Filesz <= uint64(len(img)) {
+			p.segs = append(p.segs, imageSegment{addr: pr.Vaddr + p.Bias, size: pr.Filesz, off: pr.Off})
+		}
+	}
+	return nil
 }
 
 // nodeMapping returns the NT_FILE mapping at file offset 0 of the node
@@ -65,35 +143,37 @@ func (c *Core) nodeMapping() *MappedFile {
 	return nil
 }
 
-func attach(c *Core, binaryPath string) (*Process, error) {
+// attach reads the binary at binaryPath (or the core's) into p.
+func (p *Process) attach(binaryPath string) error {
+	c := p.Core
 	m := c.nodeMapping()
 	if binaryPath == "" {
 		if m == nil {
-			return nil, fmt.Errorf("%s: not a Node.js core: it maps no node executable or libnode (pass --binary PATH if node was renamed)", c.Path)
+			return fmt.Errorf("%s: not a Node.js core: it maps no node executable or libnode (pass --binary PATH if node was renamed)", c.Path)
 		}
 		if _, err := os.Stat(m.Path); err != nil {
-			return nil, fmt.Errorf("%s: the core's node executable %s is not here (%v): pass --binary PATH of the same node build", c.Path, m.Path, err)
+			return fmt.Errorf("%s: the core's node executable %s is not here (%v): pass --binary PATH of the same node build", c.Path, m.Path, err)
 		}
 		binaryPath = m.Path
 	}
 	bf, err := os.Open(binaryPath)
 	if err != nil {
-		return nil, fmt.Errorf("node binary: %w", err)
+		return fmt.Errorf("node binary: %w", err)
 	}
 	defer bf.Close()
 	ef, err := elf.NewFile(bf)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not an ELF executable: %w", binaryPath, err)
+		return fmt.Errorf("%s: not an ELF executable: %w", binaryPath, err)
 	}
 	if ef.Machine != elf.EM_X86_64 {
-		return nil, fmt.Errorf("%s: a %s binary; the core is x86-64", binaryPath, ef.Machine)
+		return fmt.Errorf("%s: a %s binary; the core is x86-64", binaryPath, ef.Machine)
 	}
-	p := &Process{Core: c, Binary: binaryPath}
+	p.Binary = binaryPath
 	if ef.Type == elf.ET_DYN {
 		// PIE node or libnode: the mapping of file offset 0 is the
 		// image's lowest PT_LOAD.
 		if m == nil {
-			return nil, fmt.Errorf("%s: %s is position-independent but the core does not say where it was loaded (no NT_FILE mapping of node or libnode)", c.Path, binaryPath)
+			return fmt.Errorf("%s: %s is position-independent but the core does not say where it was loaded (no NT_FILE mapping of node or libnode)", c.Path, binaryPath)
 		}
 		low := ^uint64(0)
 		for _, pr := range ef.Progs {
@@ -103,15 +183,18 @@ func attach(c *Core, binaryPath string) (*Process, error) {
 		}
 		p.Bias = m.Start - low
 	}
+	if err := p.mapImage(bf, ef); err != nil {
+		return err
+	}
 	raw, sizes, err := p.readSymbols(ef)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(raw) == 0 {
-		return nil, fmt.Errorf("%s: no v8dbg_* postmortem metadata in .symtab or .dynsym: not a node binary, or one built without it", binaryPath)
+		return fmt.Errorf("%s: no v8dbg_* postmortem metadata in .symtab or .dynsym: not a node binary, or one built without it", binaryPath)
 	}
 	if err := p.checkMatch(bf, ef, m, raw, sizes); err != nil {
-		return nil, err
+		return err
 	}
 	ver := func(name string) int { return int(int32(raw[name])) }
 	p.V8 = [4]int{ver("_ZN2v88internal7Version6major_E"), ver("_ZN2v88internal7Version6minor_E"),
@@ -121,10 +204,10 @@ func attach(c *Core, binaryPath string) (*Process, error) {
 	p.Meta.Runtime = p.RuntimeName()
 	h, err := newHeap(p)
 	if err != nil {
-		return nil, fmt.Errorf("%s with %s: %w", c.Path, binaryPath, err)
+		return fmt.Errorf("%s with %s: %w", c.Path, binaryPath, err)
 	}
 	p.Heap = h
-	return p, nil
+	return nil
 }
 
 // RuntimeName names the Node and V8 ("Node 20 (V8 11.3.244.8)").

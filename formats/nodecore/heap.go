@@ -3,6 +3,7 @@ package nodecore
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"unicode/utf16"
@@ -37,6 +38,7 @@ type Heap struct {
 	offExtResource, offNodeExtData                      int64
 
 	descHeader, descStride int64 // DescriptorArray header bytes, slots per descriptor
+	offNumberValue         int64
 
 	mu       sync.Mutex
 	metaMaps map[uint64]bool // untagged addresses of meta maps seen
@@ -80,6 +82,7 @@ func newHeap(p *Process) (*Heap, error) {
 	h.offExtResource = n.Field("ExternalString.resource")
 	h.offNodeExtData = n.Value("nodedbg_offset_ExternalString__data__uintptr_t")
 	h.descHeader = n.Field("DescriptorArray.header_size")
+	h.offNumberValue = n.Field("HeapNumber.value")
 	h.descStride = n.Value("prop_desc_size")
 	if err := n.Err(); err != nil {
 		return nil, err
@@ -221,6 +224,15 @@ func (h *Heap) StringLength(obj uint64) (int, error) {
 	return int(int32(binary.LittleEndian.Uint32(b))), nil
 }
 
+// Number returns the value of the HeapNumber at address obj.
+func (h *Heap) Number(obj uint64) (float64, error) {
+	b, err := h.p.ReadBytes(obj+uint64(h.offNumberValue), 8)
+	if err != nil {
+		return 0, err
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
+}
+
 // StringOneByte reports whether a string type holds one-byte (Latin-1)
 // characters.
 func (h *Heap) StringOneByte(t uint16) bool { return t&h.strEncMask == h.oneByteTag }
@@ -321,17 +333,50 @@ func (h *Heap) appendString(sb *strings.Builder, obj uint64, from, n, depth int)
 		}
 		return h.appendString(sb, actual, from, n, depth+1)
 	case h.externalTag:
-		res, err := h.Word(obj, h.offExtResource)
+		data, err := h.externalData(obj, length)
 		if err != nil {
 			return err
-		}
-		data, err := h.p.ReadWord(res + uint64(h.offNodeExtData))
-		if err != nil {
-			return fmt.Errorf("external string at 0x%x: its resource 0x%x is not in the core", obj, res)
 		}
 		return h.appendChars(sb, data, from, n, h.StringOneByte(t))
 	}
 	return fmt.Errorf("string at 0x%x: unknown representation in type %d", obj, t)
+}
+
+// externalData finds the characters of the external string at obj, of
+// length units. The resource is a C++ object of Node's: its ExternalString
+// keeps the data pointer at nodedbg_offset_ExternalString__data__uintptr_t,
+// and the resources of Node's built-in module sources (static, non-owning
+// ones) keep a (data, length) pair after their vtable (Node 20 to 24) or
+// the data pointer alone (Node 18); the pair whose length matches is
+// taken first.
+func (h *Heap) externalData(obj uint64, length int) (uint64, error) {
+	res, err := h.Word(obj, h.offExtResource)
+	if err != nil {
+		return 0, err
+	}
+	words, err := h.p.ReadBytes(res, 48)
+	if err != nil {
+		return 0, fmt.Errorf("external string at 0x%x: its resource 0x%x is not in the core", obj, res)
+	}
+	for j := 1; j+1 < 6; j++ {
+		d, l := binary.LittleEndian.Uint64(words[8*j:]), binary.LittleEndian.Uint64(words[8*j+8:])
+		if l == uint64(length) && d != 0 && h.p.Mapped(d, 1) {
+			return d, nil
+		}
+	}
+	if off := h.offNodeExtData; off >= 0 && off+8 <= 48 {
+		if d := binary.LittleEndian.Uint64(words[off:]); d != 0 && h.p.Mapped(d, 1) {
+			return d, nil
+		}
+	}
+	// Node 18's static resources keep the data pointer alone (word 2):
+	// the first word where all the characters are readable.
+	for j := 1; j < 4; j++ {
+		if d := binary.LittleEndian.Uint64(words[8*j:]); d != 0 && h.p.Mapped(d, length) {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("external string at 0x%x: its resource 0x%x holds no data pointer heapx knows", obj, res)
 }
 
 // appendChars appends n characters from from of a flat buffer at addr.

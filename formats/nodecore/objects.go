@@ -3,6 +3,8 @@ package nodecore
 import (
 	"encoding/binary"
 	"sort"
+
+	"github.com/heapx/heapx/model"
 )
 
 // Page is one V8 memory chunk found in the core: objects live in
@@ -24,13 +26,15 @@ const pageAlign = 256 << 10
 
 // Pages finds V8's own memory chunks: 256 KB-aligned addresses whose
 // header is a MemoryChunk's. The header is not in the postmortem
-// metadata; two layouts are known (docs/nodecore.md):
+// metadata; three layouts are known (docs/nodecore.md):
 //
 //   - V8 10 and 11 (Node 18, 20): size, flags, heap, area_start,
 //     area_end inline in the header;
-//   - V8 12 and 13 (Node 22, 24): flags, then a pointer to the chunk's
-//     out-of-line metadata, which holds the chunk's address, size,
-//     area_end (word 7) and area_start (word 9).
+//   - V8 12 (Node 22): flags, the chunk's own address, size, heap,
+//     area_start, area_end;
+//   - V8 13 (Node 24): flags, then a pointer to the chunk's out-of-line
+//     metadata, which holds the chunk's address, size, area_end (word 7)
+//     and area_start (word 9).
 //
 // A candidate counts only if its area lies within it and the first
 // object there has a valid map, so malloc memory (glibc arenas, the brk
@@ -56,19 +60,27 @@ func (h *Heap) Pages() []Page {
 
 // page checks the chunk header at a (see Pages).
 func (h *Heap) page(a uint64) (Page, bool) {
-	hdr, err := h.p.ReadBytes(a, 40)
+	hdr, err := h.p.ReadBytes(a, 48)
 	if err != nil {
 		return Page{}, false
 	}
 	w := func(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	var pg Page
-	if h.p.V8[0] <= 11 {
+	switch {
+	case w(hdr, 1) == a:
+		// V8 12: flags, the chunk's own address, size, heap,
+		// area_start, area_end.
+		pg = Page{Addr: a, Flags: w(hdr, 0), AreaStart: w(hdr, 4), AreaEnd: w(hdr, 5)}
+		if size := w(hdr, 2); size == 0 || pg.AreaEnd > a+size {
+			return Page{}, false
+		}
+	case h.p.V8[0] <= 11:
 		size := w(hdr, 0)
 		pg = Page{Addr: a, Flags: w(hdr, 1), AreaStart: w(hdr, 3), AreaEnd: w(hdr, 4)}
 		if size == 0 || size%4096 != 0 || pg.AreaEnd > a+size {
 			return Page{}, false
 		}
-	} else {
+	default:
 		md := w(hdr, 1)
 		m, err := h.p.ReadBytes(md, 80)
 		if err != nil {
@@ -150,7 +162,15 @@ func (h *Heap) Scan(pages []Page) (*Objects, error) {
 		return mi
 	}
 	k := h.kinds()
-	o := &Objects{}
+	// Columns sized for an average object of 40 bytes, so that appends
+	// rarely copy them.
+	var area uint64
+	for _, pg := range pages {
+		area += pg.AreaEnd - pg.AreaStart
+	}
+	est := int(area/40) + 16
+	o := &Objects{Addr: model.Alloc[uint64](est)[:0], Map: model.Alloc[uint64](est)[:0],
+		Type: model.Alloc[uint16](est)[:0], Size: model.Alloc[uint32](est)[:0]}
 	for _, pg := range pages {
 		data, err := h.p.ReadBytes(pg.AreaStart, int(pg.AreaEnd-pg.AreaStart))
 		if err != nil {
@@ -326,6 +346,7 @@ func (h *Heap) NativeReferences(pages []Page, o *Objects) []int32 {
 				marked[i] = true
 			}
 		}
+		h.p.Release(s.Addr, int(s.FileSize))
 	}
 	var out []int32
 	for i, m := range marked {

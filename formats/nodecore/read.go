@@ -40,6 +40,12 @@ type ReadOptions struct {
 	Binary string
 	// Progress, if set, is called with the pages scanned and walked.
 	Progress func(done, total int64)
+	// KeepGarbage keeps the objects no root reaches over strong
+	// references (garbage the next collection would free, dead copies
+	// beyond a semispace's allocation top); by default they are left out,
+	// as V8 leaves them out of a heap snapshot by collecting first, and
+	// counted in the metadata (nodecore:garbage_objects, _bytes).
+	KeepGarbage bool
 }
 
 // Synthetic node ids: odd, so never an object's (8-byte aligned) address.
@@ -63,7 +69,76 @@ func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
 		return nil, err
 	}
 	defer p.Close()
-	return p.Graph(opt.Progress)
+	g, err := p.Graph(opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if !opt.KeepGarbage {
+		n, size := DropGarbage(g)
+		g.Meta = append(g.Meta, model.KV{Key: "nodecore:garbage_objects", Value: strconv.Itoa(n)},
+			model.KV{Key: "nodecore:garbage_bytes", Value: strconv.FormatUint(size, 10)})
+	}
+	return g, nil
+}
+
+// DropGarbage removes from g, in place, the nodes its root does not reach
+// over edges that are not weak, with every edge to them, and returns how
+// many it removed and their size.
+func DropGarbage(g *model.Graph) (int, uint64) {
+	n := g.NumNodes()
+	reach := make([]bool, n)
+	weak := make([]bool, len(g.EdgeTypes))
+	for i, t := range g.EdgeTypes {
+		weak[i] = t.Strength == model.Weak
+	}
+	stack := []int32{g.Root}
+	reach[g.Root] = true
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		s, e := g.EdgeRange(v)
+		for j := s; j < e; j++ {
+			if to := g.Edges.To[j]; !weak[g.Edges.Type[j]] && !reach[to] {
+				reach[to] = true
+				stack = append(stack, to)
+			}
+		}
+	}
+	newIdx := make([]int32, n)
+	k := int32(0)
+	for i := range n {
+		newIdx[i] = -1
+		if reach[i] {
+			newIdx[i] = k
+			k++
+		}
+	}
+	var dropped int
+	var size uint64
+	nd, ne := int32(0), uint32(0)
+	for i := range n {
+		s, e := g.EdgeRange(int32(i))
+		if !reach[i] {
+			dropped++
+			size += g.Nodes.Size[i]
+			continue
+		}
+		g.Nodes.Type[nd], g.Nodes.Name[nd] = g.Nodes.Type[i], g.Nodes.Name[i]
+		g.Nodes.ID[nd], g.Nodes.Size[nd] = g.Nodes.ID[i], g.Nodes.Size[i]
+		g.Nodes.FirstEdge[nd] = ne
+		for j := s; j < e; j++ {
+			if to := newIdx[g.Edges.To[j]]; to >= 0 {
+				g.Edges.Type[ne], g.Edges.Name[ne], g.Edges.To[ne] = g.Edges.Type[j], g.Edges.Name[j], to
+				ne++
+			}
+		}
+		nd++
+	}
+	g.Nodes.Type, g.Nodes.Name, g.Nodes.ID, g.Nodes.Size = g.Nodes.Type[:nd], g.Nodes.Name[:nd], g.Nodes.ID[:nd], g.Nodes.Size[:nd]
+	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge[:nd], ne)
+	g.Edges.Type, g.Edges.Name, g.Edges.To = g.Edges.Type[:ne], g.Edges.Name[:ne], g.Edges.To[:ne]
+	g.Root = newIdx[g.Root]
+	return dropped, size
 }
 
 // Graph builds the heap graph of the process.
@@ -100,6 +175,7 @@ type builder struct {
 	nodeType map[string]uint8
 	edgeType [7]uint8
 	ctorName map[uint64]model.StringID // by map
+	names    map[string]model.StringID // short names interned
 	sfiName  map[uint64]string
 }
 
@@ -109,7 +185,7 @@ func newBuilder(p *Process, o *Objects) (*builder, error) {
 		return nil, err
 	}
 	b := &builder{p: p, h: p.Heap, o: o, w: w, g: &model.Graph{}, k: p.Heap.kinds(),
-		nodeType: map[string]uint8{}, ctorName: map[uint64]model.StringID{}, sfiName: map[uint64]string{}}
+		nodeType: map[string]uint8{}, ctorName: map[uint64]model.StringID{}, names: map[string]model.StringID{}, sfiName: map[uint64]string{}}
 	b.in = model.NewInterner(&b.g.Strings)
 	for _, t := range []string{"hidden", "array", "string", "object", "code", "closure", "regexp", "number", "native",
 		"synthetic", "concatenated string", "sliced string", "symbol", "bigint", "object shape"} {
@@ -129,7 +205,19 @@ func newBuilder(p *Process, o *Objects) (*builder, error) {
 	return b, nil
 }
 
-func (b *builder) str(s string) model.StringID { return b.in.Intern([]byte(s)) }
+// str interns a name that repeats (edge, class and function names): a
+// small map by string answers most calls without the interner's byte
+// conversion.
+func (b *builder) str(s string) model.StringID {
+	if id, ok := b.names[s]; ok {
+		return id
+	}
+	id := b.in.Intern([]byte(s))
+	if len(s) <= 64 {
+		b.names[s] = id
+	}
+	return id
+}
 
 // addNode appends a node.
 func (b *builder) addNode(typ string, name model.StringID, id, size uint64) {
@@ -180,7 +268,16 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	b.base = 5
 	n := o.Len()
 	native := h.NativeReferences(b.pages, o)
-	g.Nodes.Type = model.Alloc[uint8](0)
+	// Columns sized up front (objects have about four references each),
+	// so appends rarely copy.
+	g.Nodes.Type = model.Alloc[uint8](n + 8)[:0]
+	g.Nodes.Name = model.Alloc[model.StringID](n + 8)[:0]
+	g.Nodes.ID = model.Alloc[uint64](n + 8)[:0]
+	g.Nodes.Size = model.Alloc[uint64](n + 8)[:0]
+	g.Nodes.FirstEdge = model.Alloc[uint32](n + 9)[:0]
+	g.Edges.Type = model.Alloc[uint8](5 * n)[:0]
+	g.Edges.Name = model.Alloc[uint32](5 * n)[:0]
+	g.Edges.To = model.Alloc[model.NodeIndex](5 * n)[:0]
 	// Synthetic roots first: the CSR edge order follows node order.
 	var globals, natives []int32
 	for i := range n {
@@ -226,6 +323,14 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	}
 	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, uint32(len(g.Edges.To)))
 	g.Root = 0
+	// The threads' stacks travel with the heap (convert to .jsonl/.db
+	// keeps them); a stack the frame walker cannot read costs the stacks,
+	// not the heap.
+	if st, err := b.p.Stacks(); err == nil {
+		g.Stacks = st
+	} else {
+		g.Meta = append(g.Meta, model.KV{Key: "nodecore:stack_error", Value: err.Error()})
+	}
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.p.Path, err)
 	}
@@ -248,7 +353,7 @@ func (b *builder) describe(i int) (string, model.StringID) {
 		if err != nil {
 			s = ""
 		}
-		return "string", b.str(s)
+		return "string", b.in.Intern([]byte(s)) // values rarely repeat: not cached by str
 	case kindHeapNumber:
 		return "number", b.str("heap number")
 	case kindSymbol:
@@ -265,6 +370,8 @@ func (b *builder) describe(i int) (string, model.StringID) {
 		return "object shape", b.str("system / Map")
 	case kindContext:
 		return "object", b.str("system / Context")
+	case kindJSGlobalObject, kindJSGlobalProxy:
+		return "object", b.str("global")
 	case kindSharedFunctionInfo:
 		return "code", b.str(b.sfiNameOf(a))
 	case kindCode:

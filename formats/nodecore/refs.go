@@ -34,6 +34,18 @@ type Ref struct {
 	To    uint64
 }
 
+// slots is a set of an object's word offsets (the first 64 words), the
+// fields a walk already took, without a per-object allocation.
+type slots uint64
+
+func (s *slots) add(off int64) {
+	if off >= 0 && off < 512 {
+		*s |= 1 << (off / 8)
+	}
+}
+
+func (s slots) has(off int64) bool { return off >= 0 && off < 512 && s&(1<<(off/8)) != 0 }
+
 // field is a named field offset of a V8 class.
 type field struct {
 	off  int64
@@ -181,7 +193,8 @@ func (h *Heap) Properties(obj uint64) ([]Property, error) {
 	}
 	var props []Property
 	w.props = &props
-	w.properties(obj, m, map[int64]bool{})
+	var done slots
+	w.properties(obj, m, &done)
 	return props, nil
 }
 
@@ -278,16 +291,27 @@ func (w *refWalker) References(i int) []Ref {
 	case kd == kindContext:
 		w.context(a, size)
 		return w.refs
+	case kd == kindCode:
+		// Code and bytecode: tagged header fields (the constant pool,
+		// handler and source position tables), then raw instructions or
+		// bytecodes; the header's words that point to objects are kept.
+		done := w.namedFields(a, t, 0)
+		for off := int64(8); off < 56 && (size == 0 || off+8 <= size); off += 8 {
+			if !done.has(off) {
+				w.add(EdgeHidden, "", uint32(off/8-1), w.word(a+uint64(off)))
+			}
+		}
+		return w.refs
 	case kd == kindHeapNumber, kd == kindBigInt, kd == kindByteArray, kd == kindFixedDoubleArray,
-		kd == kindFreeSpace, kd == kindFiller, kd == kindCode:
-		w.namedFields(a, t, nil)
+		kd == kindFreeSpace, kd == kindFiller:
+		w.namedFields(a, t, 0)
 		return w.refs
 	}
-	done := w.namedFields(a, t, nil)
+	done := w.namedFields(a, t, 0)
 	// Everything else: every tagged slot of the body, numbered.
 	if size > 0 {
 		for off := int64(8); off+8 <= size; off += 8 {
-			if done[off] {
+			if done.has(off) {
 				continue
 			}
 			w.add(EdgeHidden, "", uint32(off/8-1), w.word(a+uint64(off)))
@@ -298,17 +322,13 @@ func (w *refWalker) References(i int) []Ref {
 
 // namedFields adds the fields the metadata names for type t; skip, when
 // set, lists offsets already walked. It returns the offsets it added.
-func (w *refWalker) namedFields(a uint64, t uint16, skip map[int64]bool) map[int64]bool {
-	fs := w.l.fields[t]
-	if len(fs) == 0 {
-		return nil
-	}
-	done := make(map[int64]bool, len(fs))
-	for _, f := range fs {
-		if skip[f.off] {
+func (w *refWalker) namedFields(a uint64, t uint16, skip slots) slots {
+	var done slots
+	for _, f := range w.l.fields[t] {
+		if skip.has(f.off) {
 			continue
 		}
-		done[f.off] = true
+		done.add(f.off)
 		w.add(EdgeInternal, f.name, 0, w.word(a+uint64(f.off)))
 	}
 	return done
@@ -320,11 +340,14 @@ func (w *refWalker) namedFields(a uint64, t uint16, skip map[int64]bool) map[int
 // functions' target and arguments, the global object's dictionary).
 func (w *refWalker) jsObject(a, m uint64, t uint16, kd kind, size int64) {
 	h, l := w.h, w.l
-	skip := map[int64]bool{0: true, l.offProperties: true, l.offElements: true}
+	var skip slots
+	skip.add(0)
+	skip.add(l.offProperties)
+	skip.add(l.offElements)
 	w.add(EdgeInternal, "properties", 0, w.word(a+uint64(l.offProperties)))
-	w.properties(a, m, skip)
+	w.properties(a, m, &skip)
 	if kd == kindJSGlobalObject {
-		skip[l.offGlobalD] = true
+		skip.add(l.offGlobalD)
 		w.globalDictionary(w.word(a + uint64(l.offGlobalD)))
 	}
 	elements := w.word(a + uint64(l.offElements))
@@ -342,18 +365,18 @@ func (w *refWalker) jsObject(a, m uint64, t uint16, kd kind, size int64) {
 		// stable from V8 10 to 13).
 		for j, name := range []string{"bound_function", "bound_this", "bound_argument_list"} {
 			off := int64(24 + 8*j)
-			skip[off] = true
+			skip.add(off)
 			w.add(EdgeInternal, name, 0, w.word(a+uint64(off)))
 		}
 	case kindJSCollection, kindJSWeakCollection:
-		skip[24] = true
+		skip.add(24)
 		w.add(EdgeInternal, "table", 0, w.word(a+24))
 	}
 	w.namedFields(a, t, skip)
 }
 
 // properties walks the named properties, dictionary or fast.
-func (w *refWalker) properties(a, m uint64, skip map[int64]bool) {
+func (w *refWalker) properties(a, m uint64, skip *slots) {
 	props := w.word(a + uint64(w.l.offProperties))
 	bf3 := uint64(binary.LittleEndian.Uint32(w.bytes(m+uint64(w.h.OffBitField3), 4)))
 	if bf3&(1<<w.l.dictShift) != 0 {
@@ -382,7 +405,7 @@ func (w *refWalker) bytes(addr uint64, n int) []byte {
 
 // fastProperties walks the descriptors of a fast-mode map: fields in the
 // object or its PropertyArray, constants in the descriptor itself.
-func (w *refWalker) fastProperties(a, m, props uint64, skip map[int64]bool) {
+func (w *refWalker) fastProperties(a, m, props uint64, skip *slots) {
 	h, l := w.h, w.l
 	bf3 := uint64(binary.LittleEndian.Uint32(w.bytes(m+uint64(h.OffBitField3), 4)))
 	nown := int64((bf3 & l.ownMask) >> l.ownShift)
@@ -417,7 +440,7 @@ func (w *refWalker) fastProperties(a, m, props uint64, skip map[int64]bool) {
 		idx := int64((dv & l.idxMask) >> l.idxShift)
 		if idx < inobject {
 			off := 8 * (sizeWords - inobject + idx)
-			skip[off] = true
+			skip.add(off)
 			w.property(name, w.word(a+uint64(off)))
 		} else if propArray != 0 {
 			w.property(name, w.word(propArray+16+8*uint64(idx-inobject)))
@@ -568,4 +591,38 @@ func (w *refWalker) ScopeInfoLocals(si uint64) []string {
 		names[i] = s
 	}
 	return names
+}
+
+// Variables returns the variables a closure captured: the context-allocated
+// locals of its context (JSFunction.context) by their ScopeInfo names, with
+// their raw tagged values. Parent contexts are not included (follow
+// "previous" in the graph).
+func (h *Heap) Variables(fn uint64) ([]Property, error) {
+	w, err := h.newWalker(nil)
+	if err != nil {
+		return nil, err
+	}
+	c := w.word(fn + uint64(w.l.offFnContext))
+	if !h.IsHeapObject(c) {
+		return nil, fmt.Errorf("function at 0x%x has no context", fn)
+	}
+	ctx := h.Untag(c)
+	lw := w.word(ctx + 8)
+	if !h.IsSmi(lw) {
+		return nil, fmt.Errorf("context at 0x%x has no length", ctx)
+	}
+	n := h.SmiValue(lw)
+	names := w.ScopeInfoLocals(w.word(ctx + 16 + uint64(8*w.l.ctxScopeInfo)))
+	start := w.l.ctxMinSlots
+	if int64(len(names)) == n-start-1 {
+		start++
+	}
+	var out []Property
+	for j, name := range names {
+		if start+int64(j) >= n {
+			break
+		}
+		out = append(out, Property{Name: name, Value: w.word(ctx + 16 + uint64(8*(start+int64(j))))})
+	}
+	return out, nil
 }
