@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats/jsonl"
-	"github.com/heapx/heapx/formats/nodecore"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/coretest"
 	"github.com/heapx/heapx/internal/testfixtures"
@@ -107,40 +106,27 @@ func TestStackCommand(t *testing.T) {
 				t.Error("without --all a frame lists every closure variable")
 			}
 
-			// An exchange file with the core's stacks: the same threads.
-			g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
+			// convert keeps the stacks: core -> .jsonl -> .db, and heapx
+			// stack reads the same threads from both.
+			dir := t.TempDir()
+			flat, db := filepath.Join(dir, "core.jsonl"), filepath.Join(dir, "core.db")
+			if r := heapx(t, "convert", c.Core, flat, "--binary", c.Binary); r.code != 0 {
+				t.Fatalf("convert to .jsonl: exit %d: %s", r.code, r.stderr)
 			}
-			p, err := nodecore.Open(c.Core, c.Binary)
-			if err != nil {
-				t.Fatal(err)
+			if r := heapx(t, "convert", flat, db); r.code != 0 {
+				t.Fatalf("convert to .db: exit %d: %s", r.code, r.stderr)
 			}
-			g.Stacks, err = p.Stacks()
-			p.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			flat := filepath.Join(t.TempDir(), "stacks.jsonl")
-			f, err := os.Create(flat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := jsonl.Write(f, g, jsonl.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			x := heapx(t, "stack", flat, "--json")
-			var back stackJSON
-			if err := json.Unmarshal([]byte(x.stdout), &back); err != nil {
-				t.Fatalf("exit %d %s: %v", x.code, x.stderr, err)
-			}
-			a, _ := json.Marshal(out.Threads)
-			b, _ := json.Marshal(back.Threads)
-			if string(a) != string(b) {
-				t.Error("the exchange file's stacks differ from the core's")
+			for _, file := range []string{flat, db} {
+				x := heapx(t, "stack", file, "--json")
+				var back stackJSON
+				if err := json.Unmarshal([]byte(x.stdout), &back); err != nil {
+					t.Fatalf("%s: exit %d %s: %v", file, x.code, x.stderr, err)
+				}
+				a, _ := json.Marshal(out.Threads)
+				b, _ := json.Marshal(back.Threads)
+				if string(a) != string(b) {
+					t.Errorf("%s: the stacks differ from the core's", filepath.Base(file))
+				}
 			}
 		})
 	}
