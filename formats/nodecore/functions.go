@@ -27,7 +27,7 @@ type Functions struct {
 	firstContext, lastContext                uint16
 	ctxScopeInfo, ctxPrev, ctxMinSlots       int64
 	siNLocals, siFirstVars                   int64
-	heapNumberValue, oddballKind             int64
+	oddballKind                              int64
 	oddballNames                             map[int64]string
 }
 
@@ -60,7 +60,6 @@ func NewFunctions(p *Process) (*Functions, error) {
 	f.ctxMinSlots = n.Value("context_min_slots")
 	f.siNLocals = n.Value("scopeinfo_idx_ncontextlocals")
 	f.siFirstVars = n.Value("scopeinfo_idx_first_vars")
-	f.heapNumberValue = n.Field("HeapNumber.value")
 	f.oddballKind = n.Field("Oddball.kind_offset", "Oddball.kind")
 	if err := n.Err(); err != nil {
 		return nil, err
@@ -448,11 +447,11 @@ func (f *Functions) Describe(w uint64) string {
 		}
 		return q
 	case t == f.heapNumberType:
-		b, err := h.p.ReadBytes(obj+uint64(f.heapNumberValue), 8)
+		v, err := h.Number(obj)
 		if err != nil {
 			return fmt.Sprintf("<heap number @0x%x>", obj)
 		}
-		return formatNumber(math.Float64frombits(binary.LittleEndian.Uint64(b)))
+		return formatNumber(v)
 	case t == f.oddballType:
 		b, err := h.p.ReadBytes(obj+uint64(f.oddballKind), 8)
 		if err == nil {
