@@ -168,9 +168,7 @@ func TestStackBadInput(t *testing.T) {
 		{[]string{snapshot, "--binary", sh}, "--binary is for core dumps"},
 		{[]string{nonNode}, "not a Node.js core"},
 		{[]string{nonNode, "--binary", sh}, sh + " is position-independent but the core does not say where it was loaded"},
-		// nodecore's message (elf.NewFile's, on a core whose section
-		// headers are cut off); it names the file.
-		{[]string{truncated}, "truncated.core: bad ELF header"},
+		{[]string{truncated}, "truncated.core: truncated core"},
 		{[]string{header}, "too short for an ELF core"},
 		{[]string{filepath.Join(dir, "missing.core")}, "missing.core"},
 	}
