@@ -150,6 +150,9 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		for _, w := range devToolsDeviations(g) {
 			fmt.Fprintf(stderr, "heapx: warning: %s: %s\n", out, w)
 		}
+		if len(g.Stacks) > 0 {
+			fmt.Fprintf(stderr, "heapx: warning: %s: the %d threads' stacks are left out: a V8 heap snapshot has no place for them (.jsonl and .db keep them)\n", out, len(g.Stacks))
+		}
 		edges -= v8.DuplicateRootEdges(g)
 	}
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats/jsonl"
-	"github.com/heapx/heapx/formats/nodecore"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/coretest"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // TestStackCommand runs `heapx stack` on a core of core-state.js as a user
@@ -106,40 +106,27 @@ func TestStackCommand(t *testing.T) {
 				t.Error("without --all a frame lists every closure variable")
 			}
 
-			// An exchange file with the core's stacks: the same threads.
-			g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
+			// convert keeps the stacks: core -> .jsonl -> .db, and heapx
+			// stack reads the same threads from both.
+			dir := t.TempDir()
+			flat, db := filepath.Join(dir, "core.jsonl"), filepath.Join(dir, "core.db")
+			if r := heapx(t, "convert", c.Core, flat, "--binary", c.Binary); r.code != 0 {
+				t.Fatalf("convert to .jsonl: exit %d: %s", r.code, r.stderr)
 			}
-			p, err := nodecore.Open(c.Core, c.Binary)
-			if err != nil {
-				t.Fatal(err)
+			if r := heapx(t, "convert", flat, db); r.code != 0 {
+				t.Fatalf("convert to .db: exit %d: %s", r.code, r.stderr)
 			}
-			g.Stacks, err = p.Stacks()
-			p.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			flat := filepath.Join(t.TempDir(), "stacks.jsonl")
-			f, err := os.Create(flat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := jsonl.Write(f, g, jsonl.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			x := heapx(t, "stack", flat, "--json")
-			var back stackJSON
-			if err := json.Unmarshal([]byte(x.stdout), &back); err != nil {
-				t.Fatalf("exit %d %s: %v", x.code, x.stderr, err)
-			}
-			a, _ := json.Marshal(out.Threads)
-			b, _ := json.Marshal(back.Threads)
-			if string(a) != string(b) {
-				t.Error("the exchange file's stacks differ from the core's")
+			for _, file := range []string{flat, db} {
+				x := heapx(t, "stack", file, "--json")
+				var back stackJSON
+				if err := json.Unmarshal([]byte(x.stdout), &back); err != nil {
+					t.Fatalf("%s: exit %d %s: %v", file, x.code, x.stderr, err)
+				}
+				a, _ := json.Marshal(out.Threads)
+				b, _ := json.Marshal(back.Threads)
+				if string(a) != string(b) {
+					t.Errorf("%s: the stacks differ from the core's", filepath.Base(file))
+				}
 			}
 		})
 	}
@@ -181,9 +168,7 @@ func TestStackBadInput(t *testing.T) {
 		{[]string{snapshot, "--binary", sh}, "--binary is for core dumps"},
 		{[]string{nonNode}, "not a Node.js core"},
 		{[]string{nonNode, "--binary", sh}, sh + " is position-independent but the core does not say where it was loaded"},
-		// nodecore's message (elf.NewFile's, on a core whose section
-		// headers are cut off); it names the file.
-		{[]string{truncated}, "truncated.core: bad ELF header"},
+		{[]string{truncated}, "truncated.core: truncated core"},
 		{[]string{header}, "too short for an ELF core"},
 		{[]string{filepath.Join(dir, "missing.core")}, "missing.core"},
 	}
@@ -192,5 +177,43 @@ func TestStackBadInput(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, c.msg) || r.stdout != "" {
 			t.Errorf("stack %v: exit %d, stderr %q, stdout %d bytes; want exit 1 saying %q", c.args, r.code, r.stderr, len(r.stdout), c.msg)
 		}
+	}
+}
+
+// TestConvertStacks converts a file with stacks: to .db they are kept
+// (heapx stack reads them back), to .heapsnapshot they are left out with a
+// warning saying so.
+func TestConvertStacks(t *testing.T) {
+	g, err := v8.ReadFile(filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Stacks = testfixtures.Stacks(g)
+	dir := t.TempDir()
+	flat := filepath.Join(dir, "stacks.jsonl")
+	f, err := os.Create(flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonl.Write(f, g, jsonl.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want := heapx(t, "stack", flat, "--json")
+	if want.code != 0 {
+		t.Fatalf("stack on .jsonl: exit %d: %s", want.code, want.stderr)
+	}
+	db := filepath.Join(dir, "stacks.db")
+	if r := heapx(t, "convert", flat, db); r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Fatalf("convert to .db: exit %d: %s", r.code, r.stderr)
+	}
+	got := heapx(t, "stack", db, "--json")
+	if got.code != 0 || strings.ReplaceAll(got.stdout, db, flat) != want.stdout {
+		t.Errorf("the .db's stacks differ from the .jsonl's (exit %d, %s)", got.code, got.stderr)
+	}
+	snap := filepath.Join(dir, "stacks.heapsnapshot")
+	r := heapx(t, "convert", flat, snap)
+	if r.code != 0 || !strings.Contains(r.stderr, "the 3 threads' stacks are left out: a V8 heap snapshot has no place for them") {
+		t.Errorf("convert to .heapsnapshot: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

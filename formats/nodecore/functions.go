@@ -17,18 +17,18 @@ import (
 type Functions struct {
 	h *Heap
 
-	fnShared, fnContext                       int64
-	sfiName, sfiScript, sfiData, sfiTokenOff  int64
-	scriptSource, scriptName, scriptLineEnds  int64
-	uncompiledStart                           int64
-	sfiType, scopeInfoType, scriptType        uint16
-	bytecodeType, heapNumberType, oddballType uint16
-	fixedArrayType                            uint16
-	firstContext, lastContext                 uint16
-	ctxScopeInfo, ctxPrev, ctxMinSlots        int64
-	siNLocals, siFirstVars                    int64
-	heapNumberValue, oddballKind              int64
-	oddballNames                              map[int64]string
+	fnShared, fnContext                      int64
+	sfiName, sfiScript, sfiData, sfiTokenOff int64
+	scriptSource, scriptName, scriptLineEnds int64
+	uncompiledStart                          int64
+	sfiType, scopeInfoType, scriptType       uint16
+	heapNumberType, oddballType              uint16
+	fixedArrayType                           uint16
+	firstContext, lastContext                uint16
+	ctxScopeInfo, ctxPrev, ctxMinSlots       int64
+	siNLocals, siFirstVars                   int64
+	oddballKind                              int64
+	oddballNames                             map[int64]string
 }
 
 // NewFunctions reads the layout of functions, scripts, scope infos and
@@ -50,7 +50,6 @@ func NewFunctions(p *Process) (*Functions, error) {
 	f.sfiType = n.Type("SHARED_FUNCTION_INFO_TYPE")
 	f.scopeInfoType = n.Type("SCOPE_INFO_TYPE")
 	f.scriptType = n.Type("SCRIPT_TYPE")
-	f.bytecodeType = n.Type("BYTECODE_ARRAY_TYPE")
 	f.heapNumberType = n.Type("HEAP_NUMBER_TYPE")
 	f.oddballType = n.Type("ODDBALL_TYPE")
 	f.fixedArrayType = n.Type("FIXED_ARRAY_TYPE")
@@ -61,7 +60,6 @@ func NewFunctions(p *Process) (*Functions, error) {
 	f.ctxMinSlots = n.Value("context_min_slots")
 	f.siNLocals = n.Value("scopeinfo_idx_ncontextlocals")
 	f.siFirstVars = n.Value("scopeinfo_idx_first_vars")
-	f.heapNumberValue = n.Field("HeapNumber.value")
 	f.oddballKind = n.Field("Oddball.kind_offset", "Oddball.kind")
 	if err := n.Err(); err != nil {
 		return nil, err
@@ -449,11 +447,11 @@ func (f *Functions) Describe(w uint64) string {
 		}
 		return q
 	case t == f.heapNumberType:
-		b, err := h.p.ReadBytes(obj+uint64(f.heapNumberValue), 8)
+		v, err := h.Number(obj)
 		if err != nil {
 			return fmt.Sprintf("<heap number @0x%x>", obj)
 		}
-		return formatNumber(math.Float64frombits(binary.LittleEndian.Uint64(b)))
+		return formatNumber(v)
 	case t == f.oddballType:
 		b, err := h.p.ReadBytes(obj+uint64(f.oddballKind), 8)
 		if err == nil {

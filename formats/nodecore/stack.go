@@ -44,7 +44,7 @@ const argcOffset = -24
 
 // frameLayout is what the walker needs of the metadata.
 type frameLayout struct {
-	offMarker, offFunction, offArgs, offBytecode int64
+	offMarker, offFunction, offArgs int64
 	// markers maps a frame type's marker word to its name.
 	markers map[uint64]string
 }
@@ -55,7 +55,6 @@ func newFrameLayout(p *Process) (*frameLayout, error) {
 	l.offMarker = n.Value("off_fp_context_or_frame_type", "off_fp_context")
 	l.offFunction = n.Value("off_fp_function")
 	l.offArgs = n.Value("off_fp_args")
-	l.offBytecode = n.Value("off_fp_bytecode_array")
 	if err := n.Err(); err != nil {
 		return nil, err
 	}
@@ -203,13 +202,12 @@ func (w *walker) classify(fp, pc, argsEnd uint64) rawFrame {
 	if err != nil || !w.fns.IsFunction(fn) {
 		return f
 	}
-	f.kind, f.fn, f.ctx = model.FrameJS, fn, m
-	f.typ = "JavaScriptFrame"
-	if bc, err := w.p.ReadWord(fp + uint64(w.l.offBytecode)); err == nil {
-		if t, ok := w.fns.typeOf(bc); ok && t == w.fns.bytecodeType {
-			f.typ = "InterpretedFrame"
-		}
-	}
+	// V8 tells an interpreted frame from a baseline or optimized one by
+	// the code its pc is in, not by the frame: an on-stack-replaced loop
+	// runs optimized code in the interpreter's frame, bytecode slot and
+	// all, and since V8 12 the interpreter's builtins run from a copy
+	// outside the binary. The frame is named by V8's common class.
+	f.kind, f.fn, f.ctx, f.typ = model.FrameJS, fn, m, "JavaScriptFrame"
 	// The argument count, receiver included; a frame whose count does
 	// not read as one gets its receiver only.
 	f.argsAt = fp + uint64(w.l.offArgs)

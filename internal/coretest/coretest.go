@@ -153,6 +153,18 @@ type StackExpect struct {
 	Block      FrameExpect     `json:"block"`
 	Recursion  RecursionExpect `json:"recursion"`
 	Caller     FrameExpect     `json:"caller"`
+	// Internal is a frame of Node's own code further down (its source
+	// an external string), nil when the program could not find it.
+	Internal *InternalFrameExpect `json:"internal"`
+}
+
+// InternalFrameExpect is a function of Node's own and where it starts
+// (1-based line and column).
+type InternalFrameExpect struct {
+	Function string `json:"function"`
+	Script   string `json:"script"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
 }
 
 // FrameExpect is a function and the 1-based line its declaration starts on.

@@ -166,7 +166,35 @@ function expectations(state, snapshot) {
         closure: { SECRET },
       },
       caller: { function: 'main', line: lineOf('function main(') },
+      // A frame of Node's own code below them, whose source is an
+      // external string in the binary.
+      internal: internalFrame(),
     },
+  };
+}
+
+// internalFrame is where Module.prototype._compile, which runs this
+// module, starts in Node's own source: the line and column of the '(' of
+// its parameters, V8's start position of a function; null when the source
+// is not at hand.
+function internalFrame() {
+  const Module = require('module');
+  let src;
+  try {
+    src = process.binding('natives')['internal/modules/cjs/loader'];
+  } catch (e) {
+    return null;
+  }
+  const fn = Function.prototype.toString.call(Module.prototype._compile);
+  const at = typeof src === 'string' && fn.startsWith('function') ? src.indexOf(fn) : -1;
+  if (at < 0) return null;
+  const pos = at + src.slice(at).indexOf('(');
+  const before = src.slice(0, pos).split('\n');
+  return {
+    function: 'Module._compile',
+    script: 'node:internal/modules/cjs/loader',
+    line: before.length,
+    column: before[before.length - 1].length + 1,
   };
 }
 
@@ -181,11 +209,15 @@ let spinning = true;
 
 // block never returns: it spins in the deepest frame so that a core of the
 // process shows the whole recursion on the main thread's stack. A loop
-// without calls keeps the frame pointer on this frame (an optimized OSR
-// frame after a while) wherever gcore stops the thread.
+// without calls keeps the frame pointer on this frame wherever gcore stops
+// the thread.
 function block(report) {
-  process.stdout.write(JSON.stringify(report) + '\n');
   let spins = 0;
+  // Spin a while first, so that V8 has compiled this loop (on-stack
+  // replacement) and the core shows an optimized frame among interpreted
+  // ones.
+  for (const until = Date.now() + 500; Date.now() < until;) spins++;
+  process.stdout.write(JSON.stringify(report) + '\n');
   while (spinning) spins++;
   return spins;
 }
