@@ -89,7 +89,7 @@ func TestKnownState(t *testing.T) {
 				t.Error("no garbage in a core of a process that allocated and dropped objects")
 			}
 			byAddr := make(map[uint64]int32, g.NumNodes())
-			for i, id := range g.Nodes.ID {
+			for i, id := range g.Nodes.ID.Slice() {
 				byAddr[id] = int32(i)
 			}
 			ex := c.Expect
@@ -108,7 +108,7 @@ func checkTickets(t *testing.T, p *Process, g *model.Graph, byAddr map[uint64]in
 		if g.NodeType(n).Name != "object" || g.NodeName(n) != ex.Tickets.Class {
 			continue
 		}
-		props, err := p.Heap.Properties(g.Nodes.ID[n])
+		props, err := p.Heap.Properties(g.NodeID(n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func checkTickets(t *testing.T, p *Process, g *model.Graph, byAddr map[uint64]in
 		}
 		var id int
 		if _, err := fmt.Sscan(got["id"], &id); err != nil || id < 0 || id >= ex.Tickets.Count || seen[id] {
-			t.Errorf("Ticket at 0x%x: id %q is not a new one of 0..%d", g.Nodes.ID[n], got["id"], ex.Tickets.Count-1)
+			t.Errorf("Ticket at 0x%x: id %q is not a new one of 0..%d", g.NodeID(n), got["id"], ex.Tickets.Count-1)
 			continue
 		}
 		seen[id] = true
@@ -148,7 +148,7 @@ func checkCounters(t *testing.T, p *Process, g *model.Graph, byAddr map[uint64]i
 		if g.NodeType(n).Name != "closure" || g.NodeName(n) != ex.Counters[0].Function {
 			continue
 		}
-		vars, err := p.Heap.Variables(g.Nodes.ID[n])
+		vars, err := p.Heap.Variables(g.NodeID(n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func checkStrings(t *testing.T, p *Process, g *model.Graph, ex coretest.Expect) 
 	found := map[string]bool{}
 	external := false
 	for i := range g.NumNodes() {
-		a := g.Nodes.ID[i]
+		a := g.NodeID(int32(i))
 		if a%2 == 1 {
 			continue // synthetic
 		}

@@ -120,11 +120,12 @@ func DropGarbage(g *model.Graph) (int, uint64) {
 		s, e := g.EdgeRange(int32(i))
 		if !reach[i] {
 			dropped++
-			size += g.Nodes.Size[i]
+			size += g.Nodes.Size.At(i)
 			continue
 		}
 		g.Nodes.Type[nd], g.Nodes.Name[nd] = g.Nodes.Type[i], g.Nodes.Name[i]
-		g.Nodes.ID[nd], g.Nodes.Size[nd] = g.Nodes.ID[i], g.Nodes.Size[i]
+		g.Nodes.ID.Set(int(nd), g.Nodes.ID.At(i))
+		g.Nodes.Size.Set(int(nd), g.Nodes.Size.At(i))
 		g.Nodes.FirstEdge[nd] = ne
 		for j := s; j < e; j++ {
 			if to := newIdx[g.Edges.To[j]]; to >= 0 {
@@ -134,7 +135,9 @@ func DropGarbage(g *model.Graph) (int, uint64) {
 		}
 		nd++
 	}
-	g.Nodes.Type, g.Nodes.Name, g.Nodes.ID, g.Nodes.Size = g.Nodes.Type[:nd], g.Nodes.Name[:nd], g.Nodes.ID[:nd], g.Nodes.Size[:nd]
+	g.Nodes.Type, g.Nodes.Name = g.Nodes.Type[:nd], g.Nodes.Name[:nd]
+	g.Nodes.ID.Truncate(int(nd))
+	g.Nodes.Size.Truncate(int(nd))
 	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge[:nd], ne)
 	g.Edges.Type, g.Edges.Name, g.Edges.To = g.Edges.Type[:ne], g.Edges.Name[:ne], g.Edges.To[:ne]
 	g.Root = newIdx[g.Root]
@@ -224,8 +227,8 @@ func (b *builder) addNode(typ string, name model.StringID, id, size uint64) {
 	g := b.g
 	g.Nodes.Type = append(g.Nodes.Type, b.nodeType[typ])
 	g.Nodes.Name = append(g.Nodes.Name, name)
-	g.Nodes.ID = append(g.Nodes.ID, id)
-	g.Nodes.Size = append(g.Nodes.Size, size)
+	g.Nodes.ID.Append(id)
+	g.Nodes.Size.Append(size)
 	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, uint32(len(g.Edges.To)))
 }
 
@@ -272,8 +275,8 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	// so appends rarely copy.
 	g.Nodes.Type = model.Alloc[uint8](n + 8)[:0]
 	g.Nodes.Name = model.Alloc[model.StringID](n + 8)[:0]
-	g.Nodes.ID = model.Alloc[uint64](n + 8)[:0]
-	g.Nodes.Size = model.Alloc[uint64](n + 8)[:0]
+	g.Nodes.ID.Grow(n + 8)
+	g.Nodes.Size.Grow(n + 8)
 	g.Nodes.FirstEdge = model.Alloc[uint32](n + 9)[:0]
 	g.Edges.Type = model.Alloc[uint8](5 * n)[:0]
 	g.Edges.Name = model.Alloc[uint32](5 * n)[:0]

@@ -8,7 +8,7 @@ import "github.com/heapx/heapx/model"
 // whose walk stopped early, and one without frames. The exchange
 // format's round-trip tests write them into g (a fixture's graph).
 func Stacks(g *model.Graph) []model.Stack {
-	obj := g.Nodes.ID[1]
+	obj := g.NodeID(1)
 	return []model.Stack{
 		{Thread: 4242, Name: "main", Frames: []model.Frame{
 			{Kind: model.FrameJS, Type: "v8:InterpretedFrame", Function: "descend", Script: "/app/core-state.js", Line: 212, Column: 1,
