@@ -6,7 +6,7 @@
 // length's top bit set), which heapx reads while the program runs.
 import fs from 'node:fs';
 
-const FD = Number(process.env.HEAPX_TRACE_FD || process.env.HEAPX_TRACE_FD_USED || 3);
+const FD = Number(process.env.HEAPX_TRACE_FD || 3);
 
 // Record kinds (formats/memtrace).
 const STRING = 1, SCRIPT = 2, FREE_VARS = 3, LAST_USE = 4, END_LAST_USE = 5, UNSEEN = 6, EXIT = 7;
@@ -323,8 +323,10 @@ function script(file, kind, positions, names, fns) {
 
 // Ending: the last uses, then EXIT, in the last chunk.
 let exitHow = 0, exitDetail = '';
-process.on('uncaughtExceptionMonitor', (err, origin) => {
-  exitHow = origin === 'unhandledRejection' ? 3 : 2;
+process.on('uncaughtExceptionMonitor', (err) => {
+  // A throw at a module's top level reaches Node as a rejection when a
+  // loader hook is active, so exceptions and rejections are one kind.
+  exitHow = 2;
   exitDetail = err && err.stack ? String(err.stack).split('\n')[0] : String(err);
 });
 const reallyExit = process.exit;
@@ -343,6 +345,20 @@ import('node:child_process').then(({ ChildProcess }) => {
     return orig.apply(this, arguments);
   });
 });
+
+// Not seen: worker threads (started by file or by eval, where Node runs
+// no --import).
+{
+  const wt = await import('node:worker_threads');
+  const Base = wt.Worker;
+  wt.default.Worker = class Worker extends Base {
+    constructor(what, options) {
+      super(what, options);
+      unseen(lastIid, 2, `worker thread ${options && options.eval ? 'eval' : String(what)}`);
+    }
+  };
+  (await import('node:module')).syncBuiltinESMExports();
+}
 
 export const runtime = {
   s: script,
