@@ -101,15 +101,18 @@ function newId(o) {
 }
 // val is the id of a value, 0 for a primitive; an object seen the first
 // time gets its id here (the analysis counts it allocated where it is first seen).
-// A one-entry cache in front of the WeakMap: code uses one object
-// several times in a row (p.x, p.y, p.z).
-let cachedObj = globalThis, cachedId = 1;
+// A two-entry cache in front of the id lookup (a megamorphic load): code
+// uses one or two objects several times in a row (this.left = left;
+// this.right = right). It holds the last two objects looked up, which the
+// program may have dropped, until two others are.
+let cached0 = globalThis, id0 = 1, cached1 = globalThis, id1 = 1, next = 0;
 function val(v) {
-  if (v === cachedObj) return cachedId;
+  if (v === cached0) return id0;
+  if (v === cached1) return id1;
   if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return 0;
   let id = getId(v);
   if (id === undefined) id = newId(v);
-  cachedObj = v; cachedId = id;
+  if (next === 0) { cached0 = v; id0 = id; next = 1; } else { cached1 = v; id1 = id; next = 0; }
   return id;
 }
 function use(v, iid) {
