@@ -344,3 +344,47 @@ func TestEndings(t *testing.T) {
 		})
 	}
 }
+
+// TestNativeModels: what native code stores is reported (docs/trace.md,
+// "Native models"): a Map filled by its constructor and by set, a Set,
+// array mutators, Object.assign and Object.defineProperty.
+func TestNativeModels(t *testing.T) {
+	evs, out, _ := traceOf(t, Options{}, "n.js", `const a = {}, b = {};
+const m = new Map([['k', a]]); m.set(b, a); m.delete('k'); m.clear();
+const s = new Set([a]); s.add(b); s.delete(a);
+const arr = []; arr.push(a, b); arr.pop(); arr.unshift(b);
+const t = Object.assign({}, { x: a }); Object.defineProperty(t, 'y', { value: b });
+console.log(m.size, s.size, arr.length, t.x === a, t.y === b);
+`)
+	if out != "0 1 2 true true\n" {
+		t.Errorf("program printed %q", out)
+	}
+	var got []string
+	for _, e := range evs {
+		if strings.Contains(e, "COLL_") || strings.Contains(e, "PUTFIELD") {
+			got = append(got, e[strings.IndexByte(e, ' ')+1:])
+		}
+	}
+	// The literals' own elements come first (the array [['k', a]] and
+	// its pair); each native call is at the place of its receiver.
+	sameEvents(t, got, `
+		PUTFIELD n.js:2:20 4.[1] = 2
+		PUTFIELD n.js:2:19 5.[0] = 4
+		COLL_SET n.js:2:11 6 "k" = 2
+		COLL_SET n.js:2:32 6 @3 = 2
+		COLL_DELETE n.js:2:45 6 "k"
+		COLL_CLEAR n.js:2:60 6
+		PUTFIELD n.js:3:19 7.[0] = 2
+		COLL_SET n.js:3:11 8 @2 = 2
+		COLL_SET n.js:3:25 8 @3 = 3
+		COLL_DELETE n.js:3:35 8 @2
+		PUTFIELD n.js:4:17 9.[0] = 2
+		PUTFIELD n.js:4:17 9.[1] = 3
+		PUTFIELD n.js:4:33 9.[1] = 0
+		PUTFIELD n.js:4:44 9.[0] = 3
+		PUTFIELD n.js:4:44 9.[1] = 2
+		PUTFIELD n.js:5:29 12.x = 2
+		PUTFIELD n.js:5:11 11.x = 2
+		PUTFIELD n.js:5:70 13.value = 3
+		PUTFIELD n.js:5:40 11.y = 3`)
+}

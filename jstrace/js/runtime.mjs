@@ -15,6 +15,9 @@ const DECLARE = 0x10, WRITE = 0x11, CREATE_OBJ = 0x12, CREATE_FUN = 0x13, PUTFIE
   RESUME = 0x1a, TOP_LEVEL_FLUSH = 0x1b, UPDATE_IID = 0x1c, SCRIPT_ENTER = 0x1d, SCRIPT_EXIT = 0x1e,
   COLL_SET = 0x1f, COLL_DELETE = 0x20, COLL_CLEAR = 0x21;
 
+// The runtime's own definitions use the original, not the model below.
+const defineProperty = Object.defineProperty;
+
 const LAST_USE_PERIOD = 10000;
 const CHUNK = 1 << 16;
 
@@ -23,7 +26,7 @@ let pos = 4;
 let done = false;
 
 function flushChunk(final) {
-  if (done) return;
+  if (done) { pos = 4; return; }
   const n = pos - 4;
   const len = final ? (n | 0x80000000) >>> 0 : n;
   buf[0] = len & 255; buf[1] = (len >>> 8) & 255; buf[2] = (len >>> 16) & 255; buf[3] = len >>> 24;
@@ -170,7 +173,7 @@ function collKey(k) {
 }
 function patch(proto, name, wrap) {
   const orig = proto[name];
-  Object.defineProperty(proto, name, { value: wrap(orig), writable: true, configurable: true, enumerable: false });
+  defineProperty(proto, name, { value: wrap(orig), writable: true, configurable: true, enumerable: false });
 }
 patch(Map.prototype, 'set', (orig) => function set(k, v) {
   const r = orig.call(this, k, v);
@@ -194,6 +197,30 @@ for (const C of [Map, Set]) {
     return r;
   });
 }
+const mapEntries = Map.prototype.entries, setValues = Set.prototype.values;
+// Object.assign and Object.defineProperty store into their target: the
+// stored values are read back as data descriptors (no getter runs twice).
+function putOwn(o, keys) {
+  const id = getId(o);
+  if (id === undefined) return;
+  for (const k of keys) {
+    const d = Object.getOwnPropertyDescriptor(o, k);
+    if (d && 'value' in d) put(lastIid, id, keyOf(k), val(d.value));
+  }
+}
+patch(Object, 'assign', (orig) => function assign(target) {
+  const r = orig.apply(this, arguments);
+  for (let i = 1; i < arguments.length; i++) {
+    const s = arguments[i];
+    if (s !== null && s !== undefined) putOwn(r, Reflect.ownKeys(Object(s)).filter((k) => Object.prototype.propertyIsEnumerable.call(s, k)));
+  }
+  return r;
+});
+patch(Object, 'defineProperty', (orig) => function defineProperty(o, k) {
+  const r = orig.apply(this, arguments);
+  putOwn(r, [k]);
+  return r;
+});
 // putRange reports elements from..to-1 of array a, and removed ones up to
 // the old length as gone.
 function putRange(a, from, to, oldLength) {
@@ -276,11 +303,11 @@ function script(file, kind, positions, names, fns) {
     F(iid, ctx, name, f) { fn(iid, ctx, f, 0); ev4(DECLARE, base + iid, ctx, nameIds[name], val(f)); },
     CL(iid, ctx, name, c) { fn(iid, ctx, c, val(c.prototype)); ev4(DECLARE, base + iid, ctx, nameIds[name], val(c)); },
     f(iid, ctx, name, f) {
-      if (name >= 0) Object.defineProperty(f, 'name', { value: names[name], configurable: true });
+      if (name >= 0) defineProperty(f, 'name', { value: names[name], configurable: true });
       return fn(iid, ctx, f, 0);
     },
     cl(iid, ctx, name, c) {
-      if (name >= 0 && c.name === '') Object.defineProperty(c, 'name', { value: names[name], configurable: true });
+      if (name >= 0 && c.name === '') defineProperty(c, 'name', { value: names[name], configurable: true });
       return fn(iid, ctx, c, val(c.prototype));
     },
     o(iid, mode, o) {
@@ -300,7 +327,19 @@ function script(file, kind, positions, names, fns) {
       for (let i = 0; i < a.length; i++) { const v = a[i]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, id, 2 * i + 1, val(v)); }
       return a;
     },
-    n(iid, v) { lastIid = base + iid; return create(iid, v, objKind(v)); },
+    n(iid, v) {
+      lastIid = base + iid;
+      const kind = objKind(v);
+      create(iid, v, kind);
+      // new Map(entries) and new Set(values) filled themselves before
+      // they had an id: their contents are reported now.
+      if ((kind === 6 || kind === 7) && v.size > 0) {
+        const id = getId(v);
+        if (kind === 6) for (const [k, x] of mapEntries.call(v)) ev4(COLL_SET, base + iid, id, collKey(k), val(x));
+        else for (const x of setValues.call(v)) ev4(COLL_SET, base + iid, id, collKey(x), val(x));
+      }
+      return v;
+    },
     re(iid, v) { return create(iid, v, 3); },
     p(iid, o, name, v) { lastIid = base + iid; put(base + iid, val(o), 2 * nameIds[name], val(v)); use(o, base + iid); return v; },
     pk(iid, o, k, v) {
@@ -368,4 +407,4 @@ export const runtime = {
   // n reports a module left uninstrumented, or one that did not parse.
   n(what, file, detail) { unseen(0, what, detail ? `${file}: ${detail}` : file); },
 };
-Object.defineProperty(globalThis, '__heapx', { value: runtime, enumerable: false, configurable: false, writable: false });
+defineProperty(globalThis, '__heapx', { value: runtime, enumerable: false, configurable: false, writable: false });
