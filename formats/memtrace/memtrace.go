@@ -106,19 +106,14 @@ const (
 // ObjectKind says what kind of expression allocated a CREATE_OBJ's object.
 type ObjectKind uint8
 
-// Object kinds (docs/trace.md, CREATE_OBJ).
+// Object kinds (docs/trace.md, CREATE_OBJ; 4 and 5 are reserved).
 const (
-	ObjectLiteral   ObjectKind = 0
-	ArrayLiteral    ObjectKind = 1
-	NewObject       ObjectKind = 2
-	RegExpLiteral   ObjectKind = 3
-	TemplateStrings ObjectKind = 4
-	ClassInstance   ObjectKind = 5
-	MapObject       ObjectKind = 6
-	SetObject       ObjectKind = 7
-	SpreadObject    ObjectKind = 8
-	AsyncPromise    ObjectKind = 9
-	GeneratorObject ObjectKind = 10
+	ObjectLiteral ObjectKind = 0
+	ArrayLiteral  ObjectKind = 1
+	NewObject     ObjectKind = 2
+	RegExpLiteral ObjectKind = 3
+	MapObject     ObjectKind = 6
+	SetObject     ObjectKind = 7
 )
 
 // Completion says how a call or script top level ended (FUNCTION_EXIT,
@@ -135,15 +130,15 @@ const (
 	UnseenUninstrumented = 3
 	UnseenParseError     = 4
 	UnseenChildProcess   = 5
-	UnseenWasm           = 6
 )
 
-// How an EXIT record says the program ended.
+// How an EXIT record says the program ended: its event loop ran out,
+// process.exit, or an uncaught exception or unhandled rejection (one kind:
+// docs/trace.md).
 const (
-	ExitLoopDone           = 0
-	ExitProcessExit        = 1
-	ExitUncaught           = 2
-	ExitUnhandledRejection = 3
+	ExitLoopDone    = 0
+	ExitProcessExit = 1
+	ExitUncaught    = 2
 )
 
 // END record flags.
