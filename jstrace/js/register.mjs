@@ -3,7 +3,7 @@
 // compiled and ES modules through a load hook. Worker threads and child
 // processes are not traced (the runtime records each as UNSEEN).
 import { isMainThread } from 'node:worker_threads';
-import Module, { register } from 'node:module';
+import Module from 'node:module';
 
 // A child process inherits NODE_OPTIONS (and so this import) but not the
 // trace's pipe, and a worker thread shares the process: neither is
@@ -25,5 +25,8 @@ if (traced && isMainThread && process.env.HEAPX_TRACE_FD) {
     }
     return compile.call(this, content, filename);
   };
-  register('./hooks.mjs', import.meta.url, { data: { include } });
+  // module.register came with node 20.6 (and 18.19): without it ES
+  // modules run uninstrumented, and the trace says so.
+  if (typeof Module.register === 'function') Module.register('./hooks.mjs', import.meta.url, { data: { include } });
+  else runtime.n(3, 'every ES module', `node ${process.version} has no module.register`);
 }
