@@ -1,0 +1,819 @@
+// Package lifetime is MemInsight's lifetime analysis (Jensen et al., FSE
+// 2015, §3.2) for heapx traces: it rebuilds the heap graph of a traced
+// program from its allocations, field and variable writes, calls and
+// returns, and says for every object when it was allocated, when it was
+// last used and when it became unreachable, exactly, without any help from
+// a garbage collector.
+//
+// The heap is simulated with reference counts. Variables live in context
+// nodes arranged as a cactus stack: a call's context points to the context
+// its function was defined in, and a function object points to the context
+// it closes over. When a function returns, its context is sealed: the
+// bindings no nested closure captures (the trace's free-variable lists) are
+// dropped, as V8 keeps only captured variables in a context. Generators and
+// async functions keep their context while suspended and are sealed when
+// they complete. Objects whose count drops to zero are only declared dead at
+// flush points (the end of a top-level statement, an idle event loop),
+// because between them the program may still hold them in temporaries the
+// trace does not show. Counts that drop but stay above zero put the object
+// in a cycle queue, swept by mark-and-scan from the live contexts; the
+// Merlin algorithm (Hertz et al., TOPLAS 2006) gives every member of a dead
+// cycle its exact time of death from timestamps taken when the queue was
+// fed.
+//
+// The simulator streams: its memory is proportional to the live simulated
+// heap (nodes and edges in flat arrays with free lists, and no Go object per
+// event), not to the trace. Finished objects are handed to a Sink as they
+// die.
+package lifetime
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Kind is what an Event records.
+type Kind uint8
+
+// Event kinds, in MemInsight's vocabulary (its record names in brackets).
+const (
+	// Alloc: object Obj was allocated at Site [CREATE_OBJ].
+	Alloc Kind = iota
+	// AllocFunction: function object Obj, of static function Fn, was
+	// created at Site; it closes over the current context [CREATE_FUN].
+	AllocFunction
+	// PutField: Obj.Name = Val; Val 0 is a primitive, or a deleted
+	// property [PUTFIELD].
+	PutField
+	// Write: variable Name = Val, resolved through the context chain;
+	// a name declared nowhere is a global [WRITE].
+	Write
+	// Declare: Name is a local (or parameter) of the current context,
+	// with value Val [DECLARE].
+	Declare
+	// Call: function object Obj (static function Fn) is entered from
+	// call Site [CALL, FUNCTION_ENTER].
+	Call
+	// Exit: the current function returns (or throws); its context is
+	// sealed [FUNCTION_EXIT].
+	Exit
+	// Suspend: the current generator or async function, whose object is
+	// Obj (0: none seen), yields or awaits; its context stays alive, held
+	// by Obj.
+	Suspend
+	// Resume: the generator or async function Obj suspended before runs
+	// again.
+	Resume
+	// LastUse: Obj was used at Time, its latest use so far [LAST_USE].
+	LastUse
+	// LastUseEnd: every use before Time has been reported [END_LAST_USE].
+	LastUseEnd
+	// Flush: a top-level statement ended; nothing is held in temporaries
+	// [TOP_LEVEL_FLUSH].
+	Flush
+	// Idle: the call stack is empty, between event-loop tasks; a flush
+	// point too, and where leaks are measured.
+	Idle
+	// FreeVars: static function Fn's locals captured by nested closures
+	// are Names, or all of them when Any (eval) [FREE_VARS]. A function
+	// with no list captures nothing: its context is emptied at exit.
+	FreeVars
+	// Retag: object Obj is attributed to Site from now on (a
+	// constructor's this, to the new expression) [UPDATE_IID].
+	Retag
+	// MapSet: collection Obj (a Map or Set, modelled natively) holds
+	// Val under key Key (an object id) or, for a primitive key, Name;
+	// Val 0 deletes the entry. A Set's entries have Val == Key.
+	MapSet
+)
+
+var kindNames = [...]string{"alloc", "alloc-function", "putfield", "write", "declare", "call", "exit", "suspend",
+	"resume", "last-use", "last-use-end", "flush", "idle", "free-vars", "retag", "map-set"}
+
+// String names the kind in errors.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind %d", k)
+}
+
+// metadata kinds do not advance the trace's clock: their Time, if any,
+// refers to an earlier event.
+func (k Kind) metadata() bool { return k == LastUse || k == LastUseEnd || k == FreeVars }
+
+// Event is one record of a trace, as the simulator consumes it. Only the
+// fields its Kind names are read.
+type Event struct {
+	Kind Kind
+	// Time is the trace's logical clock at the event.
+	Time uint64
+	// Site is the static source position (resolved by the trace's
+	// source map) of the allocation, write or call.
+	Site uint32
+	// Fn is a static function id.
+	Fn uint32
+	// Obj and Val are object ids; 0 is no object (a primitive).
+	Obj, Val uint64
+	// Key is the key object of a MapSet (0: a primitive key, Name).
+	Key  uint64
+	Name string
+	// Names and Any are a FreeVars' list.
+	Names []string
+	Any   bool
+}
+
+// GlobalID is the object id of the global object.
+const GlobalID = 1
+
+// Lifetime is what the analysis says about one object.
+type Lifetime struct {
+	ID   uint64
+	Site uint32
+	// Alloc is when the object was allocated (or first seen, for objects
+	// made by code that is not traced).
+	Alloc uint64
+	// LastUse is its last use; 0 when it was never used.
+	LastUse uint64
+	// Unreachable is when it became unreachable; for objects alive at
+	// the end, the end of the trace (AtEnd set).
+	Unreachable uint64
+	AtEnd       bool
+	// Function says the object is a function (a closure).
+	Function bool
+	// NonEscaping: it died before the call that allocated it returned
+	// (its execution index is a prefix of the one at its death).
+	NonEscaping bool
+	// OwnerSite is the site of the only object that ever pointed to it
+	// through a field when Owned is set; Owned also requires both to
+	// have been allocated in the same call and to have died together.
+	OwnerSite uint32
+	Owned     bool
+	// Context is the calling-context node (see Result.Contexts) of the
+	// allocation.
+	Context int32
+	// Frame numbers the call that allocated it (0 is top level).
+	Frame uint32
+}
+
+// StaleSince is when the object became stale: its last use, or its
+// allocation when it was never used after.
+func (l Lifetime) StaleSince() uint64 { return max(l.Alloc, l.LastUse) }
+
+// Sink receives every object's lifetime, once, when it is final. The
+// pointer is valid only during the call.
+type Sink func(*Lifetime)
+
+// node flags.
+const (
+	fDead uint8 = 1 << iota
+	fContext
+	fInZeroQ
+	fFunction
+	fMultiOwner
+	fPinned
+	fOwnerDied
+)
+
+// node is one vertex of the simulated heap: an object or a context.
+type node struct {
+	id      uint64 // trace id; 0 for contexts
+	alloc   uint64
+	lastUse uint64
+	stamp   uint64 // time its count last dropped (Merlin)
+	owner   uint64 // id of the first object that pointed to it by a field
+	rc      int32
+	first   int32 // first out-edge, -1 none
+	site    uint32
+	fn      uint32 // static function of a function object or a context
+	frame   uint32
+	ctxTree int32 // calling-context node of the allocation
+	owSite  uint32
+	owFrame uint32
+	// ownerDied is when the owner died, once it has.
+	ownerDied uint64
+	mark      uint32
+	flags     uint8
+}
+
+// edge is a labelled pointer; edges of one node form a doubly linked list.
+type edge struct {
+	from, to   int32
+	name       int32
+	prev, next int32
+}
+
+type edgeKey struct{ from, name int32 }
+
+// Reserved edge names (interned names are >= 0).
+const (
+	nameParent    int32 = -1 - iota // context -> enclosing context
+	nameContext                     // function -> context it closes over
+	nameGenerator                   // generator object -> suspended context
+)
+
+// frame is one active call.
+type frame struct {
+	ctx    int32
+	fn     uint32
+	serial uint32
+	tree   int32
+}
+
+// frameExit is when a call that allocated objects still alive returned.
+type frameExit struct {
+	exit     uint64
+	live     int32
+	returned bool
+}
+
+// DefaultCycleQueueLimit is how long the cycle queue may grow before it is
+// swept at the next flush point (MemInsight's default).
+const DefaultCycleQueueLimit = 50000
+
+// Simulator runs the lifetime analysis over a stream of events.
+type Simulator struct {
+	sink Sink
+
+	nodes    []node
+	freeNode []int32
+	ids      map[uint64]int32
+
+	edges    []edge
+	freeEdge []int32
+	edgeOf   map[edgeKey]int32
+
+	names    map[string]int32
+	nameList []string
+
+	freeVars map[uint32][]int32 // static function -> captured names, sorted; nil slice with entry: any
+
+	stack     []frame
+	pinned    []int32 // suspended contexts of no known object: roots
+	globalCtx int32
+	serial    uint32
+	frames    map[uint32]*frameExit
+	frameFree []*frameExit
+
+	zeroQ  []int32
+	cycleQ []int32
+	// CycleQueueLimit: see DefaultCycleQueueLimit.
+	CycleQueueLimit int
+	epoch           uint32
+	work            []int32
+	collected       []int32
+
+	// pending holds dead objects whose last use may still be reported.
+	pending   []Lifetime
+	pendingOf map[uint64]int32
+	// InlineUses says LastUse events come in time order as the uses
+	// happen, so a dead object's record is final at once.
+	InlineUses bool
+
+	// Contexts is the calling-context tree of allocations.
+	Contexts ContextTree
+
+	scratch []byte
+	now     uint64
+	events  uint64
+	// Unseen counts objects first seen at a write, not an allocation.
+	Unseen uint64
+	lt     Lifetime
+}
+
+// NewSimulator returns a simulator that hands every finished object to
+// sink.
+func NewSimulator(sink Sink) *Simulator {
+	s := &Simulator{
+		sink: sink, ids: map[uint64]int32{}, edgeOf: map[edgeKey]int32{}, names: map[string]int32{},
+		freeVars: map[uint32][]int32{}, frames: map[uint32]*frameExit{}, pendingOf: map[uint64]int32{},
+		CycleQueueLimit: DefaultCycleQueueLimit,
+	}
+	s.Contexts.init()
+	s.globalCtx = s.newNode(0, 0)
+	s.nodes[s.globalCtx].flags |= fContext | fPinned
+	s.nodes[s.globalCtx].rc = 1
+	g := s.newNode(GlobalID, 0)
+	s.nodes[g].flags |= fPinned
+	s.nodes[g].rc = 1
+	s.ids[GlobalID] = g
+	return s
+}
+
+func (s *Simulator) newNode(id uint64, site uint32) int32 {
+	n := node{id: id, alloc: s.now, stamp: s.now, first: -1, site: site, ctxTree: s.treeNow()}
+	if len(s.stack) > 0 {
+		n.frame = s.stack[len(s.stack)-1].serial
+	}
+	if k := len(s.freeNode); k > 0 {
+		i := s.freeNode[k-1]
+		s.freeNode = s.freeNode[:k-1]
+		s.nodes[i] = n
+		return i
+	}
+	s.nodes = append(s.nodes, n)
+	return int32(len(s.nodes) - 1)
+}
+
+func (s *Simulator) treeNow() int32 {
+	if len(s.stack) == 0 {
+		return 0
+	}
+	return s.stack[len(s.stack)-1].tree
+}
+
+// internBytes is intern without a string allocation for known names.
+func (s *Simulator) internBytes(name []byte) int32 {
+	if i, ok := s.names[string(name)]; ok {
+		return i
+	}
+	return s.intern(string(name))
+}
+
+func (s *Simulator) intern(name string) int32 {
+	if i, ok := s.names[name]; ok {
+		return i
+	}
+	i := int32(len(s.nameList))
+	s.nameList = append(s.nameList, name)
+	s.names[name] = i
+	return i
+}
+
+// object returns the node of id, making it (allocated now, at site) when
+// the trace never showed its allocation.
+func (s *Simulator) object(id uint64, site uint32) int32 {
+	if id == 0 {
+		return -1
+	}
+	if i, ok := s.ids[id]; ok {
+		return i
+	}
+	s.Unseen++
+	return s.allocate(id, site)
+}
+
+func (s *Simulator) allocate(id uint64, site uint32) int32 {
+	if i, ok := s.ids[id]; ok && s.nodes[i].flags&fDead == 0 {
+		// An id reused while alive: the trace is wrong; keep the old
+		// object rather than corrupt the counts.
+		return i
+	}
+	i := s.newNode(id, site)
+	s.ids[id] = i
+	s.toZeroQ(i) // dead at the next flush unless stored
+	if len(s.stack) > 0 {
+		s.frameOf(s.stack[len(s.stack)-1].serial).live++
+	}
+	s.Contexts.count(s.nodes[i].ctxTree, site)
+	return i
+}
+
+func (s *Simulator) frameOf(serial uint32) *frameExit {
+	f := s.frames[serial]
+	if f == nil {
+		if k := len(s.frameFree); k > 0 {
+			f = s.frameFree[k-1]
+			s.frameFree = s.frameFree[:k-1]
+			*f = frameExit{}
+		} else {
+			f = &frameExit{}
+		}
+		s.frames[serial] = f
+	}
+	return f
+}
+
+func (s *Simulator) toZeroQ(i int32) {
+	if s.nodes[i].flags&fInZeroQ == 0 {
+		s.nodes[i].flags |= fInZeroQ
+		s.zeroQ = append(s.zeroQ, i)
+	}
+}
+
+func (s *Simulator) incRef(i int32) {
+	if i >= 0 {
+		s.nodes[i].rc++
+	}
+}
+
+// decRef drops a reference to i at time t.
+func (s *Simulator) decRef(i int32, t uint64) {
+	n := &s.nodes[i]
+	n.rc--
+	n.stamp = max(n.stamp, t)
+	if n.rc == 0 {
+		s.toZeroQ(i)
+	} else {
+		s.cycleQ = append(s.cycleQ, i)
+	}
+}
+
+// setEdge points from.name at to (-1: no object), as of time t.
+func (s *Simulator) setEdge(from, name, to int32, t uint64) {
+	k := edgeKey{from, name}
+	if e, ok := s.edgeOf[k]; ok {
+		old := s.edges[e].to
+		if old == to {
+			return
+		}
+		if to < 0 {
+			s.unlink(e)
+			delete(s.edgeOf, k)
+		} else {
+			s.edges[e].to = to
+			s.incRef(to)
+		}
+		if old >= 0 {
+			s.decRef(old, t)
+		}
+		return
+	}
+	if to < 0 {
+		if name >= 0 && s.nodes[from].flags&fContext != 0 {
+			// A declared binding with a primitive value still shadows
+			// outer ones.
+			s.link(from, name, -1)
+		}
+		return
+	}
+	s.link(from, name, to)
+	s.incRef(to)
+}
+
+func (s *Simulator) link(from, name, to int32) {
+	e := edge{from: from, to: to, name: name, prev: -1, next: s.nodes[from].first}
+	var ei int32
+	if k := len(s.freeEdge); k > 0 {
+		ei = s.freeEdge[k-1]
+		s.freeEdge = s.freeEdge[:k-1]
+		s.edges[ei] = e
+	} else {
+		s.edges = append(s.edges, e)
+		ei = int32(len(s.edges) - 1)
+	}
+	if e.next >= 0 {
+		s.edges[e.next].prev = ei
+	}
+	s.nodes[from].first = ei
+	s.edgeOf[edgeKey{from, name}] = ei
+}
+
+func (s *Simulator) unlink(ei int32) {
+	e := s.edges[ei]
+	if e.prev >= 0 {
+		s.edges[e.prev].next = e.next
+	} else {
+		s.nodes[e.from].first = e.next
+	}
+	if e.next >= 0 {
+		s.edges[e.next].prev = e.prev
+	}
+	s.freeEdge = append(s.freeEdge, ei)
+}
+
+func (s *Simulator) target(from, name int32) (int32, bool) {
+	e, ok := s.edgeOf[edgeKey{from, name}]
+	if !ok {
+		return -1, false
+	}
+	return s.edges[e].to, true
+}
+
+func (s *Simulator) currentCtx() int32 {
+	if len(s.stack) == 0 {
+		return s.globalCtx
+	}
+	return s.stack[len(s.stack)-1].ctx
+}
+
+// Apply feeds one event to the simulation. Events must come in trace
+// order; times must not go backwards.
+func (s *Simulator) Apply(ev *Event) error {
+	s.events++
+	if !ev.Kind.metadata() {
+		if ev.Time < s.now {
+			return fmt.Errorf("event %d (%s) at time %d, after time %d: the trace's clock went backwards", s.events, ev.Kind, ev.Time, s.now)
+		}
+		s.now = ev.Time
+	}
+	t := ev.Time
+	switch ev.Kind {
+	case Alloc:
+		s.allocate(ev.Obj, ev.Site)
+	case AllocFunction:
+		i := s.allocate(ev.Obj, ev.Site)
+		s.nodes[i].flags |= fFunction
+		s.nodes[i].fn = ev.Fn
+		s.setEdge(i, nameContext, s.currentCtx(), t)
+	case PutField:
+		base := s.object(ev.Obj, ev.Site)
+		val := s.object(ev.Val, ev.Site)
+		if val >= 0 {
+			s.own(base, val)
+		}
+		s.setEdge(base, s.intern(ev.Name), val, t)
+	case MapSet:
+		base := s.object(ev.Obj, ev.Site)
+		key := s.object(ev.Key, ev.Site)
+		val := s.object(ev.Val, ev.Site)
+		// Entries are edges named by a key no property can have: a
+		// NUL, then 'k' (the key object) or 'v' (the value) and the
+		// key.
+		s.scratch = append(s.scratch[:0], 0, 'v')
+		if key >= 0 {
+			s.scratch = strconv.AppendUint(s.scratch, ev.Key, 10)
+			s.scratch[1] = 'k'
+			if val >= 0 {
+				s.setEdge(base, s.internBytes(s.scratch), key, t)
+			} else {
+				s.setEdge(base, s.internBytes(s.scratch), -1, t)
+			}
+			s.scratch[1] = 'v'
+		} else {
+			s.scratch = append(s.scratch, ev.Name...)
+		}
+		s.setEdge(base, s.internBytes(s.scratch), val, t)
+	case Write:
+		val := s.object(ev.Val, ev.Site)
+		name := s.intern(ev.Name)
+		ctx := s.resolve(name)
+		s.setEdge(ctx, name, val, t)
+	case Declare:
+		val := s.object(ev.Val, ev.Site)
+		s.setEdge(s.currentCtx(), s.intern(ev.Name), val, t)
+	case Call:
+		s.call(ev, t)
+	case Exit:
+		if len(s.stack) == 0 {
+			return fmt.Errorf("event %d: a function exit at time %d with no function running", s.events, t)
+		}
+		s.exit(t, true)
+	case Suspend:
+		if len(s.stack) == 0 {
+			return fmt.Errorf("event %d: a suspension at time %d with no function running", s.events, t)
+		}
+		f := s.stack[len(s.stack)-1]
+		if g := s.object(ev.Obj, ev.Site); g >= 0 {
+			s.setEdge(g, nameGenerator, f.ctx, t)
+		} else {
+			s.nodes[f.ctx].flags |= fPinned
+			s.pinned = append(s.pinned, f.ctx)
+			s.incRef(f.ctx)
+		}
+		s.exit(t, false)
+	case Resume:
+		g := s.object(ev.Obj, ev.Site)
+		ctx, ok := s.target(g, nameGenerator)
+		if !ok || ctx < 0 {
+			return fmt.Errorf("event %d: object %d resumed at time %d was never suspended", s.events, ev.Obj, t)
+		}
+		s.serial++
+		s.incRef(ctx)
+		s.stack = append(s.stack, frame{ctx: ctx, fn: s.nodes[ctx].fn, serial: s.serial, tree: s.Contexts.child(s.treeNow(), ev.Site)})
+	case LastUse:
+		s.lastUse(ev.Obj, ev.Time)
+	case LastUseEnd:
+		if !s.InlineUses {
+			s.release(ev.Time)
+		}
+	case Flush, Idle:
+		s.flush(t, false)
+	case FreeVars:
+		var names []int32
+		if !ev.Any {
+			names = make([]int32, 0, len(ev.Names))
+			for _, n := range ev.Names {
+				names = append(names, s.intern(n))
+			}
+			slices.Sort(names)
+		}
+		s.freeVars[ev.Fn] = names
+	case Retag:
+		if i, ok := s.ids[ev.Obj]; ok {
+			s.nodes[i].site = ev.Site
+		}
+	default:
+		return fmt.Errorf("event %d: unknown kind %d", s.events, ev.Kind)
+	}
+	return nil
+}
+
+// own records that base points to val by a field, for inlining.
+func (s *Simulator) own(base, val int32) {
+	b, v := &s.nodes[base], &s.nodes[val]
+	switch {
+	case v.owner == 0:
+		v.owner, v.owSite, v.owFrame = b.id, b.site, b.frame
+	case v.owner != b.id:
+		v.flags |= fMultiOwner
+	}
+}
+
+// resolve finds the context declaring name, searching outwards from the
+// current one; undeclared names are globals.
+func (s *Simulator) resolve(name int32) int32 {
+	for c := s.currentCtx(); c >= 0; {
+		if _, ok := s.edgeOf[edgeKey{c, name}]; ok {
+			return c
+		}
+		p, ok := s.target(c, nameParent)
+		if !ok {
+			break
+		}
+		c = p
+	}
+	return s.globalCtx
+}
+
+func (s *Simulator) call(ev *Event, t uint64) {
+	parent := s.globalCtx
+	fn := ev.Fn
+	if f := s.object(ev.Obj, ev.Site); f >= 0 {
+		if c, ok := s.target(f, nameContext); ok && c >= 0 {
+			parent = c
+		}
+		if fn == 0 {
+			fn = s.nodes[f].fn
+		}
+	}
+	tree := s.Contexts.child(s.treeNow(), ev.Site)
+	ctx := s.newNode(0, ev.Site)
+	s.nodes[ctx].flags |= fContext
+	s.nodes[ctx].fn = fn
+	s.nodes[ctx].rc = 1 // the stack's reference
+	s.setEdge(ctx, nameParent, parent, t)
+	s.serial++
+	s.stack = append(s.stack, frame{ctx: ctx, fn: fn, serial: s.serial, tree: tree})
+}
+
+// exit pops the current call; seal drops the bindings no closure captured.
+func (s *Simulator) exit(t uint64, seal bool) {
+	f := s.stack[len(s.stack)-1]
+	s.stack = s.stack[:len(s.stack)-1]
+	if seal {
+		if keep, known := s.freeVars[f.fn]; !known || keep != nil {
+			s.seal(f.ctx, keep, t)
+		}
+		if n := &s.nodes[f.ctx]; n.flags&fPinned != 0 {
+			n.flags &^= fPinned
+			s.pinned = slices.DeleteFunc(s.pinned, func(c int32) bool { return c == f.ctx })
+			s.decRef(f.ctx, t)
+		}
+	}
+	if fe, ok := s.frames[f.serial]; ok {
+		fe.exit, fe.returned = t, true
+		s.dropFrame(f.serial, fe)
+	}
+	s.decRef(f.ctx, t)
+}
+
+// seal removes ctx's bindings not in keep (sorted).
+func (s *Simulator) seal(ctx int32, keep []int32, t uint64) {
+	for e := s.nodes[ctx].first; e >= 0; {
+		next := s.edges[e].next
+		if name := s.edges[e].name; name >= 0 {
+			if _, found := slices.BinarySearch(keep, name); !found {
+				to := s.edges[e].to
+				s.unlink(e)
+				delete(s.edgeOf, edgeKey{ctx, name})
+				if to >= 0 {
+					s.decRef(to, t)
+				}
+			}
+		}
+		e = next
+	}
+}
+
+func (s *Simulator) dropFrame(serial uint32, fe *frameExit) {
+	if fe.live == 0 && fe.returned {
+		delete(s.frames, serial)
+		s.frameFree = append(s.frameFree, fe)
+	}
+}
+
+func (s *Simulator) lastUse(id uint64, t uint64) {
+	if i, ok := s.ids[id]; ok && s.nodes[i].flags&fDead == 0 {
+		s.nodes[i].lastUse = max(s.nodes[i].lastUse, t)
+		return
+	}
+	if p, ok := s.pendingOf[id]; ok {
+		s.pending[p].LastUse = max(s.pending[p].LastUse, t)
+	}
+}
+
+// release hands to the sink the dead objects whose uses are all known:
+// those that died before t (a dead object is not used again).
+func (s *Simulator) release(t uint64) {
+	k := 0
+	for i := range s.pending {
+		l := &s.pending[i]
+		if l.Unreachable <= t {
+			delete(s.pendingOf, l.ID)
+			s.emit(l)
+			continue
+		}
+		s.pending[k] = *l
+		s.pendingOf[l.ID] = int32(k)
+		k++
+	}
+	s.pending = s.pending[:k]
+}
+
+// emit hands l to the sink. An object used after its count dropped to
+// zero was held by a temporary until then: it became unreachable at its
+// last use.
+func (s *Simulator) emit(l *Lifetime) {
+	if !l.AtEnd {
+		l.Unreachable = max(l.Unreachable, l.LastUse)
+	}
+	s.sink(l)
+}
+
+// flush decides unreachability: the zero-count queue, then the cycle
+// queue when it is long or force is set.
+func (s *Simulator) flush(t uint64, force bool) {
+	s.drainZero()
+	if len(s.cycleQ) > s.CycleQueueLimit || (force && len(s.cycleQ) > 0) {
+		s.sweepCycles()
+		s.drainZero()
+	}
+	if s.InlineUses {
+		s.release(t)
+	}
+}
+
+// drainZero kills every queued object whose count is still zero, at the
+// time its count dropped, and whatever only it held.
+func (s *Simulator) drainZero() {
+	for len(s.zeroQ) > 0 {
+		i := s.zeroQ[len(s.zeroQ)-1]
+		s.zeroQ = s.zeroQ[:len(s.zeroQ)-1]
+		n := &s.nodes[i]
+		n.flags &^= fInZeroQ
+		if n.rc != 0 || n.flags&(fDead|fPinned) != 0 {
+			continue
+		}
+		s.kill(i, n.stamp, nil)
+	}
+}
+
+// kill marks i dead at time t and drops its out-edges; targets in dying
+// (a cycle being collected) are not counted down.
+func (s *Simulator) kill(i int32, t uint64, dying func(int32) bool) {
+	n := &s.nodes[i]
+	n.flags |= fDead
+	for e := n.first; e >= 0; {
+		ed := s.edges[e]
+		delete(s.edgeOf, edgeKey{i, ed.name})
+		s.freeEdge = append(s.freeEdge, e)
+		if ed.to >= 0 && s.nodes[ed.to].owner == n.id {
+			s.nodes[ed.to].flags |= fOwnerDied
+			s.nodes[ed.to].ownerDied = t
+		}
+		if ed.to >= 0 && (dying == nil || !dying(ed.to)) {
+			to := &s.nodes[ed.to]
+			to.stamp = max(to.stamp, t)
+			to.rc--
+			if to.rc == 0 {
+				s.toZeroQ(ed.to)
+			} else if to.flags&fDead == 0 {
+				s.cycleQ = append(s.cycleQ, ed.to)
+			}
+		}
+		e = ed.next
+	}
+	n = &s.nodes[i]
+	n.first = -1
+	if n.flags&fContext != 0 {
+		s.freeNode = append(s.freeNode, i)
+		return
+	}
+	s.finish(i, t, false)
+}
+
+// finish records the lifetime of object i, dead at t (or alive at the end).
+func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
+	n := &s.nodes[i]
+	l := Lifetime{ID: n.id, Site: n.site, Alloc: n.alloc, LastUse: n.lastUse, Unreachable: t, AtEnd: atEnd,
+		Function: n.flags&fFunction != 0, Context: n.ctxTree, Frame: n.frame}
+	if fe, ok := s.frames[n.frame]; ok && n.frame != 0 {
+		l.NonEscaping = !atEnd && (!fe.returned || t <= fe.exit)
+		fe.live--
+		s.dropFrame(n.frame, fe)
+	}
+	if n.owner != 0 && n.flags&fMultiOwner == 0 {
+		l.OwnerSite = n.owSite
+		l.Owned = n.flags&fOwnerDied != 0 && n.ownerDied == t && n.owFrame == n.frame
+	}
+	delete(s.ids, n.id)
+	s.freeNode = append(s.freeNode, i)
+	if s.InlineUses || atEnd {
+		s.emit(&l)
+		return
+	}
+	s.pendingOf[l.ID] = int32(len(s.pending))
+	s.pending = append(s.pending, l)
+}
