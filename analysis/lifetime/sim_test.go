@@ -66,7 +66,7 @@ func wantAlive(t *testing.T, got map[uint64]Lifetime, id uint64) {
 func TestPaperFigure5(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
 	run(t, s, got, []Event{
-		{Kind: FreeVars, Fn: 7}, // m captures nothing
+		{Kind: FreeVars, Fn: 7},                                                            // m captures nothing
 		{Kind: Declare, Name: "x"}, {Kind: Declare, Name: "y"}, {Kind: Declare, Name: "m"}, // 1-3
 		{Kind: Alloc, Obj: 2, Site: 1}, {Kind: Write, Name: "x", Val: 2}, {Kind: Flush}, // 4-6
 		{Kind: Alloc, Obj: 3, Site: 2}, {Kind: Write, Name: "y", Val: 3}, {Kind: Flush}, // 7-9
@@ -92,10 +92,10 @@ func TestClosureSealing(t *testing.T) {
 	run(t, s, got, []Event{
 		{Kind: FreeVars, Fn: fnF, Names: []string{"x"}},
 		{Kind: AllocFunction, Obj: 10, Fn: fnF}, {Kind: Write, Name: "f", Val: 10}, // 1-2
-		{Kind: Call, Obj: 10},                                                   // 3
-		{Kind: Alloc, Obj: 11}, {Kind: Declare, Name: "x", Val: 11},             // 4-5 o1
-		{Kind: Alloc, Obj: 12}, {Kind: Declare, Name: "y", Val: 12},             // 6-7 o2
-		{Kind: Alloc, Obj: 13},                                                  // 8 the returned object
+		{Kind: Call, Obj: 10},                                       // 3
+		{Kind: Alloc, Obj: 11}, {Kind: Declare, Name: "x", Val: 11}, // 4-5 o1
+		{Kind: Alloc, Obj: 12}, {Kind: Declare, Name: "y", Val: 12}, // 6-7 o2
+		{Kind: Alloc, Obj: 13},                                                                     // 8 the returned object
 		{Kind: AllocFunction, Obj: 14, Fn: fnSet}, {Kind: PutField, Obj: 13, Name: "set", Val: 14}, // 9-10
 		{Kind: AllocFunction, Obj: 15, Fn: fnGet}, {Kind: PutField, Obj: 13, Name: "get", Val: 15}, // 11-12
 		{Kind: Exit}, {Kind: Write, Name: "r", Val: 13}, {Kind: Flush}, // 13-15
@@ -223,10 +223,10 @@ func TestOwnership(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
 	run(t, s, got, []Event{
 		{Kind: AllocFunction, Obj: 9, Fn: 1}, {Kind: Write, Name: "parse", Val: 9}, // 1-2
-		{Kind: Call, Obj: 9}, // 3
+		{Kind: Call, Obj: 9},                                                                                                // 3
 		{Kind: Alloc, Obj: 2, Site: 100}, {Kind: Alloc, Obj: 3, Site: 101}, {Kind: PutField, Obj: 2, Name: "range", Val: 3}, // 4-6
 		{Kind: Alloc, Obj: 4, Site: 100}, {Kind: Alloc, Obj: 5, Site: 101}, {Kind: PutField, Obj: 4, Name: "range", Val: 5}, // 7-9
-		{Kind: PutField, Obj: 2, Name: "other", Val: 5}, // 10: 5 has two owners
+		{Kind: PutField, Obj: 2, Name: "other", Val: 5},                          // 10: 5 has two owners
 		{Kind: Write, Name: "ast", Val: 2}, {Kind: Declare, Name: "tmp", Val: 4}, // 11-12
 		{Kind: Exit}, {Kind: Flush}, // 13-14
 		{Kind: Write, Name: "ast"}, {Kind: Flush}, // 15-16
@@ -248,7 +248,7 @@ func TestOwnership(t *testing.T) {
 func TestUnseenAndMaps(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
 	run(t, s, got, []Event{
-		{Kind: Write, Name: "m", Val: 20, Site: 3}, // 1: a Map made by native code
+		{Kind: Write, Name: "m", Val: 20, Site: 3},   // 1: a Map made by native code
 		{Kind: Alloc, Obj: 2}, {Kind: Alloc, Obj: 3}, // 2-3
 		{Kind: MapSet, Obj: 20, Key: 2, Val: 3}, {Kind: MapSet, Obj: 20, Name: "s", Val: 2}, {Kind: Flush}, // 4-6
 		{Kind: MapSet, Obj: 20, Key: 2}, {Kind: Flush}, // 7-8: 3 dies, 2 still held under "s"
