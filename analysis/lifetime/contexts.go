@@ -9,7 +9,7 @@ type ContextTree struct {
 	// Parent and Site are per node: the calling node and the call's
 	// site (Parent[0] is -1).
 	Parent  []int32
-	Site    []uint32
+	Site    []uint64
 	childOf map[treeKey]int32
 	// Allocs counts allocations per (node, allocation site).
 	Allocs map[TreeSite]uint64
@@ -17,22 +17,22 @@ type ContextTree struct {
 
 type treeKey struct {
 	parent int32
-	site   uint32
+	site   uint64
 }
 
 // TreeSite is one allocation site under one calling-context node.
 type TreeSite struct {
 	Node int32
-	Site uint32
+	Site uint64
 }
 
 func (c *ContextTree) init() {
-	c.Parent, c.Site = []int32{-1}, []uint32{0}
+	c.Parent, c.Site = []int32{-1}, []uint64{0}
 	c.childOf, c.Allocs = map[treeKey]int32{}, map[TreeSite]uint64{}
 }
 
 // child returns the node of a call from site under parent.
-func (c *ContextTree) child(parent int32, site uint32) int32 {
+func (c *ContextTree) child(parent int32, site uint64) int32 {
 	k := treeKey{parent, site}
 	if n, ok := c.childOf[k]; ok {
 		return n
@@ -44,11 +44,11 @@ func (c *ContextTree) child(parent int32, site uint32) int32 {
 	return n
 }
 
-func (c *ContextTree) count(node int32, site uint32) { c.Allocs[TreeSite{node, site}]++ }
+func (c *ContextTree) count(node int32, site uint64) { c.Allocs[TreeSite{node, site}]++ }
 
 // Path returns the call sites from the top level down to node.
-func (c *ContextTree) Path(node int32) []uint32 {
-	var p []uint32
+func (c *ContextTree) Path(node int32) []uint64 {
+	var p []uint64
 	for ; node > 0; node = c.Parent[node] {
 		p = append(p, c.Site[node])
 	}

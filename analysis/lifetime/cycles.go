@@ -1,6 +1,10 @@
 package lifetime
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/heapx/heapx/formats/memtrace"
+)
 
 // sweepCycles finds the dead cycles among the queued nodes: it marks what
 // the live contexts reach, then, latest stamp first, collects each
@@ -33,7 +37,7 @@ func (s *Simulator) sweepCycles() {
 	gone := s.epoch + 3
 	s.epoch += 3
 	s.markFrom(s.globalCtx, live)
-	s.markFrom(s.ids[GlobalID], live)
+	s.markFrom(s.ids[memtrace.GlobalObject], live)
 	for _, f := range s.stack {
 		s.markFrom(f.ctx, live)
 	}
@@ -92,22 +96,20 @@ func (s *Simulator) markFrom(root int32, m uint32) {
 	}
 }
 
-// End closes the trace at time t: the stack unwinds (a program that
-// exited mid-call), the global context is sealed as MemInsight does at the
-// end of execution, and every object still alive is reported alive at the
-// end.
+// End closes the trace at time t: what no live context reaches dies at its
+// exact time, and every object still reachable is reported alive at the
+// end (AtEnd). Calls still running (a program that exited mid-call) keep
+// their contexts as roots.
 func (s *Simulator) End(t uint64) {
-	s.now = max(s.now, t)
-	for len(s.stack) > 0 {
-		s.exit(s.now, true)
+	if s.ended {
+		return
 	}
+	s.ended = true
+	s.now = max(s.now, t)
 	s.flush(s.now, true)
 	for i := range s.nodes {
 		n := &s.nodes[i]
-		if n.flags&(fDead|fContext) == 0 && n.id != 0 && s.ids[n.id] == int32(i) {
-			if n.id == GlobalID {
-				continue
-			}
+		if n.flags&(fDead|fContext) == 0 && n.id != 0 && n.id != memtrace.GlobalObject && s.ids[n.id] == int32(i) {
 			s.finish(int32(i), s.now, true)
 		}
 	}

@@ -31,106 +31,17 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/heapx/heapx/formats/memtrace"
 )
-
-// Kind is what an Event records.
-type Kind uint8
-
-// Event kinds, in MemInsight's vocabulary (its record names in brackets).
-const (
-	// Alloc: object Obj was allocated at Site [CREATE_OBJ].
-	Alloc Kind = iota
-	// AllocFunction: function object Obj, of static function Fn, was
-	// created at Site; it closes over the current context [CREATE_FUN].
-	AllocFunction
-	// PutField: Obj.Name = Val; Val 0 is a primitive, or a deleted
-	// property [PUTFIELD].
-	PutField
-	// Write: variable Name = Val, resolved through the context chain;
-	// a name declared nowhere is a global [WRITE].
-	Write
-	// Declare: Name is a local (or parameter) of the current context,
-	// with value Val [DECLARE].
-	Declare
-	// Call: function object Obj (static function Fn) is entered from
-	// call Site [CALL, FUNCTION_ENTER].
-	Call
-	// Exit: the current function returns (or throws); its context is
-	// sealed [FUNCTION_EXIT].
-	Exit
-	// Suspend: the current generator or async function, whose object is
-	// Obj (0: none seen), yields or awaits; its context stays alive, held
-	// by Obj.
-	Suspend
-	// Resume: the generator or async function Obj suspended before runs
-	// again.
-	Resume
-	// LastUse: Obj was used at Time, its latest use so far [LAST_USE].
-	LastUse
-	// LastUseEnd: every use before Time has been reported [END_LAST_USE].
-	LastUseEnd
-	// Flush: a top-level statement ended; nothing is held in temporaries
-	// [TOP_LEVEL_FLUSH].
-	Flush
-	// Idle: the call stack is empty, between event-loop tasks; a flush
-	// point too, and where leaks are measured.
-	Idle
-	// FreeVars: static function Fn's locals captured by nested closures
-	// are Names, or all of them when Any (eval) [FREE_VARS]. A function
-	// with no list captures nothing: its context is emptied at exit.
-	FreeVars
-	// Retag: object Obj is attributed to Site from now on (a
-	// constructor's this, to the new expression) [UPDATE_IID].
-	Retag
-	// MapSet: collection Obj (a Map or Set, modelled natively) holds
-	// Val under key Key (an object id) or, for a primitive key, Name;
-	// Val 0 deletes the entry. A Set's entries have Val == Key.
-	MapSet
-)
-
-var kindNames = [...]string{"alloc", "alloc-function", "putfield", "write", "declare", "call", "exit", "suspend",
-	"resume", "last-use", "last-use-end", "flush", "idle", "free-vars", "retag", "map-set"}
-
-// String names the kind in errors.
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind %d", k)
-}
-
-// metadata kinds do not advance the trace's clock: their Time, if any,
-// refers to an earlier event.
-func (k Kind) metadata() bool { return k == LastUse || k == LastUseEnd || k == FreeVars }
-
-// Event is one record of a trace, as the simulator consumes it. Only the
-// fields its Kind names are read.
-type Event struct {
-	Kind Kind
-	// Time is the trace's logical clock at the event.
-	Time uint64
-	// Site is the static source position (resolved by the trace's
-	// source map) of the allocation, write or call.
-	Site uint32
-	// Fn is a static function id.
-	Fn uint32
-	// Obj and Val are object ids; 0 is no object (a primitive).
-	Obj, Val uint64
-	// Key is the key object of a MapSet (0: a primitive key, Name).
-	Key  uint64
-	Name string
-	// Names and Any are a FreeVars' list.
-	Names []string
-	Any   bool
-}
-
-// GlobalID is the object id of the global object.
-const GlobalID = 1
 
 // Lifetime is what the analysis says about one object.
 type Lifetime struct {
-	ID   uint64
-	Site uint32
+	ID uint64
+	// Site is the allocation site's iid (memtrace.Reader.Position
+	// resolves it).
+	Site uint64
 	// Alloc is when the object was allocated (or first seen, for objects
 	// made by code that is not traced).
 	Alloc uint64
@@ -148,7 +59,7 @@ type Lifetime struct {
 	// OwnerSite is the site of the only object that ever pointed to it
 	// through a field when Owned is set; Owned also requires both to
 	// have been allocated in the same call and to have died together.
-	OwnerSite uint32
+	OwnerSite uint64
 	Owned     bool
 	// Context is the calling-context node (see Result.Contexts) of the
 	// allocation.
@@ -178,18 +89,18 @@ const (
 
 // node is one vertex of the simulated heap: an object or a context.
 type node struct {
-	id      uint64 // trace id; 0 for contexts
+	id      uint64 // the trace's object or context id
 	alloc   uint64
 	lastUse uint64
 	stamp   uint64 // time its count last dropped (Merlin)
 	owner   uint64 // id of the first object that pointed to it by a field
 	rc      int32
 	first   int32 // first out-edge, -1 none
-	site    uint32
-	fn      uint32 // static function of a function object or a context
+	site    uint64
+	fn      uint64 // iid of the function of a function object or a context
 	frame   uint32
 	ctxTree int32 // calling-context node of the allocation
-	owSite  uint32
+	owSite  uint64
 	owFrame uint32
 	// ownerDied is when the owner died, once it has.
 	ownerDied uint64
@@ -216,7 +127,8 @@ const (
 // frame is one active call.
 type frame struct {
 	ctx    int32
-	fn     uint32
+	id     uint64 // the trace's context id
+	fn     uint64
 	serial uint32
 	tree   int32
 }
@@ -247,7 +159,7 @@ type Simulator struct {
 	names    map[string]int32
 	nameList []string
 
-	freeVars map[uint32][]int32 // static function -> captured names, sorted; nil slice with entry: any
+	freeVars map[uint64][]int32 // static function -> captured names, sorted; nil slice with entry: any
 
 	stack     []frame
 	pinned    []int32 // suspended contexts of no known object: roots
@@ -275,11 +187,24 @@ type Simulator struct {
 	Contexts ContextTree
 
 	scratch []byte
+	ended   bool
 	now     uint64
 	events  uint64
-	// Unseen counts objects first seen at a write, not an allocation.
-	Unseen uint64
-	lt     Lifetime
+	// FirstSeenLate counts objects first seen at a write or a use, not
+	// an allocation: made by code the trace does not show.
+	FirstSeenLate uint64
+	// Unseen are the trace's UNSEEN records: code that ran untraced.
+	Unseen []memtrace.Event
+	// Exit and EndRecord are the trace's EXIT and END records (Kind 0
+	// when missing).
+	Exit, EndRecord memtrace.Event
+	// Idles are the idle points: times the call stack became empty.
+	Idles []uint64
+
+	ctxIDs      map[uint64]int32
+	scriptKinds map[uint64]memtrace.ScriptKind
+	callSite    uint64
+	lt          Lifetime
 }
 
 // NewSimulator returns a simulator that hands every finished object to
@@ -287,21 +212,21 @@ type Simulator struct {
 func NewSimulator(sink Sink) *Simulator {
 	s := &Simulator{
 		sink: sink, ids: map[uint64]int32{}, edgeOf: map[edgeKey]int32{}, names: map[string]int32{},
-		freeVars: map[uint32][]int32{}, frames: map[uint32]*frameExit{}, pendingOf: map[uint64]int32{},
+		freeVars: map[uint64][]int32{}, ctxIDs: map[uint64]int32{}, scriptKinds: map[uint64]memtrace.ScriptKind{}, frames: map[uint32]*frameExit{}, pendingOf: map[uint64]int32{},
 		CycleQueueLimit: DefaultCycleQueueLimit,
 	}
 	s.Contexts.init()
 	s.globalCtx = s.newNode(0, 0)
 	s.nodes[s.globalCtx].flags |= fContext | fPinned
 	s.nodes[s.globalCtx].rc = 1
-	g := s.newNode(GlobalID, 0)
+	g := s.newNode(memtrace.GlobalObject, 0)
 	s.nodes[g].flags |= fPinned
 	s.nodes[g].rc = 1
-	s.ids[GlobalID] = g
+	s.ids[memtrace.GlobalObject] = g
 	return s
 }
 
-func (s *Simulator) newNode(id uint64, site uint32) int32 {
+func (s *Simulator) newNode(id uint64, site uint64) int32 {
 	n := node{id: id, alloc: s.now, stamp: s.now, first: -1, site: site, ctxTree: s.treeNow()}
 	if len(s.stack) > 0 {
 		n.frame = s.stack[len(s.stack)-1].serial
@@ -343,18 +268,18 @@ func (s *Simulator) intern(name string) int32 {
 
 // object returns the node of id, making it (allocated now, at site) when
 // the trace never showed its allocation.
-func (s *Simulator) object(id uint64, site uint32) int32 {
+func (s *Simulator) object(id uint64, site uint64) int32 {
 	if id == 0 {
 		return -1
 	}
 	if i, ok := s.ids[id]; ok {
 		return i
 	}
-	s.Unseen++
+	s.FirstSeenLate++
 	return s.allocate(id, site)
 }
 
-func (s *Simulator) allocate(id uint64, site uint32) int32 {
+func (s *Simulator) allocate(id uint64, site uint64) int32 {
 	if i, ok := s.ids[id]; ok && s.nodes[i].flags&fDead == 0 {
 		// An id reused while alive: the trace is wrong; keep the old
 		// object rather than corrupt the counts.
@@ -488,116 +413,197 @@ func (s *Simulator) currentCtx() int32 {
 	return s.stack[len(s.stack)-1].ctx
 }
 
-// Apply feeds one event to the simulation. Events must come in trace
-// order; times must not go backwards.
-func (s *Simulator) Apply(ev *Event) error {
+// Apply feeds one record of the trace to the simulation, in trace order.
+func (s *Simulator) Apply(ev *memtrace.Event) error {
 	s.events++
-	if !ev.Kind.metadata() {
+	if ev.Kind.IsEvent() {
 		if ev.Time < s.now {
-			return fmt.Errorf("event %d (%s) at time %d, after time %d: the trace's clock went backwards", s.events, ev.Kind, ev.Time, s.now)
+			return fmt.Errorf("%s record at byte %d: time %d, after time %d: the trace's clock went backwards", ev.Kind, ev.Offset, ev.Time, s.now)
 		}
 		s.now = ev.Time
 	}
 	t := ev.Time
 	switch ev.Kind {
-	case Alloc:
-		s.allocate(ev.Obj, ev.Site)
-	case AllocFunction:
-		i := s.allocate(ev.Obj, ev.Site)
+	case memtrace.CreateObj:
+		s.allocate(ev.Obj, ev.At)
+	case memtrace.CreateFun:
+		i := s.allocate(ev.Obj, ev.At)
 		s.nodes[i].flags |= fFunction
-		s.nodes[i].fn = ev.Fn
-		s.setEdge(i, nameContext, s.currentCtx(), t)
-	case PutField:
-		base := s.object(ev.Obj, ev.Site)
-		val := s.object(ev.Val, ev.Site)
+		s.nodes[i].fn = ev.At
+		s.setEdge(i, nameContext, s.context(ev.Ctx), t)
+		if ev.Proto != 0 {
+			// The prototype and its constructor point at each other:
+			// a cycle from the start.
+			p := s.allocate(ev.Proto, ev.At)
+			s.setEdge(i, s.intern("prototype"), p, t)
+			s.setEdge(p, s.intern("constructor"), i, t)
+		}
+	case memtrace.PutField:
+		base := s.object(ev.Obj, ev.At)
+		val := s.object(ev.Value, ev.At)
 		if val >= 0 {
 			s.own(base, val)
 		}
-		s.setEdge(base, s.intern(ev.Name), val, t)
-	case MapSet:
-		base := s.object(ev.Obj, ev.Site)
-		key := s.object(ev.Key, ev.Site)
-		val := s.object(ev.Val, ev.Site)
-		// Entries are edges named by a key no property can have: a
-		// NUL, then 'k' (the key object) or 'v' (the value) and the
-		// key.
-		s.scratch = append(s.scratch[:0], 0, 'v')
-		if key >= 0 {
-			s.scratch = strconv.AppendUint(s.scratch, ev.Key, 10)
-			s.scratch[1] = 'k'
-			if val >= 0 {
-				s.setEdge(base, s.internBytes(s.scratch), key, t)
-			} else {
-				s.setEdge(base, s.internBytes(s.scratch), -1, t)
-			}
-			s.scratch[1] = 'v'
-		} else {
-			s.scratch = append(s.scratch, ev.Name...)
+		s.setEdge(base, s.keyName(ev.Key, 0), val, t)
+	case memtrace.CollSet:
+		coll := s.object(ev.Obj, ev.At)
+		val := s.object(ev.Value, ev.At)
+		if ev.Key.Kind == memtrace.KeyObject {
+			s.setEdge(coll, s.keyName(ev.Key, 'k'), s.object(ev.Key.N, ev.At), t)
 		}
-		s.setEdge(base, s.internBytes(s.scratch), val, t)
-	case Write:
-		val := s.object(ev.Val, ev.Site)
-		name := s.intern(ev.Name)
-		ctx := s.resolve(name)
-		s.setEdge(ctx, name, val, t)
-	case Declare:
-		val := s.object(ev.Val, ev.Site)
-		s.setEdge(s.currentCtx(), s.intern(ev.Name), val, t)
-	case Call:
-		s.call(ev, t)
-	case Exit:
-		if len(s.stack) == 0 {
-			return fmt.Errorf("event %d: a function exit at time %d with no function running", s.events, t)
+		s.setEdge(coll, s.keyName(ev.Key, 'v'), val, t)
+	case memtrace.CollDelete:
+		coll := s.object(ev.Obj, ev.At)
+		if ev.Key.Kind == memtrace.KeyObject {
+			s.setEdge(coll, s.keyName(ev.Key, 'k'), -1, t)
 		}
-		s.exit(t, true)
-	case Suspend:
-		if len(s.stack) == 0 {
-			return fmt.Errorf("event %d: a suspension at time %d with no function running", s.events, t)
+		s.setEdge(coll, s.keyName(ev.Key, 'v'), -1, t)
+	case memtrace.CollClear:
+		s.clearEntries(s.object(ev.Obj, ev.At), t)
+	case memtrace.Declare, memtrace.Write:
+		val := s.object(ev.Value, ev.At)
+		s.setEdge(s.context(ev.Ctx), s.intern(ev.Name), val, t)
+	case memtrace.Call:
+		s.object(ev.Obj, ev.At)
+		s.callSite = ev.At
+	case memtrace.FunctionEnter:
+		site := ev.At
+		if s.callSite != 0 {
+			site, s.callSite = s.callSite, 0
 		}
-		f := s.stack[len(s.stack)-1]
-		if g := s.object(ev.Obj, ev.Site); g >= 0 {
-			s.setEdge(g, nameGenerator, f.ctx, t)
-		} else {
-			s.nodes[f.ctx].flags |= fPinned
-			s.pinned = append(s.pinned, f.ctx)
-			s.incRef(f.ctx)
+		if ev.Obj != 0 {
+			s.object(ev.Obj, ev.At)
 		}
-		s.exit(t, false)
-	case Resume:
-		g := s.object(ev.Obj, ev.Site)
-		ctx, ok := s.target(g, nameGenerator)
-		if !ok || ctx < 0 {
-			return fmt.Errorf("event %d: object %d resumed at time %d was never suspended", s.events, ev.Obj, t)
+		s.enter(ev.Ctx, ev.Parent, ev.At, site, t)
+	case memtrace.ScriptEnter:
+		s.enter(ev.Ctx, memtrace.GlobalContext, ev.At, ev.At, t)
+		if s.scriptKinds[ev.Script] == memtrace.Module {
+			// An ES module's bindings live for the whole run.
+			s.pin(s.stack[len(s.stack)-1].ctx)
 		}
+	case memtrace.FunctionExit, memtrace.ScriptExit:
+		if err := s.leave(ev, true); err != nil {
+			return err
+		}
+	case memtrace.Suspend:
+		if err := s.leave(ev, false); err != nil {
+			return err
+		}
+	case memtrace.Resume:
+		c, ok := s.ctxIDs[ev.Ctx]
+		if !ok {
+			return fmt.Errorf("%s record at byte %d: context %d was never entered", ev.Kind, ev.Offset, ev.Ctx)
+		}
+		s.unpin(c, t)
 		s.serial++
-		s.incRef(ctx)
-		s.stack = append(s.stack, frame{ctx: ctx, fn: s.nodes[ctx].fn, serial: s.serial, tree: s.Contexts.child(s.treeNow(), ev.Site)})
-	case LastUse:
-		s.lastUse(ev.Obj, ev.Time)
-	case LastUseEnd:
-		if !s.InlineUses {
-			s.release(ev.Time)
-		}
-	case Flush, Idle:
+		s.incRef(c)
+		s.stack = append(s.stack, frame{ctx: c, id: ev.Ctx, fn: s.nodes[c].fn, serial: s.serial,
+			tree: s.Contexts.child(s.treeNow(), ev.At)})
+	case memtrace.Return:
+		s.object(ev.Value, ev.At)
+	case memtrace.TopLevelFlush:
 		s.flush(t, false)
-	case FreeVars:
+	case memtrace.UpdateIID:
+		if i, ok := s.ids[ev.Obj]; ok {
+			s.nodes[i].site = ev.At
+		}
+	case memtrace.ScriptDef:
+		s.scriptKinds[ev.Script] = ev.ScriptKind
+	case memtrace.FreeVars:
 		var names []int32
-		if !ev.Any {
+		if !ev.AnyVars {
 			names = make([]int32, 0, len(ev.Names))
 			for _, n := range ev.Names {
 				names = append(names, s.intern(n))
 			}
 			slices.Sort(names)
 		}
-		s.freeVars[ev.Fn] = names
-	case Retag:
-		if i, ok := s.ids[ev.Obj]; ok {
-			s.nodes[i].site = ev.Site
+		s.freeVars[ev.At] = names
+	case memtrace.LastUse:
+		s.lastUse(ev.Obj, ev.UseTime)
+	case memtrace.EndLastUse:
+		if !s.InlineUses {
+			s.release(ev.UseTime)
 		}
-	default:
-		return fmt.Errorf("event %d: unknown kind %d", s.events, ev.Kind)
+	case memtrace.Unseen:
+		s.Unseen = append(s.Unseen, *ev)
+		s.Unseen[len(s.Unseen)-1].Names = nil
+	case memtrace.Exit:
+		s.Exit = *ev
+	case memtrace.End:
+		s.EndRecord = *ev
+		s.End(s.now)
 	}
 	return nil
+}
+
+// keyName interns the edge name of a property key (prefix 0) or of a
+// collection entry's key object ('k') or value ('v'). Entry names begin
+// with a NUL no property name has; indices are "[n]".
+func (s *Simulator) keyName(k memtrace.Key, prefix byte) int32 {
+	s.scratch = s.scratch[:0]
+	if prefix != 0 {
+		s.scratch = append(s.scratch, 0, prefix)
+	}
+	switch k.Kind {
+	case memtrace.KeyName:
+		if prefix == 0 {
+			return s.intern(k.Name)
+		}
+		s.scratch = append(s.scratch, k.Name...)
+	case memtrace.KeyIndex:
+		s.scratch = append(s.scratch, '[')
+		s.scratch = strconv.AppendUint(s.scratch, k.N, 10)
+		s.scratch = append(s.scratch, ']')
+	case memtrace.KeyObject:
+		s.scratch = append(s.scratch, '@')
+		s.scratch = strconv.AppendUint(s.scratch, k.N, 10)
+	}
+	return s.internBytes(s.scratch)
+}
+
+// clearEntries drops every entry of a Map or Set.
+func (s *Simulator) clearEntries(coll int32, t uint64) {
+	for e := s.nodes[coll].first; e >= 0; {
+		next := s.edges[e].next
+		if name := s.edges[e].name; name >= 0 && strings.HasPrefix(s.nameList[name], "\x00") {
+			s.setEdge(coll, name, -1, t)
+		}
+		e = next
+	}
+}
+
+// context returns the node of context id, the global context for 1. A
+// context the trace never entered (a bug in the trace) is made a root, so
+// nothing it holds is declared dead wrongly.
+func (s *Simulator) context(id uint64) int32 {
+	if id == memtrace.GlobalContext {
+		return s.globalCtx
+	}
+	if c, ok := s.ctxIDs[id]; ok {
+		return c
+	}
+	c := s.newNode(id, 0)
+	s.nodes[c].flags |= fContext
+	s.ctxIDs[id] = c
+	s.pin(c)
+	s.incRef(c)
+	return c
+}
+
+func (s *Simulator) pin(c int32) {
+	if s.nodes[c].flags&fPinned == 0 {
+		s.nodes[c].flags |= fPinned
+		s.pinned = append(s.pinned, c)
+	}
+}
+
+func (s *Simulator) unpin(c int32, t uint64) {
+	if s.nodes[c].flags&fPinned != 0 {
+		s.nodes[c].flags &^= fPinned
+		s.pinned = slices.DeleteFunc(s.pinned, func(x int32) bool { return x == c })
+		s.decRef(c, t)
+	}
 }
 
 // own records that base points to val by a field, for inlining.
@@ -611,55 +617,54 @@ func (s *Simulator) own(base, val int32) {
 	}
 }
 
-// resolve finds the context declaring name, searching outwards from the
-// current one; undeclared names are globals.
-func (s *Simulator) resolve(name int32) int32 {
-	for c := s.currentCtx(); c >= 0; {
-		if _, ok := s.edgeOf[edgeKey{c, name}]; ok {
-			return c
-		}
-		p, ok := s.target(c, nameParent)
-		if !ok {
-			break
-		}
-		c = p
-	}
-	return s.globalCtx
-}
-
-func (s *Simulator) call(ev *Event, t uint64) {
-	parent := s.globalCtx
-	fn := ev.Fn
-	if f := s.object(ev.Obj, ev.Site); f >= 0 {
-		if c, ok := s.target(f, nameContext); ok && c >= 0 {
-			parent = c
-		}
-		if fn == 0 {
-			fn = s.nodes[f].fn
-		}
-	}
-	tree := s.Contexts.child(s.treeNow(), ev.Site)
-	ctx := s.newNode(0, ev.Site)
+// enter starts a call (or a script's top level) of the function at fn
+// with the new context id, under context parent.
+func (s *Simulator) enter(id, parent, fn, site uint64, t uint64) {
+	tree := s.Contexts.child(s.treeNow(), site)
+	ctx := s.newNode(id, site)
 	s.nodes[ctx].flags |= fContext
 	s.nodes[ctx].fn = fn
 	s.nodes[ctx].rc = 1 // the stack's reference
-	s.setEdge(ctx, nameParent, parent, t)
+	s.ctxIDs[id] = ctx
+	s.setEdge(ctx, nameParent, s.context(parent), t)
 	s.serial++
-	s.stack = append(s.stack, frame{ctx: ctx, fn: fn, serial: s.serial, tree: tree})
+	s.stack = append(s.stack, frame{ctx: ctx, id: id, fn: fn, serial: s.serial, tree: tree})
+}
+
+// leave ends the call of ev.Ctx: sealed when it completed, kept (a root)
+// when it was suspended. Calls above it that never said they ended (an
+// exception through uninstrumented code) end with it.
+func (s *Simulator) leave(ev *memtrace.Event, complete bool) error {
+	k := len(s.stack) - 1
+	for k >= 0 && s.stack[k].id != ev.Ctx {
+		k--
+	}
+	if k < 0 {
+		return fmt.Errorf("%s record at byte %d: context %d is not running", ev.Kind, ev.Offset, ev.Ctx)
+	}
+	for len(s.stack) > k+1 {
+		s.exit(ev.Time, true)
+	}
+	if !complete {
+		f := s.stack[k]
+		s.pin(f.ctx)
+		s.incRef(f.ctx)
+	}
+	s.exit(ev.Time, complete)
+	if len(s.stack) == 0 {
+		s.flush(ev.Time, false)
+		s.Idles = append(s.Idles, ev.Time)
+	}
+	return nil
 }
 
 // exit pops the current call; seal drops the bindings no closure captured.
 func (s *Simulator) exit(t uint64, seal bool) {
 	f := s.stack[len(s.stack)-1]
 	s.stack = s.stack[:len(s.stack)-1]
-	if seal {
+	if seal && s.nodes[f.ctx].flags&fPinned == 0 {
 		if keep, known := s.freeVars[f.fn]; !known || keep != nil {
 			s.seal(f.ctx, keep, t)
-		}
-		if n := &s.nodes[f.ctx]; n.flags&fPinned != 0 {
-			n.flags &^= fPinned
-			s.pinned = slices.DeleteFunc(s.pinned, func(c int32) bool { return c == f.ctx })
-			s.decRef(f.ctx, t)
 		}
 	}
 	if fe, ok := s.frames[f.serial]; ok {
@@ -788,6 +793,7 @@ func (s *Simulator) kill(i int32, t uint64, dying func(int32) bool) {
 	n = &s.nodes[i]
 	n.first = -1
 	if n.flags&fContext != 0 {
+		delete(s.ctxIDs, n.id)
 		s.freeNode = append(s.freeNode, i)
 		return
 	}

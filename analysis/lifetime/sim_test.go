@@ -2,30 +2,68 @@ package lifetime
 
 import (
 	"testing"
+
+	mt "github.com/heapx/heapx/formats/memtrace"
 )
 
-// run feeds evs, each at its own tick from 1, then ends the trace one tick
-// after the last, and returns every object's lifetime by id.
-func run(t *testing.T, s *Simulator, got map[uint64]Lifetime, evs []Event) uint64 {
+// The tests' traces run in one script, whose context is 2 (iid 1000);
+// calls get contexts from 3 up. Ticks: the script enters at time 0, then
+// every program event takes the next time from 1, as the trace's clock
+// does.
+const script = 2
+
+func obj(id, site uint64) mt.Event { return mt.Event{Kind: mt.CreateObj, Obj: id, At: site} }
+func fun(id, fn, ctx uint64) mt.Event {
+	return mt.Event{Kind: mt.CreateFun, Obj: id, At: fn, Ctx: ctx}
+}
+func put(base uint64, name string, val uint64) mt.Event {
+	return mt.Event{Kind: mt.PutField, Obj: base, Key: mt.Key{Name: name}, Value: val}
+}
+func decl(ctx uint64, name string, val uint64) mt.Event {
+	return mt.Event{Kind: mt.Declare, Ctx: ctx, Name: name, Value: val}
+}
+func wr(ctx uint64, name string, val uint64) mt.Event {
+	return mt.Event{Kind: mt.Write, Ctx: ctx, Name: name, Value: val}
+}
+func enter(ctx, parent, fn, fnObj uint64) mt.Event {
+	return mt.Event{Kind: mt.FunctionEnter, Ctx: ctx, Parent: parent, At: fn, Obj: fnObj}
+}
+func exit(ctx uint64) mt.Event    { return mt.Event{Kind: mt.FunctionExit, Ctx: ctx} }
+func suspend(ctx uint64) mt.Event { return mt.Event{Kind: mt.Suspend, Ctx: ctx} }
+func resume(ctx uint64) mt.Event  { return mt.Event{Kind: mt.Resume, Ctx: ctx} }
+func flush() mt.Event             { return mt.Event{Kind: mt.TopLevelFlush} }
+func freeVars(fn uint64, names ...string) mt.Event {
+	return mt.Event{Kind: mt.FreeVars, At: fn, Names: names}
+}
+
+// run feeds evs after a script's SCRIPT_ENTER, each program event at the
+// next tick from 1, then ends the trace one tick after the last.
+func run(t *testing.T, s *Simulator, evs []mt.Event) uint64 {
 	t.Helper()
+	start := mt.Event{Kind: mt.ScriptEnter, At: 1000, Ctx: script}
+	if err := s.Apply(&start); err != nil {
+		t.Fatal(err)
+	}
 	var now uint64
 	for i := range evs {
+		ev := evs[i]
 		switch {
-		case evs[i].Kind.metadata():
-			if evs[i].Time == 0 {
-				evs[i].Time = now
-			}
-		case evs[i].Time == 0:
+		case !ev.Kind.IsEvent():
+			ev.Time = now
+		case ev.Time == 0:
 			now++
-			evs[i].Time = now
+			ev.Time = now
 		default:
-			now = evs[i].Time
+			now = ev.Time
 		}
-		if err := s.Apply(&evs[i]); err != nil {
+		if err := s.Apply(&ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.End(now + 1)
+	end := mt.Event{Kind: mt.End, Time: now + 1}
+	if err := s.Apply(&end); err != nil {
+		t.Fatal(err)
+	}
 	return now + 1
 }
 
@@ -61,21 +99,20 @@ func wantAlive(t *testing.T, got map[uint64]Lifetime, id uint64) {
 }
 
 // The paper's Fig. 5: x = {}; y = {}; function m(p, q) { p.f = q };
-// m(x, y); x = null. Object 2 dies at the write of null (time 13); 3 is
+// m(x, y); x = null. Object 2 dies at the write of null (time 15); 3 is
 // still held by y, and m by its variable.
 func TestPaperFigure5(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
-	run(t, s, got, []Event{
-		{Kind: FreeVars, Fn: 7},                                                            // m captures nothing
-		{Kind: Declare, Name: "x"}, {Kind: Declare, Name: "y"}, {Kind: Declare, Name: "m"}, // 1-3
-		{Kind: Alloc, Obj: 2, Site: 1}, {Kind: Write, Name: "x", Val: 2}, {Kind: Flush}, // 4-6
-		{Kind: Alloc, Obj: 3, Site: 2}, {Kind: Write, Name: "y", Val: 3}, {Kind: Flush}, // 7-9
-		{Kind: AllocFunction, Obj: 4, Fn: 7, Site: 3}, {Kind: Write, Name: "m", Val: 4}, // 10-11
-		{Kind: Call, Obj: 4, Site: 7}, {Kind: Declare, Name: "p", Val: 2}, {Kind: Declare, Name: "q", Val: 3}, // 12-14
-		{Kind: PutField, Obj: 2, Name: "f", Val: 3}, {Kind: Exit}, {Kind: Flush}, // 15-17
-		{Kind: Write, Name: "x", Val: 0}, {Kind: Flush}, // 18-19
+	run(t, s, []mt.Event{
+		freeVars(7),                              // m captures nothing
+		obj(2, 1), decl(script, "x", 2), flush(), // 1-3
+		obj(3, 2), decl(script, "y", 3), flush(), // 4-6
+		fun(4, 7, script), decl(script, "m", 4), flush(), // 7-9
+		enter(3, script, 7, 4), decl(3, "p", 2), decl(3, "q", 3), // 10-12
+		put(2, "f", 3), exit(3), flush(), // 13-15
+		wr(script, "x", 0), flush(), // 16-17
 	})
-	wantDead(t, got, 2, 18)
+	wantDead(t, got, 2, 16)
 	wantAlive(t, got, 3)
 	wantAlive(t, got, 4)
 	if len(got) != 3 {
@@ -89,24 +126,24 @@ func TestPaperFigure5(t *testing.T) {
 func TestClosureSealing(t *testing.T) {
 	const fnF, fnSet, fnGet = 1, 2, 3
 	s, got := newSim(DefaultCycleQueueLimit)
-	run(t, s, got, []Event{
-		{Kind: FreeVars, Fn: fnF, Names: []string{"x"}},
-		{Kind: AllocFunction, Obj: 10, Fn: fnF}, {Kind: Write, Name: "f", Val: 10}, // 1-2
-		{Kind: Call, Obj: 10},                                       // 3
-		{Kind: Alloc, Obj: 11}, {Kind: Declare, Name: "x", Val: 11}, // 4-5 o1
-		{Kind: Alloc, Obj: 12}, {Kind: Declare, Name: "y", Val: 12}, // 6-7 o2
-		{Kind: Alloc, Obj: 13},                                                                     // 8 the returned object
-		{Kind: AllocFunction, Obj: 14, Fn: fnSet}, {Kind: PutField, Obj: 13, Name: "set", Val: 14}, // 9-10
-		{Kind: AllocFunction, Obj: 15, Fn: fnGet}, {Kind: PutField, Obj: 13, Name: "get", Val: 15}, // 11-12
-		{Kind: Exit}, {Kind: Write, Name: "r", Val: 13}, {Kind: Flush}, // 13-15
-		{Kind: Call, Obj: 14}, {Kind: Declare, Name: "z"}, {Kind: Write, Name: "x"}, {Kind: Exit}, {Kind: Flush}, // 16-20
+	run(t, s, []mt.Event{
+		freeVars(fnF, "x"), freeVars(fnSet), freeVars(fnGet),
+		fun(10, fnF, script), decl(script, "f", 10), // 1-2
+		enter(3, script, fnF, 10),    // 3
+		obj(11, 0), decl(3, "x", 11), // 4-5 o1
+		obj(12, 0), decl(3, "y", 12), // 6-7 o2
+		obj(13, 0),                            // 8 the returned object
+		fun(14, fnSet, 3), put(13, "set", 14), // 9-10
+		fun(15, fnGet, 3), put(13, "get", 15), // 11-12
+		exit(3), decl(script, "r", 13), flush(), // 13-15
+		enter(4, 3, fnSet, 14), decl(4, "z", 0), wr(3, "x", 0), exit(4), flush(), // 16-20
 	})
 	wantDead(t, got, 12, 13) // y: sealed at f's exit
 	wantDead(t, got, 11, 18) // x: overwritten through set's closure
 	for _, id := range []uint64{10, 13, 14, 15} {
 		wantAlive(t, got, id)
 	}
-	if got[12].NonEscaping != true || got[13].NonEscaping {
+	if !got[12].NonEscaping || got[13].NonEscaping {
 		t.Errorf("non-escaping: y's object %v (want true), the returned object %v (want false)", got[12].NonEscaping, got[13].NonEscaping)
 	}
 }
@@ -117,16 +154,16 @@ func TestClosureSealing(t *testing.T) {
 func TestCycleMerlinTimes(t *testing.T) {
 	for _, limit := range []int{0, DefaultCycleQueueLimit} {
 		s, got := newSim(limit)
-		run(t, s, got, []Event{
-			{Kind: Alloc, Obj: 2}, {Kind: Write, Name: "g1", Val: 2}, // 1-2 a
-			{Kind: Alloc, Obj: 3}, {Kind: Write, Name: "g2", Val: 3}, // 3-4 b
-			{Kind: PutField, Obj: 2, Name: "b", Val: 3}, {Kind: PutField, Obj: 3, Name: "a", Val: 2}, // 5-6
-			{Kind: Alloc, Obj: 4}, {Kind: PutField, Obj: 2, Name: "c", Val: 4}, {Kind: Flush}, // 7-9 c, only a holds it
-			{Kind: Alloc, Obj: 5}, {Kind: PutField, Obj: 3, Name: "d", Val: 5}, {Kind: Write, Name: "g3", Val: 5}, // 10-12 d, also global
-			{Kind: Write, Name: "g1"}, {Kind: Flush}, // 13-14
-			{Kind: Write, Name: "g2"}, {Kind: Flush}, // 15-16
-			{Kind: Alloc, Obj: 6}, {Kind: Flush}, // 17-18 a temporary
-			{Kind: Write, Name: "g3"}, {Kind: Flush}, // 19-20
+		run(t, s, []mt.Event{
+			obj(2, 0), decl(script, "g1", 2), // 1-2 a
+			obj(3, 0), decl(script, "g2", 3), // 3-4 b
+			put(2, "b", 3), put(3, "a", 2), // 5-6
+			obj(4, 0), put(2, "c", 4), flush(), // 7-9 c, only a holds it
+			obj(5, 0), put(3, "d", 5), decl(script, "g3", 5), // 10-12 d, also global
+			wr(script, "g1", 0), flush(), // 13-14
+			wr(script, "g2", 0), flush(), // 15-16
+			obj(6, 0), flush(), // 17-18 a temporary
+			wr(script, "g3", 0), flush(), // 19-20
 		})
 		wantDead(t, got, 2, 15)
 		wantDead(t, got, 3, 15)
@@ -136,23 +173,24 @@ func TestCycleMerlinTimes(t *testing.T) {
 	}
 }
 
-// Two dead cycles, one pointing into the other: the inner one died first
-// (its last outside reference went at 6) and keeps that time, though the
-// sweep reaches it from the outer one (dead at 10).
-func TestCycleIntoEarlierGarbage(t *testing.T) {
+// Two cycles, the outer one pointing into the inner one, which a global
+// also holds. The outer one dies first (at 13); the inner one when the
+// global lets go (at 15), though the sweep meets it from the outer one.
+func TestCycleIntoLaterGarbage(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
-	run(t, s, got, []Event{
-		{Kind: Alloc, Obj: 2}, {Kind: Alloc, Obj: 3}, // 1-2 inner cycle
-		{Kind: PutField, Obj: 2, Name: "n", Val: 3}, {Kind: PutField, Obj: 3, Name: "n", Val: 2}, // 3-4
-		{Kind: Write, Name: "inner", Val: 2}, {Kind: Write, Name: "inner"}, // 5-6: unreachable at 6
-		{Kind: Alloc, Obj: 4}, {Kind: Alloc, Obj: 5}, // 7-8 outer cycle, about to point into the inner one
-		{Kind: PutField, Obj: 4, Name: "n", Val: 5}, {Kind: PutField, Obj: 5, Name: "n", Val: 4}, // 9-10
-		{Kind: Write, Name: "outer", Val: 4}, {Kind: Write, Name: "outer"}, {Kind: Flush}, // 11-13
+	run(t, s, []mt.Event{
+		obj(2, 0), obj(3, 0), // 1-2 inner cycle
+		put(2, "n", 3), put(3, "n", 2), // 3-4
+		decl(script, "inner", 2), flush(), // 5-6
+		obj(4, 0), obj(5, 0), // 7-8 outer cycle
+		put(4, "n", 5), put(5, "n", 4), put(4, "in", 2), // 9-11
+		decl(script, "outer", 4), wr(script, "outer", 0), flush(), // 12-14
+		wr(script, "inner", 0), flush(), // 15-16
 	})
-	wantDead(t, got, 2, 6)
-	wantDead(t, got, 3, 6)
-	wantDead(t, got, 4, 12)
-	wantDead(t, got, 5, 12)
+	wantDead(t, got, 2, 15)
+	wantDead(t, got, 3, 15)
+	wantDead(t, got, 4, 13)
+	wantDead(t, got, 5, 13)
 }
 
 // Last uses reported in blocks after the fact (MemInsight's default)
@@ -161,29 +199,30 @@ func TestCycleIntoEarlierGarbage(t *testing.T) {
 func TestLastUseBlocks(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
 	s.InlineUses = false
-	evs := []Event{
-		{Kind: Alloc, Obj: 2}, {Kind: Write, Name: "v", Val: 2}, // 1-2
-		{Kind: Alloc, Obj: 3}, {Kind: PutField, Obj: 2, Name: "k", Val: 3}, // 3-4
-		{Kind: Write, Name: "v"}, {Kind: Flush}, // 5-6: both die at 5
-	}
-	run2 := func(evs []Event) {
-		for i := range evs {
-			if err := s.Apply(&evs[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
+	evs := []mt.Event{
+		{Kind: mt.ScriptEnter, At: 1000, Ctx: script},
+		obj(2, 0), decl(script, "v", 2), // 1-2
+		obj(3, 0), put(2, "k", 3), // 3-4
+		wr(script, "v", 0), flush(), // 5-6: both die at 5
 	}
 	for i := range evs {
-		evs[i].Time = uint64(i + 1)
+		evs[i].Time = uint64(i)
+		if err := s.Apply(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
-	run2(evs)
 	if len(got) != 0 {
 		t.Fatalf("records handed on before their last uses were known: %v", got)
 	}
-	run2([]Event{
-		{Kind: LastUse, Obj: 2, Time: 4}, {Kind: LastUse, Obj: 3, Time: 3}, {Kind: LastUse, Obj: 2, Time: 2},
-		{Kind: LastUseEnd, Time: 6},
-	})
+	for _, ev := range []mt.Event{
+		{Kind: mt.LastUse, Obj: 2, UseTime: 4}, {Kind: mt.LastUse, Obj: 3, UseTime: 3},
+		{Kind: mt.EndLastUse, UseTime: 6},
+	} {
+		ev.Time = 6
+		if err := s.Apply(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if got[2].LastUse != 4 || got[3].LastUse != 3 || got[2].Unreachable != 5 || got[3].Unreachable != 5 {
 		t.Errorf("got %+v, want 2 used last at 4, 3 at 3, both dead at 5", got)
 	}
@@ -192,27 +231,19 @@ func TestLastUseBlocks(t *testing.T) {
 	}
 }
 
-// A generator's context outlives its suspension, held by the generator
-// object; completion seals it. An abandoned generator takes its context
-// and locals with it.
+// A generator's context outlives its suspension; its completion seals it.
 func TestGeneratorContexts(t *testing.T) {
 	const gen = 5
-	s, got := newSim(DefaultCycleQueueLimit)
-	run(t, s, got, []Event{
-		{Kind: FreeVars, Fn: gen},
-		{Kind: AllocFunction, Obj: 10, Fn: gen}, {Kind: Write, Name: "g", Val: 10}, // 1-2
-		{Kind: Alloc, Obj: 11}, {Kind: Write, Name: "it", Val: 11}, // 3-4 the generator object
-		{Kind: Call, Obj: 10}, {Kind: Alloc, Obj: 12}, {Kind: Declare, Name: "local", Val: 12}, // 5-7
-		{Kind: Suspend, Obj: 11}, {Kind: Flush}, // 8-9: local lives on
-		{Kind: Resume, Obj: 11}, {Kind: Exit}, {Kind: Flush}, // 10-12: sealed at completion
-		{Kind: Alloc, Obj: 13}, {Kind: Write, Name: "it2", Val: 13}, // 13-14 a second generator
-		{Kind: Call, Obj: 10}, {Kind: Alloc, Obj: 14}, {Kind: Declare, Name: "local", Val: 14}, // 15-17
-		{Kind: Suspend, Obj: 13}, {Kind: Flush}, // 18-19
-		{Kind: Write, Name: "it2"}, {Kind: Flush}, // 20-21: abandoned
+	s, got := newSim(0)
+	run(t, s, []mt.Event{
+		freeVars(gen),
+		fun(10, gen, script), decl(script, "g", 10), // 1-2
+		obj(11, 0), decl(script, "it", 11), // 3-4 the generator object
+		enter(3, script, gen, 10), obj(12, 0), decl(3, "local", 12), // 5-7
+		suspend(3), flush(), // 8-9: local lives on
+		resume(3), exit(3), flush(), // 10-12: sealed at completion
 	})
 	wantDead(t, got, 12, 11)
-	wantDead(t, got, 13, 20)
-	wantDead(t, got, 14, 20)
 	wantAlive(t, got, 11)
 }
 
@@ -221,15 +252,16 @@ func TestGeneratorContexts(t *testing.T) {
 // not.
 func TestOwnership(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
-	run(t, s, got, []Event{
-		{Kind: AllocFunction, Obj: 9, Fn: 1}, {Kind: Write, Name: "parse", Val: 9}, // 1-2
-		{Kind: Call, Obj: 9},                                                                                                // 3
-		{Kind: Alloc, Obj: 2, Site: 100}, {Kind: Alloc, Obj: 3, Site: 101}, {Kind: PutField, Obj: 2, Name: "range", Val: 3}, // 4-6
-		{Kind: Alloc, Obj: 4, Site: 100}, {Kind: Alloc, Obj: 5, Site: 101}, {Kind: PutField, Obj: 4, Name: "range", Val: 5}, // 7-9
-		{Kind: PutField, Obj: 2, Name: "other", Val: 5},                          // 10: 5 has two owners
-		{Kind: Write, Name: "ast", Val: 2}, {Kind: Declare, Name: "tmp", Val: 4}, // 11-12
-		{Kind: Exit}, {Kind: Flush}, // 13-14
-		{Kind: Write, Name: "ast"}, {Kind: Flush}, // 15-16
+	run(t, s, []mt.Event{
+		freeVars(1),
+		fun(9, 1, script), decl(script, "parse", 9), // 1-2
+		enter(3, script, 1, 9),                       // 3
+		obj(2, 100), obj(3, 101), put(2, "range", 3), // 4-6
+		obj(4, 100), obj(5, 101), put(4, "range", 5), // 7-9
+		put(2, "other", 5),                      // 10: 5 has two owners
+		wr(script, "ast", 2), decl(3, "tmp", 4), // 11-12
+		exit(3), flush(), // 13-14
+		wr(script, "ast", 0), flush(), // 15-16
 	})
 	if l := got[3]; !l.Owned || l.OwnerSite != 100 || l.Unreachable != 15 {
 		t.Errorf("range of the kept node: %+v, want owned by site 100, dead at 15", l)
@@ -244,51 +276,59 @@ func TestOwnership(t *testing.T) {
 }
 
 // Objects the trace never saw allocated are allocated where first seen;
-// Map entries hold their keys and values until deleted.
+// Map entries hold their keys and values until deleted or cleared.
 func TestUnseenAndMaps(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
-	run(t, s, got, []Event{
-		{Kind: Write, Name: "m", Val: 20, Site: 3},   // 1: a Map made by native code
-		{Kind: Alloc, Obj: 2}, {Kind: Alloc, Obj: 3}, // 2-3
-		{Kind: MapSet, Obj: 20, Key: 2, Val: 3}, {Kind: MapSet, Obj: 20, Name: "s", Val: 2}, {Kind: Flush}, // 4-6
-		{Kind: MapSet, Obj: 20, Key: 2}, {Kind: Flush}, // 7-8: 3 dies, 2 still held under "s"
-		{Kind: MapSet, Obj: 20, Name: "s"}, {Kind: Flush}, // 9-10
+	set := func(coll, key uint64, name string, val uint64) mt.Event {
+		k := mt.Key{Kind: mt.KeyObject, N: key}
+		if key == 0 {
+			k = mt.Key{Kind: mt.KeyName, Name: name}
+		}
+		return mt.Event{Kind: mt.CollSet, Obj: coll, Key: k, Value: val}
+	}
+	run(t, s, []mt.Event{
+		{Kind: mt.Declare, Ctx: script, Name: "m", Value: 20, At: 3}, // 1: a Map made by native code
+		obj(2, 0), obj(3, 0), obj(4, 0), // 2-4
+		set(20, 2, "", 3), set(20, 0, `"s"`, 2), set(20, 0, `"t"`, 4), flush(), // 5-8
+		{Kind: mt.CollDelete, Obj: 20, Key: mt.Key{Kind: mt.KeyObject, N: 2}}, flush(), // 9-10: 3 dies, 2 still held under "s"
+		{Kind: mt.CollClear, Obj: 20}, flush(), // 11-12
 	})
-	if s.Unseen != 1 {
-		t.Errorf("%d objects first seen at a write, want 1", s.Unseen)
+	if s.FirstSeenLate != 1 {
+		t.Errorf("%d objects first seen late, want 1", s.FirstSeenLate)
 	}
 	if l := got[20]; l.Site != 3 || l.Alloc != 1 || !l.AtEnd {
 		t.Errorf("the map: %+v, want allocated at site 3, time 1, alive", l)
 	}
-	wantDead(t, got, 3, 7)
-	wantDead(t, got, 2, 9)
+	wantDead(t, got, 3, 9)
+	wantDead(t, got, 2, 11)
+	wantDead(t, got, 4, 11)
 }
 
 // A temporary stored before the flush lives; one never stored dies at
-// its allocation.
+// its allocation, or at its last use.
 func TestTemporaries(t *testing.T) {
 	s, got := newSim(DefaultCycleQueueLimit)
-	run(t, s, got, []Event{
-		{Kind: Alloc, Obj: 2}, {Kind: Alloc, Obj: 3}, {Kind: Alloc, Obj: 4}, {Kind: LastUse, Obj: 3}, // 1-3
-		{Kind: Write, Name: "v", Val: 2}, {Kind: Flush}, // 4-5
+	run(t, s, []mt.Event{
+		obj(2, 0), obj(3, 0), obj(4, 0), {Kind: mt.LastUse, Obj: 3, UseTime: 3}, // 1-3
+		decl(script, "v", 2), flush(), // 4-5
 	})
 	wantAlive(t, got, 2)
-	wantDead(t, got, 3, 3) // used at 3, when object 4 was allocated
+	wantDead(t, got, 3, 3)
 	wantDead(t, got, 4, 3)
 }
 
 func TestBadTraces(t *testing.T) {
 	s, _ := newSim(0)
-	if err := s.Apply(&Event{Kind: Exit, Time: 1}); err == nil {
-		t.Error("an exit with nothing running was accepted")
+	if err := s.Apply(&mt.Event{Kind: mt.FunctionExit, Ctx: 5, Time: 1}); err == nil {
+		t.Error("an exit of a context never entered was accepted")
 	}
-	if err := s.Apply(&Event{Kind: Flush, Time: 5}); err != nil {
+	if err := s.Apply(&mt.Event{Kind: mt.TopLevelFlush, Time: 5}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Apply(&Event{Kind: Flush, Time: 4}); err == nil {
+	if err := s.Apply(&mt.Event{Kind: mt.TopLevelFlush, Time: 4}); err == nil {
 		t.Error("time going backwards was accepted")
 	}
-	if err := s.Apply(&Event{Kind: Resume, Obj: 9, Time: 6}); err == nil {
-		t.Error("resuming what never suspended was accepted")
+	if err := s.Apply(&mt.Event{Kind: mt.Resume, Ctx: 9, Time: 6}); err == nil {
+		t.Error("resuming what never ran was accepted")
 	}
 }
