@@ -145,8 +145,12 @@ func Analyze(r *memtrace.Reader, name string, opt Options) (*Result, error) {
 			return nil, err
 		}
 		if opt.StopAt != 0 && ev.Kind.IsEvent() && ev.Time > opt.StopAt {
+			// The heap of that moment, with what no root reaches gone:
+			// as at a flush point.
+			sim.flush(sim.Now(), true)
 			res.Heap = sim
-			break
+			res.End = sim.Now()
+			return res, nil
 		}
 		res.Events++
 		if err := sim.Apply(&ev); err != nil {
