@@ -2,10 +2,18 @@ package lifetime
 
 import (
 	"bytes"
+	"flag"
+	"os"
 	"testing"
 
 	mt "github.com/heapx/heapx/formats/memtrace"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/handler.memtrace (go test ./analysis/lifetime -run TestClientAnalyses -update)")
+
+// handlerFile is handlerTrace as a file, for the command-line tests
+// (cmd/heapx) too.
+const handlerFile = "testdata/handler.memtrace"
 
 // handlerTrace is the trace of this program, its handler run four times
 // from the event loop:
@@ -17,7 +25,7 @@ import (
 //	5   const node = { range: [0, 1] };      // iid 6 at 5:16, range iid 7 at 5:26
 //	6   table.x = node; node.range[0];
 //	7 };
-func handlerTrace(t *testing.T) *mt.Reader {
+func handlerTrace(t *testing.T) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w, err := mt.NewWriter(&b)
@@ -79,11 +87,7 @@ func handlerTrace(t *testing.T) *mt.Reader {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := mt.NewReader(&b, "handler.trace")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return b.Bytes()
 }
 
 func siteAt(t *testing.T, res *Result, line, col int) *Site {
@@ -98,7 +102,20 @@ func siteAt(t *testing.T, res *Result, line, col int) *Site {
 }
 
 func TestClientAnalyses(t *testing.T) {
-	res, err := Analyze(handlerTrace(t), "handler.trace", Options{})
+	trace := handlerTrace(t)
+	if *update {
+		if err := os.WriteFile(handlerFile, trace, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if old, err := os.ReadFile(handlerFile); err != nil || !bytes.Equal(old, trace) {
+		t.Fatalf("%s is not what handlerTrace writes (%v): run with -update", handlerFile, err)
+	}
+	r, err := mt.NewReader(bytes.NewReader(trace), "handler.memtrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Analyze(r, "handler.memtrace", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
