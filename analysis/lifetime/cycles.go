@@ -107,6 +107,18 @@ func (s *Simulator) End(t uint64) {
 	s.ended = true
 	s.now = max(s.now, t)
 	s.flush(s.now, true)
+	// Objects alive at the end with their owner die together, for
+	// inlining: both at the end.
+	for i := range s.nodes {
+		n := &s.nodes[i]
+		if n.flags&(fDead|fContext) != 0 || n.owner == 0 || n.flags&fMultiOwner != 0 {
+			continue
+		}
+		if o, ok := s.ids[n.owner]; ok && s.nodes[o].flags&fDead == 0 {
+			n.flags |= fOwnerDied
+			n.ownerDied = s.now
+		}
+	}
 	for i := range s.nodes {
 		n := &s.nodes[i]
 		if n.flags&(fDead|fContext) == 0 && n.id != 0 && n.id != memtrace.GlobalObject && s.ids[n.id] == int32(i) {

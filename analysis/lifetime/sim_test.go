@@ -262,12 +262,18 @@ func TestOwnership(t *testing.T) {
 		wr(script, "ast", 2), decl(3, "tmp", 4), // 11-12
 		exit(3), flush(), // 13-14
 		wr(script, "ast", 0), flush(), // 15-16
+		enter(4, script, 1, 9), obj(7, 100), obj(8, 101), put(7, "range", 8), wr(script, "kept", 7), exit(4), // 17-22
 	})
 	if l := got[3]; !l.Owned || l.OwnerSite != 100 || l.Unreachable != 15 {
 		t.Errorf("range of the kept node: %+v, want owned by site 100, dead at 15", l)
 	}
 	if l := got[5]; l.Owned {
 		t.Errorf("range with two owners: %+v, want not owned", l)
+	}
+	// Node 7 and its range 8 are both alive at the end: they die
+	// together too.
+	if l := got[8]; !l.Owned || !l.AtEnd || l.OwnerSite != 100 {
+		t.Errorf("range of a node alive at the end: %+v, want owned by site 100", l)
 	}
 	wantDead(t, got, 4, 13)
 	if !got[4].NonEscaping || got[2].NonEscaping {
