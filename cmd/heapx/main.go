@@ -9,6 +9,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -65,6 +66,11 @@ func run(args []string, stdout io.Writer, stderr *os.File) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
+		// heapx trace passes the traced program's exit status through.
+		var st exitStatus
+		if errors.As(err, &st) {
+			return int(st)
+		}
 		fmt.Fprintf(stderr, "heapx: %s\n", termtext.Cap(err.Error(), maxErrorBytes))
 		return 1
 	}

@@ -90,7 +90,7 @@ func TestRoundTripFigure5(t *testing.T) {
 	evs := readAll(t, figure5(t))
 	var got []string
 	for _, ev := range evs {
-		got = append(got, describe(ev))
+		got = append(got, ev.String())
 	}
 	want := []string{
 		"0 SCRIPT /app/fig5.js iids 1..8",
@@ -148,7 +148,7 @@ func TestKeysAndCollections(t *testing.T) {
 	evs := readAll(t, b.Bytes())
 	var got []string
 	for _, ev := range evs {
-		got = append(got, describe(ev))
+		got = append(got, ev.String())
 	}
 	want := []string{
 		"0 SCRIPT file:///m.mjs iids 1..2",

@@ -127,9 +127,7 @@ func (t *Writer) Write(ev *Event) error {
 		t.u(ev.How)
 		t.str(ev.Text)
 	case End:
-		t.z(ev.Code)
-		t.u(ev.Signal)
-		t.u(ev.Flags)
+		t.buf = AppendEnd(t.buf[:0], ev.Code, ev.Signal, ev.Flags)
 	case Declare, Write:
 		t.u(ev.At)
 		t.u(ev.Ctx)
@@ -209,4 +207,13 @@ func (t *Writer) key(k Key, id uint64, collection bool) {
 	default:
 		t.u(id << 1)
 	}
+}
+
+// AppendEnd appends an END record to b: heapx writes it after the shim's
+// records, once it knows how the process ended (docs/trace.md).
+func AppendEnd(b []byte, code int64, signal, flags uint64) []byte {
+	b = append(b, byte(End))
+	b = binary.AppendVarint(b, code)
+	b = binary.AppendUvarint(b, signal)
+	return binary.AppendUvarint(b, flags)
 }

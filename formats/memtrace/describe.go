@@ -2,8 +2,9 @@ package memtrace
 
 import "fmt"
 
-// describe is one event on one line, for comparing sequences in tests.
-func describe(ev Event) string {
+// String is the event on one line: its time, kind, place and fields, as
+// tests compare sequences of events and a person reads a trace.
+func (ev Event) String() string {
 	h := fmt.Sprintf("%d %s", ev.Time, ev.Kind)
 	if ev.At != 0 {
 		h += " " + ev.Pos.String()

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/jstrace"
+)
+
+// exitStatus is an error that ends heapx with the given exit code and no
+// message: heapx trace passes the traced program's exit status through.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func newTraceCmd(stderr *os.File) *cobra.Command {
+	var out string
+	var include []string
+	c := &cobra.Command{
+		Use:   "trace [-o FILE] [--include GLOB] -- node app.js [args]",
+		Short: "Run a Node.js program with its JavaScript instrumented and record its memory trace (allocations, writes, last uses)",
+		Long: `Run a Node.js program with its JavaScript instrumented as it loads and
+record a memory trace: every allocation, reference write, call and each
+object's last use, with positions in the original files (MemInsight's
+trace; docs/trace.md). CommonJS and ES modules are instrumented, files in
+node_modules only when they match --include. The program's output and exit
+status are its own; it runs several times slower.
+
+The trace is written to FILE (default: the script's name with .hxtrace)
+as it streams in, and renamed into place when the program has ended, also
+when it threw, called process.exit or was killed: the trace then ends with
+what happened. What the trace cannot show (eval'd code, worker threads,
+child processes, uninstrumented modules) is recorded as such.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+				return errors.New("trace needs a program to run after --, as in heapx trace -- node app.js")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				out = defaultTraceName(args)
+			}
+			return runTrace(cmd.Context(), args, out, include, cmd.OutOrStdout(), stderr)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&out, "output", "o", "", "write the trace to `FILE` (default: the script's name with .hxtrace)")
+	f.StringArrayVar(&include, "include", nil, "also instrument files matching `GLOB` (** any path, * any name part), e.g. '**/node_modules/mylib/**'")
+	return c
+}
+
+// defaultTraceName is the trace file for a command line: app.hxtrace for
+// node app.js, trace.hxtrace when no script is named.
+func defaultTraceName(argv []string) string {
+	for _, a := range argv[1:] {
+		if ext := filepath.Ext(a); !strings.HasPrefix(a, "-") && (ext == ".js" || ext == ".mjs" || ext == ".cjs") {
+			return strings.TrimSuffix(filepath.Base(a), ext) + ".hxtrace"
+		}
+	}
+	return "trace.hxtrace"
+}
+
+func runTrace(ctx context.Context, argv []string, out string, include []string, stdout io.Writer, stderr *os.File) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// An interrupt reaches the program too (one process group): heapx
+	// stays to finish the file with what the program did.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var res jstrace.Result
+	err := formats.WriteFileAtomic(out, func(tmp string) error {
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return err
+		}
+		res, err = jstrace.Run(ctx, argv, jstrace.Options{Include: include, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr}, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	how := fmt.Sprintf("exited with status %d", res.ExitCode)
+	if res.Signal != 0 {
+		how = fmt.Sprintf("was killed by signal %d", res.Signal)
+	}
+	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, fileSize(out), how)
+	switch {
+	case res.Signal != 0:
+		return exitStatus(128 + res.Signal)
+	case res.ExitCode != 0:
+		return exitStatus(res.ExitCode)
+	}
+	return nil
+}

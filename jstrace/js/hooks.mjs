@@ -1,0 +1,33 @@
+// ES module load hook (module.register): instruments each module's source
+// as it loads. It runs on Node's loader thread; the instrumented code
+// reports to the runtime on the main thread through the __heapx global.
+import { fileURLToPath } from 'node:url';
+import { instrument } from './instrument.mjs';
+import { selector } from './select.mjs';
+
+let instrumented = selector([]);
+
+export function initialize(data) { instrumented = selector(data.include); }
+
+// prefix puts code before a module's first statement (after a #! line),
+// on the same line.
+function prefix(source, code) {
+  if (!source.startsWith('#!')) return code + source;
+  const nl = source.indexOf('\n');
+  return nl < 0 ? source + '\n' + code : source.slice(0, nl + 1) + code + source.slice(nl + 1);
+}
+
+export async function load(url, context, next) {
+  const r = await next(url, context);
+  if (r.format !== 'module' || r.source == null) return r; // CommonJS goes through Module.prototype._compile
+  const which = instrumented(url);
+  if (which === null) return r;
+  const file = fileURLToPath(url);
+  const source = typeof r.source === 'string' ? r.source : new TextDecoder().decode(r.source);
+  if (!which) return { ...r, source: prefix(source, `__heapx.n(3,${JSON.stringify(file)});`) };
+  try {
+    return { ...r, source: instrument(source, file, 'esm') };
+  } catch (e) {
+    return { ...r, source: prefix(source, `__heapx.n(4,${JSON.stringify(file)},${JSON.stringify(String(e.message))});`) };
+  }
+}

@@ -1,0 +1,495 @@
+// heapx's JavaScript instrumenter: parses a script or module with acorn and
+// splices calls of the trace runtime (runtime.mjs) into the original text.
+// Nothing of the program is reprinted: code is only inserted (and a few
+// punctuation tokens of property assignments removed), never a newline, so
+// every original token keeps its line, and positions in the trace are the
+// original file's (docs/trace.md).
+import { parse } from './acorn.mjs';
+
+const H = '__hx$';   // the script's runtime object
+const C = '__hx$c';  // context variables: __hx$c0 is the script's, __hx$cN a function's at depth N
+
+// instrument returns the instrumented source of one file. kind is 'cjs'
+// or 'esm'. It throws acorn's SyntaxError when the file does not parse.
+export function instrument(source, file, kind) {
+  const ast = parse(source, {
+    ecmaVersion: 'latest', sourceType: kind === 'esm' ? 'module' : 'script',
+    allowHashBang: true, allowReturnOutsideFunction: kind !== 'esm',
+    allowAwaitOutsideFunction: kind === 'esm', locations: true, preserveParens: true,
+  });
+  const ins = new Instrumenter(source);
+  ins.scopes(ast);
+  ins.program(ast, file, kind);
+  return ins.output();
+}
+
+// Scope is one function's (or the script's) bindings: MemInsight's
+// context, where block-scoped names of all its blocks live too.
+class Scope {
+  constructor(node, parent) {
+    this.node = node; this.parent = parent;
+    this.depth = parent ? parent.depth + 1 : 0;
+    this.names = new Set();
+    this.captured = new Set();
+    this.any = false; // contains a direct eval or with: nothing may be sealed
+  }
+  resolve(name) {
+    for (let s = this; s; s = s.parent) if (s.names.has(name)) return s;
+    return null;
+  }
+}
+
+const isFunction = (n) => n.type === 'FunctionDeclaration' || n.type === 'FunctionExpression' || n.type === 'ArrowFunctionExpression';
+
+// children calls f on each child node of n, in source order.
+function children(n, f) {
+  for (const key in n) {
+    if (key === 'type' || key === 'start' || key === 'end' || key === 'loc') continue;
+    const v = n[key];
+    if (Array.isArray(v)) { for (const c of v) if (c && typeof c.type === 'string') f(c, n, key); }
+    else if (v && typeof v.type === 'string') f(v, n, key);
+  }
+}
+
+// boundNames lists the identifiers a binding pattern declares.
+function boundNames(p, out = []) {
+  if (!p) return out;
+  switch (p.type) {
+    case 'Identifier': out.push(p.name); break;
+    case 'ObjectPattern': for (const q of p.properties) boundNames(q.type === 'RestElement' ? q.argument : q.value, out); break;
+    case 'ArrayPattern': for (const q of p.elements) boundNames(q, out); break;
+    case 'RestElement': boundNames(p.argument, out); break;
+    case 'AssignmentPattern': boundNames(p.left, out); break;
+    case 'ParenthesizedExpression': boundNames(p.expression, out); break;
+  }
+  return out;
+}
+
+// isReference says whether Identifier n, child key of parent, names a
+// variable (rather than a property, a label or an import's remote name).
+function isReference(parent, key) {
+  switch (parent.type) {
+    case 'MemberExpression': return key !== 'property' || parent.computed;
+    case 'Property': case 'PropertyDefinition': case 'MethodDefinition': return key !== 'key' || parent.computed;
+    case 'LabeledStatement': case 'BreakStatement': case 'ContinueStatement': return false;
+    case 'ImportSpecifier': return key === 'local';
+    case 'ExportSpecifier': return key === 'local';
+    case 'MetaProperty': return false;
+  }
+  return true;
+}
+
+const statementList = (t) => t === 'Program' || t === 'BlockStatement' || t === 'StaticBlock' || t === 'SwitchCase';
+
+class Instrumenter {
+  constructor(source) {
+    this.src = source;
+    this.inserts = []; // [pos, group, seq, text]: at one place, groups in order (see open)
+    this.deletes = []; // [from, to]
+    this.seq = 0;
+    this.positions = []; // flat line, column (1-based) per iid
+    this.names = []; this.nameIds = new Map();
+    this.fnInfo = []; // flat: fn iid, n+1 or 0 (any), name ids...
+    this.scopeOf = new Map(); // function or Program node -> Scope
+  }
+
+  // open inserts text before the node-start position pos; close after an
+  // expression's end, stmt after a statement's, flush after a top-level
+  // statement's, bodyEnd before a function body's closing brace. At one
+  // place they come in that order: closes, statements, flushes, opens,
+  // then body ends (an empty body opens and ends at one place). Closes of one group come in reverse of the order they were
+  // made (inner first), opens in that order (outer first).
+  open(pos, text) { this.inserts.push([pos, 4, this.seq++, text]); }
+  close(pos, text) { this.inserts.push([pos, 0, -(this.seq++), text]); }
+  stmt(pos, text) { this.inserts.push([pos, 1, -(this.seq++), text]); }
+  flush(pos, text) { this.inserts.push([pos, 2, -(this.seq++), text]); }
+  bodyEnd(pos, text) { this.inserts.push([pos, 5, -(this.seq++), text]); }
+  fid(n) { return n.iid ??= this.iid(n); }
+  wrap(n, before, after) { this.open(n.start, before); this.close(n.end, after); }
+
+  iid(n) {
+    this.positions.push(n.loc.start.line, n.loc.start.column + 1);
+    return this.positions.length / 2;
+  }
+  name(s) {
+    let id = this.nameIds.get(s);
+    if (id === undefined) { id = this.names.length; this.names.push(s); this.nameIds.set(s, id); }
+    return id;
+  }
+
+  // scopes is the first pass: every function's bindings, then which of
+  // them nested functions refer to (FREE_VARS).
+  scopes(ast) {
+    const declare = (scope, n, parent, key) => {
+      switch (n.type) {
+        case 'VariableDeclaration': for (const d of n.declarations) for (const x of boundNames(d.id)) scope.names.add(x); break;
+        case 'FunctionDeclaration': if (n.id) scope.names.add(n.id.name); break;
+        case 'ClassDeclaration': if (n.id) scope.names.add(n.id.name); break;
+        case 'CatchClause': for (const x of boundNames(n.param)) scope.names.add(x); break;
+        case 'ImportSpecifier': case 'ImportDefaultSpecifier': case 'ImportNamespaceSpecifier': scope.names.add(n.local.name); break;
+      }
+    };
+    const walk = (n, scope, parent, key) => {
+      if (isFunction(n) || n.type === 'Program') {
+        const inner = new Scope(n, n.type === 'Program' ? null : scope);
+        this.scopeOf.set(n, inner);
+        if (n.type === 'FunctionDeclaration' && n.id) scope.names.add(n.id.name);
+        if (n.type === 'FunctionExpression' && n.id) inner.names.add(n.id.name);
+        for (const p of n.params || []) for (const x of boundNames(p)) inner.names.add(x);
+        if (n.type !== 'ArrowFunctionExpression' && n.type !== 'Program') inner.names.add('arguments');
+        children(n, (c, p, k) => { if (!(n.type === 'FunctionDeclaration' && k === 'id')) walk(c, inner, p, k); });
+        return;
+      }
+      declare(scope, n, parent, key);
+      children(n, (c, p, k) => walk(c, scope, p, k));
+    };
+    walk(ast, null, null, null);
+    // References: a name resolved in an enclosing scope is captured there.
+    const refs = (n, scope, parent, key) => {
+      if (this.scopeOf.has(n)) scope = this.scopeOf.get(n);
+      if (n.type === 'Identifier' && parent && isReference(parent, key) && !(key === 'id' && isFunction(parent))) {
+        const s = scope.resolve(n.name);
+        if (s && s !== scope) s.captured.add(n.name);
+      }
+      if (n.type === 'WithStatement' || (n.type === 'CallExpression' && n.callee.type === 'Identifier' && n.callee.name === 'eval')) {
+        for (let s = scope; s; s = s.parent) s.any = true;
+      }
+      children(n, (c, p, k) => refs(c, scope, p, k));
+    };
+    refs(ast, null, null, null);
+  }
+
+  // ctx is the context variable holding name's binding as seen from scope.
+  ctx(scope, name) {
+    const s = scope.resolve(name);
+    return s ? C + s.depth : '1';
+  }
+
+  freeVars(iid, scope) {
+    if (scope.any) { this.fnInfo.push(iid, 0); return; }
+    this.fnInfo.push(iid, scope.captured.size + 1);
+    for (const x of scope.captured) this.fnInfo.push(this.name(x));
+  }
+
+  program(ast, file, kind) {
+    const scope = this.scopeOf.get(ast);
+    const top = this.iid(ast);
+    this.freeVars(top, scope);
+    let at = this.prologueEnd(ast.body, ast.start);
+    if (at === 0 && this.src.startsWith('#!')) { const nl = this.src.indexOf('\n'); at = nl < 0 ? this.src.length : nl + 1; }
+    this.registerAt = at;
+    this.open(at, `${C}0=${H}.S(${top});` + this.hoisted(ast.body, scope));
+    for (const st of ast.body) {
+      this.visit(st, scope, ast, 'body');
+      if (!st.directive && st.type !== 'ImportDeclaration') this.flush(st.end, `;${H}.t(${this.iid(st)});`);
+    }
+    this.kind = kind; this.file = file; this.top = top;
+  }
+
+  // prologueEnd is where code may go in a body: after its directives
+  // ("use strict" must stay first).
+  prologueEnd(body, start) {
+    let at = start;
+    for (const st of body) { if (!st.directive) break; at = st.end; }
+    return at;
+  }
+
+  // hoisted creates the function declarations of a statement list where it
+  // starts, as JavaScript does.
+  hoisted(body, scope) {
+    let s = '';
+    for (const st of body) {
+      const d = st.type === 'ExportNamedDeclaration' || st.type === 'ExportDefaultDeclaration' ? st.declaration : st;
+      if (d && d.type === 'FunctionDeclaration' && d.id) {
+        s += `${H}.F(${this.fid(d)},${C}${scope.depth},${this.name(d.id.name)},${d.id.name});`;
+      }
+    }
+    return s;
+  }
+
+  output() {
+    const head = `const ${H}=__heapx.s(${JSON.stringify(this.file)},${this.kind === 'esm' ? 1 : 0},[${this.positions}],${JSON.stringify(this.names)},[${this.fnInfo}]),`;
+    this.inserts.push([this.registerAt, 4, -Infinity, head]);
+    this.inserts.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+    this.deletes.sort((a, b) => a[0] - b[0]);
+    let out = '', pos = 0, d = 0;
+    const copy = (to) => {
+      while (pos < to) {
+        while (d < this.deletes.length && this.deletes[d][1] <= pos) d++;
+        const del = this.deletes[d];
+        if (del && del[0] <= pos) { // keep a deleted range's newlines: lines stay where they were
+          const end = Math.min(del[1], to);
+          out += this.src.slice(pos, end).replace(/[^\n\r\u2028\u2029]/g, '');
+          pos = end; continue;
+        }
+        const end = del ? Math.min(del[0], to) : to;
+        out += this.src.slice(pos, end); pos = end;
+      }
+    };
+    for (const [at, , , text] of this.inserts) { copy(at); out += text; }
+    copy(this.src.length);
+    return out + `\n;${H}.x(${C}0);`;
+  }
+
+  // visit instruments n and its subtree; scope is the function (or
+  // script) n is in.
+  visit(n, scope, parent, key) {
+    switch (n.type) {
+      case 'FunctionDeclaration': case 'FunctionExpression': case 'ArrowFunctionExpression':
+        return this.fn(n, scope, parent, key);
+      case 'ClassDeclaration':
+        this.classBody(n, scope);
+        if (n.id) this.after(n, parent, `${H}.CL(${this.iid(n)},${C}${scope.depth},${this.name(n.id.name)},${n.id.name});`);
+        return;
+      case 'ClassExpression':
+        this.wrap(n, `${H}.cl(${this.iid(n)},${C}${scope.depth},${this.inferred(n, parent, key)},`, ')');
+        return this.classBody(n, scope);
+      case 'ObjectExpression': {
+        const mode = n.properties.length === 0 ? 0 : n.properties.every((p) => p.type === 'Property' && p.kind === 'init' && !p.computed && !(p.key.type === 'Identifier' && p.key.name === '__proto__' || p.key.value === '__proto__')) ? 1 : 2;
+        this.wrap(n, `${H}.o(${this.iid(n)},${mode},`, ')');
+        break;
+      }
+      case 'ArrayExpression':
+        this.wrap(n, `${H}.a(${this.iid(n)},`, ')');
+        break;
+      case 'NewExpression':
+        if (n.callee.type === 'Identifier' && n.callee.name === 'Function') this.open(n.start, `(${H}.ev(${this.iid(n)}),`), this.close(n.end, ')');
+        else this.wrap(n, `${H}.n(${this.iid(n)},`, ')');
+        children(n, (c, p, k) => this.visit(c, scope, p, k));
+        return;
+      case 'Literal':
+        if (n.regex) this.wrap(n, `${H}.re(${this.iid(n)},`, ')');
+        return;
+      case 'VariableDeclaration': return this.declaration(n, scope, parent, key);
+      case 'AssignmentExpression': return this.assignment(n, scope, parent, key);
+      case 'UnaryExpression':
+        if (n.operator === 'delete' && n.argument.type === 'MemberExpression' && this.simple(n.argument.object) && !n.argument.optional) {
+          const m = n.argument, o = m.object.type === 'ThisExpression' ? 'this' : m.object.name;
+          if (!m.computed) { this.wrap(n, `${H}.del(${this.iid(n)},${o},${this.keyOf(m)},`, ')'); return; }
+          if (this.simple(m.property) || m.property.type === 'Literal') {
+            this.wrap(n, `${H}.delk(${this.iid(n)},${o},${this.src.slice(m.property.start, m.property.end)},`, ')');
+            return;
+          }
+        }
+        break;
+      case 'MemberExpression': this.member(n, scope, parent, key); break;
+      case 'CallExpression':
+        if (n.callee.type === 'Identifier' && n.callee.name === 'eval') {
+          this.open(n.start, `(${H}.ev(${this.iid(n)}),`); this.close(n.end, ')');
+        } else if (n.callee.type === 'Identifier') {
+          this.wrap(n.callee, `${H}.c(${this.iid(n)},`, ')');
+        }
+        break;
+      case 'ReturnStatement':
+        if (n.argument) this.wrap(n.argument, `${H}.rt(${this.iid(n)},${C}${scope.depth},`, ')');
+        break;
+      case 'AwaitExpression': case 'YieldExpression': {
+        const i = this.iid(n), c = C + scope.depth;
+        this.wrap(n, `${H}.U(${i},${c},`, ')');
+        if (n.argument) this.wrap(n.argument, `${H}.W(${i},${c},`, ')');
+        else if (n.type === 'YieldExpression') this.close(n.end, ` ${H}.W(${i},${c},undefined)`);
+        break;
+      }
+      case 'ForOfStatement': case 'ForInStatement':
+        return this.forEach(n, scope);
+      case 'SpreadElement':
+        this.wrap(n.argument, `${H}.u(${this.iid(n)},`, ')');
+        break;
+      case 'CatchClause':
+        if (scope.node.async || scope.node.generator) this.open(n.body.start + 1, `${H}.K(${C}${scope.depth});`);
+        break;
+      case 'BlockStatement': case 'StaticBlock':
+        if (!isFunction(parent)) {
+          const h = this.hoisted(n.body, scope);
+          if (h) this.open(n.start + 1, h);
+        }
+        break;
+    }
+    children(n, (c, p, k) => this.visit(c, scope, p, k));
+  }
+
+  // simple says whether evaluating expression e twice is the same as once:
+  // a variable or this.
+  simple(e) { return e.type === 'Identifier' || e.type === 'ThisExpression'; }
+
+  // keyOf is a runtime expression of a member's key: a name id, or the
+  // computed key itself (only for simple keys, which may be read twice).
+  keyOf(m) {
+    if (!m.computed) return this.name(m.property.type === 'PrivateIdentifier' ? '#' + m.property.name : m.property.name);
+    return null;
+  }
+
+  // inferred is the name JavaScript gives an anonymous function or class
+  // by where it is written (const f = () => {}), which wrapping it in a
+  // call would lose, or -1.
+  inferred(n, parent, key) {
+    if (n.id) return -1;
+    if (parent.type === 'VariableDeclarator' && key === 'init' && parent.id.type === 'Identifier') return this.name(parent.id.name);
+    if (parent.type === 'AssignmentExpression' && key === 'right' && parent.left.type === 'Identifier' && parent.operator !== '+=') return this.name(parent.left.name);
+    if (parent.type === 'AssignmentPattern' && key === 'right' && parent.left.type === 'Identifier') return this.name(parent.left.name);
+    if ((parent.type === 'Property' || parent.type === 'PropertyDefinition') && key === 'value' && !parent.computed) {
+      const k = parent.key;
+      return this.name(k.type === 'Identifier' ? k.name : k.type === 'PrivateIdentifier' ? '#' + k.name : String(k.value));
+    }
+    return -1;
+  }
+
+  fn(n, scope, parent, key) {
+    const inner = this.scopeOf.get(n);
+    const i = this.fid(n);
+    this.freeVars(i, inner);
+    const method = parent.type === 'MethodDefinition' || (parent.type === 'Property' && (parent.method || parent.kind !== 'init'));
+    if (n.type !== 'FunctionDeclaration' && !method) {
+      // Creation: a function value is wrapped, except where the
+      // declaration after it reports it (const f = () => {}).
+      // A computed key names the function at run time: left unwrapped, it
+      // is first seen where it is used.
+      const computed = parent.type === 'Property' && parent.computed && key === 'value';
+      const declared = computed || parent.type === 'VariableDeclarator' && key === 'init' && parent.id.type === 'Identifier' && statementList(this.declParent?.type) && !this.inFor;
+      if (!declared) {
+        this.open(n.start, `${H}.f(${i},${C}${scope.depth},${this.inferred(n, parent, key)},`);
+        this.close(n.end, ')');
+      }
+    }
+    const c = C + inner.depth;
+    let decls = '';
+    for (const p of n.params) for (const x of boundNames(p)) decls += `${H}.d(${i},${c},${this.name(x)},${x});`;
+    const enter = `const ${c}=${H}.E(${i},${C}${scope.depth});try{${decls}`;
+    const exit = `}catch(e){${H}.T(${c});throw e}finally{${H}.X(${i},${c})}`;
+    // Parameters' defaults run in the enclosing context (the body's is not made yet).
+    for (const p of n.params) this.visit(p, scope, n, 'params');
+    if (n.body.type === 'BlockStatement') {
+      this.open(this.prologueEnd(n.body.body, n.body.start + 1), enter + this.hoisted(n.body.body, inner));
+      this.bodyEnd(n.body.end - 1, exit);
+      children(n.body, (ch, p, k) => this.visit(ch, inner, p, k));
+    } else {
+      this.open(n.body.start, `{${enter}return ${H}.rt(${i},${c},`);
+      this.close(n.body.end, `)${exit}}`);
+      this.visit(n.body, inner, n, 'body');
+    }
+  }
+
+  classBody(n, scope) {
+    if (n.superClass) this.visit(n.superClass, scope, n, 'superClass');
+    for (const m of n.body.body) {
+      if (m.computed) this.visit(m.key, scope, m, 'key');
+      if (m.value) this.visit(m.value, scope, m, 'value');
+      if (m.type === 'StaticBlock') this.visit(m, scope, n.body, 'body');
+    }
+  }
+
+  // after puts code after statement n: in braces where n is the only
+  // statement of an if or a loop.
+  after(n, parent, code) {
+    if (parent.type === 'ExportNamedDeclaration' || parent.type === 'ExportDefaultDeclaration') { this.stmt(parent.end, ';' + code); return; }
+    if (!statementList(parent.type)) { this.open(n.start, '{'); this.stmt(n.end, ';' + code + '}'); return; }
+    this.stmt(n.end, ';' + code);
+  }
+
+  declaration(n, scope, parent, key) {
+    const inFor = (parent.type === 'ForStatement' && key === 'init') || ((parent.type === 'ForOfStatement' || parent.type === 'ForInStatement') && key === 'left');
+    let code = '';
+    const saved = [this.declParent, this.inFor];
+    this.declParent = parent.type === 'ExportNamedDeclaration' ? { type: 'Program' } : parent; this.inFor = inFor;
+    for (const d of n.declarations) {
+      if (d.init) {
+        if (d.id.type !== 'Identifier') this.wrap(d.init, `${H}.u(${this.iid(d)},`, ')');
+        this.visit(d.init, scope, d, 'init');
+        const fn = d.id.type === 'Identifier' && (d.init.type === 'ArrowFunctionExpression' || d.init.type === 'FunctionExpression') && !inFor;
+        for (const x of boundNames(d.id)) {
+          code += fn ? `${H}.F(${this.fid(d.init)},${C}${scope.depth},${this.name(x)},${x});`
+            : `${H}.d(${this.iid(d)},${this.ctx(scope, x)},${this.name(x)},${x});`;
+        }
+      }
+      this.visit(d.id, scope, d, 'id');
+    }
+    [this.declParent, this.inFor] = saved;
+    if (code && !inFor) this.after(n, parent, code);
+  }
+
+  // forEach logs the loop variable's value at the start of each pass and
+  // the iterated object as used.
+  forEach(n, scope) {
+    const names = n.left.type === 'VariableDeclaration' ? n.left.declarations.flatMap((d) => boundNames(d.id)) : boundNames(n.left);
+    this.visit(n.left, scope, n, 'left');
+    this.wrap(n.right, `${H}.u(${this.iid(n.right)},`, ')');
+    this.visit(n.right, scope, n, 'right');
+    const i = this.iid(n);
+    const code = names.map((x) => `${H}.${n.left.type === 'VariableDeclaration' ? 'd' : 'w'}(${i},${this.ctx(scope, x)},${this.name(x)},${x});`).join('');
+    if (n.body.type === 'BlockStatement') this.open(n.body.start + 1, code);
+    else { this.open(n.body.start, '{' + code); this.close(n.body.end, '}'); }
+    this.visit(n.body, scope, n, 'body');
+  }
+
+  assignment(n, scope, parent, key) {
+    const logical = n.operator === '=' || n.operator === '||=' || n.operator === '&&=' || n.operator === '??=';
+    const left = n.left;
+    if (left.type === 'Identifier') {
+      if (logical) this.wrap(n, `${H}.w(${this.iid(n)},${this.ctx(scope, left.name)},${this.name(left.name)},`, ')');
+      this.visit(n.right, scope, n, 'right');
+      return;
+    }
+    if (left.type === 'MemberExpression' && left.object.type !== 'Super' && logical) {
+      const i = this.iid(n);
+      const priv = left.property.type === 'PrivateIdentifier';
+      if (this.simple(left.object) && (!left.computed || this.simple(left.property) || left.property.type === 'Literal')) {
+        // o.f = v, o[k] = v: logged after the store, which stays inline.
+        const o = left.object.type === 'ThisExpression' ? 'this' : left.object.name;
+        const k = left.computed ? (left.property.type === 'Literal' ? this.src.slice(left.property.start, left.property.end) : left.property.name) : null;
+        this.wrap(n, k === null ? `${H}.p(${i},${o},${this.keyOf(left)},` : `${H}.pk(${i},${o},${k},`, ')');
+        this.visit(n.right, scope, n, 'right');
+        return;
+      }
+      if (!priv && n.operator === '=') {
+        // base[key] = v with a base or key that must be evaluated once:
+        // the runtime stores it, __hx$.P(iid, base, key, v).
+        this.open(n.start, `${H}.P(${i},`);
+        this.close(n.end, ')');
+        this.visit(left.object, scope, left, 'object');
+        if (left.computed) {
+          this.deletes.push([left.object.end, left.property.start]);
+          this.open(left.property.start, ',');
+          this.visit(left.property, scope, left, 'property');
+          this.deletes.push([left.property.end, n.right.start]);
+        } else {
+          this.deletes.push([left.object.end, n.right.start]);
+          this.open(left.object.end, `,${JSON.stringify(left.property.name)}`);
+        }
+        this.open(n.right.start, ',');
+        this.visit(n.right, scope, n, 'right');
+        return;
+      }
+    }
+    if (left.type === 'ObjectPattern' || left.type === 'ArrayPattern') {
+      // Destructuring assignment: each assigned variable after it.
+      const names = boundNames(left);
+      const i = this.iid(n);
+      this.wrap(n, `${H}.wa(`, names.map((x) => `,${i},${this.ctx(scope, x)},${this.name(x)},${x}`).join('') + ')');
+      this.wrap(n.right, `${H}.u(${i},`, ')');
+    }
+    children(n, (c, p, k) => this.visit(c, scope, p, k));
+  }
+
+  // member logs a property read's object as used: o.f is __hx$.u(iid, o).f.
+  member(n, scope, parent, key) {
+    const o = n.object;
+    if (o.type === 'Super') return;
+    if (parent.type === 'NewExpression' && key === 'callee') return;
+    if ((parent.type === 'AssignmentExpression' && key === 'left') || (parent.type === 'UnaryExpression' && parent.operator === 'delete')) {
+      if (parent.type === 'UnaryExpression' || parent.operator === '=') return;
+    }
+    // Inside an optional chain only the chain's head is wrapped: a link
+    // (a?.b).c must stay in the chain to short-circuit.
+    if ((o.type === 'MemberExpression' || o.type === 'CallExpression') && this.inChain(o)) return;
+    this.wrap(o, `${H}.u(${this.iid(n)},`, ')');
+  }
+
+  inChain(e) {
+    for (;;) {
+      if (e.optional) return true;
+      if (e.type === 'MemberExpression') e = e.object;
+      else if (e.type === 'CallExpression') e = e.callee;
+      else return false;
+    }
+  }
+}

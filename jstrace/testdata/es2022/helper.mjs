@@ -1,0 +1,4 @@
+let n = 0;
+export function helper() { return 'helped'; }
+export const counter = () => ++n;
+export default class {}
