@@ -49,7 +49,8 @@ type Result struct {
 	// and END records (Kind 0 when missing).
 	Unseen          []memtrace.Event
 	Exit, EndRecord memtrace.Event
-	// Heap is the simulation stopped at Options.StopAt (nil without it).
+	// Heap is the simulation stopped at Options.StopAt, or at the END
+	// record before it reports what is alive (nil without StopAt).
 	Heap *Simulator
 
 	siteOf map[uint64]int32
@@ -144,7 +145,7 @@ func Analyze(r *memtrace.Reader, name string, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if opt.StopAt != 0 && ev.Kind.IsEvent() && ev.Time > opt.StopAt {
+		if opt.StopAt != 0 && (ev.Kind.IsEvent() && ev.Time > opt.StopAt || ev.Kind == memtrace.End) {
 			// The heap of that moment, with what no root reaches gone:
 			// as at a flush point.
 			sim.flush(sim.Now(), true)

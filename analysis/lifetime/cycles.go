@@ -114,14 +114,14 @@ func (s *Simulator) End(t uint64) {
 		if n.flags&(fDead|fContext) != 0 || n.owner == 0 || n.flags&fMultiOwner != 0 {
 			continue
 		}
-		if o, ok := s.ids[n.owner]; ok && s.nodes[o].flags&fDead == 0 {
+		if o, ok := s.ids[n.owner]; ok && s.nodes[o].flags&(fDead|fOwnsMany) == 0 {
 			n.flags |= fOwnerDied
 			n.ownerDied = s.now
 		}
 	}
 	for i := range s.nodes {
 		n := &s.nodes[i]
-		if n.flags&(fDead|fContext) == 0 && n.id != 0 && n.id != memtrace.GlobalObject && s.ids[n.id] == int32(i) {
+		if n.flags&(fDead|fContext|fCallee) == 0 && n.id != 0 && n.id != memtrace.GlobalObject && s.ids[n.id] == int32(i) {
 			s.finish(int32(i), s.now, true)
 		}
 	}

@@ -80,8 +80,13 @@ func (s *Simulator) rootName(i int32, pos func(uint64) (memtrace.Pos, bool)) str
 		return "globalThis"
 	}
 	p, _ := pos(s.nodes[i].fn)
-	if s.nodes[i].flags&fPinned != 0 {
-		return "scope of " + p.String() + " (suspended or a module)"
+	switch f := s.nodes[i].flags; {
+	case f&fModule != 0:
+		return "module scope of " + p.File
+	case f&fCallee != 0:
+		return "a function made by untraced code"
+	case f&fPinned != 0:
+		return "scope of the suspended call of " + p.String()
 	}
 	return "scope of the running call of " + p.String()
 }

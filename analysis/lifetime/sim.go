@@ -78,13 +78,17 @@ type Sink func(*Lifetime)
 
 // node flags.
 const (
-	fDead uint8 = 1 << iota
+	fDead uint16 = 1 << iota
 	fContext
 	fInZeroQ
 	fFunction
 	fMultiOwner
 	fPinned
 	fOwnerDied
+	fOwnsOne  // an object recorded this one as its owner
+	fOwnsMany // more than one did: not a one-to-one ownership
+	fModule   // a script's scope: a root for the rest of the run
+	fCallee   // a function first seen when called: made and held by untraced code
 )
 
 // node is one vertex of the simulated heap: an object or a context.
@@ -105,7 +109,7 @@ type node struct {
 	// ownerDied is when the owner died, once it has.
 	ownerDied uint64
 	mark      uint32
-	flags     uint8
+	flags     uint16
 }
 
 // edge is a labelled pointer; edges of one node form a doubly linked list.
@@ -138,6 +142,7 @@ type frameExit struct {
 	exit     uint64
 	live     int32
 	returned bool
+	script   bool // a script's top level: its objects are not "non-escaping"
 }
 
 // DefaultCycleQueueLimit is how long the cycle queue may grow before it is
@@ -193,6 +198,8 @@ type Simulator struct {
 	// FirstSeenLate counts objects first seen at a write or a use, not
 	// an allocation: made by code the trace does not show.
 	FirstSeenLate uint64
+	// Callees counts the functions first seen when called (see callee).
+	Callees uint64
 	// Unseen are the trace's UNSEEN records: code that ran untraced.
 	Unseen []memtrace.Event
 	// Exit and EndRecord are the trace's EXIT and END records (Kind 0
@@ -464,22 +471,21 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 		val := s.object(ev.Value, ev.At)
 		s.setEdge(s.context(ev.Ctx), s.intern(ev.Name), val, t)
 	case memtrace.Call:
-		s.object(ev.Obj, ev.At)
+		s.callee(ev.Obj, ev.At)
 		s.callSite = ev.At
 	case memtrace.FunctionEnter:
 		site := ev.At
 		if s.callSite != 0 {
 			site, s.callSite = s.callSite, 0
 		}
-		if ev.Obj != 0 {
-			s.object(ev.Obj, ev.At)
-		}
+		s.callee(ev.Obj, ev.At)
 		s.enter(ev.Ctx, ev.Parent, ev.At, site, t)
 	case memtrace.ScriptEnter:
 		s.enter(ev.Ctx, memtrace.GlobalContext, ev.At, ev.At, t)
+		s.frameOf(s.serial).script = true
 		if s.scriptKinds[ev.Script] == memtrace.Module {
 			// An ES module's bindings live for the whole run.
-			s.pin(s.stack[len(s.stack)-1].ctx)
+			s.keep(s.stack[len(s.stack)-1].ctx)
 		}
 	case memtrace.FunctionExit, memtrace.ScriptExit:
 		if err := s.leave(ev, true); err != nil {
@@ -535,6 +541,26 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 		s.End(s.now)
 	}
 	return nil
+}
+
+// callee notes a called function object. One the trace never saw made
+// (a builtin such as setImmediate, a class's method, a function of an
+// uninstrumented module) is held by what made it, which the trace does
+// not show: it is kept for the rest of the run and reported nowhere, not
+// taken for an allocation of the program at its call site.
+func (s *Simulator) callee(id, site uint64) {
+	if id == 0 {
+		return
+	}
+	if _, ok := s.ids[id]; ok {
+		return
+	}
+	i := s.object(id, site)
+	s.FirstSeenLate--
+	s.Callees++
+	s.nodes[i].flags |= fCallee | fFunction
+	s.pin(i)
+	s.incRef(i)
 }
 
 // keyName interns the edge name of a property key (prefix 0) or of a
@@ -598,8 +624,17 @@ func (s *Simulator) pin(c int32) {
 	}
 }
 
+// keep makes c a root for the rest of the run.
+func (s *Simulator) keep(c int32) {
+	if s.nodes[c].flags&fModule == 0 {
+		s.pin(c)
+		s.incRef(c)
+		s.nodes[c].flags |= fModule
+	}
+}
+
 func (s *Simulator) unpin(c int32, t uint64) {
-	if s.nodes[c].flags&fPinned != 0 {
+	if s.nodes[c].flags&(fPinned|fModule) == fPinned {
 		s.nodes[c].flags &^= fPinned
 		s.pinned = slices.DeleteFunc(s.pinned, func(x int32) bool { return x == c })
 		s.decRef(c, t)
@@ -612,6 +647,10 @@ func (s *Simulator) own(base, val int32) {
 	switch {
 	case v.owner == 0:
 		v.owner, v.owSite, v.owFrame = b.id, b.site, b.frame
+		if b.flags&fOwnsOne != 0 {
+			b.flags |= fOwnsMany // a container: its elements are not inlinable into it
+		}
+		b.flags |= fOwnsOne
 	case v.owner != b.id:
 		v.flags |= fMultiOwner
 	}
@@ -645,12 +684,20 @@ func (s *Simulator) leave(ev *memtrace.Event, complete bool) error {
 	for len(s.stack) > k+1 {
 		s.exit(ev.Time, true)
 	}
+	f := s.stack[k]
 	if !complete {
-		f := s.stack[k]
 		s.pin(f.ctx)
 		s.incRef(f.ctx)
 	}
 	s.exit(ev.Time, complete)
+	if ev.Kind == memtrace.ScriptExit {
+		// A CommonJS module's scope, sealed, stays: the functions it
+		// defined are commonly held by native code the trace does not
+		// show (timers, emitters, promises) and run from there, so its
+		// captured variables live for the rest of the run, as an ES
+		// module's do.
+		s.keep(f.ctx)
+	}
 	if len(s.stack) == 0 {
 		s.flush(ev.Time, false)
 		s.Idles = append(s.Idles, ev.Time)
@@ -777,6 +824,9 @@ func (s *Simulator) kill(i int32, t uint64, dying func(int32) bool) {
 		if ed.to >= 0 && s.nodes[ed.to].owner == n.id {
 			s.nodes[ed.to].flags |= fOwnerDied
 			s.nodes[ed.to].ownerDied = t
+			if n.flags&fOwnsMany != 0 {
+				s.nodes[ed.to].flags |= fMultiOwner
+			}
 		}
 		if ed.to >= 0 && (dying == nil || !dying(ed.to)) {
 			to := &s.nodes[ed.to]
@@ -806,7 +856,7 @@ func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
 	l := Lifetime{ID: n.id, Site: n.site, Alloc: n.alloc, LastUse: n.lastUse, Unreachable: t, AtEnd: atEnd,
 		Function: n.flags&fFunction != 0, Context: n.ctxTree, Frame: n.frame}
 	if fe, ok := s.frames[n.frame]; ok && n.frame != 0 {
-		l.NonEscaping = !atEnd && (!fe.returned || t <= fe.exit)
+		l.NonEscaping = !atEnd && !fe.script && (!fe.returned || t <= fe.exit)
 		fe.live--
 		s.dropFrame(n.frame, fe)
 	}

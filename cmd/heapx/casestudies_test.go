@@ -143,7 +143,7 @@ func TestCaseStudyInlinableRanges(t *testing.T) {
 func TestCaseStudyOverAllocatingCodegen(t *testing.T) {
 	path, _ := traceProgram(t, "codegen.js")
 	res := analyzeFile(t, path)
-	leaves, ops := oneSiteOn(t, res, "codegen.js", 20), oneSiteOn(t, res, "codegen.js", 21)
+	leaves, ops := newSite(t, res, 20), newSite(t, res, 21)
 	if leaves.Count != 640 || ops.Count != 630 || leaves.AtEnd != 0 || ops.AtEnd != 0 {
 		t.Errorf("codegen.js: leaves %+v, operators %+v; want 640 and 630 objects, none alive at the end", leaves, ops)
 	}
@@ -160,6 +160,23 @@ func TestCaseStudyOverAllocatingCodegen(t *testing.T) {
 	if !top[leaves.Pos.String()] || !top[ops.Pos.String()] {
 		t.Errorf("heapx churn's top sites %v lack %s or %s", top, leaves.Pos, ops.Pos)
 	}
+}
+
+// newSite returns the site of the `new SourceNode` on line of codegen.js.
+func newSite(t *testing.T, res *lifetime.Result, line int) *lifetime.Site {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "gen", "lifetimes", "codegen.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := strings.Index(strings.Split(string(src), "\n")[line-1], "new SourceNode") + 1
+	for _, s := range sitesOn(res, "codegen.js", line) {
+		if s.Pos.Column == col {
+			return s
+		}
+	}
+	t.Fatalf("codegen.js:%d:%d: no allocation site", line, col)
+	return nil
 }
 
 // TestExactnessAgainstV8 compares the analysis with V8's garbage
