@@ -431,6 +431,12 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 	}
 	t := ev.Time
 	switch ev.Kind {
+	case memtrace.PutField, memtrace.CollSet, memtrace.CollDelete, memtrace.CollClear, memtrace.CreateObj, memtrace.CreateFun:
+		if ev.Obj == memtrace.NoObject {
+			return fmt.Errorf("%s record at byte %d: object 0, which stands for a primitive", ev.Kind, ev.Offset)
+		}
+	}
+	switch ev.Kind {
 	case memtrace.CreateObj:
 		s.allocate(ev.Obj, ev.At)
 	case memtrace.CreateFun:
