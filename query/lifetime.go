@@ -196,7 +196,7 @@ func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 		h = append(h, "The program ended with an uncaught exception: "+res.Exit.Text)
 	}
 	if res.FirstSeenLate > 0 {
-		h = append(h, fmt.Sprintf("%s objects were first seen after their allocation, by untraced code: counted as allocated where first seen", Thousands(res.FirstSeenLate)))
+		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", Thousands(res.FirstSeenLate)))
 	}
 	return h, ws
 }
