@@ -89,6 +89,7 @@ const (
 	fOwnsMany // more than one did: not a one-to-one ownership
 	fModule   // a script's scope: a root for the rest of the run
 	fCallee   // a function first seen when called: made and held by untraced code
+	fLate     // first seen after its allocation
 )
 
 // node is one vertex of the simulated heap: an object or a context.
@@ -135,6 +136,10 @@ type frame struct {
 	fn     uint64
 	serial uint32
 	tree   int32
+	// zq is the zero queue's length when the call began, since the
+	// time: at its end, what it allocated and dropped dies (drainCall).
+	zq    int
+	since uint64
 }
 
 // frameExit is when a call that allocated objects still alive returned.
@@ -193,6 +198,10 @@ type Simulator struct {
 
 	scratch []byte
 	ended   bool
+	kept    []int32
+	// retCtx and retVal are the last RETURN's context and value.
+	retCtx uint64
+	retVal int32
 	now     uint64
 	events  uint64
 	// FirstSeenLate counts objects first seen at a write or a use, not
@@ -283,7 +292,9 @@ func (s *Simulator) object(id uint64, site uint64) int32 {
 		return i
 	}
 	s.FirstSeenLate++
-	return s.allocate(id, site)
+	i := s.allocate(id, site)
+	s.nodes[i].flags |= fLate
+	return i
 }
 
 func (s *Simulator) allocate(id uint64, site uint64) int32 {
@@ -510,11 +521,16 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 		s.serial++
 		s.incRef(c)
 		s.stack = append(s.stack, frame{ctx: c, id: ev.Ctx, fn: s.nodes[c].fn, serial: s.serial,
-			tree: s.Contexts.child(s.treeNow(), ev.At)})
+			tree: s.Contexts.child(s.treeNow(), ev.At), zq: len(s.zeroQ), since: t})
 	case memtrace.Return:
-		s.object(ev.Value, ev.At)
+		s.retCtx, s.retVal = ev.Ctx, s.object(ev.Value, ev.At)
 	case memtrace.TopLevelFlush:
-		s.flush(t, false)
+		if len(s.stack) <= 1 {
+			// A statement of a script run by require() from a function
+			// ends with the caller's temporaries still in use: not a
+			// flush point.
+			s.flush(t, false)
+		}
 	case memtrace.UpdateIID:
 		if i, ok := s.ids[ev.Obj]; ok {
 			s.nodes[i].site = ev.At
@@ -673,7 +689,7 @@ func (s *Simulator) enter(id, parent, fn, site uint64, t uint64) {
 	s.ctxIDs[id] = ctx
 	s.setEdge(ctx, nameParent, s.context(parent), t)
 	s.serial++
-	s.stack = append(s.stack, frame{ctx: ctx, id: id, fn: fn, serial: s.serial, tree: tree})
+	s.stack = append(s.stack, frame{ctx: ctx, id: id, fn: fn, serial: s.serial, tree: tree, zq: len(s.zeroQ), since: t})
 }
 
 // leave ends the call of ev.Ctx: sealed when it completed, kept (a root)
@@ -725,6 +741,49 @@ func (s *Simulator) exit(t uint64, seal bool) {
 		s.dropFrame(f.serial, fe)
 	}
 	s.decRef(f.ctx, t)
+	if seal && len(s.stack) > 0 {
+		keep := int32(-1)
+		if s.retCtx == f.id {
+			keep = s.retVal
+		}
+		s.drainCall(f, keep)
+	}
+}
+
+// drainCall decides, as the call f ends, the objects it allocated whose
+// count is zero, but its return value keep: nothing else can hold them,
+// since the caller could not have had them in a temporary before the call
+// (MemInsight decides only at top-level statements, which makes a program
+// whose work is one statement, main(), keep every dead object until it
+// returns). Objects allocated before the call, and objects first seen in
+// it (made by untraced code, or a constructor's this before new returns
+// it), wait for a flush point, as do dead cycles.
+func (s *Simulator) drainCall(f frame, keep int32) {
+	s.drainSince(min(f.zq, len(s.zeroQ)), f.since, keep)
+}
+
+// drainSince kills the objects queued from start on whose count is zero
+// and that were allocated at or after since, but keep.
+func (s *Simulator) drainSince(start int, since uint64, keep int32) {
+	kept := s.kept[:0]
+	for len(s.zeroQ) > start {
+		i := s.zeroQ[len(s.zeroQ)-1]
+		s.zeroQ = s.zeroQ[:len(s.zeroQ)-1]
+		n := &s.nodes[i]
+		n.flags &^= fInZeroQ
+		if n.rc != 0 || n.flags&(fDead|fPinned) != 0 {
+			continue
+		}
+		if i == keep || n.alloc < since || n.flags&fLate != 0 {
+			kept = append(kept, i)
+			continue
+		}
+		s.kill(i, n.stamp, nil)
+	}
+	for _, i := range kept {
+		s.toZeroQ(i)
+	}
+	s.kept = kept
 }
 
 // seal removes ctx's bindings not in keep (sorted).
@@ -859,8 +918,11 @@ func (s *Simulator) kill(i int32, t uint64, dying func(int32) bool) {
 // finish records the lifetime of object i, dead at t (or alive at the end).
 func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
 	n := &s.nodes[i]
-	l := Lifetime{ID: n.id, Site: n.site, Alloc: n.alloc, LastUse: n.lastUse, Unreachable: t, AtEnd: atEnd,
+	// s.lt, not a local: a pointer to a local handed to the sink would
+	// escape, an allocation per object.
+	s.lt = Lifetime{ID: n.id, Site: n.site, Alloc: n.alloc, LastUse: n.lastUse, Unreachable: t, AtEnd: atEnd,
 		Function: n.flags&fFunction != 0, Context: n.ctxTree, Frame: n.frame}
+	l := &s.lt
 	if fe, ok := s.frames[n.frame]; ok && n.frame != 0 {
 		l.NonEscaping = !atEnd && !fe.script && (!fe.returned || t <= fe.exit)
 		fe.live--
@@ -873,9 +935,9 @@ func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
 	delete(s.ids, n.id)
 	s.freeNode = append(s.freeNode, i)
 	if s.InlineUses || atEnd {
-		s.emit(&l)
+		s.emit(l)
 		return
 	}
 	s.pendingOf[l.ID] = int32(len(s.pending))
-	s.pending = append(s.pending, l)
+	s.pending = append(s.pending, *l)
 }

@@ -135,11 +135,11 @@ func TestClosureSealing(t *testing.T) {
 		obj(13, 0),                            // 8 the returned object
 		fun(14, fnSet, 3), put(13, "set", 14), // 9-10
 		fun(15, fnGet, 3), put(13, "get", 15), // 11-12
-		exit(3), decl(script, "r", 13), flush(), // 13-15
-		enter(4, 3, fnSet, 14), decl(4, "z", 0), wr(3, "x", 0), exit(4), flush(), // 16-20
+		{Kind: mt.Return, Ctx: 3, Value: 13}, exit(3), decl(script, "r", 13), flush(), // 13-16
+		enter(4, 3, fnSet, 14), decl(4, "z", 0), wr(3, "x", 0), exit(4), flush(), // 17-21
 	})
-	wantDead(t, got, 12, 13) // y: sealed at f's exit
-	wantDead(t, got, 11, 18) // x: overwritten through set's closure
+	wantDead(t, got, 12, 14) // y: sealed at f's exit
+	wantDead(t, got, 11, 19) // x: overwritten through set's closure
 	for _, id := range []uint64{10, 13, 14, 15} {
 		wantAlive(t, got, id)
 	}
