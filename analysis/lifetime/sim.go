@@ -202,8 +202,8 @@ type Simulator struct {
 	// retCtx and retVal are the last RETURN's context and value.
 	retCtx uint64
 	retVal int32
-	now     uint64
-	events  uint64
+	now    uint64
+	events uint64
 	// FirstSeenLate counts objects first seen at a write or a use, not
 	// an allocation: made by code the trace does not show.
 	FirstSeenLate uint64
