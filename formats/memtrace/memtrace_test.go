@@ -250,3 +250,39 @@ func FuzzReader(f *testing.F) {
 		drain(raw)
 	})
 }
+
+// TestRealTraces: the traces heapx trace wrote decode to their END record,
+// every program event with a place in the source.
+func TestRealTraces(t *testing.T) {
+	for _, name := range []string{"features.hxtrace", "closure.hxtrace"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(raw), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last Event
+		events := 0
+		for {
+			ev, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Kind.IsEvent() {
+				events++
+				if ev.Kind != UpdateIID && ev.Kind != Resume && ev.At != 0 && ev.Pos.Line == 0 {
+					t.Errorf("%s: %v has no position", name, ev)
+				}
+			}
+			last = ev
+		}
+		if last.Kind != End || last.Code != 0 || uint64(events) != r.Time() || events < 20 {
+			t.Errorf("%s: last %v, %d events, clock %d", name, last, events, r.Time())
+		}
+	}
+}

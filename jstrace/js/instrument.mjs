@@ -31,6 +31,7 @@ class Scope {
     this.depth = parent ? parent.depth + 1 : 0;
     this.names = new Set();
     this.captured = new Set();
+    this.objectish = new Set(); // bindings that may hold an object; the others are never logged
     this.any = false; // contains a direct eval or with: nothing may be sealed
   }
   resolve(name) {
@@ -77,6 +78,39 @@ function isReference(parent, key) {
     case 'MetaProperty': return false;
   }
   return true;
+}
+
+// primitive says whether expression e always yields a primitive value, so
+// a variable only ever given such values never holds an object.
+function primitive(e) {
+  switch (e.type) {
+    case 'Literal': return !e.regex;
+    case 'TemplateLiteral': case 'BinaryExpression': case 'UnaryExpression': case 'UpdateExpression': return true;
+    case 'LogicalExpression': return primitive(e.left) && primitive(e.right);
+    case 'ConditionalExpression': return primitive(e.consequent) && primitive(e.alternate);
+    case 'ParenthesizedExpression': return primitive(e.expression);
+    case 'SequenceExpression': return primitive(e.expressions[e.expressions.length - 1]);
+    case 'AssignmentExpression': return e.operator !== '=' && !e.operator.endsWith('&=') && !e.operator.endsWith('|=') && e.operator !== '??=' ? true : primitive(e.right);
+  }
+  return false;
+}
+
+// ticks says whether evaluating n may record a program event (advance
+// the clock): without one, every use of a variable in n happens at one
+// time and one use record is enough.
+function ticks(n) {
+  switch (n.type) {
+    case 'CallExpression': case 'NewExpression': case 'ObjectExpression': case 'ArrayExpression':
+    case 'FunctionExpression': case 'ArrowFunctionExpression': case 'ClassExpression': case 'AwaitExpression':
+    case 'YieldExpression': case 'TaggedTemplateExpression': case 'AssignmentExpression': case 'ImportExpression':
+    case 'UpdateExpression':
+      return true;
+    case 'UnaryExpression': if (n.operator === 'delete') return true; break;
+    case 'Literal': return !!n.regex;
+  }
+  let t = false;
+  children(n, (c) => { t = t || ticks(c); });
+  return t;
 }
 
 const statementList = (t) => t === 'Program' || t === 'BlockStatement' || t === 'StaticBlock' || t === 'SwitchCase';
@@ -151,6 +185,16 @@ class Instrumenter {
         const s = scope.resolve(n.name);
         if (s && s !== scope) s.captured.add(n.name);
       }
+      // Which bindings may hold an object (the others are not logged).
+      const mark = (name) => { const s = scope.resolve(name); if (s) s.objectish.add(name); };
+      if (n.type === 'VariableDeclarator' && n.init) {
+        if (n.id.type !== 'Identifier' || !primitive(n.init)) for (const x of boundNames(n.id)) mark(x);
+      } else if (n.type === 'AssignmentExpression') {
+        if (n.left.type !== 'Identifier' || !primitive(n)) for (const x of boundNames(n.left)) mark(x);
+      } else if (n.type === 'ForOfStatement' || n.type === 'ForInStatement') {
+        const l = n.left.type === 'VariableDeclaration' ? n.left.declarations[0].id : n.left;
+        if (n.type === 'ForOfStatement') for (const x of boundNames(l)) mark(x);
+      }
       if (n.type === 'WithStatement' || (n.type === 'CallExpression' && n.callee.type === 'Identifier' && n.callee.name === 'eval')) {
         for (let s = scope; s; s = s.parent) s.any = true;
       }
@@ -163,6 +207,13 @@ class Instrumenter {
   ctx(scope, name) {
     const s = scope.resolve(name);
     return s ? C + s.depth : '1';
+  }
+
+  // logged says whether writes of variable name (seen from scope) are
+  // recorded: not for one only ever given primitives.
+  logged(scope, name) {
+    const s = scope.resolve(name);
+    return !s || s.objectish.has(name);
   }
 
   freeVars(iid, scope) {
@@ -234,6 +285,19 @@ class Instrumenter {
   // visit instruments n and its subtree; scope is the function (or
   // script) n is in.
   visit(n, scope, parent, key) {
+    if (n.type === 'ExpressionStatement' || n.type === 'ReturnStatement' || (n.type === 'VariableDeclaration' && statementList(parent.type))) {
+      // In a statement that records no event, one use of each variable's
+      // object is enough: they all happen at one time.
+      const saved = this.useSeen;
+      this.useSeen = ticks(n) ? null : new Set();
+      this.visitNode(n, scope, parent, key);
+      this.useSeen = saved;
+      return;
+    }
+    this.visitNode(n, scope, parent, key);
+  }
+
+  visitNode(n, scope, parent, key) {
     switch (n.type) {
       case 'FunctionDeclaration': case 'FunctionExpression': case 'ArrowFunctionExpression':
         return this.fn(n, scope, parent, key);
@@ -353,7 +417,7 @@ class Instrumenter {
     }
     const c = C + inner.depth;
     let decls = '';
-    for (const p of n.params) for (const x of boundNames(p)) decls += `${H}.d(${i},${c},${this.name(x)},${x});`;
+    for (const p of n.params) for (const x of boundNames(p)) decls += `${H}.dp(${i},${c},${this.name(x)},${x});`;
     const enter = `const ${c}=${H}.E(${i},${C}${scope.depth});try{${decls}`;
     const exit = `}catch(e){${H}.T(${c});throw e}finally{${H}.X(${i},${c})}`;
     // Parameters' defaults run in the enclosing context (the body's is not made yet).
@@ -397,6 +461,7 @@ class Instrumenter {
         this.visit(d.init, scope, d, 'init');
         const fn = d.id.type === 'Identifier' && (d.init.type === 'ArrowFunctionExpression' || d.init.type === 'FunctionExpression') && !inFor;
         for (const x of boundNames(d.id)) {
+          if (!this.logged(scope, x)) continue;
           code += fn ? `${H}.F(${this.fid(d.init)},${C}${scope.depth},${this.name(x)},${x});`
             : `${H}.d(${this.iid(d)},${this.ctx(scope, x)},${this.name(x)},${x});`;
         }
@@ -425,7 +490,7 @@ class Instrumenter {
     const logical = n.operator === '=' || n.operator === '||=' || n.operator === '&&=' || n.operator === '??=';
     const left = n.left;
     if (left.type === 'Identifier') {
-      if (logical) this.wrap(n, `${H}.w(${this.iid(n)},${this.ctx(scope, left.name)},${this.name(left.name)},`, ')');
+      if (logical && this.logged(scope, left.name)) this.wrap(n, `${H}.w(${this.iid(n)},${this.ctx(scope, left.name)},${this.name(left.name)},`, ')');
       this.visit(n.right, scope, n, 'right');
       return;
     }
@@ -481,6 +546,11 @@ class Instrumenter {
     // Inside an optional chain only the chain's head is wrapped: a link
     // (a?.b).c must stay in the chain to short-circuit.
     if ((o.type === 'MemberExpression' || o.type === 'CallExpression') && this.inChain(o)) return;
+    if (this.useSeen && (o.type === 'Identifier' || o.type === 'ThisExpression')) {
+      const k = o.type === 'Identifier' ? o.name : 'this';
+      if (this.useSeen.has(k)) return;
+      this.useSeen.add(k);
+    }
     this.wrap(o, `${H}.u(${this.iid(n)},`, ')');
   }
 

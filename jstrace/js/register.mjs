@@ -1,30 +1,20 @@
 // heapx trace's entry (node --import): in the traced program's main
 // thread it installs the runtime, instruments CommonJS modules as they are
-// compiled and ES modules through a load hook. In a worker thread it only
-// says, once, that the worker's code is not traced.
+// compiled and ES modules through a load hook. Worker threads and child
+// processes are not traced (the runtime records each as UNSEEN).
 import { isMainThread } from 'node:worker_threads';
-import fs from 'node:fs';
 import Module, { register } from 'node:module';
 
-if (!isMainThread) {
-  // One small chunk (writes under 4 KiB to a pipe are atomic) holding an
-  // UNSEEN record: what 2, a worker thread.
-  const text = new TextEncoder().encode(`worker thread ${process.argv[1] || ''}`.slice(0, 1000));
-  const rec = [6, 0, 2];
-  let n = text.length; while (n > 0x7f) { rec.push((n & 0x7f) | 0x80); n >>>= 7; } rec.push(n);
-  const chunk = new Uint8Array(4 + rec.length + text.length);
-  chunk.set(rec, 4); chunk.set(text, 4 + rec.length);
-  new DataView(chunk.buffer).setUint32(0, rec.length + text.length, true);
-  try { fs.writeSync(Number(process.env.HEAPX_TRACE_FD || process.env.HEAPX_TRACE_FD_USED || 3), chunk); } catch {}
-} else if (process.env.HEAPX_TRACE_FD) {
+// A child process inherits NODE_OPTIONS (and so this import) but not the
+// trace's pipe, and a worker thread shares the process: neither is
+// traced, and the runtime records each as UNSEEN. HEAPX_TRACE_PID names
+// the traced process once it runs.
+const traced = !process.env.HEAPX_TRACE_PID || process.env.HEAPX_TRACE_PID === String(process.pid);
+if (traced && isMainThread && process.env.HEAPX_TRACE_FD) {
   const { runtime } = await import('./runtime.mjs');
   const { instrument } = await import('./instrument.mjs');
   const { selector, include } = await import('./select.mjs');
-  // Child processes are not traced: they must not inherit the import.
-  delete process.env.NODE_OPTIONS;
-  const fd = process.env.HEAPX_TRACE_FD;
-  delete process.env.HEAPX_TRACE_FD;
-  process.env.HEAPX_TRACE_FD_USED = fd;
+  process.env.HEAPX_TRACE_PID = String(process.pid);
   const instrumented = selector(include);
   const compile = Module.prototype._compile;
   Module.prototype._compile = function (content, filename) {

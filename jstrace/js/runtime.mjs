@@ -1,19 +1,22 @@
 // heapx's trace runtime: what instrumented code calls. It numbers objects
-// (a WeakMap, MemInsight's ObjIdManager), keeps the synthetic clock and
+// (a private field; MemInsight used a WeakMap), keeps the synthetic clock and
 // each object's last use, models Map/Set and array mutators, and writes
 // the binary records of docs/trace.md to file descriptor 3 in chunks
 // (4-byte little-endian length, then whole records; the last chunk has the
 // length's top bit set), which heapx reads while the program runs.
 import fs from 'node:fs';
 
-const FD = Number(process.env.HEAPX_TRACE_FD || process.env.HEAPX_TRACE_FD_USED || 3);
+const FD = Number(process.env.HEAPX_TRACE_FD || 3);
 
 // Record kinds (formats/memtrace).
 const STRING = 1, SCRIPT = 2, FREE_VARS = 3, LAST_USE = 4, END_LAST_USE = 5, UNSEEN = 6, EXIT = 7;
 const DECLARE = 0x10, WRITE = 0x11, CREATE_OBJ = 0x12, CREATE_FUN = 0x13, PUTFIELD = 0x14,
-  FUNCTION_ENTER = 0x15, FUNCTION_EXIT = 0x16, RETURN = 0x17, CALL = 0x18, SUSPEND = 0x19,
+  FUNCTION_ENTER = 0x15, FUNCTION_EXIT = 0x16, RETURN = 0x17, SUSPEND = 0x19,
   RESUME = 0x1a, TOP_LEVEL_FLUSH = 0x1b, UPDATE_IID = 0x1c, SCRIPT_ENTER = 0x1d, SCRIPT_EXIT = 0x1e,
   COLL_SET = 0x1f, COLL_DELETE = 0x20, COLL_CLEAR = 0x21;
+
+// The runtime's own definitions use the original, not the model below.
+const defineProperty = Object.defineProperty;
 
 const LAST_USE_PERIOD = 10000;
 const CHUNK = 1 << 16;
@@ -23,7 +26,7 @@ let pos = 4;
 let done = false;
 
 function flushChunk(final) {
-  if (done) return;
+  if (done) { pos = 4; return; }
   const n = pos - 4;
   const len = final ? (n | 0x80000000) >>> 0 : n;
   buf[0] = len & 255; buf[1] = (len >>> 8) & 255; buf[2] = (len >>> 16) & 255; buf[3] = len >>> 24;
@@ -60,11 +63,31 @@ function sid(s) {
 }
 
 // Objects: ids from 2 (1 is globalThis), last-use time and place per id.
-const ids = new WeakMap();
-ids.set(globalThis, 1);
+// An object's id is a private field added to it (the "return override"
+// of a base class returning the object): invisible to the program (no
+// property, no symbol, not in util.inspect), and measured 15-25x faster
+// than a WeakMap when millions of short-lived objects get ids, which is
+// what a WeakMap's ephemeron tables are slow at. Objects that refuse a
+// private field, and globalThis, are in a WeakMap.
+const fallback = new WeakMap();
+fallback.set(globalThis, 1);
+class Returns { constructor(o) { return o; } }
+let getId, setId;
+class Stamp extends Returns {
+  #id;
+  constructor(o, id) { super(o); this.#id = id; }
+  static {
+    getId = (o) => (#id in o ? o.#id : fallback.get(o));
+    setId = (o, id) => { try { new Stamp(o, id); } catch { fallback.set(o, id); } };
+  }
+}
 let nextId = 2;
 let lastT = new Float64Array(1 << 16).fill(-1);
 let lastI = new Float64Array(1 << 16);
+// holds[id] is 1 once the trace showed an object stored in one of the
+// object's properties: a primitive stored in an object that never held
+// one removes no edge, and is not recorded.
+let holds = new Uint8Array(1 << 16);
 let dirty = [];
 let blockFirst = 0; // uses at times >= blockFirst belong to the open block
 
@@ -72,23 +95,32 @@ function grow(id) {
   let n = lastT.length; while (n <= id) n *= 2;
   const t = new Float64Array(n).fill(-1); t.set(lastT); lastT = t;
   const i = new Float64Array(n); i.set(lastI); lastI = i;
+  const h = new Uint8Array(n); h.set(holds); holds = h;
 }
 function newId(o) {
-  const id = nextId++; ids.set(o, id);
+  const id = nextId++; setId(o, id);
   if (id >= lastT.length) grow(id);
   return id;
 }
 // val is the id of a value, 0 for a primitive; an object seen the first
 // time gets its id here (the analysis counts it allocated where it is first seen).
+// A two-entry cache in front of the id lookup (a megamorphic load): code
+// uses one or two objects several times in a row (this.left = left;
+// this.right = right). It holds the last two objects looked up, which the
+// program may have dropped, until two others are.
+let cached0 = globalThis, id0 = 1, cached1 = globalThis, id1 = 1, next = 0;
 function val(v) {
+  if (v === cached0) return id0;
+  if (v === cached1) return id1;
   if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return 0;
-  const id = ids.get(v);
-  return id === undefined ? newId(v) : id;
+  let id = getId(v);
+  if (id === undefined) id = newId(v);
+  if (next === 0) { cached0 = v; id0 = id; next = 1; } else { cached1 = v; id1 = id; next = 0; }
+  return id;
 }
 function use(v, iid) {
-  if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return;
-  let id = ids.get(v);
-  if (id === undefined) id = newId(v);
+  const id = val(v);
+  if (id === 0) return;
   if (lastT[id] < blockFirst) dirty.push(id);
   lastT[id] = clock; lastI[id] = iid;
 }
@@ -112,6 +144,15 @@ function lastUses(upto) {
   nextLastUse = clock + LAST_USE_PERIOD;
 }
 
+// put records a PUTFIELD of object o's key (encoded) to value v (an id).
+function put(at, o, key, v) {
+  if (v === 0) { if (holds[o] === 0) return; } else holds[o] = 1;
+  ev4(PUTFIELD, at, o, key, v);
+}
+// keyOf encodes a property key: an array index or a name.
+function keyOf(k) {
+  return typeof k === 'number' && k >= 0 && Number.isInteger(k) ? 2 * k + 1 : 2 * sid(typeof k === 'symbol' ? '@@' + (k.description || '') : String(k));
+}
 function ev2(kind, a, b) { tick(); room(30); buf[pos++] = kind; u(a); u(b); }
 function ev3(kind, a, b, c) { tick(); room(40); buf[pos++] = kind; u(a); u(b); u(c); }
 function ev4(kind, a, b, c, d) { tick(); room(50); buf[pos++] = kind; u(a); u(b); u(c); u(d); }
@@ -132,53 +173,77 @@ function collKey(k) {
 }
 function patch(proto, name, wrap) {
   const orig = proto[name];
-  Object.defineProperty(proto, name, { value: wrap(orig), writable: true, configurable: true, enumerable: false });
+  defineProperty(proto, name, { value: wrap(orig), writable: true, configurable: true, enumerable: false });
 }
 patch(Map.prototype, 'set', (orig) => function set(k, v) {
   const r = orig.call(this, k, v);
-  if (ids.has(this)) { const key = collKey(k); ev4(COLL_SET, lastIid, ids.get(this), key, val(v)); }
+  if (getId(this) !== undefined) { const key = collKey(k); ev4(COLL_SET, lastIid, getId(this), key, val(v)); }
   return r;
 });
 patch(Set.prototype, 'add', (orig) => function add(v) {
   const r = orig.call(this, v);
-  if (ids.has(this)) { const key = collKey(v); ev4(COLL_SET, lastIid, ids.get(this), key, val(v)); }
+  if (getId(this) !== undefined) { const key = collKey(v); ev4(COLL_SET, lastIid, getId(this), key, val(v)); }
   return r;
 });
 for (const C of [Map, Set]) {
   patch(C.prototype, 'delete', (orig) => function (k) {
     const r = orig.call(this, k);
-    if (r && ids.has(this)) { const key = collKey(k); ev3(COLL_DELETE, lastIid, ids.get(this), key); }
+    if (r && getId(this) !== undefined) { const key = collKey(k); ev3(COLL_DELETE, lastIid, getId(this), key); }
     return r;
   });
   patch(C.prototype, 'clear', (orig) => function clear() {
     const r = orig.call(this);
-    if (ids.has(this)) ev2(COLL_CLEAR, lastIid, ids.get(this));
+    if (getId(this) !== undefined) ev2(COLL_CLEAR, lastIid, getId(this));
     return r;
   });
 }
+const mapEntries = Map.prototype.entries, setValues = Set.prototype.values;
+// Object.assign and Object.defineProperty store into their target: the
+// stored values are read back as data descriptors (no getter runs twice).
+function putOwn(o, keys) {
+  const id = getId(o);
+  if (id === undefined) return;
+  for (const k of keys) {
+    const d = Object.getOwnPropertyDescriptor(o, k);
+    if (d && 'value' in d) put(lastIid, id, keyOf(k), val(d.value));
+  }
+}
+patch(Object, 'assign', (orig) => function assign(target) {
+  const r = orig.apply(this, arguments);
+  for (let i = 1; i < arguments.length; i++) {
+    const s = arguments[i];
+    if (s !== null && s !== undefined) putOwn(r, Reflect.ownKeys(Object(s)).filter((k) => Object.prototype.propertyIsEnumerable.call(s, k)));
+  }
+  return r;
+});
+patch(Object, 'defineProperty', (orig) => function defineProperty(o, k) {
+  const r = orig.apply(this, arguments);
+  putOwn(r, [k]);
+  return r;
+});
 // putRange reports elements from..to-1 of array a, and removed ones up to
 // the old length as gone.
 function putRange(a, from, to, oldLength) {
-  const id = ids.get(a);
-  for (let i = from; i < to; i++) ev4(PUTFIELD, lastIid, id, 2 * i + 1, val(a[i]));
-  for (let i = to; i < oldLength; i++) ev4(PUTFIELD, lastIid, id, 2 * i + 1, 0);
+  const id = getId(a);
+  for (let i = from; i < to; i++) put(lastIid, id, 2 * i + 1, val(a[i]));
+  for (let i = to; i < oldLength; i++) put(lastIid, id, 2 * i + 1, 0);
 }
 patch(Array.prototype, 'push', (orig) => function push() {
   const n = this.length;
   const r = orig.apply(this, arguments);
-  if (ids.has(this)) putRange(this, n, this.length, 0);
+  if (getId(this) !== undefined) putRange(this, n, this.length, 0);
   return r;
 });
 patch(Array.prototype, 'pop', (orig) => function pop() {
   const r = orig.call(this);
-  if (ids.has(this) && r !== undefined) putRange(this, this.length, this.length, this.length + 1);
+  if (getId(this) !== undefined && r !== undefined) putRange(this, this.length, this.length, this.length + 1);
   return r;
 });
 for (const name of ['shift', 'unshift', 'splice', 'fill', 'reverse', 'sort', 'copyWithin']) {
   patch(Array.prototype, name, (orig) => function () {
     const n = this.length;
     const r = orig.apply(this, arguments);
-    if (Array.isArray(this) && ids.has(this)) putRange(this, 0, this.length, n);
+    if (Array.isArray(this) && getId(this) !== undefined) putRange(this, 0, this.length, n);
     return r;
   });
 }
@@ -203,7 +268,7 @@ function script(file, kind, positions, names, fns) {
   }
   const objKind = (v) => Array.isArray(v) ? 1 : v instanceof Map ? 6 : v instanceof Set ? 7 : 2;
   const create = (iid, v, kind) => {
-    const id = ids.get(v);
+    const id = getId(v);
     if (id === undefined) ev3(CREATE_OBJ, base + iid, newId(v), kind);
     else ev2(UPDATE_IID, id, base + iid);
     return v;
@@ -224,8 +289,12 @@ function script(file, kind, positions, names, fns) {
       ev3(FUNCTION_EXIT, base + iid, ctx, threw === ctx ? 1 : 0);
       if (threw === ctx) threw = 0;
     },
-    rt(iid, ctx, v) { ev3(RETURN, base + iid, ctx, val(v)); return v; },
+    // A primitive return value needs no record: it holds nothing.
+    rt(iid, ctx, v) { const id = val(v); if (id !== 0) ev3(RETURN, base + iid, ctx, id); return v; },
     d(iid, ctx, name, v) { ev4(DECLARE, base + iid, ctx, nameIds[name], val(v)); return v; },
+    // A parameter's binding is new with its context: a primitive one
+    // removes no edge and needs no record.
+    dp(iid, ctx, name, v) { const id = val(v); if (id !== 0) ev4(DECLARE, base + iid, ctx, nameIds[name], id); },
     w(iid, ctx, name, v) { ev4(WRITE, base + iid, ctx, nameIds[name], val(v)); return v; },
     wa(v) {
       for (let i = 1; i < arguments.length; i += 4) ev4(WRITE, base + arguments[i], arguments[i + 1], nameIds[arguments[i + 2]], val(arguments[i + 3]));
@@ -234,44 +303,59 @@ function script(file, kind, positions, names, fns) {
     F(iid, ctx, name, f) { fn(iid, ctx, f, 0); ev4(DECLARE, base + iid, ctx, nameIds[name], val(f)); },
     CL(iid, ctx, name, c) { fn(iid, ctx, c, val(c.prototype)); ev4(DECLARE, base + iid, ctx, nameIds[name], val(c)); },
     f(iid, ctx, name, f) {
-      if (name >= 0) Object.defineProperty(f, 'name', { value: names[name], configurable: true });
+      if (name >= 0) defineProperty(f, 'name', { value: names[name], configurable: true });
       return fn(iid, ctx, f, 0);
     },
     cl(iid, ctx, name, c) {
-      if (name >= 0 && c.name === '') Object.defineProperty(c, 'name', { value: names[name], configurable: true });
+      if (name >= 0 && c.name === '') defineProperty(c, 'name', { value: names[name], configurable: true });
       return fn(iid, ctx, c, val(c.prototype));
     },
     o(iid, mode, o) {
       create(iid, o, 0);
-      if (mode === 1) { for (const k in o) { const v = o[k]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) ev4(PUTFIELD, base + iid, ids.get(o), 2 * sid(k), val(v)); } }
+      if (mode === 1) { for (const k in o) { const v = o[k]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, getId(o), 2 * sid(k), val(v)); } }
       else if (mode === 2) {
         for (const k of Reflect.ownKeys(o)) {
           const d = Object.getOwnPropertyDescriptor(o, k);
-          if (d && 'value' in d && d.value !== null && (typeof d.value === 'object' || typeof d.value === 'function')) ev4(PUTFIELD, base + iid, ids.get(o), 2 * sid(typeof k === 'symbol' ? '@@' + (k.description || '') : k), val(d.value));
+          if (d && 'value' in d && d.value !== null && (typeof d.value === 'object' || typeof d.value === 'function')) put(base + iid, getId(o), keyOf(k), val(d.value));
         }
       }
       return o;
     },
     a(iid, a) {
       create(iid, a, 1);
-      const id = ids.get(a);
-      for (let i = 0; i < a.length; i++) { const v = a[i]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) ev4(PUTFIELD, base + iid, id, 2 * i + 1, val(v)); }
+      const id = getId(a);
+      for (let i = 0; i < a.length; i++) { const v = a[i]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, id, 2 * i + 1, val(v)); }
       return a;
     },
-    n(iid, v) { lastIid = base + iid; return create(iid, v, objKind(v)); },
+    n(iid, v) {
+      lastIid = base + iid;
+      const kind = objKind(v);
+      create(iid, v, kind);
+      // new Map(entries) and new Set(values) filled themselves before
+      // they had an id: their contents are reported now.
+      if ((kind === 6 || kind === 7) && v.size > 0) {
+        const id = getId(v);
+        if (kind === 6) for (const [k, x] of mapEntries.call(v)) ev4(COLL_SET, base + iid, id, collKey(k), val(x));
+        else for (const x of setValues.call(v)) ev4(COLL_SET, base + iid, id, collKey(x), val(x));
+      }
+      return v;
+    },
     re(iid, v) { return create(iid, v, 3); },
-    p(iid, o, name, v) { lastIid = base + iid; ev4(PUTFIELD, base + iid, val(o), 2 * nameIds[name], val(v)); use(o, base + iid); return v; },
+    p(iid, o, name, v) { lastIid = base + iid; put(base + iid, val(o), 2 * nameIds[name], val(v)); use(o, base + iid); return v; },
     pk(iid, o, k, v) {
       lastIid = base + iid;
-      ev4(PUTFIELD, base + iid, val(o), typeof k === 'number' && k >= 0 && Number.isInteger(k) ? 2 * k + 1 : 2 * sid(typeof k === 'symbol' ? '@@' + (k.description || '') : String(k)), val(v));
+      const id = val(o), vid = val(v);
+      if (vid !== 0 || holds[id] !== 0) put(base + iid, id, keyOf(k), vid);
       use(o, base + iid);
       return v;
     },
     P(iid, o, k, v) { o[k] = v; return this.pk(iid, o, k, v); },
-    del(iid, o, name, r) { ev4(PUTFIELD, base + iid, val(o), 2 * nameIds[name], 0); use(o, base + iid); return r; },
+    del(iid, o, name, r) { put(base + iid, val(o), 2 * nameIds[name], 0); use(o, base + iid); return r; },
     delk(iid, o, k, r) { return this.pk(iid, o, k, undefined), r; },
     u(iid, o) { lastIid = base + iid; use(o, base + iid); return o; },
-    c(iid, f) { lastIid = base + iid; ev2(CALL, base + iid, val(f)); use(f, base + iid); return f; },
+    // A call is a use of the function; the call itself is in the trace
+    // as the callee's FUNCTION_ENTER.
+    c(iid, f) { lastIid = base + iid; use(f, base + iid); return f; },
     ev(iid) { unseen(base + iid, 1, `${file}: eval or new Function`); },
     W(iid, ctx, v) { suspended.add(ctx); ev2(SUSPEND, base + iid, ctx); return v; },
     U(iid, ctx, v) { if (suspended.delete(ctx)) ev2(RESUME, base + iid, ctx); return v; },
@@ -281,8 +365,10 @@ function script(file, kind, positions, names, fns) {
 
 // Ending: the last uses, then EXIT, in the last chunk.
 let exitHow = 0, exitDetail = '';
-process.on('uncaughtExceptionMonitor', (err, origin) => {
-  exitHow = origin === 'unhandledRejection' ? 3 : 2;
+process.on('uncaughtExceptionMonitor', (err) => {
+  // A throw at a module's top level reaches Node as a rejection when a
+  // loader hook is active, so exceptions and rejections are one kind.
+  exitHow = 2;
   exitDetail = err && err.stack ? String(err.stack).split('\n')[0] : String(err);
 });
 const reallyExit = process.exit;
@@ -302,9 +388,23 @@ import('node:child_process').then(({ ChildProcess }) => {
   });
 });
 
+// Not seen: worker threads (started by file or by eval, where Node runs
+// no --import).
+{
+  const wt = await import('node:worker_threads');
+  const Base = wt.Worker;
+  wt.default.Worker = class Worker extends Base {
+    constructor(what, options) {
+      super(what, options);
+      unseen(lastIid, 2, `worker thread ${options && options.eval ? 'eval' : String(what)}`);
+    }
+  };
+  (await import('node:module')).syncBuiltinESMExports();
+}
+
 export const runtime = {
   s: script,
   // n reports a module left uninstrumented, or one that did not parse.
   n(what, file, detail) { unseen(0, what, detail ? `${file}: ${detail}` : file); },
 };
-Object.defineProperty(globalThis, '__heapx', { value: runtime, enumerable: false, configurable: false, writable: false });
+defineProperty(globalThis, '__heapx', { value: runtime, enumerable: false, configurable: false, writable: false });
