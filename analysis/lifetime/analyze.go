@@ -369,8 +369,7 @@ func (res *Result) SitesBy(keep func(*Site) bool, less func(a, b *Site) bool) []
 	return out
 }
 
-// SiteIndex returns the index of the site whose position is file:line
-// (file matched by suffix, line 0 any line) or whose iid is iid, or -1.
+// SiteIndex returns the index into Sites of the site of iid, or -1.
 func (res *Result) SiteIndex(iid uint64) int32 {
 	if i, ok := res.siteOf[iid]; ok {
 		return i

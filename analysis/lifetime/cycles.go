@@ -130,6 +130,3 @@ func (s *Simulator) End(t uint64) {
 
 // Now is the time of the latest event.
 func (s *Simulator) Now() uint64 { return s.now }
-
-// Live is the number of simulated objects and contexts alive now.
-func (s *Simulator) Live() int { return len(s.nodes) - len(s.freeNode) }
