@@ -231,8 +231,11 @@ type Query struct {
 	// in order into digests and drop their graphs, so a series costs
 	// about what its last snapshot does.
 	EarlierAsDigests bool
-	Args             []Arg
-	Run              func(c *Context) (*Result, error)
+	// Traces says the inputs are memory traces (heapx trace), not heap
+	// snapshots: front ends load nothing and give only Snapshot.Path.
+	Traces bool
+	Args   []Arg
+	Run    func(c *Context) (*Result, error)
 }
 
 var (
@@ -351,8 +354,10 @@ func groupRank(g string) int {
 		return 1
 	case GroupInspections:
 		return 2
+	case GroupLifetimes:
+		return 3
 	}
-	return 3
+	return 4
 }
 
 // Exec checks c against q's declaration, fills in the defaults of

@@ -317,11 +317,12 @@ type DocPart struct {
 
 // Doc returns the report's JSON form.
 func (r *Report) Doc() *Doc {
-	a := r.File.A
 	d := &Doc{SchemaVersion: SchemaVersion, File: r.File.Path, Baselines: []string{}, Format: r.File.Format,
-		Nodes: a.Graph.NumNodes(), Edges: a.Graph.NumEdges(), TotalSize: a.TotalSize(), Policy: a.Policy.Name,
 		LeakedSize: r.LeakedSize, LeakedSizeBasis: r.LeakedSizeBasis, GrowthPercent: r.Growth,
 		Failures: append([]string{}, r.Failures...), Warnings: append([]query.Warning{}, r.Warnings...), Parts: []DocPart{}}
+	if a := r.File.A; a != nil { // nil for a memory trace's report (BuildTrace)
+		d.Nodes, d.Edges, d.TotalSize, d.Policy = a.Graph.NumNodes(), a.Graph.NumEdges(), a.TotalSize(), a.Policy.Name
+	}
 	for _, b := range r.Baselines {
 		d.Baselines = append(d.Baselines, b.Path)
 	}

@@ -43,8 +43,8 @@ type QueryResult struct {
 // of a series (growth). Results are kept, so asking again is free.
 func (s *Session) Query(name string, args map[string]string) (*QueryResult, error) {
 	q := query.Lookup(name)
-	if q == nil {
-		return nil, notFound("no query named %q (heapx list names them)", name)
+	if q == nil || q.Traces {
+		return nil, notFound("no query named %q for a snapshot (heapx list names them)", name)
 	}
 	values, err := queryValues(q, args)
 	if err != nil {

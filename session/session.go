@@ -397,6 +397,9 @@ func (s *Session) makeInfo() *InfoJSON {
 	}
 	info.Categories = s.categories()
 	for _, q := range query.All() {
+		if q.Traces {
+			continue // a session holds snapshots, not memory traces
+		}
 		info.Queries = append(info.Queries, DescribeQuery(q, len(s.baselines)+1))
 	}
 	return info

@@ -42,6 +42,11 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 			ctx := &query.Context{Values: values}
 			var prev *analysis.Digest
 			for i, path := range args {
+				if q.Traces {
+					// A memory trace is read by the query itself.
+					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path})
+					continue
+				}
 				if q.EarlierAsDigests && i < len(args)-1 {
 					// Only the digest is kept: the graph is garbage
 					// before the next file is read.

@@ -63,18 +63,13 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			if opt.FailGrowth > 0 && len(args) < 2 {
 				return errors.New("--fail-growth needs a BASELINE snapshot to compare with")
 			}
-			// Baselines first, so the file reported on is read last and
-			// a mistyped baseline fails before the long part.
-			inputs := make([]report.Input, len(args))
-			for i := range args {
-				j := (i + 1) % len(args)
-				d, a, err := loadAndAnalyze(args[j], stderr)
-				if err != nil {
-					return err
-				}
-				inputs[j] = report.Input{Path: d.Path(), Format: d.Format().Name, A: a}
+			var r *report.Report
+			var err error
+			if len(args) == 1 && isMemoryTrace(args[0]) {
+				r, err = report.BuildTrace(args[0], opt)
+			} else {
+				r, err = buildReport(args, opt, stderr)
 			}
-			r, err := report.Build(inputs[0], inputs[1:], opt)
 			if err != nil {
 				return err
 			}
@@ -132,4 +127,21 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 	f.StringVar(&failOver, "fail-over", "", "exit 1 when the leaked size is over `SIZE` (e.g. 10MB): the leaks' retained size with two or more baselines, the heap's growth with one, else the largest suspect's retained size")
 	f.Float64Var(&opt.FailGrowth, "fail-growth", 0, "exit 1 when the heap grew more than `PCT` percent since the first baseline")
 	return c
+}
+
+// buildReport reads the snapshots of args (FILE, then the BASELINEs) and
+// composes their report.
+func buildReport(args []string, opt report.Options, stderr *os.File) (*report.Report, error) {
+	// Baselines first, so the file reported on is read last and a
+	// mistyped baseline fails before the long part.
+	inputs := make([]report.Input, len(args))
+	for i := range args {
+		j := (i + 1) % len(args)
+		d, a, err := loadAndAnalyze(args[j], stderr)
+		if err != nil {
+			return nil, err
+		}
+		inputs[j] = report.Input{Path: d.Path(), Format: d.Format().Name, A: a}
+	}
+	return report.Build(inputs[0], inputs[1:], opt)
 }

@@ -26,6 +26,7 @@ func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)
 func newTraceCmd(stderr *os.File) *cobra.Command {
 	var out string
 	var include []string
+	var withReport bool
 	c := &cobra.Command{
 		Use:   "trace [-o FILE] [--include GLOB] -- node app.js [args]",
 		Short: "Run a Node.js program with its JavaScript instrumented and record its memory trace (allocations, writes, last uses)",
@@ -51,11 +52,19 @@ child processes, uninstrumented modules) is recorded as such.`,
 			if out == "" {
 				out = defaultTraceName(args)
 			}
-			return runTrace(cmd.Context(), args, out, include, cmd.OutOrStdout(), stderr)
+			err := runTrace(cmd.Context(), args, out, include, cmd.OutOrStdout(), stderr)
+			var status exitStatus
+			if withReport && (err == nil || errors.As(err, &status)) {
+				if rerr := printLifetimes(cmd.OutOrStdout(), out); rerr != nil {
+					return rerr
+				}
+			}
+			return err
 		},
 	}
 	f := c.Flags()
 	f.StringVarP(&out, "output", "o", "", "write the trace to `FILE` (default: the script's name with .hxtrace)")
+	f.BoolVar(&withReport, "report", false, "when the program has ended, print what heapx lifetimes says of the trace")
 	f.StringArrayVar(&include, "include", nil, "also instrument files matching `GLOB` (** any path, * any name part), e.g. '**/node_modules/mylib/**'")
 	return c
 }

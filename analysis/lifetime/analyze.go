@@ -1,0 +1,398 @@
+package lifetime
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/heapx/heapx/formats/memtrace"
+)
+
+// Options tune Analyze.
+type Options struct {
+	// CycleQueueLimit: see DefaultCycleQueueLimit (0: the default).
+	CycleQueueLimit int
+	// StopAt, when not 0, stops the simulation after the last event at
+	// or before this time and keeps the heap of that moment for
+	// AccessPaths; objects alive then are reported alive at the end.
+	StopAt uint64
+	// Each, when not nil, is called with every object's lifetime as it
+	// is decided (heapx convert writes them out).
+	Each Sink
+}
+
+// Result is a trace's lifetime analysis: per object a compact record,
+// per allocation site MemInsight's client analyses.
+type Result struct {
+	// End is the time of the trace's last event; Events the records
+	// read.
+	End    uint64
+	Events uint64
+	// Objects holds one record per object, in the order they were
+	// decided (see Record).
+	Objects []Record
+	// Sites are the allocation sites, by iid (Site.IID), in the order
+	// first seen.
+	Sites []Site
+	// Idles are the idle points (the call stack empty), in time order.
+	Idles []uint64
+	// Contexts is the calling-context tree of the allocations.
+	Contexts *ContextTree
+	// Positions resolves iids to source positions.
+	Positions func(iid uint64) (memtrace.Pos, bool)
+	// FirstSeenLate counts objects first seen at a write or a use rather
+	// than their allocation (made by untraced code).
+	FirstSeenLate uint64
+	// Unseen are the trace's UNSEEN records; Exit and EndRecord its EXIT
+	// and END records (Kind 0 when missing).
+	Unseen          []memtrace.Event
+	Exit, EndRecord memtrace.Event
+	// Heap is the simulation stopped at Options.StopAt, or at the END
+	// record before it reports what is alive (nil without StopAt).
+	Heap *Simulator
+
+	siteOf map[uint64]int32
+}
+
+// Record is one object's lifetime in 40 bytes: the analysis keeps one per
+// object the trace allocated, the only part of its memory that grows with
+// the trace rather than with the live heap.
+type Record struct {
+	Site        int32 // index into Result.Sites
+	Flags       uint8
+	Alloc       uint64
+	LastUse     uint64 // 0: never used
+	Unreachable uint64 // Result.End for objects alive at the end
+	ID          uint64
+}
+
+// Record flags.
+const (
+	RecAtEnd uint8 = 1 << iota
+	RecNonEscaping
+	RecOwned
+	RecFunction
+)
+
+// StaleSince is when the object became stale: its last use, or its
+// allocation when it was never used.
+func (r *Record) StaleSince() uint64 { return max(r.Alloc, r.LastUse) }
+
+// Site is one allocation site and what the client analyses say of it.
+type Site struct {
+	IID uint64
+	Pos memtrace.Pos
+	// Count is the objects allocated; AtEnd those still alive at the
+	// end; Unused those never used; Functions those that are functions.
+	Count, AtEnd, Unused, Functions int
+	// NonEscaping counts objects that died before the call that made
+	// them returned; Owned those consistently owned by one object of
+	// OwnerSite (0 when they disagree).
+	NonEscaping, Owned int
+	OwnerSite          uint64
+	// Staleness is the sum over its objects of the time from last use
+	// to unreachability (MemInsight's drag, in ticks); MaxStaleness the
+	// largest.
+	Staleness, MaxStaleness uint64
+	// MaxAlive and MaxStale are the most objects of the site alive, and
+	// stale, at one time; MaxStaleAt when the stale peak was.
+	MaxAlive, MaxStale int
+	MaxStaleAt         uint64
+	// StaleAtIdle is the site's stale count at each idle point.
+	StaleAtIdle []int
+	// Leaking: the stale count grows strictly at every idle point
+	// (MemInsight's isLeaking), over at least three of them.
+	Leaking bool
+}
+
+// OneAliveAtATime says at most one object of the site was ever alive at
+// once though it made several: one reused object would do.
+func (s *Site) OneAliveAtATime() bool { return s.Count > 1 && s.MaxAlive <= 1 }
+
+// AllNonEscaping says every object of the site died in the call that
+// made it: a candidate for stack allocation (scalar replacement).
+func (s *Site) AllNonEscaping() bool { return s.Count > 0 && s.NonEscaping == s.Count }
+
+// Inlinable says every object of the site is owned by one object of one
+// other site, made in the same call, dying with it: its fields could live
+// in the owner (MemInsight's consistentlyPointedBy).
+func (s *Site) Inlinable() bool { return s.Count > 0 && s.Owned == s.Count && s.OwnerSite != 0 }
+
+// AllUnused says no object of the site was ever used.
+func (s *Site) AllUnused() bool { return s.Count > 0 && s.Unused == s.Count }
+
+// Analyze reads a trace front to back, simulating its heap, and computes
+// the client analyses. A malformed or truncated trace is an error naming
+// name (the file) and the byte offset.
+func Analyze(r *memtrace.Reader, name string, opt Options) (*Result, error) {
+	res := &Result{siteOf: map[uint64]int32{}, Positions: r.Position}
+	sim := NewSimulator(func(l *Lifetime) {
+		if opt.Each != nil {
+			opt.Each(l)
+		}
+		res.add(l)
+	})
+	if opt.CycleQueueLimit > 0 {
+		sim.CycleQueueLimit = opt.CycleQueueLimit
+	}
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if opt.StopAt != 0 && (ev.Kind.IsEvent() && ev.Time > opt.StopAt || ev.Kind == memtrace.End) {
+			// The heap of that moment, with what no root reaches gone:
+			// as at a flush point.
+			sim.flush(sim.Now(), true)
+			res.Heap = sim
+			res.End = sim.Now()
+			return res, nil
+		}
+		res.Events++
+		if err := sim.Apply(&ev); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	sim.End(sim.Now())
+	res.End = sim.Now()
+	res.Idles = sim.Idles
+	res.Contexts = &sim.Contexts
+	res.FirstSeenLate, res.Unseen, res.Exit, res.EndRecord = sim.FirstSeenLate, sim.Unseen, sim.Exit, sim.EndRecord
+	for i := range res.Sites {
+		res.Sites[i].Pos, _ = r.Position(res.Sites[i].IID)
+	}
+	res.siteStats()
+	return res, nil
+}
+
+func (res *Result) add(l *Lifetime) {
+	si, ok := res.siteOf[l.Site]
+	if !ok {
+		si = int32(len(res.Sites))
+		res.siteOf[l.Site] = si
+		res.Sites = append(res.Sites, Site{IID: l.Site})
+	}
+	rec := Record{Site: si, Alloc: l.Alloc, LastUse: l.LastUse, Unreachable: l.Unreachable, ID: l.ID}
+	if l.AtEnd {
+		rec.Flags |= RecAtEnd
+	}
+	if l.NonEscaping {
+		rec.Flags |= RecNonEscaping
+	}
+	if l.Function {
+		rec.Flags |= RecFunction
+	}
+	s := &res.Sites[si]
+	if l.Owned {
+		rec.Flags |= RecOwned
+		switch {
+		case s.Owned == 0 && s.Count == 0:
+			s.OwnerSite = l.OwnerSite
+		case s.OwnerSite != l.OwnerSite:
+			s.OwnerSite = 0
+		}
+		s.Owned++
+	}
+	s.Count++
+	if l.AtEnd {
+		s.AtEnd++
+	}
+	if l.LastUse == 0 {
+		s.Unused++
+	}
+	if l.Function {
+		s.Functions++
+	}
+	if l.NonEscaping {
+		s.NonEscaping++
+	}
+	stale := l.Unreachable - min(l.Unreachable, l.StaleSince())
+	s.Staleness += stale
+	s.MaxStaleness = max(s.MaxStaleness, stale)
+	res.Objects = append(res.Objects, rec)
+}
+
+// siteStats computes the per-site peaks and the stale counts at idle
+// points from the records: a sweep over each site's intervals in time
+// order.
+func (res *Result) siteStats() {
+	type point struct {
+		t     uint64
+		delta int
+	}
+	bySite := make([][]int32, len(res.Sites))
+	for i := range res.Objects {
+		s := res.Objects[i].Site
+		bySite[s] = append(bySite[s], int32(i))
+	}
+	var pts []point
+	peak := func(pts []point) (int, uint64) {
+		// Deaths sort before births at one time: an object unreachable
+		// at t and one allocated at t are not alive together.
+		sort.Slice(pts, func(i, j int) bool {
+			if pts[i].t != pts[j].t {
+				return pts[i].t < pts[j].t
+			}
+			return pts[i].delta < pts[j].delta
+		})
+		n, best, at := 0, 0, uint64(0)
+		for _, p := range pts {
+			n += p.delta
+			if n > best {
+				best, at = n, p.t
+			}
+		}
+		return best, at
+	}
+	for si, objs := range bySite {
+		s := &res.Sites[si]
+		pts = pts[:0]
+		for _, i := range objs {
+			o := &res.Objects[i]
+			pts = append(pts, point{o.Alloc, 1}, point{o.Unreachable + o.endBonus(), -1})
+		}
+		s.MaxAlive, _ = peak(pts)
+		pts = pts[:0]
+		for _, i := range objs {
+			o := &res.Objects[i]
+			if from := o.StaleSince(); from < o.Unreachable || o.Flags&RecAtEnd != 0 {
+				pts = append(pts, point{from + 1, 1}, point{o.Unreachable + o.endBonus(), -1})
+			}
+		}
+		s.MaxStale, s.MaxStaleAt = peak(pts)
+		if len(res.Idles) > 0 {
+			s.StaleAtIdle = make([]int, len(res.Idles))
+			for _, i := range objs {
+				o := &res.Objects[i]
+				for k := sort.Search(len(res.Idles), func(k int) bool { return res.Idles[k] > o.StaleSince() }); k < len(res.Idles) && res.Idles[k] < o.Unreachable+o.endBonus(); k++ {
+					s.StaleAtIdle[k]++
+				}
+			}
+			s.Leaking = len(s.StaleAtIdle) >= 3 && increasing(s.StaleAtIdle)
+		}
+	}
+}
+
+// endBonus keeps objects alive at the end alive at the last tick too.
+func (r *Record) endBonus() uint64 {
+	if r.Flags&RecAtEnd != 0 {
+		return 1
+	}
+	return 0
+}
+
+func increasing(xs []int) bool {
+	for i := 1; i < len(xs); i++ {
+		if xs[i] <= xs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// Timeline is the number of objects alive and stale over time, sampled at
+// the end of equal slices of the trace's time, with the stale counts of
+// chosen sites.
+type Timeline struct {
+	Times        []uint64
+	Alive, Stale []int
+	// SiteStale[k][i] is site Sites[k]'s stale count at Times[i].
+	Sites     []int32
+	SiteStale [][]int
+}
+
+// Timeline samples the live and stale counts at n times spread evenly
+// over the trace, with the stale counts of sites (indices into Sites).
+func (res *Result) Timeline(n int, sites []int32) *Timeline {
+	n = max(1, min(n, int(max(res.End, 1))))
+	tl := &Timeline{Times: make([]uint64, n), Alive: make([]int, n+1), Stale: make([]int, n+1), Sites: sites}
+	for i := range tl.Times {
+		tl.Times[i] = max(1, res.End*uint64(i+1)/uint64(n))
+	}
+	idx := map[int32]int{}
+	for k, s := range sites {
+		idx[s] = k
+		tl.SiteStale = append(tl.SiteStale, make([]int, n+1))
+	}
+	// bucket is the first sample at or after t.
+	bucket := func(t uint64) int { return sort.Search(n, func(i int) bool { return tl.Times[i] >= t }) }
+	for i := range res.Objects {
+		o := &res.Objects[i]
+		end := bucket(o.Unreachable + o.endBonus())
+		tl.Alive[bucket(o.Alloc)]++
+		tl.Alive[end]--
+		if from := bucket(o.StaleSince() + 1); from < end {
+			tl.Stale[from]++
+			tl.Stale[end]--
+			if k, ok := idx[o.Site]; ok {
+				tl.SiteStale[k][from]++
+				tl.SiteStale[k][end]--
+			}
+		}
+	}
+	prefix := func(xs []int) []int {
+		for i := 1; i < len(xs); i++ {
+			xs[i] += xs[i-1]
+		}
+		return xs[:n]
+	}
+	tl.Alive, tl.Stale = prefix(tl.Alive), prefix(tl.Stale)
+	for k := range tl.SiteStale {
+		tl.SiteStale[k] = prefix(tl.SiteStale[k])
+	}
+	return tl
+}
+
+// SitesBy returns the indices of the sites for which keep is true,
+// ordered by less.
+func (res *Result) SitesBy(keep func(*Site) bool, less func(a, b *Site) bool) []int32 {
+	var out []int32
+	for i := range res.Sites {
+		if keep(&res.Sites[i]) {
+			out = append(out, int32(i))
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int32) int {
+		switch {
+		case less(&res.Sites[a], &res.Sites[b]):
+			return -1
+		case less(&res.Sites[b], &res.Sites[a]):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// SiteIndex returns the index into Sites of the site of iid, or -1.
+func (res *Result) SiteIndex(iid uint64) int32 {
+	if i, ok := res.siteOf[iid]; ok {
+		return i
+	}
+	return -1
+}
+
+// CallTree returns the calling contexts that allocated site's objects:
+// for each context-tree node that did, its path of call sites from the
+// top level and its count.
+func (res *Result) CallTree(site uint64) []CallPath {
+	var out []CallPath
+	for k, n := range res.Contexts.Allocs {
+		if k.Site == site {
+			out = append(out, CallPath{Calls: res.Contexts.Path(k.Node), Count: n})
+		}
+	}
+	slices.SortFunc(out, func(a, b CallPath) int { return slices.Compare(a.Calls, b.Calls) })
+	return out
+}
+
+// CallPath is one calling context of an allocation site.
+type CallPath struct {
+	Calls []uint64 // iids of the call sites, outermost first
+	Count uint64
+}

@@ -1,0 +1,179 @@
+package lifetime
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"testing"
+
+	mt "github.com/heapx/heapx/formats/memtrace"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/handler.memtrace (go test ./analysis/lifetime -run TestClientAnalyses -update)")
+
+// handlerFile is handlerTrace as a file, for the command-line tests
+// (cmd/heapx) too.
+const handlerFile = "testdata/handler.memtrace"
+
+// handlerTrace is the trace of this program, its handler run four times
+// from the event loop:
+//
+//	1 const cache = [];                      // iid 3 at 1:15
+//	2 globalThis.onTick = function () {      // iid 2
+//	3   cache.push({ el: 1 });               // iid 4 at 3:14: kept, never used
+//	4   const table = {};                    // iid 5 at 4:17: one per call
+//	5   const node = { range: [0, 1] };      // iid 6 at 5:16, range iid 7 at 5:26
+//	6   table.x = node; node.range[0];
+//	7 };
+func handlerTrace(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := mt.NewWriter(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, base, err := w.Script("/app/handler.js", mt.CommonJS, []mt.Pos{
+		{Line: 1, Column: 1}, {Line: 2, Column: 21}, {Line: 1, Column: 15}, {Line: 3, Column: 14},
+		{Line: 4, Column: 17}, {Line: 5, Column: 16}, {Line: 5, Column: 26},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iid := func(i uint64) uint64 { return base + i }
+	evs := []mt.Event{
+		{Kind: mt.FreeVars, At: iid(1), Names: []string{"cache"}},
+		{Kind: mt.FreeVars, At: iid(2)},
+		{Kind: mt.ScriptEnter, At: iid(1), Script: 1, Ctx: 2},                          // 1
+		{Kind: mt.CreateObj, At: iid(3), Obj: 2, ObjectKind: mt.ArrayLiteral},          // 2
+		{Kind: mt.Declare, At: iid(3), Ctx: 2, Name: "cache", Value: 2},                // 3
+		{Kind: mt.CreateFun, At: iid(2), Obj: 3, Ctx: 2},                               // 4
+		{Kind: mt.PutField, At: iid(2), Obj: 1, Key: mt.Key{Name: "onTick"}, Value: 3}, // 5
+		{Kind: mt.TopLevelFlush, At: iid(1)},                                           // 6
+		{Kind: mt.ScriptExit, At: iid(1), Ctx: 2},                                      // 7: idle
+	}
+	var uses []mt.Event
+	obj := uint64(10)
+	for k := range uint64(4) {
+		ctx := 10 + k
+		entry, table, node, rng := obj, obj+1, obj+2, obj+3
+		obj += 4
+		evs = append(evs,
+			mt.Event{Kind: mt.FunctionEnter, At: iid(2), Ctx: ctx, Parent: 2, Obj: 3},
+			mt.Event{Kind: mt.CreateObj, At: iid(4), Obj: entry},
+			mt.Event{Kind: mt.PutField, At: iid(4), Obj: 2, Key: mt.Key{Kind: mt.KeyIndex, N: k}, Value: entry},
+			mt.Event{Kind: mt.CreateObj, At: iid(5), Obj: table},
+			mt.Event{Kind: mt.Declare, At: iid(5), Ctx: ctx, Name: "table", Value: table},
+			mt.Event{Kind: mt.CreateObj, At: iid(6), Obj: node},
+			mt.Event{Kind: mt.CreateObj, At: iid(7), Obj: rng, ObjectKind: mt.ArrayLiteral},
+			mt.Event{Kind: mt.PutField, At: iid(6), Obj: node, Key: mt.Key{Name: "range"}, Value: rng},
+			mt.Event{Kind: mt.Declare, At: iid(6), Ctx: ctx, Name: "node", Value: node},
+			mt.Event{Kind: mt.PutField, At: iid(6), Obj: table, Key: mt.Key{Name: "x"}, Value: node},
+			mt.Event{Kind: mt.FunctionExit, At: iid(2), Ctx: ctx}, // idle
+		)
+		// Each call is 11 ticks from 8; table, node and range are used
+		// at the call's last statement (its tenth tick).
+		used := 8 + 11*k + 9
+		uses = append(uses, mt.Event{Kind: mt.LastUse, Obj: table, UseTime: used},
+			mt.Event{Kind: mt.LastUse, Obj: node, UseTime: used}, mt.Event{Kind: mt.LastUse, Obj: rng, UseTime: used})
+	}
+	uses = append(uses, mt.Event{Kind: mt.LastUse, Obj: 2, UseTime: 8 + 11*3 + 2})
+	evs = append(evs, uses...)
+	evs = append(evs, mt.Event{Kind: mt.EndLastUse, UseTime: 51}, mt.Event{Kind: mt.Exit}, mt.Event{Kind: mt.End})
+	for i := range evs {
+		if err := w.Write(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func siteAt(t *testing.T, res *Result, line, col int) *Site {
+	t.Helper()
+	for i := range res.Sites {
+		if p := res.Sites[i].Pos; p.Line == line && p.Column == col {
+			return &res.Sites[i]
+		}
+	}
+	t.Fatalf("no site at %d:%d", line, col)
+	return nil
+}
+
+func TestClientAnalyses(t *testing.T) {
+	trace := handlerTrace(t)
+	if *update {
+		if err := os.WriteFile(handlerFile, trace, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if old, err := os.ReadFile(handlerFile); err != nil || !bytes.Equal(old, trace) {
+		t.Fatalf("%s is not what handlerTrace writes (%v): run with -update", handlerFile, err)
+	}
+	r, err := mt.NewReader(bytes.NewReader(trace), "handler.memtrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Analyze(r, "handler.memtrace", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.End != 51 || len(res.Idles) != 5 {
+		t.Fatalf("end %d, idle points %v; want 51 and 5 (after the script and each call)", res.End, res.Idles)
+	}
+	entry := siteAt(t, res, 3, 14)
+	if entry.Count != 4 || entry.AtEnd != 4 || entry.Unused != 4 || !entry.Leaking {
+		t.Errorf("cache entries: %+v, want 4 allocated, alive and unused at the end, leaking", entry)
+	}
+	if want := []int{0, 1, 2, 3, 4}; !equal(entry.StaleAtIdle, want) {
+		t.Errorf("cache entries stale at idle points: %v, want %v", entry.StaleAtIdle, want)
+	}
+	// Entry k is allocated at 9+11k and stale from then to the end (51):
+	// 42+31+20+9 ticks.
+	if entry.Staleness != 102 || entry.MaxStale != 4 {
+		t.Errorf("cache entries: staleness %d, peak stale %d; want 102 and 4", entry.Staleness, entry.MaxStale)
+	}
+	table := siteAt(t, res, 4, 17)
+	if table.Count != 4 || !table.OneAliveAtATime() || !table.AllNonEscaping() || table.Leaking {
+		t.Errorf("tables: %+v, want 4, one alive at a time, non-escaping, not leaking", table)
+	}
+	// Used at the call's last statement, dead at its exit one tick on.
+	if table.Staleness != 4 {
+		t.Errorf("tables: staleness %d, want 4", table.Staleness)
+	}
+	rng := siteAt(t, res, 5, 26)
+	node := siteAt(t, res, 5, 16)
+	// Each table holds its node too, made in the same call and dying
+	// with it: the nodes could be inlined into the tables as well.
+	if !rng.Inlinable() || rng.OwnerSite != node.IID || !node.Inlinable() || node.OwnerSite != table.IID || table.Inlinable() {
+		t.Errorf("ranges %+v (node site %d), nodes %+v (table site %d): want ranges inlinable into nodes, nodes into tables, tables into nothing", rng, node.IID, node, table.IID)
+	}
+	cache := siteAt(t, res, 1, 15)
+	if cache.Leaking || cache.AtEnd != 1 || cache.Staleness != 51-43 {
+		t.Errorf("the cache: %+v, want alive, not leaking, stale 8 ticks", cache)
+	}
+	tl := res.Timeline(51, []int32{res.SiteIndex(entry.IID)})
+	// At time 32, in the third call (from 30) after its entry (31): the
+	// cache, the handler and three entries are alive; the entries (the
+	// third since 31) and the handler, never used, are stale; the cache is
+	// used again at 43.
+	if tl.Times[31] != 32 || tl.Alive[31] != 5 || tl.SiteStale[0][31] != 3 || tl.Stale[31] != 4 {
+		t.Errorf("timeline at %d: alive %d, stale %d, stale entries %d; want at 32: 5, 4 and 3", tl.Times[31], tl.Alive[31], tl.Stale[31], tl.SiteStale[0][31])
+	}
+	if calls := res.CallTree(table.IID); len(calls) != 1 || calls[0].Count != 4 || len(calls[0].Calls) != 1 {
+		t.Errorf("call tree of the tables: %+v, want 4 under one call", calls)
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

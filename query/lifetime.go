@@ -1,0 +1,664 @@
+package query
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/heapx/heapx/analysis/lifetime"
+	"github.com/heapx/heapx/formats/memtrace"
+)
+
+// GroupLifetimes is the `heapx list` group of the queries of a memory
+// trace (heapx trace): MemInsight's client analyses.
+const GroupLifetimes = "lifetimes"
+
+func init() {
+	trace := func(q *Query) {
+		q.Group, q.Usage, q.MinInputs, q.MaxInputs, q.Traces = GroupLifetimes, "TRACE", 1, 1, true
+		Register(q)
+	}
+	trace(&Query{
+		Name:  "lifetimes",
+		Title: "What a memory trace says: problem sites, the live and stale objects over time",
+		Help: `Run the lifetime analysis (MemInsight's) over a memory trace written by
+heapx trace and show the allocation sites with a problem: objects that
+stay reachable long after their last use (staleness, drag), stale counts
+growing at every idle point (leaks), objects made once per call where one
+would do (one alive at a time), objects that never outlive their call
+(non-escaping) or live and die inside one owner (inlining), objects never
+used; then the timeline of live and stale objects. Times are the trace's
+logical clock (one tick per traced event).`,
+		Args: []Arg{limitArg(20), {Name: "samples", Kind: IntArg, Default: 40, Help: "points of the timeline"}},
+		Run:  runLifetimes,
+	})
+	trace(&Query{
+		Name:  "stale-sites",
+		Title: "Allocation sites by staleness: how long their objects stayed reachable after their last use (drag)",
+		Help: `Allocation sites of a memory trace ordered by drag: the sum over their
+objects of the time from last use (or allocation, for objects never used)
+to unreachability, the end of the trace for objects never freed. Peak
+stale is the most of the site's objects stale at one time.`,
+		Args: []Arg{limitArg(20)},
+		Run:  runStaleSites,
+	})
+	trace(&Query{
+		Name:  "trace-leaks",
+		Title: "Allocation sites whose stale objects grow at every idle point of a trace",
+		Help: `MemInsight's leak rule: a site leaks when the number of its stale
+objects (reachable, never used again) grows strictly from each idle point
+of the program (its call stack empty, between event-loop tasks) to the
+next, over at least three of them. Ranked by the most objects alive.`,
+		Args: []Arg{limitArg(20)},
+		Run:  runTraceLeaks,
+	})
+	trace(&Query{
+		Name:  "churn",
+		Title: "Allocation sites by objects allocated, with how many were ever alive at once",
+		Help: `Allocation sites of a memory trace by the objects they allocated, with
+the most alive at one time and their mean lifetime. A site that made many
+objects but never had more than one alive ("one at a time") could reuse a
+single object.`,
+		Args: []Arg{limitArg(20), {Name: "one", Kind: BoolArg, Default: false, Help: "only the sites with one object alive at a time"}},
+		Run:  runChurn,
+	})
+	trace(&Query{
+		Name:  "unused",
+		Title: "Allocation sites whose objects were never used",
+		Help:  `Allocation sites of a memory trace none of whose objects was ever read, written or called after its allocation.`,
+		Args:  []Arg{limitArg(20)},
+		Run:   runUnused,
+	})
+	trace(&Query{
+		Name:  "non-escaping",
+		Title: "Allocation sites whose objects all die before the call that made them returns (stack allocation)",
+		Help: `Allocation sites of a memory trace every object of which became
+unreachable before the call that allocated it returned (its execution
+index is a prefix of the one at its death): candidates for stack
+allocation, or for a V8 escape analysis that misses them.`,
+		Args: []Arg{limitArg(20)},
+		Run:  runNonEscaping,
+	})
+	trace(&Query{
+		Name:  "inlining",
+		Title: "Allocation sites whose objects are each owned by one object of another site, made and dying with it",
+		Help: `MemInsight's object inlining: every object of the site was pointed to
+by a field of exactly one object, always of the same other site, both
+allocated in the same call and unreachable at the same time. Its fields
+could live in the owner.`,
+		Args: []Arg{limitArg(20)},
+		Run:  runInlining,
+	})
+	trace(&Query{
+		Name:  "lifetime-timeline",
+		Title: "Live and stale objects over the time of a trace, with the stalest sites",
+		Help: `The number of objects alive and stale at evenly spread times of a memory
+trace (MemInsight's timeline), with the stale objects of the sites of most
+drag as lines of their own.`,
+		Args: []Arg{{Name: "samples", Kind: IntArg, Default: 40, Help: "points of the timeline"},
+			{Name: "sites", Kind: IntArg, Default: 3, Help: "sites drawn as lines of their own"}},
+		Run: runLifetimeTimeline,
+	})
+	trace(&Query{
+		Name:  "call-tree",
+		Title: "The calls under which an allocation site made its objects",
+		Help: `The calling contexts of an allocation site of a memory trace, as a tree
+of call sites from the top level, with the objects made under each.
+--site is file:line (or file:line:column); the file may be a suffix.`,
+		Args: []Arg{{Name: "site", Kind: StringArg, Default: "", Help: "the allocation site, `FILE:LINE[:COL]`", Required: true}},
+		Run:  runCallTree,
+	})
+	trace(&Query{
+		Name:  "access-paths",
+		Title: "What held an allocation site's objects at a chosen time",
+		Help: `Replay a memory trace up to --at (a time of its clock; the timeline
+shows them) and list, for the objects of --site alive then, the shortest
+path of variables and fields from a live context (a variable of a running
+or closed-over function, a module's binding, a global) to each, merged
+into a tree.`,
+		Args: []Arg{{Name: "site", Kind: StringArg, Default: "", Help: "the allocation site, `FILE:LINE[:COL]`", Required: true},
+			{Name: "at", Kind: IntArg, Default: 0, Help: "the `TIME` (0: the end)"}, limitArg(20)},
+		Run: runAccessPaths,
+	})
+	trace(&Query{
+		Name:  "object-lifetimes",
+		Title: "Every object of a trace: allocation site and time, last use, unreachable time",
+		Help: `The per-object output of the lifetime analysis, in the order objects
+were decided: id, allocation site and time, last use (empty: never used),
+the time it became unreachable (empty: alive at the end).`,
+		Args: []Arg{limitArg(100), {Name: "site", Kind: StringArg, Default: "", Help: "only the objects of `FILE:LINE[:COL]`"}},
+		Run:  runObjectLifetimes,
+	})
+}
+
+// traceCache keeps the last trace analysed, so the report's parts and a
+// session's queries do not replay it once each.
+var traceCache struct {
+	sync.Mutex
+	path string
+	mod  int64
+	size int64
+	res  *lifetime.Result
+}
+
+// Lifetimes returns the lifetime analysis of the trace at path.
+func Lifetimes(path string) (*lifetime.Result, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	traceCache.Lock()
+	defer traceCache.Unlock()
+	if traceCache.res != nil && traceCache.path == path && traceCache.mod == st.ModTime().UnixNano() && traceCache.size == st.Size() {
+		return traceCache.res, nil
+	}
+	res, err := analyzeTrace(path, lifetime.Options{})
+	if err != nil {
+		return nil, err
+	}
+	traceCache.path, traceCache.mod, traceCache.size, traceCache.res = path, st.ModTime().UnixNano(), st.Size(), res
+	return res, nil
+}
+
+func analyzeTrace(path string, opt lifetime.Options) (*lifetime.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := memtrace.NewReader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	return lifetime.Analyze(r, path, opt)
+}
+
+// traceHeader says what was analysed and what the trace did not see.
+func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
+	h := []string{fmt.Sprintf("Trace: %s: %s events, %s objects from %s allocation sites, %s idle points, end at time %s",
+		path, Thousands(res.Events), Thousands(uint64(len(res.Objects))), Thousands(uint64(len(res.Sites))),
+		Thousands(uint64(len(res.Idles))), Thousands(res.End))}
+	var ws []Warning
+	for _, u := range res.Unseen {
+		ws = append(ws, Warning{Code: "trace_unseen", Message: fmt.Sprintf("the trace does not show %s (%s) at %s: objects it touched are counted as allocated where the traced code first saw them", unseenWhat(u.How), u.Text, u.Pos)})
+	}
+	switch {
+	case res.EndRecord.Kind == 0:
+		ws = append(ws, Warning{Code: "trace_no_end", Message: "the trace has no END record"})
+	case res.EndRecord.Flags&memtrace.EndCutOff != 0:
+		ws = append(ws, Warning{Code: "trace_cut_off", Message: "the program was killed while writing the trace: its last events are lost"})
+	case res.EndRecord.Flags&memtrace.EndNoExit != 0:
+		ws = append(ws, Warning{Code: "trace_no_exit", Message: fmt.Sprintf("the program did not end normally (exit code %d, signal %d): objects alive then are reported alive at the end", res.EndRecord.Code, res.EndRecord.Signal)})
+	}
+	if res.Exit.Kind != 0 && res.Exit.How == memtrace.ExitUncaught {
+		h = append(h, "The program ended with an uncaught exception: "+res.Exit.Text)
+	}
+	if res.FirstSeenLate > 0 {
+		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", Thousands(res.FirstSeenLate)))
+	}
+	return h, ws
+}
+
+func unseenWhat(how uint64) string {
+	switch how {
+	case memtrace.UnseenEval:
+		return "eval'd code"
+	case memtrace.UnseenWorker:
+		return "a worker thread"
+	case memtrace.UnseenUninstrumented:
+		return "an uninstrumented module"
+	case memtrace.UnseenParseError:
+		return "a file the instrumenter could not parse"
+	case memtrace.UnseenChildProcess:
+		return "a child process"
+	case memtrace.UnseenWasm:
+		return "WebAssembly"
+	}
+	return "code of an unknown kind"
+}
+
+// traceResult starts a result for the trace of c.
+func traceResult(c *Context) (*Result, *lifetime.Result, error) {
+	path := c.Snapshots[0].Path
+	res, err := Lifetimes(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, ws := traceHeader(path, res)
+	return &Result{Header: h, Warnings: ws}, res, nil
+}
+
+func traceSiteName(s *lifetime.Site) string { return s.Pos.String() }
+
+// siteColumns are the columns every site table starts with.
+var siteColumns = []Column{{Key: "site", Title: "Allocation site", Kind: Text}, {Key: "count", Title: "Objects", Kind: Count}}
+
+// siteTable lists the sites idx (limited) with extra columns.
+func siteTable(c *Context, res *lifetime.Result, idx []int32, cols []Column, row func(*lifetime.Site) []any) (*Section, error) {
+	n, err := limit(c, len(idx))
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Columns: append(append([]Column{}, siteColumns...), cols...)}
+	for _, i := range idx[:n] {
+		s := &res.Sites[i]
+		t.Rows = append(t.Rows, append([]any{traceSiteName(s), s.Count}, row(s)...))
+	}
+	sec := &Section{Table: t}
+	if n < len(idx) {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d more sites (-n 0 lists all)", len(idx)-n))
+	}
+	return sec, nil
+}
+
+func runLifetimes(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	idx := res.SitesBy(func(s *lifetime.Site) bool {
+		return s.Leaking || s.Staleness > 0 || s.OneAliveAtATime() || s.AllNonEscaping() || s.Inlinable() || s.AllUnused()
+	}, func(a, b *lifetime.Site) bool { return a.Staleness > b.Staleness })
+	sec, err := siteTable(c, res, idx, []Column{
+		{Key: "alive_at_end", Title: "Alive at end", Kind: Count},
+		{Key: "staleness", Title: "Staleness", Kind: Count},
+		{Key: "peak_stale", Title: "Peak stale", Kind: Count},
+		{Key: "problems", Title: "Problems", Kind: Text},
+	}, func(s *lifetime.Site) []any {
+		return []any{s.AtEnd, int64(s.Staleness), s.MaxStale, strings.Join(problems(res, s), ", ")}
+	})
+	if err != nil {
+		return nil, err
+	}
+	sec.Heading = "Allocation sites with problems, by staleness"
+	r.Sections = append(r.Sections, sec)
+	tl, err := timelineSection(c.Int("samples"), 3, res)
+	if err != nil {
+		return nil, err
+	}
+	r.Sections = append(r.Sections, tl)
+	r.Notes = append(r.Notes, "Staleness: the sum over the site's objects of the ticks from last use to unreachable (or the end). Times are the trace's clock.")
+	return r, nil
+}
+
+// problems names what the client analyses flag at s.
+func problems(res *lifetime.Result, s *lifetime.Site) []string {
+	var p []string
+	if s.Leaking {
+		p = append(p, "leak")
+	}
+	if s.OneAliveAtATime() {
+		p = append(p, "one alive at a time")
+	}
+	if s.AllNonEscaping() {
+		p = append(p, "non-escaping")
+	}
+	if s.Inlinable() {
+		owner := strconv.FormatUint(s.OwnerSite, 10)
+		if i := res.SiteIndex(s.OwnerSite); i >= 0 {
+			owner = traceSiteName(&res.Sites[i])
+		} else if p, ok := res.Positions(s.OwnerSite); ok {
+			owner = p.String()
+		}
+		p = append(p, "inlinable into "+owner)
+	}
+	if s.AllUnused() {
+		p = append(p, "unused")
+	}
+	return p
+}
+
+func runStaleSites(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.Staleness > 0 },
+		func(a, b *lifetime.Site) bool { return a.Staleness > b.Staleness })
+	sec, err := siteTable(c, res, idx, []Column{
+		{Key: "staleness", Title: "Staleness", Kind: Count},
+		{Key: "mean_staleness", Title: "Mean", Kind: Count},
+		{Key: "max_staleness", Title: "Max", Kind: Count},
+		{Key: "peak_stale", Title: "Peak stale", Kind: Count},
+		{Key: "peak_stale_at", Title: "Peak at", Kind: Count},
+		{Key: "alive_at_end", Title: "Alive at end", Kind: Count},
+	}, func(s *lifetime.Site) []any {
+		return []any{int64(s.Staleness), int64(s.Staleness / uint64(s.Count)), int64(s.MaxStaleness), s.MaxStale, int64(s.MaxStaleAt), s.AtEnd}
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Sections = append(r.Sections, sec)
+	return r, nil
+}
+
+func runTraceLeaks(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.Leaking },
+		func(a, b *lifetime.Site) bool { return a.MaxAlive > b.MaxAlive })
+	sec, err := siteTable(c, res, idx, []Column{
+		{Key: "max_alive", Title: "Max alive", Kind: Count},
+		{Key: "alive_at_end", Title: "Alive at end", Kind: Count},
+		{Key: "stale_at_idle", Title: "Stale at idle points", Kind: Text},
+	}, func(s *lifetime.Site) []any { return []any{s.MaxAlive, s.AtEnd, idleCounts(s.StaleAtIdle)} })
+	if err != nil {
+		return nil, err
+	}
+	r.Sections = append(r.Sections, sec)
+	if len(res.Idles) < 3 {
+		r.Notes = append(r.Notes, fmt.Sprintf("The program was idle %d times; the rule needs three or more (a program with an event loop, run through several tasks).", len(res.Idles)))
+	}
+	return r, nil
+}
+
+// idleCounts shows the stale counts at idle points, the first and last
+// few of a long list.
+func idleCounts(xs []int) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if len(xs) > 12 && i == 6 {
+			fmt.Fprintf(&b, "… ")
+		}
+		if len(xs) > 12 && i >= 6 && i < len(xs)-6 {
+			continue
+		}
+		fmt.Fprintf(&b, "%d ", x)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func runChurn(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	one := c.Bool("one")
+	idx := res.SitesBy(func(s *lifetime.Site) bool { return !one || s.OneAliveAtATime() },
+		func(a, b *lifetime.Site) bool { return a.Count > b.Count })
+	life := make([]uint64, len(res.Sites))
+	for i := range res.Objects {
+		o := &res.Objects[i]
+		life[o.Site] += o.Unreachable - o.Alloc
+	}
+	sec, err := siteTable(c, res, idx, []Column{
+		{Key: "max_alive", Title: "Max alive", Kind: Count},
+		{Key: "mean_lifetime", Title: "Mean lifetime", Kind: Count},
+		{Key: "one_alive_at_a_time", Title: "One at a time", Kind: Text},
+	}, func(s *lifetime.Site) []any {
+		return []any{s.MaxAlive, int64(life[res.SiteIndex(s.IID)] / uint64(s.Count)), yes(s.OneAliveAtATime())}
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Sections = append(r.Sections, sec)
+	return r, nil
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return ""
+}
+
+func runUnused(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.AllUnused() },
+		func(a, b *lifetime.Site) bool { return a.Count > b.Count })
+	sec, err := siteTable(c, res, idx, []Column{{Key: "alive_at_end", Title: "Alive at end", Kind: Count}},
+		func(s *lifetime.Site) []any { return []any{s.AtEnd} })
+	if err != nil {
+		return nil, err
+	}
+	r.Sections = append(r.Sections, sec)
+	return r, nil
+}
+
+func runNonEscaping(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.AllNonEscaping() },
+		func(a, b *lifetime.Site) bool { return a.Count > b.Count })
+	sec, err := siteTable(c, res, idx, []Column{{Key: "max_alive", Title: "Max alive", Kind: Count}},
+		func(s *lifetime.Site) []any { return []any{s.MaxAlive} })
+	if err != nil {
+		return nil, err
+	}
+	r.Sections = append(r.Sections, sec)
+	return r, nil
+}
+
+func runInlining(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.Inlinable() },
+		func(a, b *lifetime.Site) bool { return a.Count > b.Count })
+	sec, err := siteTable(c, res, idx, []Column{{Key: "owner_site", Title: "Owned by objects of", Kind: Text}},
+		func(s *lifetime.Site) []any {
+			if i := res.SiteIndex(s.OwnerSite); i >= 0 {
+				return []any{traceSiteName(&res.Sites[i])}
+			}
+			p, _ := res.Positions(s.OwnerSite)
+			return []any{p.String()}
+		})
+	if err != nil {
+		return nil, err
+	}
+	r.Sections = append(r.Sections, sec)
+	return r, nil
+}
+
+// timelineSection is the live/stale timeline with the stale lines of the
+// nSites sites of most drag: a line chart.
+func timelineSection(samples, nSites int, res *lifetime.Result) (*Section, error) {
+	if samples < 1 {
+		return nil, fmt.Errorf("--samples must be 1 or more, not %d", samples)
+	}
+	if nSites < 0 {
+		return nil, fmt.Errorf("--sites must be 0 or more, not %d", nSites)
+	}
+	top := res.SitesBy(func(s *lifetime.Site) bool { return s.Staleness > 0 },
+		func(a, b *lifetime.Site) bool { return a.Staleness > b.Staleness })
+	top = top[:min(nSites, len(top))]
+	tl := res.Timeline(samples, top)
+	t := &Table{Columns: []Column{{Key: "time", Title: "Time", Kind: Count}, {Key: "alive", Title: "Alive", Kind: Count},
+		{Key: "stale", Title: "Stale", Kind: Count}}}
+	for k, s := range top {
+		t.Columns = append(t.Columns, Column{Key: "stale_site_" + strconv.Itoa(k+1), Title: "Stale at " + traceSiteName(&res.Sites[s]), Kind: Count})
+	}
+	for i, tm := range tl.Times {
+		row := []any{int64(tm), tl.Alive[i], tl.Stale[i]}
+		for k := range top {
+			row = append(row, tl.SiteStale[k][i])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return &Section{Heading: "Objects alive and stale over time", Table: t,
+		Chart: &Chart{Label: "time", Value: "alive", Kind: ChartLine}}, nil
+}
+
+func runLifetimeTimeline(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := timelineSection(c.Int("samples"), c.Int("sites"), res)
+	if err != nil {
+		return nil, err
+	}
+	r.Sections = append(r.Sections, sec)
+	return r, nil
+}
+
+// findSite resolves --site, FILE:LINE[:COL] with FILE a suffix of the
+// site's file, to the site of most objects that matches.
+func findSite(res *lifetime.Result, spec string) (int32, error) {
+	parts := strings.Split(spec, ":")
+	line, col := -1, -1
+	file := spec
+	if n, err := strconv.Atoi(parts[len(parts)-1]); err == nil && len(parts) >= 2 {
+		line, file = n, strings.Join(parts[:len(parts)-1], ":")
+		if m, err := strconv.Atoi(parts[len(parts)-2]); err == nil && len(parts) >= 3 {
+			line, col, file = m, n, strings.Join(parts[:len(parts)-2], ":")
+		}
+	}
+	if line < 0 || file == "" {
+		return -1, fmt.Errorf("--site %q: want FILE:LINE or FILE:LINE:COLUMN", spec)
+	}
+	best := int32(-1)
+	for i := range res.Sites {
+		p := res.Sites[i].Pos
+		if p.Line == line && (col < 0 || p.Column == col) && strings.HasSuffix(p.File, file) &&
+			(best < 0 || res.Sites[i].Count > res.Sites[best].Count) {
+			best = int32(i)
+		}
+	}
+	if best < 0 {
+		return -1, fmt.Errorf("--site %q: no allocation site there (heapx lifetimes lists them)", spec)
+	}
+	return best, nil
+}
+
+func runCallTree(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	si, err := findSite(res, c.String("site"))
+	if err != nil {
+		return nil, err
+	}
+	site := &res.Sites[si]
+	tree := &Tree{Columns: []Column{{Key: "call", Title: "Call site", Kind: Text}, {Key: "count", Title: "Objects", Kind: Count}}}
+	for _, p := range res.CallTree(site.IID) {
+		level := &tree.Roots
+		for _, call := range p.Calls {
+			pos, _ := res.Positions(call)
+			name := pos.String()
+			var n *TreeNode
+			for _, x := range *level {
+				if x.Values[0] == name {
+					n = x
+				}
+			}
+			if n == nil {
+				n = &TreeNode{Values: []any{name, int64(0)}}
+				*level = append(*level, n)
+			}
+			n.Values[1] = n.Values[1].(int64) + int64(p.Count)
+			level = &n.Children
+		}
+		if len(p.Calls) == 0 {
+			tree.Roots = append(tree.Roots, &TreeNode{Values: []any{"(top level)", int64(p.Count)}})
+		}
+	}
+	r.Sections = append(r.Sections, &Section{Heading: "Calls that allocated at " + traceSiteName(site), Tree: tree})
+	return r, nil
+}
+
+func runAccessPaths(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	si, err := findSite(res, c.String("site"))
+	if err != nil {
+		return nil, err
+	}
+	at := uint64(max(0, c.Int("at")))
+	if c.Int("at") < 0 || at > res.End {
+		return nil, fmt.Errorf("--at %d: the trace's times run from 1 to %d", c.Int("at"), res.End)
+	}
+	if at == 0 {
+		at = res.End
+	}
+	stopped, err := analyzeTrace(c.Snapshots[0].Path, lifetime.Options{StopAt: at})
+	if err != nil {
+		return nil, err
+	}
+	site := &res.Sites[si]
+	paths := stopped.Heap.AccessPaths(site.IID, res.Positions)
+	n, err := limit(c, len(paths))
+	if err != nil {
+		return nil, err
+	}
+	tree := &Tree{Columns: []Column{{Key: "step", Title: "Held by", Kind: Text}, {Key: "count", Title: "Objects", Kind: Count}}}
+	for _, p := range paths[:n] {
+		level := &tree.Roots
+		for _, step := range p.Steps {
+			var node *TreeNode
+			for _, x := range *level {
+				if x.Values[0] == step {
+					node = x
+				}
+			}
+			if node == nil {
+				node = &TreeNode{Values: []any{step, int64(0)}}
+				*level = append(*level, node)
+			}
+			node.Values[1] = node.Values[1].(int64) + 1
+			level = &node.Children
+		}
+	}
+	sec := &Section{Heading: fmt.Sprintf("Paths to the %d objects of %s alive at time %d", len(paths), traceSiteName(site), at), Tree: tree}
+	if n < len(paths) {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d more objects (-n 0 shows all)", len(paths)-n))
+	}
+	r.Sections = append(r.Sections, sec)
+	return r, nil
+}
+
+func runObjectLifetimes(c *Context) (*Result, error) {
+	r, res, err := traceResult(c)
+	if err != nil {
+		return nil, err
+	}
+	only := int32(-1)
+	if spec := c.String("site"); spec != "" {
+		if only, err = findSite(res, spec); err != nil {
+			return nil, err
+		}
+	}
+	var idx []int
+	for i := range res.Objects {
+		if only < 0 || res.Objects[i].Site == only {
+			idx = append(idx, i)
+		}
+	}
+	n, err := limit(c, len(idx))
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Columns: []Column{{Key: "id", Title: "Object", Kind: ID}, {Key: "site", Title: "Allocation site", Kind: Text},
+		{Key: "allocated", Title: "Allocated", Kind: Count}, {Key: "last_use", Title: "Last use", Kind: Count},
+		{Key: "unreachable", Title: "Unreachable", Kind: Count}}}
+	for _, i := range idx[:n] {
+		o := &res.Objects[i]
+		var last, dead any
+		if o.LastUse != 0 {
+			last = int64(o.LastUse)
+		}
+		if o.Flags&lifetime.RecAtEnd == 0 {
+			dead = int64(o.Unreachable)
+		}
+		t.Rows = append(t.Rows, []any{o.ID, traceSiteName(&res.Sites[o.Site]), int64(o.Alloc), last, dead})
+	}
+	sec := &Section{Table: t}
+	if n < len(idx) {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d more objects (-n 0 lists all)", len(idx)-n))
+	}
+	r.Sections = append(r.Sections, sec)
+	return r, nil
+}
