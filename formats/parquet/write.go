@@ -149,7 +149,9 @@ func writeTables(part string, d *Dump) error {
 		func() error { return writeObjects(part, id, d, res) },
 		func() error { return writeReferences(part, id, g) },
 		func() error { return writeStrings(part, id, g) },
-		func() error { return writeRows(part, TableClasses, id, withID(d.Classes, id, func(r *ClassRow) *string { return &r.DumpID })) },
+		func() error {
+			return writeRows(part, TableClasses, id, withID(d.Classes, id, func(r *ClassRow) *string { return &r.DumpID }))
+		},
 		func() error {
 			return writeRows(part, TableSuspects, id, withID(d.Suspects, id, func(r *SuspectRow) *string { return &r.DumpID }))
 		},
