@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	pq "github.com/parquet-go/parquet-go"
+
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/query"
 )
 
 // exportInputs are dumps of every runtime for the export tests.
@@ -189,4 +194,98 @@ func TestExportInterrupted(t *testing.T) {
 	if len(ents) != len(in) {
 		t.Errorf("%d entries in the directory, want %d partitions and nothing else", len(ents), len(in))
 	}
+}
+
+// TestExportSuspectsAndSites checks the suspects table against heapx
+// suspects --json, and objects.site against the allocation stacks heapx
+// shows, on dumps that have them.
+func TestExportSuspectsAndSites(t *testing.T) {
+	dir := t.TempDir()
+	leak, trace := "../../testdata/node-leak-3.heapsnapshot.gz", "../../testdata/node-trace.heapsnapshot.gz"
+	out := ok(t, "export", "--parquet", dir, leak, trace)
+	parts := map[string]string{}
+	for _, m := range partitionLine.FindAllStringSubmatch(out, -1) {
+		parts[m[3]] = m[1]
+	}
+
+	var js struct {
+		Sections []struct {
+			Rows []struct {
+				Rank          int     `json:"rank"`
+				Kind          string  `json:"kind"`
+				Holder        string  `json:"holder"`
+				Retained      int64   `json:"retained_size"`
+				Percent       float64 `json:"retained_percent"`
+				Point         string  `json:"point"`
+				HeldBy        string  `json:"held_by"`
+				Class         string  `json:"class"`
+				Count         int64   `json:"count"`
+				ClassRetained int64   `json:"class_retained"`
+			} `json:"rows"`
+		} `json:"sections"`
+	}
+	okJSON(t, &js, "suspects", "--json", "--limit", "0", leak)
+	want := js.Sections[0].Rows
+	got, err := readTableRows[parquet.SuspectRow](parquet.TableFile(parts[leak], parquet.TableSuspects))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || len(got) != len(want) {
+		t.Fatalf("%d suspects in the table, heapx suspects finds %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if int(g.Rank) != w.Rank || g.Kind != w.Kind || g.Holder != w.Holder || g.RetainedSize != w.Retained || g.Point != w.Point ||
+			g.HeldBy != w.HeldBy || g.Class != w.Class || g.Count != w.Count || g.ClassRetainedSize != w.ClassRetained ||
+			int(g.Share*1e6+0.5) != int(w.Percent*1e4+0.5) || !strings.Contains(g.Holder, "@"+strconv.FormatInt(g.HolderID, 10)) {
+			t.Errorf("suspect %d: table %+v\nheapx suspects %+v", i+1, g, w)
+		}
+	}
+
+	// objects.site is the allocation stack's first frame.
+	d, err := hx.Open(trace, hx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := d.Analysis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := readTableRows[parquet.ObjectRow](parquet.TableFile(parts[trace], parquet.TableObjects))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var with int
+	for v, o := range objects {
+		stack := a.AllocationStack(int32(v))
+		switch {
+		case len(stack) == 0 && o.Site != nil:
+			t.Fatalf("node %d has no allocation stack, but site %q", o.NodeID, *o.Site)
+		case len(stack) > 0 && (o.Site == nil || *o.Site != query.FrameText(stack[0])):
+			t.Fatalf("node %d: site %v, want %q", o.NodeID, o.Site, query.FrameText(stack[0]))
+		case len(stack) > 0:
+			with++
+		}
+	}
+	if with < 1000 {
+		t.Errorf("%d objects with a site", with)
+	}
+}
+
+// readTableRows reads a table file as row structs, as a program using
+// formats/parquet's schema would.
+func readTableRows[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := pq.NewGenericReader[T](f)
+	defer r.Close()
+	rows := make([]T, r.NumRows())
+	n, err := r.Read(rows)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return rows[:n], nil
 }
