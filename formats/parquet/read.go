@@ -228,7 +228,6 @@ type reader struct {
 	done  int64
 	total int64
 	res   model.Results
-	doms  []int64 // dominator node ids, resolved once every node is known
 }
 
 func (r *reader) progress(n int64) {
@@ -451,7 +450,6 @@ func (r *reader) objects() error {
 
 // results reads the analysis columns of objects.
 func (r *reader) results(t *table, n int) error {
-	g := r.g
 	res := &r.res
 	res.Shallow, res.Retained = model.Alloc[uint64](n), model.Alloc[uint64](n)
 	res.Dominator, res.Distance = model.Alloc[model.NodeIndex](n), model.Alloc[int32](n)
@@ -489,7 +487,6 @@ func (r *reader) results(t *table, n int) error {
 			return t.fail(row, "dominator %d is not a node of objects", uint64(v.Int64()))
 		}
 		res.Dominator[row] = d
-		_ = g
 		return nil
 	})
 }
