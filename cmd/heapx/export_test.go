@@ -136,63 +136,72 @@ func TestExportBadInput(t *testing.T) {
 	}
 }
 
-// TestExportInterrupted kills an export (SIGKILL: nothing can clean up)
-// while it writes a partition: every partition left is complete, and the
-// next export removes the half-written one and writes the rest.
+// TestExportInterrupted stops an export while it writes a partition:
+// with SIGINT it removes the partition being written and exits 130, with
+// SIGKILL (nothing can clean up) it leaves it in a hidden temporary
+// directory. Either way every partition left is complete, and the next
+// export removes what was left and writes the rest.
 func TestExportInterrupted(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "fleet")
 	var in []string
 	for _, p := range []string{"node-basic", "node-leak-1", "node-leak-2", "node-leak-3", "node-trace", "node-internals",
 		"node-list-20k-1-baseline", "node-list-20k-2-target", "node-list-20k-3-final", "node-sites"} {
 		in = append(in, filepath.Join("..", "..", "testdata", p+".heapsnapshot.gz"))
 	}
-	cmd := heapxCommand(t, append([]string{"export", "--parquet", dir, "--jobs", "1"}, in...)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Kill it once a partition is complete and the next is being written.
-	deadline := time.Now().Add(2 * time.Minute)
-	killed := false
-	for time.Now().Before(deadline) && !killed {
-		ents, _ := os.ReadDir(dir)
-		var done, writing bool
-		for _, e := range ents {
-			done = done || strings.HasPrefix(e.Name(), "dump=")
-			writing = writing || strings.HasPrefix(e.Name(), ".tmp-")
-		}
-		if done && writing {
-			cmd.Process.Signal(syscall.SIGKILL)
-			killed = true
-		}
-		time.Sleep(time.Millisecond)
-	}
-	cmd.Wait()
-	if !killed {
-		t.Fatal("the export never wrote a partition while another was pending")
-	}
-	ents, _ := os.ReadDir(dir)
-	var complete, temps int
-	for _, e := range ents {
-		switch {
-		case strings.HasPrefix(e.Name(), "dump="):
-			complete++
-			if _, _, err := parquet.ReadDump(filepath.Join(dir, e.Name()), parquet.ReadOptions{}); err != nil {
-				t.Errorf("partition left by the killed export: %v", err)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "fleet")
+			cmd := heapxCommand(t, append([]string{"export", "--parquet", dir, "--jobs", "1"}, in...)...)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
-		case strings.HasPrefix(e.Name(), ".tmp-"):
-			temps++
-		}
-	}
-	if complete == 0 || complete == len(in) || temps == 0 {
-		t.Fatalf("after the kill: %d partitions, %d temporary directories", complete, temps)
-	}
-	out := ok(t, append([]string{"export", "--parquet", dir}, in...)...)
-	if want := "exported " + strconv.Itoa(len(in)-complete) + " of " + strconv.Itoa(len(in)) + " dumps (" + strconv.Itoa(complete) + " skipped, 0 failed)"; !strings.Contains(out, want) {
-		t.Fatalf("export after the kill printed:\n%s\nwant %q", out, want)
-	}
-	ents, _ = os.ReadDir(dir)
-	if len(ents) != len(in) {
-		t.Errorf("%d entries in the directory, want %d partitions and nothing else", len(ents), len(in))
+			// Stop it once a partition is complete and the next is being written.
+			deadline := time.Now().Add(2 * time.Minute)
+			stopped := false
+			for time.Now().Before(deadline) && !stopped {
+				ents, _ := os.ReadDir(dir)
+				var done, writing bool
+				for _, e := range ents {
+					done = done || strings.HasPrefix(e.Name(), "dump=")
+					writing = writing || strings.HasPrefix(e.Name(), ".tmp-")
+				}
+				if done && writing {
+					cmd.Process.Signal(sig)
+					stopped = true
+				}
+				time.Sleep(time.Millisecond)
+			}
+			err := cmd.Wait()
+			if !stopped {
+				t.Fatal("the export never wrote a partition while another was pending")
+			}
+			if code := cmd.ProcessState.ExitCode(); sig == syscall.SIGINT && code != 130 {
+				t.Fatalf("after SIGINT: exit %d (%v), want 130", code, err)
+			}
+			ents, _ := os.ReadDir(dir)
+			var complete, temps int
+			for _, e := range ents {
+				switch {
+				case strings.HasPrefix(e.Name(), "dump="):
+					complete++
+					if _, _, err := parquet.ReadDump(filepath.Join(dir, e.Name()), parquet.ReadOptions{}); err != nil {
+						t.Errorf("partition left by the stopped export: %v", err)
+					}
+				case strings.HasPrefix(e.Name(), ".tmp-"):
+					temps++
+				}
+			}
+			if complete == 0 || complete == len(in) || (sig == syscall.SIGKILL) != (temps > 0) {
+				t.Fatalf("after %v: %d partitions, %d temporary directories", sig, complete, temps)
+			}
+			out := ok(t, append([]string{"export", "--parquet", dir}, in...)...)
+			if want := "exported " + strconv.Itoa(len(in)-complete) + " of " + strconv.Itoa(len(in)) + " dumps (" + strconv.Itoa(complete) + " skipped, 0 failed)"; !strings.Contains(out, want) {
+				t.Fatalf("export after the stop printed:\n%s\nwant %q", out, want)
+			}
+			ents, _ = os.ReadDir(dir)
+			if len(ents) != len(in) {
+				t.Errorf("%d entries in the directory, want %d partitions and nothing else", len(ents), len(in))
+			}
+		})
 	}
 }
 
