@@ -99,6 +99,9 @@ type Format struct {
 	// Detect reports whether head, the first bytes of a file (up to
 	// HeadSize, after gzip decompression when Gzip is set), is this format.
 	Detect func(head []byte) bool
+	// DetectDir, set by formats whose dump is a directory (a Parquet
+	// partition), reports whether the directory at path is one.
+	DetectDir func(path string) bool
 	// Read reads the dump at path.
 	Read func(path string, opt ReadOptions) (*model.Graph, error)
 	// ReadStream, set by formats read in one pass, reads the dump from r
@@ -185,6 +188,11 @@ func Detect(path string) (*Format, error) {
 		return nil, err
 	}
 	if st.IsDir() {
+		for _, f := range All() {
+			if f.DetectDir != nil && f.DetectDir(path) {
+				return f, nil
+			}
+		}
 		return nil, fmt.Errorf("%s: is a directory, not a heap dump", path)
 	}
 	if !st.Mode().IsRegular() {
@@ -204,7 +212,7 @@ const allPackage = "github.com/heapx/heapx/formats/all"
 
 // allNames are the formats allPackage links in, so that the error for a
 // dump of no registered format can say which of them a program lacks.
-var allNames = []string{"hprof", "jsonl", "nodecore", "spidermonkey", "sqlite", "v8"}
+var allNames = []string{"hprof", "jsonl", "nodecore", "parquet", "spidermonkey", "sqlite", "v8"}
 
 // detectHead finds the format of the file at path whose first bytes
 // (decompressed) are head.
@@ -228,13 +236,18 @@ func detectHead(path string, head []byte) (*Format, error) {
 		if what := notADump(path, head); what != "" {
 			return nil, fmt.Errorf("%s: %s", path, what)
 		}
-		names := []string{}
+		// The formats a file can be in: not those whose dumps are
+		// directories (DetectDir only).
+		names, linked := []string{}, []string{}
 		for _, f := range All() {
-			names = append(names, f.Name)
+			linked = append(linked, f.Name)
+			if f.Detect != nil {
+				names = append(names, f.Name)
+			}
 		}
 		var missing []string
 		for _, name := range allNames {
-			if !slices.Contains(names, name) {
+			if !slices.Contains(linked, name) {
 				missing = append(missing, name)
 			}
 		}
@@ -349,11 +362,27 @@ func OpenInput(path string) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.IsDir() { // a format's dump directory (DetectDir)
+		return &Input{Path: path, Format: f, Size: filesSize(path)}, nil
+	}
 	raw, err := readPrefix(path, 2)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &Input{Path: path, Format: f, Size: st.Size(), Gzip: gz.HasMagic(raw)}, nil
+}
+
+// filesSize is the size of the files in dir (not below it): a dump
+// directory's size.
+func filesSize(dir string) int64 {
+	ents, _ := os.ReadDir(dir)
+	var n int64
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
 
 // openStream is OpenInput for input that can be read only once.
@@ -636,9 +665,24 @@ func RemoveTemps() {
 	tempsMu.Lock()
 	defer tempsMu.Unlock()
 	temps.Range(func(k, _ any) bool {
-		os.Remove(k.(string))
+		p := k.(string)
+		// A directory is moved out of its writer's way first: a file
+		// the writer creates meanwhile would keep it from being removed.
+		if st, err := os.Lstat(p); err == nil && st.IsDir() && os.Rename(p, p+".removing") == nil {
+			p += ".removing"
+		}
+		os.RemoveAll(p)
 		return true
 	})
+}
+
+// TrackTemp records a temporary file or directory a writer fills outside
+// WriteFileAtomic (formats/parquet's partition directories), so that
+// RemoveTemps removes it too; untrack forgets it once it is renamed into
+// place or removed.
+func TrackTemp(path string) (untrack func()) {
+	temps.Store(path, true)
+	return func() { temps.Delete(path) }
 }
 
 // readHead returns up to HeadSize bytes of the file, decompressed when it

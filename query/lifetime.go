@@ -213,8 +213,6 @@ func unseenWhat(how uint64) string {
 		return "a file the instrumenter could not parse"
 	case memtrace.UnseenChildProcess:
 		return "a child process"
-	case memtrace.UnseenWasm:
-		return "WebAssembly"
 	}
 	return "code of an unknown kind"
 }

@@ -62,6 +62,7 @@ gzip-compressed, and Node.js core dumps (x86-64 Linux, with --binary).`,
 	root.AddCommand(newCaptureCmd(stderr), newSitesCmd(stderr))
 	root.AddCommand(newStackCmd(stderr))
 	root.AddCommand(newTraceCmd(stderr))
+	root.AddCommand(newExportCmd(stderr))
 	// Every registered analysis is a command of its own.
 	for _, q := range query.All() {
 		root.AddCommand(newQueryCmd(q, stderr))

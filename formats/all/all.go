@@ -14,6 +14,7 @@ import (
 	_ "github.com/heapx/heapx/formats/hprof"
 	_ "github.com/heapx/heapx/formats/jsonl"
 	_ "github.com/heapx/heapx/formats/nodecore"
+	_ "github.com/heapx/heapx/formats/parquet"
 	_ "github.com/heapx/heapx/formats/spidermonkey"
 	_ "github.com/heapx/heapx/formats/sqlite"
 	_ "github.com/heapx/heapx/formats/v8"
