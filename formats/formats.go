@@ -95,6 +95,9 @@ type Format struct {
 	// Detect reports whether head, the first bytes of a file (up to
 	// HeadSize, after gzip decompression when Gzip is set), is this format.
 	Detect func(head []byte) bool
+	// DetectDir, set by formats whose dump is a directory (a Parquet
+	// partition), reports whether the directory at path is one.
+	DetectDir func(path string) bool
 	// Read reads the dump at path.
 	Read func(path string, opt ReadOptions) (*model.Graph, error)
 	// ReadStream, set by formats read in one pass, reads the dump from r
@@ -181,6 +184,11 @@ func Detect(path string) (*Format, error) {
 		return nil, err
 	}
 	if st.IsDir() {
+		for _, f := range All() {
+			if f.DetectDir != nil && f.DetectDir(path) {
+				return f, nil
+			}
+		}
 		return nil, fmt.Errorf("%s: is a directory, not a heap dump", path)
 	}
 	if !st.Mode().IsRegular() {
@@ -200,7 +208,7 @@ const allPackage = "github.com/heapx/heapx/formats/all"
 
 // allNames are the formats allPackage links in, so that the error for a
 // dump of no registered format can say which of them a program lacks.
-var allNames = []string{"hprof", "jsonl", "spidermonkey", "sqlite", "v8"}
+var allNames = []string{"hprof", "jsonl", "parquet", "spidermonkey", "sqlite", "v8"}
 
 // detectHead finds the format of the file at path whose first bytes
 // (decompressed) are head.
@@ -345,11 +353,27 @@ func OpenInput(path string) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.IsDir() { // a format's dump directory (DetectDir)
+		return &Input{Path: path, Format: f, Size: filesSize(path)}, nil
+	}
 	raw, err := readPrefix(path, 2)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &Input{Path: path, Format: f, Size: st.Size(), Gzip: gz.HasMagic(raw)}, nil
+}
+
+// filesSize is the size of the files in dir (not below it): a dump
+// directory's size.
+func filesSize(dir string) int64 {
+	ents, _ := os.ReadDir(dir)
+	var n int64
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
 
 // openStream is OpenInput for input that can be read only once.

@@ -18,6 +18,7 @@ import (
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/parquet"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
@@ -48,6 +49,9 @@ names, keeps 32 bits of each node id), convert says so on stderr.
 With --analyze, retained sizes, dominators and distances are computed and
 stored in OUT (exchange formats only), so reopening it needs no analysis.
 Results already in IN are carried over to an exchange-format OUT.
+
+With --to parquet, OUT is a directory: IN is analysed and written as the
+partition OUT/dump=<id> (heapx export --parquet OUT IN; see heapx export).
 
 OUT is written to a temporary file and renamed into place when complete:
 a failed or interrupted convert leaves no OUT behind.`,
@@ -101,6 +105,10 @@ func outputFormat(out, to string) (*formats.Format, error) {
 }
 
 func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool) error {
+	if to == parquet.Name {
+		// A Parquet directory holds analysed dumps: convert is export of one.
+		return export(stdout, stderr, out, []string{in}, nil, 1)
+	}
 	of, err := outputFormat(out, to)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	// Each format registers itself in its package's init.
 	_ "github.com/heapx/heapx/formats/hprof"
 	_ "github.com/heapx/heapx/formats/jsonl"
+	_ "github.com/heapx/heapx/formats/parquet"
 	_ "github.com/heapx/heapx/formats/spidermonkey"
 	_ "github.com/heapx/heapx/formats/sqlite"
 	_ "github.com/heapx/heapx/formats/v8"

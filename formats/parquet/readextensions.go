@@ -1,0 +1,152 @@
+package parquet
+
+import (
+	"io"
+
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/heapx/heapx/model"
+)
+
+// readAll reads every row of a small table (the extension tables, a few
+// thousand rows at most) as structs.
+func readAll[T any](t *table) ([]T, error) {
+	n := t.pf.NumRows()
+	if n > 1<<31-1 {
+		return nil, t.fail(-1, "%d rows", n)
+	}
+	rows := make([]T, n)
+	r := pq.NewGenericReader[T](t.pf)
+	defer r.Close()
+	got := 0
+	for got < len(rows) {
+		k, err := r.Read(rows[got:])
+		got += k
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, t.fail(int64(got), "%v", err)
+		}
+	}
+	if got != len(rows) {
+		return nil, t.fail(int64(got), "%d rows read of %d", got, len(rows))
+	}
+	return rows, nil
+}
+
+// readTable reads the optional table name of r's partition: no rows when
+// it is missing.
+func readTable[T any](r *reader, name string) ([]T, *table, error) {
+	t, err := openTable(r.part, name, false)
+	if t == nil || err != nil {
+		return nil, nil, err
+	}
+	defer t.close()
+	rows, err := readAll[T](t)
+	return rows, t, err
+}
+
+// node resolves a node id of an extension table's row.
+func (r *reader) node(t *table, row int, what string, id int64) (model.NodeIndex, error) {
+	v := r.ids.Get(uint64(id))
+	if v < 0 {
+		return 0, t.fail(int64(row), "%s %d is not a node of objects", what, uint64(id))
+	}
+	return v, nil
+}
+
+func (r *reader) extensions() error {
+	g := r.g
+	locs, t, err := readTable[LocationRow](r, TableLocations)
+	if err != nil {
+		return err
+	}
+	if len(locs) > 0 {
+		g.Locations = make([]model.Location, len(locs))
+		for i, l := range locs {
+			v, err := r.node(t, i, "node_id", l.NodeID)
+			if err != nil {
+				return err
+			}
+			if l.ScriptID < 0 || l.ScriptID > 1<<32-1 || l.Line < 0 || l.Line > 1<<32-1 || l.Column < 0 || l.Column > 1<<32-1 {
+				return t.fail(int64(i), "script_id, line or column out of range (0 to 2^32-1)")
+			}
+			g.Locations[i] = model.Location{Node: v, ScriptID: uint32(l.ScriptID), Line: uint32(l.Line), Column: uint32(l.Column)}
+		}
+	}
+	if r.row.HasLocationScript {
+		g.LocationScripts = make([]model.NodeIndex, len(locs))
+		for i, l := range locs {
+			if l.Script == nil {
+				return t.fail(int64(i), "script is NULL (dumps.has_location_script is set)")
+			}
+			v, err := r.node(t, i, "script", *l.Script)
+			if err != nil {
+				return err
+			}
+			g.LocationScripts[i] = v
+		}
+	}
+	fns, _, err := readTable[TraceFunctionRow](r, TableTraceFunctions)
+	if err != nil {
+		return err
+	}
+	tree, tt, err := readTable[TraceNodeRow](r, TableTraceNodes)
+	if err != nil {
+		return err
+	}
+	samples, _, err := readTable[SampleRow](r, TableSamples)
+	if err != nil {
+		return err
+	}
+	if len(fns)+len(tree)+len(samples) > 0 {
+		tr := &model.AllocationTrace{}
+		ns := int64(g.Strings.Len())
+		for i, f := range fns {
+			if f.NameID < 0 || f.NameID >= ns || f.ScriptNameID < 0 || f.ScriptNameID >= ns {
+				return r.failTable(TableTraceFunctions, i, "name_id %d or script_name_id %d is not one of the %d strings", f.NameID, f.ScriptNameID, ns)
+			}
+			tr.Functions = append(tr.Functions, model.TraceFunction{ID: uint64(f.FunctionID), Name: model.StringID(f.NameID),
+				ScriptName: model.StringID(f.ScriptNameID), ScriptID: uint32(f.ScriptID), Line: f.Line, Column: f.Column})
+		}
+		for i, n := range tree {
+			if n.Parent < -1 || n.Parent >= int64(i) {
+				return tt.fail(int64(i), "parent %d is not an earlier trace node", n.Parent)
+			}
+			tr.Tree = append(tr.Tree, model.TraceNode{ID: uint32(n.ID), Function: uint32(n.FunctionIndex),
+				Count: uint64(n.Count), Size: uint64(n.Size), Parent: int32(n.Parent)})
+		}
+		for _, s := range samples {
+			tr.Samples = append(tr.Samples, model.TraceSample{TimestampMicros: uint64(s.TimestampMicros), LastAssignedID: uint64(s.LastAssignedID)})
+		}
+		g.Trace = tr
+	}
+	secs, _, err := readTable[SectionRow](r, TableSections)
+	if err != nil {
+		return err
+	}
+	for _, s := range secs {
+		g.Sections = append(g.Sections, model.Section{Name: s.Name, Fields: s.Fields, Values: s.Values})
+	}
+	roots, rt, err := readTable[GCRootRow](r, TableGCRoots)
+	if err != nil {
+		return err
+	}
+	for i, gr := range roots {
+		v, err := r.node(rt, i, "node_id", gr.NodeID)
+		if err != nil {
+			return err
+		}
+		if gr.KindIndex < 0 || int(gr.KindIndex) >= len(g.RootKinds) {
+			return rt.fail(int64(i), "kind_index %d is not one of the %d root kinds", gr.KindIndex, len(g.RootKinds))
+		}
+		g.GCRoots = append(g.GCRoots, model.GCRoot{Node: v, Kind: uint16(gr.KindIndex)})
+	}
+	return nil
+}
+
+func (r *reader) failTable(name string, row int, format string, args ...any) error {
+	t := &table{path: TableFile(r.part, name)}
+	return t.fail(int64(row), format, args...)
+}
