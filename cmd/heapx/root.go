@@ -55,6 +55,7 @@ gzip-compressed.`,
 	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newMCPCmd(stderr), newListCmd())
 	root.AddCommand(newCaptureCmd(stderr), newSitesCmd(stderr))
 	root.AddCommand(newExportCmd(stderr))
+	root.AddCommand(newFleetCmd())
 	// Every registered analysis is a command of its own.
 	for _, q := range query.All() {
 		root.AddCommand(newQueryCmd(q, stderr))
