@@ -25,7 +25,7 @@ import (
 // its listener's requestLog; release 42 keeps the last 50.
 type fleetDump struct {
 	path, release, pod, id string
-	captured           time.Time
+	captured               time.Time
 }
 
 // fleetFixture reads testdata/fleet/fleet.jsonl, one line per pod.
