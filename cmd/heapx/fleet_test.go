@@ -273,19 +273,11 @@ func TestFleetBadInput(t *testing.T) {
 
 	// A partition of version 2 beside one of version 1.
 	mixed, mpart := copyPartition(t)
-	rows, err := pq.ReadFile[parquet.DumpRow](parquet.TableFile(mpart, parquet.TableDumps))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows[0].FormatVersion = 2
-	rows[0].DumpID = "0123456789abcdef"
-	v2 := filepath.Join(mixed, parquet.PartitionPrefix+rows[0].DumpID)
+	v2 := filepath.Join(mixed, parquet.PartitionPrefix+"0123456789abcdef")
 	if err := os.Mkdir(v2, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := pq.WriteFile(parquet.TableFile(v2, parquet.TableDumps), rows); err != nil {
-		t.Fatal(err)
-	}
+	writeDumpsVersion(t, mpart, v2, 2)
 
 	empty := t.TempDir()
 	cases := []struct {
@@ -320,4 +312,19 @@ func dumpsOf(t *testing.T) []string {
 		out = append(out, d.path)
 	}
 	return out
+}
+
+// writeDumpsVersion writes into partition directory to the dumps table of
+// partition from, as of format version version and of the dump to names.
+func writeDumpsVersion(t *testing.T, from, to string, version int32) {
+	t.Helper()
+	rows, err := pq.ReadFile[parquet.DumpRow](parquet.TableFile(from, parquet.TableDumps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows[0].FormatVersion = version
+	rows[0].DumpID = strings.TrimPrefix(filepath.Base(to), parquet.PartitionPrefix)
+	if err := pq.WriteFile(parquet.TableFile(to, parquet.TableDumps), rows); err != nil {
+		t.Fatal(err)
+	}
 }

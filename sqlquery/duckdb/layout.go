@@ -88,28 +88,30 @@ func (l *Layout) tableNames() []string {
 	return names
 }
 
-// setup is the SQL that makes the views and then shuts the connection
-// in: no file outside the directory, no network, no extension to
-// install or load, and no setting changed after.
-func (l *Layout) setup() []string {
-	s := []string{
+// settings shut the connection in: no file outside the directory, no
+// network, no extension to install or load, and no setting changed
+// after.
+func (l *Layout) settings() []string {
+	return []string{
 		"SET allowed_directories = [" + literal(l.Dir+string(filepath.Separator)) + "]",
 		"SET enable_external_access = false",
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
 		"SET lock_configuration = true",
 	}
-	for _, t := range l.tableNames() {
-		glob := filepath.Join(l.Dir, parquet.PartitionPrefix+"*", t+".parquet")
-		if len(l.Partitions) == 1 && l.Partitions[0] == "." {
-			glob = parquet.TableFile(l.Dir, t)
-		}
-		// union_by_name: a newer writer's added columns read as NULL in
-		// older partitions instead of failing the scan.
-		s = append(s, fmt.Sprintf(`CREATE VIEW %q AS SELECT * FROM read_parquet(%s, hive_partitioning = true, union_by_name = true)`,
-			t, literal(glob)))
+}
+
+// view is the SQL that makes table's view over its files in every
+// partition.
+func (l *Layout) view(table string) string {
+	glob := filepath.Join(l.Dir, parquet.PartitionPrefix+"*", table+".parquet")
+	if len(l.Partitions) == 1 && l.Partitions[0] == "." {
+		glob = parquet.TableFile(l.Dir, table)
 	}
-	return s
+	// union_by_name: a newer writer's added columns read as NULL in
+	// older partitions instead of failing the scan.
+	return fmt.Sprintf(`CREATE VIEW %q AS SELECT * FROM read_parquet(%s, hive_partitioning = true, union_by_name = true)`,
+		table, literal(glob))
 }
 
 // literal quotes s as an SQL string literal.

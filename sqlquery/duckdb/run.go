@@ -25,7 +25,6 @@ import (
 	duckdbdriver "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/heapx/heapx/formats/parquet"
-	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/sqlquery"
 )
 
@@ -70,19 +69,36 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("%s: starting DuckDB: %w", dir, err)
 	}
-	d := &DB{dir: dir, db: db, conn: conn}
-	for _, s := range lay.setup() {
+	d := &DB{dir: dir, db: db, conn: conn, Tables: lay.tableNames()}
+	for _, s := range lay.settings() {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			d.Close()
-			return nil, fmt.Errorf("%s: setting DuckDB up (%s): %w", dir, query.Shorten(s, 60), err)
+			return nil, fmt.Errorf("%s: setting DuckDB up (%s): %w", dir, s, err)
 		}
 	}
-	d.Tables = lay.tableNames()
-	if err := d.checkVersions(ctx); err != nil {
-		d.Close()
-		return nil, err
+	// The dumps view first (every directory has it), to check the
+	// versions before any other table is read.
+	for i, t := range d.Tables {
+		if _, err := conn.ExecContext(ctx, lay.view(t)); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("%s: table %s: %s", dir, t, withoutContext(err))
+		}
+		if i == 0 {
+			if err := d.checkVersions(ctx); err != nil {
+				d.Close()
+				return nil, err
+			}
+		}
 	}
 	return d, nil
+}
+
+// withoutContext is DuckDB's message without the lines it adds to show
+// where in the statement the error is: in a view heapx made, that says
+// nothing to the user.
+func withoutContext(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n\nLINE ")
+	return msg
 }
 
 // checkVersions refuses a directory with a partition of another version
@@ -130,7 +146,7 @@ func (d *DB) Run(ctx context.Context, stmt string, w sqlquery.RowWriter) error {
 	if strings.Trim(stmt, "; \t\r\n") == "" {
 		return fmt.Errorf("%s: the query has no SQL statement", d.dir)
 	}
-	if err := d.checkReading(ctx, stmt); err != nil {
+	if err := d.checkReading(stmt); err != nil {
 		return err
 	}
 	rows, err := d.conn.QueryContext(ctx, stmt)
@@ -169,15 +185,17 @@ func (d *DB) Run(ctx context.Context, stmt string, w sqlquery.RowWriter) error {
 }
 
 // checkReading prepares stmt, without running it, to refuse what is not
-// one reading statement before anything runs.
-func (d *DB) checkReading(ctx context.Context, stmt string) error {
+// one reading statement before anything runs. The driver's Prepare, not
+// PrepareContext: PrepareContext runs every statement but the last of a
+// text with several, to prepare the last.
+func (d *DB) checkReading(stmt string) error {
 	var typ duckdbdriver.StmtType
 	err := d.conn.Raw(func(c any) error {
-		prep, ok := c.(driver.ConnPrepareContext)
+		conn, ok := c.(driver.Conn)
 		if !ok {
 			return errors.New("the DuckDB driver cannot prepare statements")
 		}
-		st, err := prep.PrepareContext(ctx, stmt)
+		st, err := conn.Prepare(stmt)
 		if err != nil {
 			return err
 		}
@@ -198,12 +216,15 @@ func (d *DB) checkReading(ctx context.Context, stmt string) error {
 	return nil
 }
 
-// sqlError is DuckDB's error as "<dir>: <DuckDB's message>"; a prepare
-// of several statements says what heapx wants.
+// sqlError is DuckDB's error as "<dir>: <DuckDB's message>"; for a text
+// of several statements, or of none, it says what heapx wants.
 func (d *DB) sqlError(err error) error {
 	msg := err.Error()
-	if strings.Contains(msg, "Cannot prepare multiple statements at once") {
+	switch {
+	case strings.Contains(msg, "multi-statement query"):
 		return fmt.Errorf("%s: give one SQL statement", d.dir)
+	case strings.Contains(msg, "empty query"):
+		return fmt.Errorf("%s: the query has no SQL statement", d.dir)
 	}
 	return fmt.Errorf("%s: %s", d.dir, msg)
 }
