@@ -656,9 +656,18 @@ func RemoveTemps() {
 	tempsMu.Lock()
 	defer tempsMu.Unlock()
 	temps.Range(func(k, _ any) bool {
-		os.Remove(k.(string))
+		os.RemoveAll(k.(string))
 		return true
 	})
+}
+
+// TrackTemp records a temporary file or directory a writer fills outside
+// WriteFileAtomic (formats/parquet's partition directories), so that
+// RemoveTemps removes it too; untrack forgets it once it is renamed into
+// place or removed.
+func TrackTemp(path string) (untrack func()) {
+	temps.Store(path, true)
+	return func() { temps.Delete(path) }
 }
 
 // readHead returns up to HeadSize bytes of the file, decompressed when it

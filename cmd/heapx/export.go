@@ -227,6 +227,12 @@ func partitionOf(d *hx.Dump, a *analysis.Analysis, path, id, sum string, labels 
 	}
 	pd := &parquet.Dump{Graph: g, Results: a.Results(), Info: info,
 		ClassOf: a.Classes.Of, ClassNames: a.Classes.Names, Generator: generator()}
+	if of, frames := a.AllocatingFunctions(); of != nil {
+		pd.SiteOf = of
+		for _, f := range frames {
+			pd.SiteNames = append(pd.SiteNames, query.FrameText(f))
+		}
+	}
 	for _, c := range a.Summary() {
 		pd.Classes = append(pd.Classes, parquet.ClassRow{Class: c.Name, ClassKey: c.Key, Count: int64(c.Count),
 			ShallowSize: int64(c.Shallow), RetainedSize: int64(c.Retained), Distance: c.Distance})

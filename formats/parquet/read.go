@@ -83,7 +83,8 @@ func openTable(part, name string, required bool) (*table, error) {
 		return nil, &formats.FormatError{File: path, Offset: -1, Msg: "not a readable Parquet file: " + err.Error()}
 	}
 	t := &table{path: path, f: f, pf: pf}
-	if v, ok := pf.Lookup(keyVersion); ok && v != strconv.Itoa(FormatVersion) {
+	if v, ok := pf.Lookup(keyVersion); ok && v != strconv.Itoa(FormatVersion) && name != TableDumps {
+		// dumps.format_version says it for the partition (readDumpRow).
 		t.close()
 		return nil, t.fail(-1, "Parquet form version %s; this heapx reads version %d", v, FormatVersion)
 	}
@@ -155,6 +156,9 @@ func (t *table) each(name string, kind pq.Kind, fn func(row int64, v pq.Value) e
 				if err == io.EOF {
 					break
 				}
+				if err == nil && n == 0 {
+					err = errors.New("a page yields no values")
+				}
 				if err != nil {
 					pq.Release(p)
 					pages.Close()
@@ -178,29 +182,40 @@ func readDumpRow(part string) (*DumpRow, error) {
 		return nil, err
 	}
 	defer t.close()
-	if _, err := t.column("format_version", pq.Int32); err != nil {
-		return nil, err
-	}
-	if n := t.pf.NumRows(); n != 1 {
-		return nil, t.fail(-1, "%d rows, want one (the dump)", n)
-	}
-	var version int32
-	if err := t.each("format_version", pq.Int32, func(_ int64, v pq.Value) error {
-		version = v.Int32()
-		return nil
-	}); err != nil {
+	_, version, err := t.identity()
+	if err != nil {
 		return nil, err
 	}
 	if version != FormatVersion {
 		return nil, t.fail(0, "format_version is %d; this heapx reads version %d (a newer heapx may read it)", version, FormatVersion)
 	}
-	rows := make([]DumpRow, 1)
-	r := pq.NewGenericReader[DumpRow](t.f)
-	defer r.Close()
-	if n, err := r.Read(rows); n != 1 && err != nil {
-		return nil, t.fail(0, "%v", err)
+	rows, err := readAll[DumpRow](t)
+	if err != nil {
+		return nil, err
 	}
 	return &rows[0], nil
+}
+
+// identity reads the dump id and format version of a dumps table, the
+// columns every version of the form keeps.
+func (t *table) identity() (id string, version int32, err error) {
+	if n := t.pf.NumRows(); n != 1 {
+		return "", 0, t.fail(-1, "%d rows, want one (the dump)", n)
+	}
+	if err := t.each("format_version", pq.Int32, func(row int64, v pq.Value) error {
+		if v.IsNull() {
+			return t.fail(row, "format_version is NULL")
+		}
+		version = v.Int32()
+		return nil
+	}); err != nil {
+		return "", 0, err
+	}
+	err = t.each("dump_id", pq.ByteArray, func(row int64, v pq.Value) error {
+		id = string(v.ByteArray())
+		return nil
+	})
+	return id, version, err
 }
 
 // reader rebuilds one partition's graph.
@@ -213,7 +228,6 @@ type reader struct {
 	done  int64
 	total int64
 	res   model.Results
-	doms  []int64 // dominator node ids, resolved once every node is known
 }
 
 func (r *reader) progress(n int64) {
@@ -436,7 +450,6 @@ func (r *reader) objects() error {
 
 // results reads the analysis columns of objects.
 func (r *reader) results(t *table, n int) error {
-	g := r.g
 	res := &r.res
 	res.Shallow, res.Retained = model.Alloc[uint64](n), model.Alloc[uint64](n)
 	res.Dominator, res.Distance = model.Alloc[model.NodeIndex](n), model.Alloc[int32](n)
@@ -474,7 +487,6 @@ func (r *reader) results(t *table, n int) error {
 			return t.fail(row, "dominator %d is not a node of objects", uint64(v.Int64()))
 		}
 		res.Dominator[row] = d
-		_ = g
 		return nil
 	})
 }

@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"errors"
 	"io"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -9,28 +10,30 @@ import (
 )
 
 // readAll reads every row of a small table (the extension tables, a few
-// thousand rows at most) as structs.
+// thousand rows at most) as structs. The rows are read a batch at a time
+// and appended, so a footer that claims more rows than the file holds
+// costs no more memory than the rows that are there.
 func readAll[T any](t *table) ([]T, error) {
-	n := t.pf.NumRows()
-	if n > 1<<31-1 {
-		return nil, t.fail(-1, "%d rows", n)
-	}
-	rows := make([]T, n)
+	want := t.pf.NumRows()
 	r := pq.NewGenericReader[T](t.pf)
 	defer r.Close()
-	got := 0
-	for got < len(rows) {
-		k, err := r.Read(rows[got:])
-		got += k
+	var rows []T
+	batch := make([]T, 1024)
+	for int64(len(rows)) < want {
+		k, err := r.Read(batch[:min(int64(len(batch)), want-int64(len(rows)))])
+		rows = append(rows, batch[:k]...)
 		if err == io.EOF {
 			break
 		}
+		if err == nil && k == 0 {
+			err = errors.New("no rows where the file says there are some")
+		}
 		if err != nil {
-			return nil, t.fail(int64(got), "%v", err)
+			return nil, t.fail(int64(len(rows)), "%v", err)
 		}
 	}
-	if got != len(rows) {
-		return nil, t.fail(int64(got), "%d rows read of %d", got, len(rows))
+	if int64(len(rows)) != want {
+		return nil, t.fail(int64(len(rows)), "%d rows read of the %d the file says it has", len(rows), want)
 	}
 	return rows, nil
 }

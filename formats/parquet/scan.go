@@ -55,14 +55,19 @@ func Scan(dir string) ([]Partition, error) {
 			continue
 		}
 		p := Partition{Path: filepath.Join(dir, name), ID: strings.TrimPrefix(name, PartitionPrefix)}
-		row, err := readDumpRow(p.Path)
+		t, err := openTable(p.Path, TableDumps, true)
 		if err != nil {
 			return nil, err
 		}
-		if row.DumpID != p.ID {
-			return nil, fmt.Errorf("%s: dumps.parquet is of dump %s, not of %s as the directory's name says", p.Path, row.DumpID, p.ID)
+		id, version, err := t.identity()
+		t.close()
+		if err != nil {
+			return nil, err
 		}
-		p.Version = row.FormatVersion
+		if id != p.ID {
+			return nil, fmt.Errorf("%s: dumps.parquet is of dump %q, not of %s as the directory's name says", p.Path, id, p.ID)
+		}
+		p.Version = version
 		parts = append(parts, p)
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].ID < parts[j].ID })
