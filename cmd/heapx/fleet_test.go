@@ -287,7 +287,7 @@ func TestFleetBadInput(t *testing.T) {
 		{"a dump file", dumpsOf(t)[0], []string{"is not a directory", "heapx export --parquet"}},
 		{"an empty directory", empty, []string{empty, "no dump=<id> directory", "heapx export --parquet"}},
 		{"a damaged table", damaged, []string{classes}},
-		{"two versions", mixed, []string{v2, "format_version is 2", "reads version 1"}},
+		{"two versions", mixed, []string{v2, "version 2", "version 1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
