@@ -38,7 +38,9 @@ type FleetSeries struct {
 	// Labels are the series' labels as text, "release=42 pod=a", or ""
 	// for dumps without labels.
 	Labels string
-	Dumps  []*parquet.DumpRow
+	// Pairs are the same labels, key and value.
+	Pairs []parquet.Label
+	Dumps []*parquet.DumpRow
 }
 
 // FleetClassGrowth is a class whose retained size grows at every step of
@@ -50,7 +52,9 @@ type FleetSeries struct {
 // the one EventEmitter whose listener keeps the leak): they grow with
 // every leak, and the growing class is what a reader is after.
 type FleetClassGrowth struct {
+	// Series and Pairs are the series' labels (FleetSeries).
 	Series string
+	Pairs  []parquet.Label
 	Class  string
 	// Dumps is the series' length; Retained and Counts the class's
 	// retained size and instances in each, oldest first.
@@ -61,6 +65,46 @@ type FleetClassGrowth struct {
 
 // Growth is the retained size gained from the first dump to the last.
 func (g *FleetClassGrowth) Growth() int64 { return g.Retained[len(g.Retained)-1] - g.Retained[0] }
+
+// FleetGrowingClass is a class and the series it grows in (see
+// FleetClassGrowth), with its growth summed over them.
+type FleetGrowingClass struct {
+	Class  string
+	Series []FleetClassGrowth
+	// Growth and CountGrowth are the retained size and instances gained,
+	// summed over the series.
+	Growth, CountGrowth int64
+}
+
+// GrowingClasses returns the classes that grow at every step of a series
+// (ClassGrowth), one row per class with the series it grows in: largest
+// summed growth first, then by name. One row a class, not a series, so a
+// class that grows in every pod of a release is one row however many
+// pods there are, and the objects that hold a leak (growing in retained
+// size, barely in count) do not push the leaking class off the page.
+func (f *Fleet) GrowingClasses(by []string) []FleetGrowingClass {
+	index := map[string]int{}
+	var out []FleetGrowingClass
+	for _, g := range f.ClassGrowth(by) {
+		i, ok := index[g.Class]
+		if !ok {
+			i = len(out)
+			index[g.Class] = i
+			out = append(out, FleetGrowingClass{Class: g.Class})
+		}
+		o := &out[i]
+		o.Series = append(o.Series, g)
+		o.Growth += g.Growth()
+		o.CountGrowth += g.Counts[len(g.Counts)-1] - g.Counts[0]
+	}
+	for _, o := range out {
+		slices.SortFunc(o.Series, func(a, b FleetClassGrowth) int { return strings.Compare(a.Series, b.Series) })
+	}
+	slices.SortFunc(out, func(a, b FleetGrowingClass) int {
+		return cmp.Or(cmp.Compare(b.Growth, a.Growth), strings.Compare(a.Class, b.Class))
+	})
+	return out
+}
 
 // FleetSuspect is a leak suspect, named by its accumulated class and the
 // fields that hold it, and the dumps it was found in.
@@ -83,12 +127,13 @@ func (f *Fleet) Series(by []string) []FleetSeries {
 	var out []FleetSeries
 	for i := range f.Dumps {
 		d := &f.Dumps[i]
-		key := seriesLabels(d, by)
+		pairs := seriesLabels(d, by)
+		key := labelsText(pairs)
 		j, ok := index[key]
 		if !ok {
 			j = len(out)
 			index[key] = j
-			out = append(out, FleetSeries{Labels: key})
+			out = append(out, FleetSeries{Labels: key, Pairs: pairs})
 		}
 		out[j].Dumps = append(out[j].Dumps, d)
 	}
@@ -101,25 +146,55 @@ func (f *Fleet) Series(by []string) []FleetSeries {
 	return out
 }
 
-// seriesLabels is the text of d's labels of keys by, or of all its
-// labels in the order given.
-func seriesLabels(d *parquet.DumpRow, by []string) string {
-	var parts []string
+// seriesLabels are d's labels of keys by (empty values for those it has
+// not), or all its labels in the order given.
+func seriesLabels(d *parquet.DumpRow, by []string) []parquet.Label {
 	if len(by) == 0 {
-		for _, l := range d.Labels {
-			parts = append(parts, l.Key+"="+l.Value)
-		}
-		return strings.Join(parts, " ")
+		return d.Labels
 	}
-	for _, k := range by {
-		v := ""
+	out := make([]parquet.Label, len(by))
+	for i, k := range by {
+		out[i].Key = k
 		for _, l := range d.Labels {
 			if l.Key == k {
-				v = l.Value
+				out[i].Value = l.Value
 				break
 			}
 		}
-		parts = append(parts, k+"="+v)
+	}
+	return out
+}
+
+// labelsText writes labels as "release=42 pod=a".
+func labelsText(labels []parquet.Label) string {
+	parts := make([]string, len(labels))
+	for i, l := range labels {
+		parts[i] = l.Key + "=" + l.Value
+	}
+	return strings.Join(parts, " ")
+}
+
+// labelValuesText sums up the labels of several series: each key once,
+// with its values, "release=41 pod=001,002,003".
+func labelValuesText(series []FleetClassGrowth) string {
+	var keys []string
+	values := map[string][]string{}
+	for _, s := range series {
+		for _, l := range s.Pairs {
+			if _, ok := values[l.Key]; !ok {
+				keys = append(keys, l.Key)
+			}
+			if !slices.Contains(values[l.Key], l.Value) {
+				values[l.Key] = append(values[l.Key], l.Value)
+			}
+		}
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strings.Join(values[k], ",")
+	}
+	if len(parts) == 0 {
+		return seriesText("")
 	}
 	return strings.Join(parts, " ")
 }
@@ -169,7 +244,7 @@ func (f *Fleet) ClassGrowth(by []string) []FleetClassGrowth {
 			grows = a.present[i] && a.retained[i] > a.retained[i-1]
 		}
 		if grows {
-			out = append(out, FleetClassGrowth{Series: series[k.series].Labels, Class: k.class, Dumps: len(a.retained),
+			out = append(out, FleetClassGrowth{Series: series[k.series].Labels, Pairs: series[k.series].Pairs, Class: k.class, Dumps: len(a.retained),
 				Retained: a.retained, Counts: a.counts})
 		}
 	}
@@ -185,7 +260,7 @@ func (f *Fleet) ClassGrowth(by []string) []FleetClassGrowth {
 func (f *Fleet) SuspectCounts(by []string) []FleetSuspect {
 	labels := make(map[string]string, len(f.Dumps))
 	for i := range f.Dumps {
-		labels[f.Dumps[i].DumpID] = seriesLabels(&f.Dumps[i], by)
+		labels[f.Dumps[i].DumpID] = labelsText(seriesLabels(&f.Dumps[i], by))
 	}
 	type key struct{ class, heldBy string }
 	index := map[key]int{}
@@ -237,17 +312,22 @@ func FleetResult(f *Fleet, opt FleetOptions) (*Result, error) {
 	r := &Result{Header: []string{fmt.Sprintf("%s dumps in %s series (dumps with the same %s)",
 		Thousands(uint64(len(f.Dumps))), Thousands(uint64(len(series))), byText(opt.By))}}
 
-	growth := f.ClassGrowth(opt.By)
-	gt := &Table{Columns: []Column{{Key: "series", Title: "Series", Kind: Text}, {Key: "class", Title: "Class", Kind: Text},
-		{Key: "dumps", Title: "Dumps", Kind: Count}, {Key: "first_retained_size", Title: "First", Kind: Bytes},
-		{Key: "last_retained_size", Title: "Last", Kind: Bytes}, {Key: "growth", Title: "Growth", Kind: BytesDelta},
-		{Key: "count_growth", Title: "Count growth", Kind: Delta}}}
-	for _, g := range growth[:cut(len(growth))] {
-		gt.Rows = append(gt.Rows, []any{seriesText(g.Series), Shorten(g.Class, MaxNameWidth), g.Dumps,
-			uint64(g.Retained[0]), uint64(g.Retained[len(g.Retained)-1]), g.Growth(), g.Counts[len(g.Counts)-1] - g.Counts[0]})
+	growth := f.GrowingClasses(opt.By)
+	withTwo := 0
+	for _, s := range series {
+		if len(s.Dumps) >= 2 {
+			withTwo++
+		}
 	}
-	gs := &Section{Heading: "Classes whose retained size grows at every dump of a series, by capture time", Table: gt,
-		Chart: &Chart{Label: "class", Value: "growth"}}
+	gt := &Table{Columns: []Column{{Key: "class", Title: "Class", Kind: Text}, {Key: "series", Title: "Series", Kind: Count},
+		{Key: "series_percent", Title: "% of series", Kind: Percent}, {Key: "where", Title: "Grows in", Kind: Text},
+		{Key: "growth", Title: "Growth", Kind: BytesDelta}, {Key: "count_growth", Title: "Count growth", Kind: Delta}}}
+	for _, g := range growth[:cut(len(growth))] {
+		gt.Rows = append(gt.Rows, []any{Shorten(g.Class, MaxNameWidth), len(g.Series), Share(uint64(len(g.Series)), uint64(withTwo)),
+			Shorten(labelValuesText(g.Series), MaxNameWidth), g.Growth, g.CountGrowth})
+	}
+	gs := &Section{Heading: "Classes whose retained size grows at every dump of a series, by capture time (growth summed over the series)",
+		Table: gt, Chart: &Chart{Label: "class", Value: "growth"}}
 	switch {
 	case longest < 2:
 		gs.Notes = []string{"No series has two dumps: give dumps of one process the same labels (heapx export --label) to follow it."}

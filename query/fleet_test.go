@@ -69,8 +69,8 @@ func TestFleetSeriesByCaptureTime(t *testing.T) {
 func TestFleetClassGrowth(t *testing.T) {
 	got := testFleet().ClassGrowth(nil)
 	want := []FleetClassGrowth{
-		{Series: "release=1 pod=a", Class: "Leak", Dumps: 3, Retained: []int64{100, 200, 300}, Counts: []int64{10, 20, 30}},
-		{Series: "release=1 pod=b", Class: "Leak", Dumps: 2, Retained: []int64{100, 120}, Counts: []int64{10, 15}},
+		{Series: "release=1 pod=a", Pairs: []parquet.Label{{Key: "release", Value: "1"}, {Key: "pod", Value: "a"}}, Class: "Leak", Dumps: 3, Retained: []int64{100, 200, 300}, Counts: []int64{10, 20, 30}},
+		{Series: "release=1 pod=b", Pairs: []parquet.Label{{Key: "release", Value: "1"}, {Key: "pod", Value: "b"}}, Class: "Leak", Dumps: 2, Retained: []int64{100, 120}, Counts: []int64{10, 15}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("growing classes %+v, want %+v", got, want)
@@ -105,5 +105,9 @@ func TestFleetSuspectCounts(t *testing.T) {
 	}
 	if row := r.Sections[1].Table.Rows[0]; row[4] != "release=1 pod=a 2/3, release=1 pod=b 1/2" {
 		t.Errorf("the suspect was found in %q", row[4])
+	}
+	// One row a class: Leak grows in both pods of release 1.
+	if row := r.Sections[0].Table.Rows[0]; row[0] != "Leak" || row[1] != 2 || row[3] != "release=1 pod=a,b" || row[4] != int64(220) || row[5] != int64(25) {
+		t.Errorf("the growing class's row %v", row)
 	}
 }

@@ -173,6 +173,7 @@ func TestFleetQuestionsInREADME(t *testing.T) {
 		return cmp.Or(cmp.Compare(b[6].(int64), a[6].(int64)), strings.Compare(a[0].(string), b[0].(string)),
 			strings.Compare(a[1].(string), b[1].(string)), strings.Compare(a[2].(string), b[2].(string)))
 	})
+	allGrowth := growth
 	growth = growth[:min(20, len(growth))]
 	if !slices.ContainsFunc(growth, func(r []any) bool { return r[0] == "41" && r[2] == "Request" }) {
 		t.Errorf("heapx finds Request growing in no release-41 pod: %v", growth)
@@ -180,16 +181,34 @@ func TestFleetQuestionsInREADME(t *testing.T) {
 	t.Run("1", func(t *testing.T) {
 		check(t, 0, []string{"release", "pod", "class", "dumps", "first_retained", "last_retained", "growth", "count_growth"}, growth)
 	})
-	var doc fleetJSON
-	okJSON(t, &doc, "fleet", "--json", "--by", "release,pod", dir)
-	fleetGrowth := doc.table(t, 0)
-	if len(fleetGrowth) != len(growth) {
-		t.Errorf("heapx fleet lists %d growing classes, the one-by-one analysis %d", len(fleetGrowth), len(growth))
+	// heapx fleet's view: one row a class, its growth summed over the
+	// series it grows in.
+	type classSum struct {
+		series        []string
+		growth, count int64
 	}
-	for i := range min(len(fleetGrowth), len(growth)) {
-		g, w := fleetGrowth[i], growth[i]
-		if g["series"] != fmt.Sprintf("release=%s pod=%s", w[0], w[1]) || g["class"] != w[2] || g["growth"] != float64(w[6].(int64)) {
-			t.Errorf("heapx fleet's growing class %d is %v, want %v", i, g, w)
+	perClass := map[string]*classSum{}
+	for _, g := range allGrowth {
+		c := perClass[g[2].(string)]
+		if c == nil {
+			c = &classSum{}
+			perClass[g[2].(string)] = c
+		}
+		c.series = append(c.series, "release="+g[0].(string)+" pod="+g[1].(string))
+		c.growth += g[6].(int64)
+		c.count += g[7].(int64)
+	}
+	var doc fleetJSON
+	okJSON(t, &doc, "fleet", "--json", "-n", "0", "--by", "release,pod", dir)
+	fleetGrowth := doc.table(t, 0)
+	if len(fleetGrowth) != len(perClass) {
+		t.Errorf("heapx fleet lists %d growing classes, the one-by-one analysis %d", len(fleetGrowth), len(perClass))
+	}
+	for i, g := range fleetGrowth {
+		w := perClass[g["class"].(string)]
+		if w == nil || g["series"] != float64(len(w.series)) || g["growth"] != float64(w.growth) || g["count_growth"] != float64(w.count) ||
+			(i > 0 && g["growth"].(float64) > fleetGrowth[i-1]["growth"].(float64)) {
+			t.Errorf("heapx fleet's growing class %d is %v, want %+v, by growth", i, g, w)
 		}
 	}
 
