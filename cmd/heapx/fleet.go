@@ -37,9 +37,10 @@ exported (no dump is read again):
   - each dump's totals, by series and capture time.
 
 --by release,pod makes a series of the dumps with the same values of
-those labels only (say --by release to pool the pods of a release). The
-same questions, and any other, can be asked in SQL with heapx sql DIR
-(README, "Fleets of dumps").`,
+those labels only (say --by release to count the suspects of a release's
+pods together; the dumps of several processes, interleaved by time,
+seldom grow at every step). The same questions, and any other, can be
+asked in SQL with heapx sql DIR (README, "Fleets of dumps").`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && asCSV {
