@@ -232,13 +232,18 @@ func detectHead(path string, head []byte) (*Format, error) {
 		if what := notADump(path, head); what != "" {
 			return nil, fmt.Errorf("%s: %s", path, what)
 		}
-		names := []string{}
+		// The formats a file can be in: not those whose dumps are
+		// directories (DetectDir only).
+		names, linked := []string{}, []string{}
 		for _, f := range All() {
-			names = append(names, f.Name)
+			linked = append(linked, f.Name)
+			if f.Detect != nil {
+				names = append(names, f.Name)
+			}
 		}
 		var missing []string
 		for _, name := range allNames {
-			if !slices.Contains(names, name) {
+			if !slices.Contains(linked, name) {
 				missing = append(missing, name)
 			}
 		}

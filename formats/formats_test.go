@@ -57,7 +57,7 @@ func TestDetect(t *testing.T) {
 func TestUnlinkedFormat(t *testing.T) {
 	path := "../testdata/hprof/java-leakdemo-small.hprof.gz"
 	_, err := formats.Detect(path)
-	want := path + ": not a heap dump heapx can read (known formats: v8; hprof, jsonl, spidermonkey, sqlite not linked into this program: import github.com/heapx/heapx/formats/all)"
+	want := path + ": not a heap dump heapx can read (known formats: v8; hprof, jsonl, parquet, spidermonkey, sqlite not linked into this program: import github.com/heapx/heapx/formats/all)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

@@ -95,7 +95,6 @@ type exported struct {
 	path, id string
 	skipped  bool
 	nodes    int
-	size     int64
 	err      error
 }
 
@@ -111,12 +110,14 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 		return err
 	}
 	var total int64
-	for _, p := range dumps {
+	sizes := make([]int64, len(dumps))
+	for i, p := range dumps {
 		st, err := os.Stat(p)
 		if err != nil {
 			return fmt.Errorf("%s: no such file", p)
 		}
-		total += st.Size()
+		sizes[i] = st.Size()
+		total += sizes[i]
 	}
 	defer cleanUpOnInterrupt(stderr, "")()
 
@@ -131,7 +132,13 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 		wg.Go(func() {
 			for i := range next {
 				results[i] = exportOne(dir, dumps[i], labels, &mu, have)
-				bar.set(done.Add(results[i].size))
+				if r := results[i]; r.err != nil && r.id != "" {
+					// Not in DIR after all: a copy of it later on is tried.
+					mu.Lock()
+					delete(have, r.id)
+					mu.Unlock()
+				}
+				bar.set(done.Add(sizes[i]))
 			}
 		})
 	}
@@ -144,7 +151,7 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 
 	var failed, wrote, skipped int
 	var bytes int64
-	for _, r := range results {
+	for i, r := range results {
 		switch {
 		case r.err != nil:
 			failed++
@@ -154,7 +161,7 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 			fmt.Fprintf(stdout, "skipped %s: dump=%s is in %s already\n", r.path, r.id, dir)
 		default:
 			wrote++
-			bytes += r.size
+			bytes += sizes[i]
 			fmt.Fprintf(stdout, "wrote %s: %s nodes from %s\n", parquet.PartitionDir(dir, r.id), query.Thousands(uint64(r.nodes)), r.path)
 		}
 	}
@@ -203,7 +210,7 @@ func exportOne(dir, path string, labels []parquet.Label, mu *sync.Mutex, have ma
 		r.err = fmt.Errorf("%s: %w", path, err)
 		return r
 	}
-	r.nodes, r.size = d.Graph().NumNodes(), d.Size()
+	r.nodes = d.Graph().NumNodes()
 	return r
 }
 

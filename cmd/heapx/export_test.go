@@ -67,6 +67,10 @@ func TestExportParquet(t *testing.T) {
 			t.Errorf("%s: capture time from %s", src, row.CaptureTimeFrom)
 		}
 	}
+	// The directory is not one dump: the error says what to pass.
+	if r := heapx(t, "summary", dir); r.code == 0 || !strings.Contains(r.stderr, "a Parquet directory of 5 dumps (heapx export), not one dump: pass one partition, such as "+dir+"/dump=") {
+		t.Errorf("summary DIR: exit %d, %s", r.code, r.stderr)
+	}
 	// Incremental: the same dumps again, and one twice, are skipped.
 	out = ok(t, append([]string{"export", "--parquet", dir, in[0]}, in...)...)
 	if !strings.Contains(out, "exported 0 of 6 dumps (6 skipped, 0 failed)") || strings.Contains(out, "wrote") {

@@ -18,7 +18,7 @@ func TestLinksEveryFormat(t *testing.T) {
 	for _, f := range formats.All() {
 		names = append(names, f.Name)
 	}
-	if want := []string{"hprof", "jsonl", "spidermonkey", "sqlite", "v8"}; !slices.Equal(names, want) {
+	if want := []string{"hprof", "jsonl", "parquet", "spidermonkey", "sqlite", "v8"}; !slices.Equal(names, want) {
 		t.Errorf("registered formats %v, want %v", names, want)
 	}
 }

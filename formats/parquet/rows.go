@@ -54,9 +54,9 @@ type DumpRow struct {
 	NodeCount   int64 `parquet:"node_count"`
 	EdgeCount   int64 `parquet:"edge_count"`
 	StringCount int64 `parquet:"string_count"`
-	// TotalSize is the heap's total: the root's retained size, what
-	// DevTools shows as the snapshot's size. SelfSizeSum is the sum of
-	// every node's self size, unreachable ones included.
+	// TotalSize is the heap's total as DevTools shows it (the root's
+	// retained size plus V8's extra native bytes). SelfSizeSum is the sum
+	// of every node's self size, unreachable ones included.
 	TotalSize   int64 `parquet:"total_size"`
 	SelfSizeSum int64 `parquet:"self_size_sum"`
 	// RootID is the root node's identifier; AnalysisPolicy the
