@@ -186,6 +186,23 @@ func readCell(st *sqlite.Stmt, i int, prefix int) Cell {
 	}
 }
 
+// NullCell, IntCell, FloatCell, TextCell and BlobCell make the cells of
+// rows that another SQL engine returned (DuckDB over a Parquet
+// directory), so one RowWriter prints both engines' results alike.
+func NullCell() Cell { return Cell{typ: sqlite.TypeNull} }
+
+// IntCell is an integer cell; see NullCell.
+func IntCell(i int64) Cell { return Cell{typ: sqlite.TypeInteger, i: i} }
+
+// FloatCell is a floating-point cell; see NullCell.
+func FloatCell(f float64) Cell { return Cell{typ: sqlite.TypeFloat, f: f} }
+
+// TextCell is a text cell; see NullCell.
+func TextCell(s string) Cell { return Cell{typ: sqlite.TypeText, s: s} }
+
+// BlobCell is a blob cell, printed in hex; see NullCell.
+func BlobCell(b []byte) Cell { return Cell{typ: sqlite.TypeBlob, s: string(b)} }
+
 // IsNull reports whether the value is SQL NULL.
 func (c Cell) IsNull() bool { return c.typ == sqlite.TypeNull }
 

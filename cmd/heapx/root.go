@@ -63,6 +63,7 @@ gzip-compressed, and Node.js core dumps (x86-64 Linux, with --binary).`,
 	root.AddCommand(newStackCmd(stderr))
 	root.AddCommand(newTraceCmd(stderr))
 	root.AddCommand(newExportCmd(stderr))
+	root.AddCommand(newFleetCmd())
 	// Every registered analysis is a command of its own.
 	for _, q := range query.All() {
 		root.AddCommand(newQueryCmd(q, stderr))

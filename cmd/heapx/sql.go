@@ -26,9 +26,10 @@ func newSQLCmd(stderr *os.File) *cobra.Command {
 	var asJSON, asCSV, noCache bool
 	var cachePath string
 	c := &cobra.Command{
-		Use:   "sql FILE QUERY",
-		Short: "Run a read-only SQL query over a dump (SQLite form, cached for other formats)",
-		Long: `Run one read-only SQL statement over a heap dump and print the rows.
+		Use:   "sql FILE|DIR QUERY",
+		Short: "Run a read-only SQL query over a dump (SQLite form, cached for other formats) or a Parquet directory",
+		Long: `Run one read-only SQL statement over a heap dump, or over every dump of a
+directory in heapx's Parquet form, and print the rows.
 
 FILE may be a .db in heapx's SQLite form, queried as it is, or any other dump
 heapx reads: it is converted once, with retained sizes, dominators and
@@ -44,7 +45,15 @@ query.
 
 The connection is read-only: statements that would change the database fail.
 A cache SQLite finds damaged is rebuilt once. The tables and views are
-described in docs/format.md ("SQLite form"); README has example queries.`,
+described in docs/format.md ("SQLite form"); README has example queries.
+
+DIR is a directory that heapx export --parquet wrote (or one dump=<id>
+partition of it): the query runs on embedded DuckDB, over one view per
+table of the Parquet form (dumps, objects, references, classes,
+suspects, labels, ...) that reads that table of every dump in DIR, with
+its dump_id column to join on (docs/format.md, "The Parquet form"). It
+reads no other file. DuckDB needs cgo: a heapx built without the build
+tag duckdb says so (README, "Fleets of dumps").`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return fmt.Errorf("sql needs a FILE and a QUERY argument, got %d argument(s) (see heapx sql --help)", len(args))
@@ -58,6 +67,21 @@ described in docs/format.md ("SQLite form"); README has example queries.`,
 			if noCache && cachePath != "" {
 				return errors.New("--cache and --no-cache cannot be used together")
 			}
+			rows := func(out io.Writer) sqlquery.RowWriter {
+				switch {
+				case asJSON:
+					return &sqlquery.JSONRows{W: out}
+				case asCSV:
+					return &csvRows{w: csv.NewWriter(out)}
+				}
+				return &tableRows{w: out}
+			}
+			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+				if noCache || cachePath != "" {
+					return fmt.Errorf("%s is a directory, queried as it is: --cache and --no-cache are for dump files", args[0])
+				}
+				return sqlParquetDir(cmd.Context(), args[0], args[1], cmd.OutOrStdout(), rows)
+			}
 			db, err := sqlDatabase(args[0], stderr, sqlquery.Choice{Path: cachePath, None: noCache})
 			if err != nil {
 				return err
@@ -67,15 +91,7 @@ described in docs/format.md ("SQLite form"); README has example queries.`,
 				defer cleanUpOnInterrupt(stderr, "", db.Path)()
 				defer os.Remove(db.Path)
 			}
-			return queryCopy(db, args[1], cmd.OutOrStdout(), stderr, func(out io.Writer) sqlquery.RowWriter {
-				switch {
-				case asJSON:
-					return &sqlquery.JSONRows{W: out}
-				case asCSV:
-					return &csvRows{w: csv.NewWriter(out)}
-				}
-				return &tableRows{w: out}
-			})
+			return queryCopy(db, args[1], cmd.OutOrStdout(), stderr, rows)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of objects, one per row")

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/spf13/cobra"
+
+	"github.com/heapx/heapx/formats/parquet"
+	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/render"
+)
+
+func newFleetCmd() *cobra.Command {
+	var asJSON, asCSV bool
+	var by []string
+	var limit int
+	c := &cobra.Command{
+		Use:   "fleet DIR",
+		Short: "Show what grows and what leaks across the dumps of a Parquet directory (heapx export --parquet)",
+		Long: `Show the fleet views of a directory of dumps that heapx export --parquet
+wrote, from the classes and leak suspects computed when each dump was
+exported (no dump is read again):
+
+  - the classes whose retained size grows at every dump of a series: the
+    dumps with the same labels (--label at export: pod, release...), in
+    capture time order (the time the dump records, else the file's
+    modification time when exported), largest growth first;
+  - the leak suspects (heapx suspects), matched across dumps by their
+    accumulated class and the fields that hold it, found in the most
+    dumps first, with the series they were found in;
+  - each dump's totals, by series and capture time.
+
+--by release,pod makes a series of the dumps with the same values of
+those labels only (say --by release to count the suspects of a release's
+pods together; the dumps of several processes, interleaved by time,
+seldom grow at every step). The same questions, and any other, can be
+asked in SQL with heapx sql DIR (README, "Fleets of dumps").`,
+		Args: oneFile,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && asCSV {
+				return errors.New("--json and --csv cannot be used together")
+			}
+			f, err := readFleet(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := query.FleetResult(f, query.FleetOptions{By: by, Limit: limit})
+			if err != nil {
+				return err
+			}
+			r.Query = "fleet"
+			return render.Write(cmd.OutOrStdout(), r, outputForm(asJSON, asCSV), render.Options{Inputs: args})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	c.Flags().BoolVar(&asCSV, "csv", false, "print CSV (raw numbers) instead of text")
+	c.Flags().StringSliceVar(&by, "by", nil, "label `KEYS` whose values make a series (default: all labels)")
+	c.Flags().IntVarP(&limit, "limit", "n", 20, "number of rows of each view to print (0: all)")
+	return c
+}
+
+// readFleet reads the small tables of every partition of the Parquet
+// directory dir (or of dir itself, one partition): the dumps, classes and
+// suspects rows. The partitions are checked as every reader of the form
+// checks them (parquet.Scan: one format version, complete partitions).
+func readFleet(dir string) (f *query.Fleet, err error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory: heapx fleet reads a directory that heapx export --parquet wrote", dir)
+	}
+	var parts []string
+	if _, err := os.Stat(parquet.TableFile(dir, parquet.TableDumps)); err == nil {
+		parts = []string{dir}
+	} else {
+		ps, err := parquet.Scan(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			parts = append(parts, p.Path)
+		}
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%s: no %s<id> directory in it: not a directory of heapx's Parquet form (heapx export --parquet %s DUMP... makes one)",
+			dir, parquet.PartitionPrefix, dir)
+	}
+	f = &query.Fleet{}
+	for _, p := range parts {
+		dumps, err := readSmallTable[parquet.DumpRow](p, parquet.TableDumps, true)
+		if err != nil {
+			return nil, err
+		}
+		if len(dumps) != 1 {
+			return nil, fmt.Errorf("%s: %d rows, want one (the dump)", parquet.TableFile(p, parquet.TableDumps), len(dumps))
+		}
+		if v := dumps[0].FormatVersion; v != parquet.FormatVersion {
+			return nil, fmt.Errorf("%s: format_version is %d; this heapx reads version %d", parquet.TableFile(p, parquet.TableDumps), v, parquet.FormatVersion)
+		}
+		classes, err := readSmallTable[parquet.ClassRow](p, parquet.TableClasses, false)
+		if err != nil {
+			return nil, err
+		}
+		suspects, err := readSmallTable[parquet.SuspectRow](p, parquet.TableSuspects, false)
+		if err != nil {
+			return nil, err
+		}
+		id := dumps[0].DumpID
+		for i := range classes {
+			if classes[i].DumpID != id {
+				return nil, fmt.Errorf("%s: row %d is of dump %s, not of the partition's %s", parquet.TableFile(p, parquet.TableClasses), i, classes[i].DumpID, id)
+			}
+		}
+		for i := range suspects {
+			if suspects[i].DumpID != id {
+				return nil, fmt.Errorf("%s: row %d is of dump %s, not of the partition's %s", parquet.TableFile(p, parquet.TableSuspects), i, suspects[i].DumpID, id)
+			}
+		}
+		f.Dumps = append(f.Dumps, dumps[0])
+		f.Classes = append(f.Classes, classes...)
+		f.Suspects = append(f.Suspects, suspects...)
+	}
+	return f, nil
+}
+
+// readSmallTable reads every row of the table name of partition part; a
+// missing file is no rows unless required. A damaged file is an error
+// naming it (the Parquet library can panic on one: that is turned into
+// the error too).
+func readSmallTable[T any](part, name string, required bool) (rows []T, err error) {
+	path := parquet.TableFile(part, name)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !required {
+		return nil, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("%s: corrupt Parquet file (%v)", path, r)
+		}
+	}()
+	rows, err = pq.ReadFile[T](path)
+	if err != nil {
+		msg := err.Error()
+		if !strings.Contains(msg, filepath.Base(path)) {
+			msg = path + ": " + msg
+		}
+		return nil, fmt.Errorf("%s (not a table of heapx's Parquet form, or a damaged one)", msg)
+	}
+	return rows, nil
+}
