@@ -18,13 +18,6 @@ type Options struct {
 	// needs classes) when a caller only wants retained sizes.
 	NoDistances bool // skip Distances
 	NoClasses   bool // skip Classes (and so the Summary)
-	// LowMemory computes classes and distances after the dominator pass
-	// instead of alongside it on the other core. It used to lower the
-	// peak (1.42 instead of 1.47 GB on a 1.15 GB snapshot of 14.3M nodes);
-	// since the distances reuse the pass's predecessor array either way,
-	// the peak is the same (1,323 MB both ways there) and it only takes
-	// longer where the cores would otherwise overlap.
-	LowMemory bool
 }
 
 // Analysis holds every column DevTools' Memory panel shows for a graph.
@@ -113,20 +106,15 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 			a.computedDistances = true
 		}
 	}
-	if !opt.LowMemory {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-populated
-			rest()
-		}()
-	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-populated
+		rest()
+	}()
 	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf, a.sc)
 	a.Self = a.Dominators.Self
 	wg.Wait()
-	if opt.LowMemory {
-		rest()
-	}
 	if n >= collectAfter {
 		// The passes leave temporaries behind (the classes' and the
 		// distances' tables, about 66 MB on a 1.15 GB snapshot of 14.3M
@@ -158,8 +146,8 @@ const collectAfter = 1 << 20
 // Results are used only when they fit g (r.Check) and were computed under
 // the policy Analyze would apply (opt.Policy, else DefaultPolicy(g), by
 // name), as the format requires of a consumer; otherwise, or with r nil,
-// FromResults runs Analyze(g, opt). opt.NoDistances and opt.LowMemory do
-// not matter when the results are used: they cost nothing.
+// FromResults runs Analyze(g, opt). opt.NoDistances does
+// not matter when the results are used: distances cost nothing.
 func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, error) {
 	n := g.NumNodes()
 	if n == 0 {

@@ -131,17 +131,3 @@ func BenchmarkDominatorsRandom(b *testing.B) {
 		analysis.ComputeDominators(g, roots, analysis.DevToolsPolicy, nil)
 	}
 }
-
-// BenchmarkAnalyzeLowMemory is BenchmarkAnalyze with Options.LowMemory.
-func BenchmarkAnalyzeLowMemory(b *testing.B) {
-	g := loadBench(b)
-	b.ResetTimer()
-	for b.Loop() {
-		a, err := analysis.Analyze(g, analysis.Options{LowMemory: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a.Summary()
-	}
-	b.ReportMetric(peakRSS(), "peak-RSS-MB")
-}
