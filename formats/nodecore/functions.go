@@ -148,17 +148,8 @@ func (f *Functions) Function(w uint64) (Function, error) {
 	fn := Function{Addr: h.Untag(w), Start: -1}
 	sfiW := f.field(fn.Addr, f.fnShared)
 	fn.Shared = h.Untag(sfiW)
-	nameW := f.field(fn.Shared, f.sfiName)
 	var scopeInfo uint64
-	if t, ok := f.typeOf(nameW); ok {
-		switch {
-		case h.IsString(t):
-			fn.Name = f.str(nameW, 200)
-		case t == f.scopeInfoType:
-			scopeInfo = h.Untag(nameW)
-			fn.Name = f.scopeInfoName(scopeInfo)
-		}
-	}
+	fn.Name, scopeInfo = f.sharedName(fn.Shared)
 	scriptW := f.field(fn.Shared, f.sfiScript)
 	if t, ok := f.typeOf(scriptW); ok && t == f.scriptType {
 		fn.ScriptAddr = h.Untag(scriptW)
@@ -173,6 +164,23 @@ func (f *Functions) Function(w uint64) (Function, error) {
 		}
 	}
 	return fn, nil
+}
+
+// sharedName is the function name of the SharedFunctionInfo at address
+// sfi, and the address of its ScopeInfo (0 when name_or_scope_info holds
+// the name itself, or neither).
+func (f *Functions) sharedName(sfi uint64) (name string, scopeInfo uint64) {
+	w := f.field(sfi, f.sfiName)
+	if t, ok := f.typeOf(w); ok {
+		switch {
+		case f.h.IsString(t):
+			return f.str(w, 200), 0
+		case t == f.scopeInfoType:
+			si := f.h.Untag(w)
+			return f.scopeInfoName(si), si
+		}
+	}
+	return "", 0
 }
 
 func (f *Functions) isString(w uint64) bool {

@@ -172,6 +172,7 @@ type builder struct {
 	g     *model.Graph
 	in    *model.Interner
 	k     *kinds
+	fns   *Functions
 	base  int32 // node index of object 0
 	pages []Page
 
@@ -187,7 +188,11 @@ func newBuilder(p *Process, o *Objects) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{p: p, h: p.Heap, o: o, w: w, g: &model.Graph{}, k: p.Heap.kinds(),
+	fns, err := NewFunctions(p)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{p: p, h: p.Heap, o: o, w: w, fns: fns, g: &model.Graph{}, k: p.Heap.kinds(),
 		nodeType: map[string]uint8{}, ctorName: map[uint64]model.StringID{}, names: map[string]model.StringID{}, sfiName: map[uint64]string{}}
 	b.in = model.NewInterner(&b.g.Strings)
 	for _, t := range []string{"hidden", "array", "string", "object", "code", "closure", "regexp", "number", "native",
@@ -404,40 +409,13 @@ func (b *builder) functionName(fn uint64) string {
 	return b.sfiNameOf(b.h.Untag(sfi))
 }
 
-// sfiNameOf is a SharedFunctionInfo's function name: name_or_scope_info
-// is the name, or a ScopeInfo whose function-name slot follows its
-// context locals' names and infos (the layout is not in the metadata:
-// the next few slots are searched for a string, as llnode does).
+// sfiNameOf is a SharedFunctionInfo's function name (Functions.sharedName),
+// cached: many closures share one.
 func (b *builder) sfiNameOf(sfi uint64) string {
 	if s, ok := b.sfiName[sfi]; ok {
 		return s
 	}
-	w, h := b.w, b.h
-	v := w.word(sfi + uint64(w.l.offSFIName))
-	name := ""
-	if h.IsHeapObject(v) {
-		if t, err := h.InstanceType(h.Untag(v)); err == nil {
-			if h.IsString(t) {
-				name, _, _ = h.String(h.Untag(v), 1024)
-			} else if b.k.kind[t] == kindScopeInfo {
-				si := h.Untag(v)
-				nl := w.word(si + 8 + uint64(8*w.l.siNLocals))
-				if h.IsSmi(nl) {
-					n := h.SmiValue(nl)
-					if n > 75 {
-						n = 1
-					}
-					start := w.l.siFirstVars + 2*n
-					for j := start; j < start+5 && n >= 0; j++ {
-						if s, ok := w.stringAt(w.word(si + 8 + uint64(8*j))); ok {
-							name = s
-							break
-						}
-					}
-				}
-			}
-		}
-	}
+	name, _ := b.fns.sharedName(sfi)
 	b.sfiName[sfi] = name
 	return name
 }
