@@ -68,7 +68,8 @@ const finalChunk = 1 << 31
 // JavaScript instrumented, writes the trace to w and returns how the
 // program ended. A program that fails (non-zero exit, uncaught exception,
 // a signal) is not an error: its trace ends with what happened. Errors are
-// heapx's own: node not found, the pipe or w failing.
+// heapx's own: node not found, the pipe or w failing. Cancelling ctx
+// interrupts the program (SIGINT).
 func Run(ctx context.Context, argv []string, opt Options, w io.Writer) (Result, error) {
 	if len(argv) == 0 {
 		return Result{}, errors.New("no program to run (heapx trace -- node app.js)")
@@ -93,9 +94,14 @@ func Run(ctx context.Context, argv []string, opt Options, w io.Writer) (Result, 
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opt.Stdin, opt.Stdout, opt.Stderr
 	cmd.ExtraFiles = []*os.File{pw} // fd 3
+	// Cancelling interrupts the program, as Ctrl-C would: its exit
+	// handlers run and the trace ends with its EXIT record.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	register := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(dir, "js", "register.mjs"))}).String()
 	nodeOptions := strings.TrimSpace(os.Getenv("NODE_OPTIONS") + ` --import="` + register + `"`)
-	cmd.Env = append(os.Environ(), "NODE_OPTIONS="+nodeOptions, "HEAPX_TRACE_FD=3", "HEAPX_TRACE_INCLUDE="+string(include))
+	// HEAPX_TRACE_PID is set by the runtime once the program runs (its
+	// children are not traced); one inherited from a traced parent is cleared.
+	cmd.Env = append(os.Environ(), "NODE_OPTIONS="+nodeOptions, "HEAPX_TRACE_FD=3", "HEAPX_TRACE_INCLUDE="+string(include), "HEAPX_TRACE_PID=")
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		return Result{}, err

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/heapx/heapx/formats/memtrace"
@@ -387,4 +388,39 @@ console.log(m.size, s.size, arr.length, t.x === a, t.y === b);
 		PUTFIELD n.js:5:11 11.x = 2
 		PUTFIELD n.js:5:70 13.value = 3
 		PUTFIELD n.js:5:40 11.y = 3`)
+}
+
+// TestCancel: cancelling Run interrupts the program (SIGINT, as Ctrl-C),
+// and the trace ends with what it recorded until then.
+func TestCancel(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	app := filepath.Join(dir, "forever.js")
+	if err := os.WriteFile(app, []byte("const kept = [];\nsetInterval(() => kept.push({}), 1);\nconsole.log('ready');\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b := make([]byte, 6)
+		io.ReadFull(pr, b) // "ready\n"
+		cancel()
+		io.Copy(io.Discard, pr)
+	}()
+	var trace bytes.Buffer
+	res, err := Run(ctx, []string{"node", app}, Options{Stdout: pw, Stderr: io.Discard}, &trace)
+	pw.Close()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Signal != int(syscall.SIGINT) || res.Flags&memtrace.EndNoExit == 0 {
+		t.Errorf("result %+v, want ended by SIGINT without EXIT", res)
+	}
+	evs := decode(t, trace.Bytes(), dir)
+	if last := evs[len(evs)-1]; !strings.Contains(last, "END code -1 signal 2") {
+		t.Errorf("trace ends with %q", last)
+	}
 }

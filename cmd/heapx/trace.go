@@ -84,11 +84,21 @@ func runTrace(ctx context.Context, argv []string, out string, include []string, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// An interrupt reaches the program too (one process group): heapx
-	// stays to finish the file with what the program did.
+	// heapx stays to finish the file with what the program did: an
+	// interrupt or termination is passed to the program (from a terminal
+	// it reaches the program itself too, one process group).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var res jstrace.Result
 	err := formats.WriteFileAtomic(out, func(tmp string) error {
 		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
