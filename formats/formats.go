@@ -661,7 +661,13 @@ func RemoveTemps() {
 	tempsMu.Lock()
 	defer tempsMu.Unlock()
 	temps.Range(func(k, _ any) bool {
-		os.RemoveAll(k.(string))
+		p := k.(string)
+		// A directory is moved out of its writer's way first: a file
+		// the writer creates meanwhile would keep it from being removed.
+		if st, err := os.Lstat(p); err == nil && st.IsDir() && os.Rename(p, p+".removing") == nil {
+			p += ".removing"
+		}
+		os.RemoveAll(p)
 		return true
 	})
 }

@@ -75,12 +75,12 @@ func WritePartition(dir string, d *Dump) (string, error) {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(dir, tempPrefix+id+"-"+hex.EncodeToString(rnd[:]))
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return "", err
-	}
 	// An interrupted export removes it (formats.RemoveTemps); a killed
 	// one leaves it to the next export (Prepare).
 	defer formats.TrackTemp(tmp)()
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return "", err
+	}
 	if err := writeTables(tmp, d); err != nil {
 		os.RemoveAll(tmp)
 		return "", err
