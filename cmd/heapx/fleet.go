@@ -3,12 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
-	pq "github.com/parquet-go/parquet-go"
 	"github.com/spf13/cobra"
 
 	"github.com/heapx/heapx/formats/parquet"
@@ -95,7 +91,7 @@ func readFleet(dir string) (f *query.Fleet, err error) {
 	}
 	f = &query.Fleet{}
 	for _, p := range parts {
-		dumps, err := readSmallTable[parquet.DumpRow](p, parquet.TableDumps, true)
+		dumps, err := parquet.ReadTable[parquet.DumpRow](p, parquet.TableDumps, true)
 		if err != nil {
 			return nil, err
 		}
@@ -105,11 +101,11 @@ func readFleet(dir string) (f *query.Fleet, err error) {
 		if v := dumps[0].FormatVersion; v != parquet.FormatVersion {
 			return nil, fmt.Errorf("%s: format_version is %d; this heapx reads version %d", parquet.TableFile(p, parquet.TableDumps), v, parquet.FormatVersion)
 		}
-		classes, err := readSmallTable[parquet.ClassRow](p, parquet.TableClasses, false)
+		classes, err := parquet.ReadTable[parquet.ClassRow](p, parquet.TableClasses, false)
 		if err != nil {
 			return nil, err
 		}
-		suspects, err := readSmallTable[parquet.SuspectRow](p, parquet.TableSuspects, false)
+		suspects, err := parquet.ReadTable[parquet.SuspectRow](p, parquet.TableSuspects, false)
 		if err != nil {
 			return nil, err
 		}
@@ -129,29 +125,4 @@ func readFleet(dir string) (f *query.Fleet, err error) {
 		f.Suspects = append(f.Suspects, suspects...)
 	}
 	return f, nil
-}
-
-// readSmallTable reads every row of the table name of partition part; a
-// missing file is no rows unless required. A damaged file is an error
-// naming it (the Parquet library can panic on one: that is turned into
-// the error too).
-func readSmallTable[T any](part, name string, required bool) (rows []T, err error) {
-	path := parquet.TableFile(part, name)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !required {
-		return nil, nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			rows, err = nil, fmt.Errorf("%s: corrupt Parquet file (%v)", path, r)
-		}
-	}()
-	rows, err = pq.ReadFile[T](path)
-	if err != nil {
-		msg := err.Error()
-		if !strings.Contains(msg, filepath.Base(path)) {
-			msg = path + ": " + msg
-		}
-		return nil, fmt.Errorf("%s (not a table of heapx's Parquet form, or a damaged one)", msg)
-	}
-	return rows, nil
 }

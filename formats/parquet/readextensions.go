@@ -50,6 +50,25 @@ func readTable[T any](r *reader, name string) ([]T, *table, error) {
 	return rows, t, err
 }
 
+// ReadTable reads every row of table name of the partition directory
+// part, for tables a program reads whole (dumps, classes, suspects: a
+// few thousand rows): a missing file is no rows unless required. A
+// damaged file is an error naming it, also where the Parquet library
+// panics on one.
+func ReadTable[T any](part, name string, required bool) (rows []T, err error) {
+	t, err := openTable(part, name, required)
+	if t == nil || err != nil {
+		return nil, err
+	}
+	defer t.close()
+	defer func() {
+		if r := recover(); r != nil {
+			rows, err = nil, t.fail(-1, "damaged Parquet file (%v)", r)
+		}
+	}()
+	return readAll[T](t)
+}
+
 // node resolves a node id of an extension table's row.
 func (r *reader) node(t *table, row int, what string, id int64) (model.NodeIndex, error) {
 	v := r.ids.Get(uint64(id))
