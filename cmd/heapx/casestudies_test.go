@@ -124,7 +124,7 @@ func TestCaseStudyOneTableAtATime(t *testing.T) {
 	}
 	// heapx trace --report prints heapx lifetimes when the program ends.
 	r := heapx(t, "trace", "--report", "-o", filepath.Join(t.TempDir(), "t.hxtrace"), "--", "node", filepath.Join("..", "..", "testdata", "gen", "lifetimes", "table.js"))
-	if r.code != 0 || !regexp.MustCompile(`table\.js:10:\d+ +200 +0 +\d+ +1  one alive at a time, non-escaping`).MatchString(r.stdout) {
+	if r.code != 0 || !regexp.MustCompile(`table\.js:10:\d+ +200 +0 +\d+ +\d+  one alive at a time, non-escaping`).MatchString(r.stdout) {
 		t.Errorf("heapx trace --report: exit %d, stdout:\n%s", r.code, r.stdout)
 	}
 }
