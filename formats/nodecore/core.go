@@ -151,7 +151,7 @@ func parseCore(path string, data []byte) (*Core, error) {
 	ef, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		if end, what := headersEnd(data); end > uint64(len(data)) {
-			return nil, fmt.Errorf("%s: bad ELF header: truncated core: its %s end at byte %d, the file has %d", path, what, end, len(data))
+			return nil, fmt.Errorf("%s: truncated core: its %s end at byte %d, the file has %d", path, what, end, len(data))
 		}
 		return nil, fmt.Errorf("%s: bad ELF header: %w", path, err)
 	}
