@@ -132,8 +132,18 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 // buildReport reads the snapshots of args (FILE, then the BASELINEs) and
 // composes their report.
 func buildReport(args []string, opt report.Options, stderr *os.File) (*report.Report, error) {
-	// Baselines first, so the file reported on is read last and a
-	// mistyped baseline fails before the long part.
+	inputs, err := loadInputs(args, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return report.Build(inputs[0], inputs[1:], opt)
+}
+
+// loadInputs reads and analyses the dumps of args (FILE, then the
+// BASELINEs), in args' order. The baselines are read first, so the file
+// reported on or explored is read last and a mistyped baseline fails
+// before the long part.
+func loadInputs(args []string, stderr *os.File) ([]report.Input, error) {
 	inputs := make([]report.Input, len(args))
 	for i := range args {
 		j := (i + 1) % len(args)
@@ -143,5 +153,5 @@ func buildReport(args []string, opt report.Options, stderr *os.File) (*report.Re
 		}
 		inputs[j] = report.Input{Path: d.Path(), Format: d.Format().Name, A: a}
 	}
-	return report.Build(inputs[0], inputs[1:], opt)
+	return inputs, nil
 }

@@ -24,7 +24,6 @@ import (
 
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/model"
-	"github.com/heapx/heapx/report"
 	"github.com/heapx/heapx/serve"
 	"github.com/heapx/heapx/session"
 )
@@ -116,16 +115,9 @@ the address sees everything in the dump. Ctrl-C stops the server.`,
 // baselines) and prepares the session's views, with progress on stderr.
 // openSeries is session.Options.OpenSeries.
 func openSession(args []string, openSeries string, stderr *os.File) (*session.Session, error) {
-	// Baselines first, so the file explored is read last and a mistyped
-	// baseline fails before the long part (as heapx report does).
-	inputs := make([]report.Input, len(args))
-	for i := range args {
-		j := (i + 1) % len(args)
-		d, a, err := loadAndAnalyze(args[j], stderr)
-		if err != nil {
-			return nil, err
-		}
-		inputs[j] = report.Input{Path: d.Path(), Format: d.Format().Name, A: a}
+	inputs, err := loadInputs(args, stderr)
+	if err != nil {
+		return nil, err
 	}
 	s, err := session.New(inputs[0], inputs[1:], session.Options{
 		SaveSQL: func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error {
