@@ -416,21 +416,6 @@ func (s *Simulator) unlink(ei int32) {
 	s.freeEdge = append(s.freeEdge, ei)
 }
 
-func (s *Simulator) target(from, name int32) (int32, bool) {
-	e, ok := s.edgeOf[edgeKey{from, name}]
-	if !ok {
-		return -1, false
-	}
-	return s.edges[e].to, true
-}
-
-func (s *Simulator) currentCtx() int32 {
-	if len(s.stack) == 0 {
-		return s.globalCtx
-	}
-	return s.stack[len(s.stack)-1].ctx
-}
-
 // Apply feeds one record of the trace to the simulation, in trace order.
 func (s *Simulator) Apply(ev *memtrace.Event) error {
 	s.events++

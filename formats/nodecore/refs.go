@@ -253,17 +253,6 @@ func (w *refWalker) keyName(v uint64) (string, bool) {
 	return s, s != ""
 }
 
-// stringAt decodes v when it points to a string (not a symbol).
-func (w *refWalker) stringAt(v uint64) (string, bool) {
-	if !w.h.IsHeapObject(v) {
-		return "", false
-	}
-	if t, err := w.h.InstanceType(w.h.Untag(v)); err != nil || !w.h.IsString(t) {
-		return "", false
-	}
-	return w.keyName(v)
-}
-
 // References returns the outgoing references of object i (valid until the
 // next call).
 func (w *refWalker) References(i int) []Ref {
