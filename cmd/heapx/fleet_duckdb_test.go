@@ -107,7 +107,7 @@ func factsOf(t *testing.T, dumps []fleetDump) []dumpFacts {
 		for n := range a.Graph.NumNodes() {
 			if a.Classes.Names[a.Classes.Of[n]] == "Request" {
 				f.requests++
-				f.reqSelf += int64(a.Graph.Nodes.Size[n])
+				f.reqSelf += int64(a.Graph.Nodes.Size.At(n))
 				f.reqLargestRetained = max(f.reqLargestRetained, int64(a.Dominators.Retained[n]))
 			}
 		}
