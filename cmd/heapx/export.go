@@ -364,7 +364,10 @@ func exportSeries(stderr *os.File, dir string, dumps []string, labels []parquet.
 		}
 		done(i)
 		if results[i].err != nil {
-			return results[:i+1]
+			for j := i + 1; j < len(dumps); j++ {
+				results[j] = exported{path: dumps[j], err: fmt.Errorf("%s: not exported: the leak series stopped at %s", dumps[j], path)}
+			}
+			return results
 		}
 		prev = snaps[i].Digest
 	}

@@ -397,6 +397,8 @@ func TestExportLeaks(t *testing.T) {
 			"../../testdata/node-leak-1.heapsnapshot.gz"}, "the same dump as BASELINE or TARGET"},
 		{[]string{"--leaks", "../../testdata/node-basic.heapsnapshot.gz", "../../testdata/node-leak-2.heapsnapshot.gz",
 			"../../testdata/node-leak-3.heapsnapshot.gz"}, "node-leak-3.heapsnapshot.gz: the series' objects cannot be matched by id"},
+		{[]string{"--leaks", "../../go.mod", "../../testdata/node-leak-2.heapsnapshot.gz",
+			"../../testdata/node-leak-3.heapsnapshot.gz"}, "node-leak-3.heapsnapshot.gz: not exported: the leak series stopped at ../../go.mod"},
 	} {
 		if r := heapx(t, append([]string{"export", "--parquet", t.TempDir()}, c.args...)...); r.code == 0 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("export %v: exit %d, %s", c.args, r.code, r.stderr)
