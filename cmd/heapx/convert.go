@@ -107,7 +107,7 @@ func outputFormat(out, to string) (*formats.Format, error) {
 func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool) error {
 	if to == parquet.Name {
 		// A Parquet directory holds analysed dumps: convert is export of one.
-		return export(stdout, stderr, out, []string{in}, nil, 1)
+		return export(stdout, stderr, out, []string{in}, nil, 1, false)
 	}
 	of, err := outputFormat(out, to)
 	if err != nil {

@@ -26,8 +26,9 @@ func newExportCmd(stderr *os.File) *cobra.Command {
 	var dir string
 	var labels []string
 	var jobs int
+	var leaks bool
 	c := &cobra.Command{
-		Use:   "export --parquet DIR DUMP...",
+		Use:   "export --parquet DIR [--leaks] DUMP...",
 		Short: "Export many heap dumps, analysed, to a Parquet directory for fleet queries",
 		Long: `Export the heap dumps DUMP... (any format heapx reads) into DIR, the
 Parquet form of the exchange format (docs/format.md, section 10): one
@@ -47,6 +48,12 @@ into place when complete: an interrupted export leaves every partition
 complete or absent (the next export removes what it left). One export at a
 time per DIR.
 
+With --leaks, the dumps are BASELINE TARGET FINAL, one series of one
+process oldest first, as heapx leaks takes them: all three are exported,
+and FINAL's partition gets the leaks table too, the leak clusters heapx
+leaks -n 0 finds in them (default options). FINAL must not be in DIR yet:
+a partition is never rewritten.
+
 heapx summary DIR/dump=<id> (and every other command) reads a partition
 back like a dump file.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +63,9 @@ back like a dump file.`,
 			if len(args) == 0 {
 				return errors.New("export needs at least one DUMP to export (see heapx export --help)")
 			}
+			if leaks && len(args) != 3 {
+				return fmt.Errorf("export --leaks needs three dumps, BASELINE TARGET FINAL (oldest first), not %d", len(args))
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,11 +73,12 @@ back like a dump file.`,
 			if err != nil {
 				return err
 			}
-			return export(cmd.OutOrStdout(), stderr, dir, args, ls, jobs)
+			return export(cmd.OutOrStdout(), stderr, dir, args, ls, jobs, leaks)
 		},
 	}
 	c.Flags().StringVar(&dir, "parquet", "", "the Parquet directory to write (created if missing)")
 	c.Flags().StringArrayVar(&labels, "label", nil, "a KEY=VALUE label for every dump of this export (repeatable)")
+	c.Flags().BoolVar(&leaks, "leaks", false, "the dumps are BASELINE TARGET FINAL: add their leaks table to FINAL's partition")
 	c.Flags().IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "dumps analysed at once (each holds one dump in memory)")
 	return c
 }
@@ -98,7 +109,7 @@ type exported struct {
 	err      error
 }
 
-func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, labels []parquet.Label, jobs int) error {
+func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, labels []parquet.Label, jobs int, leaks bool) error {
 	if jobs < 1 {
 		return fmt.Errorf("--jobs %d: want at least 1", jobs)
 	}
@@ -119,6 +130,18 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 		sizes[i] = st.Size()
 		total += sizes[i]
 	}
+	if leaks {
+		// FINAL's partition must be new: its leaks table is written with it.
+		final := dumps[len(dumps)-1]
+		id, _, err := parquet.ContentID(final)
+		if err != nil {
+			return err
+		}
+		if have[id] {
+			return fmt.Errorf("%s: its partition %s is in %s already, without this series' leaks; a partition is never rewritten (remove it to export the series with --leaks)",
+				final, parquet.PartitionPrefix+id, dir)
+		}
+	}
 	defer cleanUpOnInterrupt(stderr, "")()
 
 	start := time.Now()
@@ -126,27 +149,32 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 	var done atomic.Int64
 	results := make([]exported, len(dumps))
 	var mu sync.Mutex // guards have, so two equal files in one run are one dump
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(jobs, len(dumps)) {
-		wg.Go(func() {
-			for i := range next {
-				results[i] = exportOne(dir, dumps[i], labels, &mu, have)
-				if r := results[i]; r.err != nil && r.id != "" {
-					// Not in DIR after all: a copy of it later on is tried.
-					mu.Lock()
-					delete(have, r.id)
-					mu.Unlock()
+	if leaks {
+		// One after the other: each needs the digest of the one before.
+		results = exportSeries(stderr, dir, dumps, labels, &mu, have, func(i int) { bar.set(done.Add(sizes[i])) })
+	} else {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range min(jobs, len(dumps)) {
+			wg.Go(func() {
+				for i := range next {
+					results[i] = exportOne(dir, dumps[i], labels, &mu, have, nil)
+					if r := results[i]; r.err != nil && r.id != "" {
+						// Not in DIR after all: a copy of it later on is tried.
+						mu.Lock()
+						delete(have, r.id)
+						mu.Unlock()
+					}
+					bar.set(done.Add(sizes[i]))
 				}
-				bar.set(done.Add(sizes[i]))
-			}
-		})
+			})
+		}
+		for i := range dumps {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
 	}
-	for i := range dumps {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 	bar.done()
 
 	var failed, wrote, skipped int
@@ -175,8 +203,10 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 }
 
 // exportOne analyses the dump at path and writes its partition, unless
-// one with its id is in have already.
-func exportOne(dir, path string, labels []parquet.Label, mu *sync.Mutex, have map[string]bool) exported {
+// one with its id is in have already. with, when not nil, is called with
+// the analysis and the partition before it is written (exportSeries).
+func exportOne(dir, path string, labels []parquet.Label, mu *sync.Mutex, have map[string]bool,
+	with func(a *analysis.Analysis, pd *parquet.Dump) error) exported {
 	r := exported{path: path}
 	id, sum, err := parquet.ContentID(path)
 	if err != nil {
@@ -205,6 +235,12 @@ func exportOne(dir, path string, labels []parquet.Label, mu *sync.Mutex, have ma
 	if err != nil {
 		r.err = fmt.Errorf("%s: %w", path, err)
 		return r
+	}
+	if with != nil {
+		if err := with(a, pd); err != nil {
+			r.err = fmt.Errorf("%s: %w", path, err)
+			return r
+		}
 	}
 	if _, err := parquet.WritePartition(dir, pd); err != nil {
 		r.err = fmt.Errorf("%s: %w", path, err)
@@ -305,3 +341,107 @@ func suspectRows(a *analysis.Analysis, path string) ([]parquet.SuspectRow, error
 // defaultSuspectThreshold is heapx suspects' default --threshold, in
 // percent of the heap.
 const defaultSuspectThreshold = 10.0
+
+// exportSeries exports BASELINE TARGET FINAL (dumps, oldest first) with
+// FINAL's leaks table: the digests heapx leaks compares FINAL with are
+// made of the first two as they are exported (or read, when in DIR
+// already), and the leaks computed when FINAL is analysed, before its
+// partition is written. done(i) is called when dump i is through.
+func exportSeries(stderr *os.File, dir string, dumps []string, labels []parquet.Label, mu *sync.Mutex, have map[string]bool,
+	done func(i int)) []exported {
+	results := make([]exported, len(dumps))
+	last := len(dumps) - 1
+	snaps := make([]query.Snapshot, len(dumps))
+	var prev *analysis.Digest
+	for i, path := range dumps[:last] {
+		snaps[i].Path = path
+		results[i] = exportOne(dir, path, labels, mu, have, func(a *analysis.Analysis, _ *parquet.Dump) error {
+			snaps[i].Digest = a.Digest(prev)
+			return nil
+		})
+		if r := results[i]; r.err == nil && r.skipped {
+			snaps[i].Digest, results[i].err = loadDigest(path, prev, stderr)
+		}
+		done(i)
+		if results[i].err != nil {
+			for j := i + 1; j < len(dumps); j++ {
+				results[j] = exported{path: dumps[j], err: fmt.Errorf("%s: not exported: the leak series stopped at %s", dumps[j], path)}
+			}
+			return results
+		}
+		prev = snaps[i].Digest
+	}
+	snaps[last].Path = dumps[last]
+	results[last] = exportOne(dir, dumps[last], labels, mu, have, func(a *analysis.Analysis, pd *parquet.Dump) error {
+		snaps[last].Analysis = a
+		ws, err := query.CheckSeries(snaps, query.SeriesRules{Expected: "BASELINE, TARGET, FINAL, oldest first",
+			Command: func(p []string) string { return "heapx export --parquet " + dir + " --leaks " + strings.Join(p, " ") }})
+		if err != nil {
+			return err
+		}
+		warnOnStderr(stderr, ws)
+		if pd.Leaks, err = leakRows(snaps); err != nil {
+			return err
+		}
+		for i := range pd.Leaks {
+			pd.Leaks[i].BaselineDumpID, pd.Leaks[i].TargetDumpID = results[0].id, results[1].id
+		}
+		return nil
+	})
+	if results[last].skipped {
+		// export refused a FINAL in DIR already: skipped, it is BASELINE or TARGET again.
+		results[last].err = fmt.Errorf("%s: the same dump as BASELINE or TARGET; a leak series is three dumps taken one after the other", dumps[last])
+	}
+	done(last)
+	return results
+}
+
+// leakRows are the leak clusters heapx leaks -n 0 finds in the series
+// snaps (BASELINE and TARGET as digests, FINAL analysed), with its
+// default options, as rows of the leaks table.
+func leakRows(snaps []query.Snapshot) ([]parquet.LeakRow, error) {
+	res, lr, err := query.LeaksResult(snaps[0], snaps[1], snaps[2], 0, analysis.LeakOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if lr.Matching == analysis.MatchByClass {
+		return nil, errors.New("the series' objects cannot be matched by id (not one process?), so heapx leaks compares class counts, which the leaks table does not hold")
+	}
+	a := snaps[2].Analysis
+	g := a.Graph
+	t := res.Sections[0].Table
+	site := -1
+	for i, c := range t.Columns {
+		if c.Key == "allocated_in" {
+			site = i
+		}
+	}
+	rows := make([]parquet.LeakRow, len(lr.Clusters))
+	for i, cl := range lr.Clusters {
+		rows[i] = parquet.LeakRow{Rank: int32(i + 1), Class: a.Classes.Name(cl.Representative),
+			Count: int64(cl.Count), Objects: int64(cl.Objects), RetainedSize: int64(cl.Retained),
+			RepresentativeID: int64(g.Nodes.ID.At(int(cl.Representative))), Path: pathText(res.Sections[i+1].Table)}
+		if site >= 0 {
+			if s := fmt.Sprint(t.Rows[i][site]); s != "" {
+				rows[i].Site = &s
+			}
+		}
+	}
+	return rows, nil
+}
+
+// pathText writes a retainer path's table (heapx leaks' sections) on one
+// line, root first: "(root) @1 → .2 global @6049 → .bus EventEmitter @51427".
+func pathText(t *query.Table) string {
+	var b strings.Builder
+	for i, row := range t.Rows {
+		if i > 0 {
+			b.WriteString(" → ")
+			if edge := fmt.Sprint(row[0]); edge != "" {
+				b.WriteString(edge + " ")
+			}
+		}
+		b.WriteString(fmt.Sprint(row[1]))
+	}
+	return b.String()
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -301,4 +302,130 @@ func readTableRows[T any](path string) ([]T, error) {
 		return nil, err
 	}
 	return rows[:n], nil
+}
+
+// TestExportLeaks checks export --leaks: the leaks table of FINAL's
+// partition holds what heapx leaks -n 0 finds in the same three dumps,
+// and reads back through the package's reader; the other partitions
+// have none, a series without leaks has an empty table, and FINAL already
+// in DIR is refused (a partition is never rewritten).
+func TestExportLeaks(t *testing.T) {
+	for _, series := range [][]string{
+		{"../../testdata/node-leak-1.heapsnapshot.gz", "../../testdata/node-leak-2.heapsnapshot.gz", "../../testdata/node-leak-3.heapsnapshot.gz"},
+		{"../../testdata/leaks/map-closures-node22-1.heapsnapshot.gz", "../../testdata/leaks/map-closures-node22-2.heapsnapshot.gz",
+			"../../testdata/leaks/map-closures-node22-3.heapsnapshot.gz"},
+	} {
+		dir := t.TempDir()
+		out := ok(t, append([]string{"export", "--parquet", dir, "--leaks"}, series...)...)
+		m := partitionLine.FindAllStringSubmatch(out, -1)
+		if len(m) != 3 {
+			t.Fatalf("export --leaks printed:\n%s", out)
+		}
+		for _, w := range m[:2] {
+			if _, err := os.Stat(parquet.TableFile(w[1], parquet.TableLeaks)); err == nil {
+				t.Errorf("%s, not FINAL, has a leaks table", w[1])
+			}
+		}
+		got, err := parquet.ReadTable[parquet.LeakRow](m[2][1], parquet.TableLeaks, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		var js struct {
+			Sections []struct {
+				Rows []struct {
+					Rank     int    `json:"rank"`
+					Count    int64  `json:"count"`
+					Retained int64  `json:"retained_size"`
+					Classes  string `json:"classes"`
+					Example  string `json:"example"`
+					Edge     string `json:"edge"`
+					Object   string `json:"object"`
+				} `json:"rows"`
+			} `json:"sections"`
+		}
+		okJSON(t, &js, append([]string{"leaks", "--json", "-n", "0"}, series...)...)
+		want := js.Sections[0].Rows
+		if len(want) == 0 || len(got) != len(want) || len(js.Sections) != len(want)+1 {
+			t.Fatalf("%s: %d leaks in the table, heapx leaks finds %d", series[2], len(got), len(want))
+		}
+		for i, w := range want {
+			g := got[i]
+			path := ""
+			for k, r := range js.Sections[i+1].Rows {
+				if k > 0 {
+					path += " → " + strings.TrimPrefix(r.Edge+" ", " ")
+				}
+				path += r.Object
+			}
+			if g.DumpID != m[2][2] || g.BaselineDumpID != m[0][2] || g.TargetDumpID != m[1][2] || int(g.Rank) != w.Rank ||
+				g.Objects != w.Count || g.Count < 1 || g.Count > g.Objects || g.RetainedSize != w.Retained ||
+				!strings.HasSuffix(w.Example, " @"+strconv.FormatInt(g.RepresentativeID, 10)) ||
+				!strings.Contains(w.Classes, query.Shorten(g.Class, 24)+" ") || g.Path != path || g.Site != nil {
+				t.Errorf("%s: leak %d: table %+v\nheapx leaks %+v\npath %s", series[2], i+1, g, w, path)
+			}
+		}
+
+		// FINAL is in DIR now: its partition cannot get another series' leaks.
+		if r := heapx(t, append([]string{"export", "--parquet", dir, "--leaks"}, series...)...); r.code == 0 ||
+			!strings.Contains(r.stderr, "its partition dump="+m[2][2]+" is in "+dir+" already") {
+			t.Errorf("export --leaks again: exit %d, %s", r.code, r.stderr)
+		}
+	}
+
+	// Nothing allocated between BASELINE and TARGET (the same heap,
+	// gunzipped): the table is there, with no rows.
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "node-leak-2.heapsnapshot")
+	gunzip(t, "../../testdata/node-leak-2.heapsnapshot.gz", plain)
+	parts := filepath.Join(dir, "parts")
+	out := ok(t, "export", "--parquet", parts, "--leaks", "../../testdata/node-leak-2.heapsnapshot.gz", plain, "../../testdata/node-leak-3.heapsnapshot.gz")
+	m := partitionLine.FindAllStringSubmatch(out, -1)
+	if len(m) != 3 {
+		t.Fatalf("export --leaks printed:\n%s", out)
+	}
+	if rows, err := readTableRows[parquet.LeakRow](parquet.TableFile(m[2][1], parquet.TableLeaks)); err != nil || len(rows) != 0 {
+		t.Errorf("leaks of a series without: %v rows, %v", rows, err)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--leaks", "../../testdata/node-leak-1.heapsnapshot.gz", "../../testdata/node-leak-2.heapsnapshot.gz"}, "export --leaks needs three dumps"},
+		{[]string{"--leaks", "../../testdata/node-leak-1.heapsnapshot.gz", "../../testdata/node-leak-2.heapsnapshot.gz",
+			"../../testdata/node-leak-1.heapsnapshot.gz"}, "the same dump as BASELINE or TARGET"},
+		{[]string{"--leaks", "../../testdata/node-basic.heapsnapshot.gz", "../../testdata/node-leak-2.heapsnapshot.gz",
+			"../../testdata/node-leak-3.heapsnapshot.gz"}, "node-leak-3.heapsnapshot.gz: the series' objects cannot be matched by id"},
+		{[]string{"--leaks", "../../go.mod", "../../testdata/node-leak-2.heapsnapshot.gz",
+			"../../testdata/node-leak-3.heapsnapshot.gz"}, "node-leak-3.heapsnapshot.gz: not exported: the leak series stopped at ../../go.mod"},
+	} {
+		if r := heapx(t, append([]string{"export", "--parquet", t.TempDir()}, c.args...)...); r.code == 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("export %v: exit %d, %s", c.args, r.code, r.stderr)
+		}
+	}
+}
+
+// gunzip writes the decompressed content of the gzip file src to dst.
+func gunzip(t *testing.T, src, dst string) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, z); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -253,3 +253,42 @@ func copyPartition(t *testing.T, src string) string {
 	}
 	return part
 }
+
+// TestLeaksTable: a partition has leaks.parquet only when a leak series
+// was computed for it (Dump.Leaks not nil), empty when that found none,
+// and its rows read back as written, with the partition's dump id.
+func TestLeaksTable(t *testing.T) {
+	g := readDump(t, "../../testdata/node-basic.heapsnapshot.gz")
+	site := "leak app.js:3:10"
+	for _, leaks := range [][]parquet.LeakRow{nil, {}, {
+		{BaselineDumpID: "1111111111111111", TargetDumpID: "2222222222222222", Rank: 1, Class: "LeakedItem", Count: 500, Objects: 1000,
+			RetainedSize: 143760, RepresentativeID: 92189, Path: "(root) @1 → .2 global @6049", Site: &site},
+		{BaselineDumpID: "1111111111111111", TargetDumpID: "2222222222222222", Rank: 2, Class: "Object", Count: 1, Objects: 2,
+			RetainedSize: 256, RepresentativeID: 93171, Path: "(root) @1"}}} {
+		d, _ := partitionOf(t, g, "0123456789abcdef")
+		d.Leaks = leaks
+		part, err := parquet.WritePartition(t.TempDir(), d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := os.Stat(parquet.TableFile(part, parquet.TableLeaks))
+		if (leaks == nil) != os.IsNotExist(statErr) {
+			t.Errorf("%d leaks (nil %v): leaks.parquet %v", len(leaks), leaks == nil, statErr)
+		}
+		got, err := parquet.ReadTable[parquet.LeakRow](part, parquet.TableLeaks, false)
+		if err != nil || len(got) != len(leaks) {
+			t.Fatalf("%d leaks read back of %d, %v", len(got), len(leaks), err)
+		}
+		for i, w := range leaks {
+			w.DumpID = "0123456789abcdef"
+			g := got[i]
+			if (g.Site == nil) != (w.Site == nil) || g.Site != nil && *g.Site != *w.Site {
+				t.Errorf("leak %d: site %v, want %v", i+1, g.Site, w.Site)
+			}
+			g.Site, w.Site = nil, nil
+			if g != w {
+				t.Errorf("leak %d: read %+v, wrote %+v", i+1, g, w)
+			}
+		}
+	}
+}

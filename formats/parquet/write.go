@@ -37,7 +37,10 @@ type Dump struct {
 	SiteOf    []int32
 	SiteNames []string
 	// Classes, Suspects and Leaks are the rows of those tables; their
-	// DumpID is filled in by the writer.
+	// DumpID is filled in by the writer. Leaks is nil unless a leak
+	// series ending with this dump was computed: then leaks.parquet is
+	// written, with no rows when the series has no leaks, so a reader
+	// tells "none found" from "not looked for".
 	Classes  []ClassRow
 	Suspects []SuspectRow
 	Leaks    []LeakRow
@@ -170,7 +173,7 @@ func writeTables(part string, d *Dump) error {
 		// dumps last: a reader that finds it knows the writer got that far.
 		func() error { return writeRows(part, TableDumps, id, []DumpRow{row}) },
 	}
-	if len(d.Leaks) > 0 {
+	if d.Leaks != nil {
 		steps = append(steps[:len(steps)-1], func() error {
 			return writeRows(part, TableLeaks, id, withID(d.Leaks, id, func(r *LeakRow) *string { return &r.DumpID }))
 		}, steps[len(steps)-1])
