@@ -136,6 +136,9 @@ func distanceRank(d int32) int64 {
 
 // Classes returns a page of the Summary.
 func (s *Session) Classes(q ListQuery) (*ClassPage, error) {
+	if err := s.notForTrace("classes"); err != nil {
+		return nil, err
+	}
 	s.prepare()
 	a := s.a
 	rows := make([]int, 0, len(s.classes))
@@ -204,6 +207,9 @@ func (s *Session) classRow(c analysis.ClassSummary) ClassRow {
 
 // class returns the Summary row of class index c.
 func (s *Session) class(c int) (analysis.ClassSummary, error) {
+	if err := s.notForTrace("classes"); err != nil {
+		return analysis.ClassSummary{}, err
+	}
 	s.prepare()
 	if c < 0 || c >= len(s.rowOf) || s.rowOf[c] < 0 {
 		return analysis.ClassSummary{}, notFound("no class with index %d", c)

@@ -56,6 +56,9 @@ type DiffPage struct {
 // comparison returns the diff of the file against the last baseline,
 // computed once.
 func (s *Session) comparison() (*analysis.DiffResult, error) {
+	if err := s.notForTrace("snapshots to compare"); err != nil {
+		return nil, err
+	}
 	if len(s.baselines) == 0 {
 		return nil, invalid("no baseline to compare with: %s", s.openSeries())
 	}

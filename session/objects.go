@@ -17,6 +17,9 @@ const RootRef = "root"
 // DevTools write it (query.ParseID: "12345", "@12345", "0x7f3a10"), or
 // RootRef.
 func (s *Session) lookup(ref string) (int32, error) {
+	if err := s.notForTrace("objects"); err != nil {
+		return 0, err
+	}
 	if strings.TrimSpace(ref) == RootRef {
 		return s.g.Root, nil
 	}

@@ -43,8 +43,12 @@ type QueryResult struct {
 // of a series (growth). Results are kept, so asking again is free.
 func (s *Session) Query(name string, args map[string]string) (*QueryResult, error) {
 	q := query.Lookup(name)
-	if q == nil || q.Traces {
-		return nil, notFound("no query named %q for a snapshot (heapx list names them)", name)
+	if q == nil || q.Traces != (s.trace != nil) {
+		what := "a snapshot"
+		if s.trace != nil {
+			what = "a memory trace"
+		}
+		return nil, notFound("no query named %q for %s (heapx list names them)", name, what)
 	}
 	values, err := queryValues(q, args)
 	if err != nil {
@@ -87,6 +91,9 @@ func (s *Session) Query(name string, args map[string]string) (*QueryResult, erro
 
 // queryInputs picks the snapshots query q runs on (see Query).
 func (s *Session) queryInputs(q *query.Query) ([]query.Snapshot, error) {
+	if s.trace != nil {
+		return []query.Snapshot{{Path: s.file.Path}}, nil
+	}
 	all := series(s.file, s.baselines)
 	n := len(all)
 	if n < q.MinInputs {

@@ -3,7 +3,8 @@
 // and heapx mcp's MCP server (package mcpserver) ask it the questions a
 // heap viewer answers (a page of classes, a class's instances, an object's references,
 // retainers and paths, a level of the dominator tree, the comparison with
-// a baseline, any registered query, SQL). Each answer is computed from
+// a baseline, any registered query, SQL), or a memory trace held open
+// for its lifetime queries (OpenTrace). Each answer is computed from
 // indexes built once, a page at a time, so a dump of ten million objects
 // answers as fast as a small one, and comes in the shapes of heapx's
 // --json output (query.NodeJSON, query.ClassJSON, query.PathsJSON, the
@@ -115,6 +116,7 @@ type Session struct {
 	baselines []report.Input
 	opt       Options
 	warnings  []query.Warning // what is wrong with the series (query.CheckSeries)
+	trace     *TraceJSON      // a session on a memory trace (OpenTrace); nil on snapshots
 
 	a  *analysis.Analysis // file's analysis
 	g  *model.Graph
@@ -229,6 +231,10 @@ func series(file report.Input, baselines []report.Input) []query.Snapshot {
 // calls Prepare while it shows progress, so no click waits.
 func (s *Session) Prepare() error {
 	s.Info()
+	if s.trace != nil {
+		_, err := s.Report()
+		return err
+	}
 	// The report first: its passes borrow the buffers the analysis keeps
 	// spare and drop a few hundred megabytes on a large heap, which a
 	// collection then frees for the indexes built after it, instead of
@@ -352,7 +358,8 @@ type InfoJSON struct {
 	// Baselines are the earlier snapshots, oldest first.
 	Baselines []string    `json:"baselines"`
 	Inputs    []InputJSON `json:"inputs"`
-	// Runtime is "v8", "hprof" or "spidermonkey" (analysis.Runtime).
+	// Runtime is "v8", "hprof" or "spidermonkey" (analysis.Runtime), or
+	// "memtrace" for a memory trace (OpenTrace).
 	Runtime string `json:"runtime"`
 	// IDs is "counted" when ids are V8's numbers (shown "@123") and
 	// "address" when they are addresses (shown "@0x7f3a10").
@@ -371,6 +378,10 @@ type InfoJSON struct {
 	// Limits are the paging bounds (DefaultPage, MaxPage).
 	DefaultPage int `json:"default_page"`
 	MaxPage     int `json:"max_page"`
+	// Trace is present when the file is a memory trace (OpenTrace):
+	// Queries are then the lifetime queries, and there are no objects,
+	// classes or categories to show.
+	Trace *TraceJSON `json:"trace,omitempty"`
 }
 
 // Info describes the session; it is computed once.
@@ -380,6 +391,9 @@ func (s *Session) Info() *InfoJSON {
 }
 
 func (s *Session) makeInfo() *InfoJSON {
+	if s.trace != nil {
+		return s.traceInfo()
+	}
 	g := s.g
 	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: analysis.Runtime(g),
 		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.NodeID(g.Root),
@@ -435,7 +449,13 @@ func (s *Session) categories() []CategoryJSON {
 // --json), built once.
 func (s *Session) Report() (*report.Doc, error) {
 	s.reportOnce.Do(func() {
-		r, err := report.Build(s.file, s.baselines, report.Options{})
+		var r *report.Report
+		var err error
+		if s.trace != nil {
+			r, err = report.BuildTrace(s.file.Path, report.Options{})
+		} else {
+			r, err = report.Build(s.file, s.baselines, report.Options{})
+		}
 		if err != nil {
 			s.reportErr = err
 			return

@@ -115,6 +115,9 @@ func (l *limitedRows) Row(cells []sqlquery.Cell) error {
 
 // sqlDatabase returns the SQLite file SQL runs on, made on first use.
 func (s *Session) sqlDatabase() (*sqlquery.DB, error) {
+	if err := s.notForTrace("objects to query with SQL"); err != nil {
+		return nil, err
+	}
 	s.sqlMu.Lock()
 	defer s.sqlMu.Unlock()
 	if s.sqlDB != nil {

@@ -24,6 +24,7 @@ import (
 
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/report"
 	"github.com/heapx/heapx/serve"
 	"github.com/heapx/heapx/session"
 )
@@ -32,14 +33,16 @@ func newServeCmd(stderr *os.File) *cobra.Command {
 	var addr string
 	var noBrowser bool
 	c := &cobra.Command{
-		Use:   "serve FILE [BASELINE...]",
+		Use:   "serve FILE [BASELINE...] | serve TRACE",
 		Short: "Explore a dump in the browser: overview, classes, retainers, dominators, comparison, SQL",
 		Long: `Read and analyse FILE (and the earlier snapshots BASELINE..., oldest first,
 for the comparison, leaks and growth) once, then serve an interactive view
 of it: the report's overview, the classes with their instances, an
 object's references, retainers and shortest paths, the dominator tree,
 the comparison with the last baseline, every analysis of 'heapx list',
-and an SQL console. The page and its JSON API (/api/v1/, see README) are
+and an SQL console. Given a memory trace written by heapx trace instead,
+it serves the trace's lifetime analyses: heapx report TRACE's overview,
+the lifetime queries of 'heapx list' and the timeline as a chart. The page and its JSON API (/api/v1/, see README) are
 served by heapx itself; nothing is loaded from elsewhere.
 
 The server listens on 127.0.0.1 on a free port unless --http says
@@ -54,7 +57,13 @@ the address sees everything in the dump. Ctrl-C stops the server.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openSession(args, "", stderr)
+			var s *session.Session
+			var err error
+			if isMemoryTrace(args[0]) {
+				s, err = openTraceSession(args, stderr)
+			} else {
+				s, err = openSession(args, "", stderr)
+			}
 			if err != nil {
 				return err
 			}
@@ -138,6 +147,28 @@ func openSession(args []string, openSeries string, stderr *os.File) (*session.Se
 	// size comes, which a server that only reads may never reach.
 	debug.FreeOSMemory()
 	return s, err
+}
+
+// openTraceSession opens the session on a memory trace (heapx trace):
+// its lifetime analyses, which the page shows in place of a snapshot's
+// views, as heapx report TRACE does.
+func openTraceSession(args []string, stderr *os.File) (*session.Session, error) {
+	if len(args) > 1 {
+		return nil, fmt.Errorf("%s is a memory trace, which is served alone: a trace has no baselines (give BASELINEs with a heap snapshot)", args[0])
+	}
+	spin := startProgress(stderr, "analysing the object lifetimes", -1)
+	s, err := session.OpenTrace(args[0], session.Options{})
+	var doc *report.Doc
+	if err == nil {
+		doc, err = s.Report()
+	}
+	spin.done()
+	if err != nil {
+		return nil, err
+	}
+	// What the trace did not see, as heapx report TRACE says it.
+	warnOnStderr(stderr, doc.Warnings)
+	return s, nil
 }
 
 // addrHost is the host part of a --http address as given ("" for ":8080"

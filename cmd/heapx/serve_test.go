@@ -149,6 +149,55 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// TestServeTrace runs heapx serve on a memory trace as a user does: the
+// page's session lists the lifetime queries, which answer with heapx
+// lifetimes' numbers, and the report is heapx report TRACE's.
+func TestServeTrace(t *testing.T) {
+	url, stderr, stop := serving(t, handlerTrace, "--no-browser")
+	get := func(path string, out any) {
+		t.Helper()
+		res, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if err := json.NewDecoder(res.Body).Decode(out); err != nil || res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d %v", path, res.StatusCode, err)
+		}
+	}
+	var info struct {
+		Trace *struct {
+			Objects int `json:"objects"`
+		} `json:"trace"`
+		Queries []struct {
+			Name string `json:"name"`
+		} `json:"queries"`
+	}
+	get("api/v1/session", &info)
+	if info.Trace == nil || info.Trace.Objects != 18 || len(info.Queries) != 11 {
+		t.Errorf("the session: trace %+v, %d queries; want 18 objects and the 11 lifetime queries", info.Trace, len(info.Queries))
+	}
+	var leaks struct {
+		Sections []struct {
+			Rows []map[string]any `json:"rows"`
+		} `json:"sections"`
+	}
+	get("api/v1/queries/trace-leaks", &leaks)
+	if len(leaks.Sections) != 1 || len(leaks.Sections[0].Rows) != 1 || leaks.Sections[0].Rows[0]["site"] != "/app/handler.js:3:14" {
+		t.Errorf("trace-leaks: %+v", leaks)
+	}
+	var rep struct {
+		Format string `json:"format"`
+	}
+	get("api/v1/report", &rep)
+	if rep.Format != "memtrace" {
+		t.Errorf("the report's format is %q, want memtrace", rep.Format)
+	}
+	if code := stop(); code != 0 {
+		t.Errorf("exit code %d after Ctrl-C, want 0; stderr:\n%s", code, stderr)
+	}
+}
+
 // TestServeReachable: an address other machines can reach gets a token
 // and a warning.
 func TestServeReachable(t *testing.T) {
@@ -187,6 +236,7 @@ func TestServeErrors(t *testing.T) {
 		{[]string{"serve", "no-such.heapsnapshot"}, "no-such.heapsnapshot"},
 		{[]string{"serve", filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), "--http", "256.0.0.1:80"}, "--http 256.0.0.1:80"},
 		{[]string{"serve", filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"), filepath.Join("..", "..", "testdata", "hprof", "java-leakdemo-small.hprof.gz")}, "snapshots of different runtimes cannot be compared"},
+		{[]string{"serve", handlerTrace, filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz")}, "handler.memtrace is a memory trace, which is served alone"},
 	} {
 		r := heapx(t, c.args...)
 		if r.code != 1 || !strings.Contains(r.stderr, c.want) {

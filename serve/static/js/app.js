@@ -15,10 +15,14 @@ import sql from './views/sql.js';
 const views = { overview, summary, object, dominators, comparison, query: queryView, sql };
 
 // The queries with a place of their own in the navigation; the others
-// are under "More analyses".
-const featured = ['leaks', 'suspects', 'growth'];
+// are under "More analyses". A memory trace (heapx trace) has its
+// lifetime analyses instead of a snapshot's.
+const snapshotFeatured = ['leaks', 'suspects', 'growth'];
+const featuredTrace = ['lifetimes', 'trace-leaks', 'stale-sites', 'lifetime-timeline'];
 
 function nav(session) {
+  const trace = !!session.trace;
+  const featured = trace ? featuredTrace : snapshotFeatured;
   const el = document.getElementById('nav');
   const item = (view, arg, label, title) => h('a', { href: href(view, arg), 'data-view': view + (arg ? '/' + arg : ''), title }, label);
   const q = name => session.queries.find(x => x.name === name);
@@ -31,13 +35,14 @@ function nav(session) {
     more.value = '';
   });
   append(clear(el),
-    item('overview', '', 'Overview', 'The report: overview, leaks, suspects, top classes'),
-    item('summary', '', 'Summary', 'Classes with their instances, as in DevTools'),
-    item('dominators', '', 'Dominators', 'The dominator tree, as in MAT'),
+    item('overview', '', 'Overview', trace ? 'The report: problem sites, leaks, staleness, churn' : 'The report: overview, leaks, suspects, top classes'),
+    // A trace records events, not a heap: it has no objects to list.
+    trace ? null : item('summary', '', 'Summary', 'Classes with their instances, as in DevTools'),
+    trace ? null : item('dominators', '', 'Dominators', 'The dominator tree, as in MAT'),
     session.baselines.length ? item('comparison', '', 'Comparison', 'New and deleted objects since the last baseline') : null,
-    featured.map(n => q(n) && q(n).runnable ? item('query', n, n[0].toUpperCase() + n.slice(1), q(n).title) : null),
+    featured.map(n => q(n) && q(n).runnable ? item('query', n, n[0].toUpperCase() + n.slice(1).replace('-', ' '), q(n).title) : null),
     more,
-    item('sql', '', 'SQL', 'Read-only SQL over the dump'));
+    trace ? null : item('sql', '', 'SQL', 'Read-only SQL over the dump'));
 }
 
 function markNav() {
@@ -80,6 +85,7 @@ async function start() {
   document.getElementById('file').setAttribute('title', [s.file, ...s.baselines].join('\n'));
   nav(s);
   const form = document.getElementById('goto');
+  if (s.trace) form.hidden = true;
   form.addEventListener('submit', ev => {
     ev.preventDefault();
     const v = document.getElementById('goto-id').value.trim();
