@@ -85,6 +85,54 @@ type WriteOptions struct {
 	// Generator names the program writing, for formats that record it
 	// (the exchange format's generator metadata; "" for "heapx").
 	Generator string
+	// NodeFields are namespaced fields a producer adds to every node
+	// (docs/format.md 1.1); the exchange formats write them, others
+	// ignore them.
+	NodeFields []NodeField
+}
+
+// NodeField is one namespaced integer field of every node, which the
+// exchange format lets a producer declare beside the built-in ones
+// (docs/format.md 2.5): an extra node field in the flat form, an extra
+// node column in the SQLite form. Readers that do not know it skip it.
+type NodeField struct {
+	// Name is namespaced, NAMESPACE:name ("heapx_lifetime:alloc_time").
+	Name string
+	// Values holds one value per node, in node order.
+	Values []uint64
+	// Missing, when not nil, marks the nodes that have no value (null).
+	Missing []bool
+}
+
+// CheckNodeFields says what is wrong with fields as node fields of a
+// graph of n nodes: a name not namespaced or repeated, or a column of
+// another length.
+func CheckNodeFields(fields []NodeField, n int) error {
+	seen := map[string]bool{}
+	for _, f := range fields {
+		ns, name, ok := strings.Cut(f.Name, ":")
+		if !ok || name == "" || !namespaceIdent(ns) {
+			return fmt.Errorf("node field %q: not a namespaced name (NAMESPACE:name, NAMESPACE lowercase letters, digits and _)", f.Name)
+		}
+		if seen[f.Name] {
+			return fmt.Errorf("node field %q given twice", f.Name)
+		}
+		seen[f.Name] = true
+		if len(f.Values) != n || (f.Missing != nil && len(f.Missing) != n) {
+			return fmt.Errorf("node field %q has %d values for %d nodes", f.Name, len(f.Values), n)
+		}
+	}
+	return nil
+}
+
+// namespaceIdent says whether s is a namespace: [a-z][a-z0-9_]*.
+func namespaceIdent(s string) bool {
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || i > 0 && (c >= '0' && c <= '9' || c == '_')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Format describes one registered format.

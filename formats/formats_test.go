@@ -108,3 +108,24 @@ func TestFormatError(t *testing.T) {
 		t.Error(e.Error())
 	}
 }
+
+func TestCheckNodeFields(t *testing.T) {
+	good := formats.NodeField{Name: "heapx_lifetime:alloc_time", Values: []uint64{1, 2}}
+	for _, c := range []struct {
+		fields []formats.NodeField
+		want   string
+	}{
+		{[]formats.NodeField{good}, ""},
+		{[]formats.NodeField{{Name: "alloc_time", Values: []uint64{1, 2}}}, "not a namespaced name"},
+		{[]formats.NodeField{{Name: "heapx-lifetime:alloc_time", Values: []uint64{1, 2}}}, "not a namespaced name"},
+		{[]formats.NodeField{{Name: "heapx:", Values: []uint64{1, 2}}}, "not a namespaced name"},
+		{[]formats.NodeField{good, good}, "given twice"},
+		{[]formats.NodeField{{Name: "x:y", Values: []uint64{1}}}, "has 1 values for 2 nodes"},
+		{[]formats.NodeField{{Name: "x:y", Values: []uint64{1, 2}, Missing: []bool{true}}}, "for 2 nodes"},
+	} {
+		err := formats.CheckNodeFields(c.fields, 2)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("CheckNodeFields(%+v): %v, want %q", c.fields, err, c.want)
+		}
+	}
+}

@@ -50,6 +50,12 @@ With --analyze, retained sizes, dominators and distances are computed and
 stored in OUT (exchange formats only), so reopening it needs no analysis.
 Results already in IN are carried over to an exchange-format OUT.
 
+IN may be a memory trace (heapx trace): OUT, in an exchange format, then
+holds one node per object the trace allocated, named by its allocation
+site, with its allocation, last-use and unreachable times as the fields
+heapx_lifetime:alloc_time, :last_use and :unreachable_time
+(docs/format.md 2.10).
+
 With --to parquet, OUT is a directory: IN is analysed and written as the
 partition OUT/dump=<id> (heapx export --parquet OUT IN; see heapx export).
 
@@ -127,6 +133,10 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	// only renamed into place once complete, and the handler removes the
 	// one being written before exiting.
 	defer cleanUpOnInterrupt(stderr, out)()
+
+	if isMemoryTrace(in) {
+		return convertTrace(stdout, in, out, of, analyze)
+	}
 
 	// The results the file carries are read either way (a file whose
 	// results do not fit its graph is refused); --analyze computes them
@@ -405,4 +415,31 @@ func cleanUpOnInterrupt(stderr *os.File, out string, remove ...string) (stop fun
 		close(done)
 		signal.Stop(sigs)
 	}
+}
+
+// convertTrace writes the object lifetimes of the memory trace in as an
+// exchange-format dump (query.LifetimeGraph).
+func convertTrace(stdout io.Writer, in, out string, of *formats.Format, analyze bool) error {
+	if !of.Results {
+		return fmt.Errorf("%s: a memory trace converts to the exchange format only (.jsonl, .db), not %s", in, of.Name)
+	}
+	if analyze {
+		return fmt.Errorf("--analyze: %s is a memory trace: its dump has no references to analyse", in)
+	}
+	start := time.Now()
+	g, fields, err := query.LifetimeGraph(in)
+	if err != nil {
+		return err
+	}
+	err = formats.Save(out, of, g, formats.WriteOptions{Sources: []string{in}, Generator: generator(), NodeFields: fields})
+	if err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s (%s, object lifetimes, %s): %s objects in %.2f s\n", out, of.Name,
+		query.HumanSize(uint64(st.Size())), query.Thousands(uint64(g.NumNodes()-1)), time.Since(start).Seconds())
+	return err
 }

@@ -33,7 +33,7 @@ func init() {
 			return input.Read(r, size, name, o.Progress, o.read)
 		},
 		Write: func(w io.Writer, g *model.Graph, opt formats.WriteOptions) error {
-			return Write(w, g, WriteOptions{Progress: opt.Progress, Results: opt.Results, Generator: opt.Generator})
+			return Write(w, g, WriteOptions{Progress: opt.Progress, Results: opt.Results, Generator: opt.Generator, NodeFields: opt.NodeFields})
 		},
 		Results: true,
 	})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/internal/jsonstr"
 	"github.com/heapx/heapx/model"
@@ -24,6 +25,9 @@ type WriteOptions struct {
 	// Generator names the program writing, as the file's generator
 	// metadata ("" for exchange.DefaultGenerator).
 	Generator string
+	// NodeFields are declared after the node fields above and written
+	// in every node record (null where Missing).
+	NodeFields []formats.NodeField
 }
 
 // chunkNodes and chunkEdges size the units of parallel formatting: big
@@ -43,8 +47,11 @@ func Write(w io.Writer, g *model.Graph, opt WriteOptions) error {
 	if err != nil {
 		return fmt.Errorf("jsonl: %w", err)
 	}
+	if err := formats.CheckNodeFields(opt.NodeFields, g.NumNodes()); err != nil {
+		return fmt.Errorf("jsonl: %w", err)
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	wr := &writer{w: bw, g: g, res: res, generator: opt.Generator, progress: opt.Progress, total: int64(g.NumNodes() + g.NumEdges())}
+	wr := &writer{w: bw, g: g, res: res, extra: opt.NodeFields, generator: opt.Generator, progress: opt.Progress, total: int64(g.NumNodes() + g.NumEdges())}
 	if err := wr.header(); err != nil {
 		return err
 	}
@@ -67,6 +74,7 @@ type writer struct {
 	w         *bufio.Writer
 	g         *model.Graph
 	res       *model.Results
+	extra     []formats.NodeField
 	generator string
 	buf       []byte
 	progress  func(done, total int64)
@@ -139,6 +147,9 @@ func (wr *writer) nodeFields() []string {
 	}
 	if wr.res != nil {
 		f = append(f, "heapx:shallow_size", "heapx:retained_size", "heapx:dominator", "heapx:distance")
+	}
+	for _, x := range wr.extra {
+		f = append(f, x.Name)
 	}
 	return f
 }
@@ -270,6 +281,14 @@ func (wr *writer) nodes() error {
 				}
 				b = append(b, ',')
 				b = strconv.AppendInt(b, int64(r.Distance[i]), 10)
+			}
+			for _, x := range wr.extra {
+				b = append(b, ',')
+				if x.Missing != nil && x.Missing[i] {
+					b = append(b, "null"...)
+				} else {
+					b = strconv.AppendUint(b, x.Values[i], 10)
+				}
 			}
 			b = append(b, ']', '\n')
 		}

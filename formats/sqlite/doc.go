@@ -40,7 +40,7 @@ func init() {
 			return ReadFile(path, ReadOptions{Progress: opt.Progress, Results: opt.Results})
 		},
 		WriteFile: func(path string, g *model.Graph, opt formats.WriteOptions) error {
-			if err := WriteFile(path, g, WriteOptions{Progress: opt.Progress, Results: opt.Results, Generator: opt.Generator}); err != nil {
+			if err := WriteFile(path, g, WriteOptions{Progress: opt.Progress, Results: opt.Results, Generator: opt.Generator, NodeFields: opt.NodeFields}); err != nil {
 				return err
 			}
 			return syncFile(path)

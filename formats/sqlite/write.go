@@ -35,6 +35,9 @@ type WriteOptions struct {
 	// Generator names the program writing, as the file's generator
 	// metadata ("" for exchange.DefaultGenerator).
 	Generator string
+	// NodeFields become extra INTEGER columns of node, named as the
+	// format names namespaced columns (":" as "_"; docs/format.md 6).
+	NodeFields []formats.NodeField
 }
 
 // pageSize is the database page size. 16 KB pages make the bulk insert
@@ -103,6 +106,9 @@ func syncFile(path string) error {
 func WriteFile(path string, g *model.Graph, opt WriteOptions) (err error) {
 	res, err := exchange.Writable(g, opt.Results)
 	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if err := formats.CheckNodeFields(opt.NodeFields, g.NumNodes()); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
@@ -392,6 +398,13 @@ func (w *writer) nodes() error {
 	if g.Detachedness != nil {
 		cols = append(cols, "v8_detachedness")
 	}
+	for _, x := range w.opt.NodeFields {
+		col := strings.ReplaceAll(x.Name, ":", "_")
+		if err := exec(w.conn, "ALTER TABLE node ADD COLUMN "+quoteIdent(col)+" INTEGER"); err != nil {
+			return err
+		}
+		cols = append(cols, col)
+	}
 	n := g.NumNodes()
 	in, err := newInserter(w.conn, "node", int64(n), cols...)
 	if err != nil {
@@ -411,6 +424,13 @@ func (w *writer) nodes() error {
 		}
 		if g.Detachedness != nil {
 			in.Int(int64(g.Detachedness[i]))
+		}
+		for _, x := range w.opt.NodeFields {
+			if x.Missing != nil && x.Missing[i] {
+				in.Null()
+			} else {
+				in.Int(int64(x.Values[i]))
+			}
 		}
 		if err := in.End(); err != nil {
 			in.Close()
