@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,7 +13,8 @@ import (
 )
 
 // TestNodeCore runs the commands on a core of core-state.js as a user
-// does, with --binary: info, summary, top, report, sql and a convert to
+// does, with --binary: info, summary, top, report, sql, serve (its API's
+// classes, instances and paths), paths, and a convert to
 // .heapsnapshot that DevTools (and heapx) reads back with the same
 // classes; and the bad inputs: no or a foreign binary, exit 1 and one
 // line saying what is wrong.
@@ -85,6 +89,14 @@ func TestNodeCore(t *testing.T) {
 		}
 	}
 
+	ticket := serveCore(t, core, bin, ex.Tickets.Class, ex.Tickets.Count)
+	r = heapx(t, "paths", "--json", "--binary", bin, core, "--id", strconv.FormatUint(ticket, 10))
+	var paths pathsOfCore
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &paths) != nil {
+		t.Fatalf("paths --id %d: exit %d\n%s%s", ticket, r.code, r.stdout, r.stderr)
+	}
+	paths.check(t, "paths", ticket, ex.Tickets.Class)
+
 	for _, bad := range []struct{ binary, want string }{
 		{"/bin/sh", "no v8dbg_* postmortem metadata"},
 		{filepath.Join(t.TempDir(), "missing-node"), "missing-node"},
@@ -94,4 +106,97 @@ func TestNodeCore(t *testing.T) {
 			t.Errorf("summary --binary %s: exit %d, stderr %q, want exit 1 and one line saying %q", bad.binary, r.code, r.stderr, bad.want)
 		}
 	}
+}
+
+// pathsOfCore is what heapx paths --json and serve's paths API say: the
+// retainer paths of one object.
+type pathsOfCore struct {
+	Target struct {
+		ID          uint64 `json:"id"`
+		Constructor string `json:"constructor"`
+	} `json:"target"`
+	Paths []struct {
+		System bool `json:"system"`
+		Steps  []struct {
+			EdgeName string `json:"edge_name"`
+		} `json:"steps"`
+	} `json:"paths"`
+}
+
+// check asserts that the paths lead to the object with id, of class, and
+// that the first starts at a user root (a global) and goes through
+// globalThis.coreState.tickets, where core-state.js keeps the tickets.
+func (p pathsOfCore) check(t *testing.T, what string, id uint64, class string) {
+	t.Helper()
+	if p.Target.ID != id || p.Target.Constructor != class || len(p.Paths) == 0 {
+		t.Fatalf("%s: target %+v with %d paths, want the %s @%d and a path", what, p.Target, len(p.Paths), class, id)
+	}
+	var names []string
+	for _, s := range p.Paths[0].Steps {
+		names = append(names, s.EdgeName)
+	}
+	if p.Paths[0].System || !strings.Contains(" "+strings.Join(names, " ")+" ", " coreState tickets ") {
+		t.Errorf("%s: the first path (system %v) goes through %v, want one from a global through coreState and tickets", what, p.Paths[0].System, names)
+	}
+}
+
+// serveCore runs heapx serve on the core as a user does and asks its API
+// what the browser asks: the class's count among the classes, its
+// instances, and one instance's retainer paths; it returns that instance's
+// id and stops the server.
+func serveCore(t *testing.T, core, bin, class string, count int) uint64 {
+	t.Helper()
+	url, stderr, stop := serving(t, "--binary", bin, core, "--no-browser")
+	defer func() {
+		if code := stop(); code != 0 {
+			t.Errorf("serve: exit code %d after Ctrl-C, want 0; stderr:\n%s", code, stderr)
+		}
+	}()
+	get := func(path string, v any) {
+		t.Helper()
+		res, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 || json.Unmarshal(body, v) != nil {
+			t.Fatalf("serve: GET %s: %d\n%s", path, res.StatusCode, body)
+		}
+	}
+	var classes struct {
+		Classes []struct {
+			Index       int    `json:"index"`
+			Constructor string `json:"constructor"`
+			Count       int    `json:"count"`
+		} `json:"classes"`
+	}
+	get("api/v1/classes?filter="+class, &classes)
+	index := -1
+	for _, c := range classes.Classes {
+		if c.Constructor == class {
+			index = c.Index
+			if c.Count != count {
+				t.Errorf("serve: %d %s, want %d", c.Count, class, count)
+			}
+		}
+	}
+	if index < 0 {
+		t.Fatalf("serve: no class %s in %+v", class, classes)
+	}
+	var instances struct {
+		Total   int `json:"total"`
+		Objects []struct {
+			ID uint64 `json:"id"`
+		} `json:"objects"`
+	}
+	get("api/v1/classes/"+strconv.Itoa(index)+"/instances?limit=5", &instances)
+	if instances.Total != count || len(instances.Objects) != 5 {
+		t.Fatalf("serve: %d instances of %s (%d on the page), want %d", instances.Total, class, len(instances.Objects), count)
+	}
+	id := instances.Objects[0].ID
+	var paths pathsOfCore
+	get("api/v1/objects/"+strconv.FormatUint(id, 10)+"/paths", &paths)
+	paths.check(t, "serve", id, class)
+	return id
 }

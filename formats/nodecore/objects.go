@@ -42,6 +42,11 @@ const pageAlign = 256 << 10
 // the "ghost objects" of scanners that read every writable segment.
 // Semispace pages flagged FROM_PAGE hold the dead copies of the last
 // scavenge and are left out too.
+// probeRelease is the span Pages releases either side of each chunk it
+// probes: the largest block the kernel maps for one read of a file
+// mapping (a PMD-sized folio, aligned in the file, not in the process).
+const probeRelease = 2 << 20
+
 func (h *Heap) Pages() []Page {
 	var pages []Page
 	for _, s := range h.p.Segments() {
@@ -53,6 +58,15 @@ func (h *Heap) Pages() []Page {
 					a = end - pageAlign
 				}
 			}
+			// Reading a chunk header maps in the core's pages around it
+			// (the kernel maps a whole 2 MB folio of a cached file at
+			// once): let them go, or the probe alone keeps most of the
+			// core resident.
+			lo := s.Addr
+			if a-s.Addr > probeRelease {
+				lo = a - probeRelease
+			}
+			h.p.Release(lo, int(a+probeRelease-lo))
 		}
 	}
 	return pages
@@ -216,6 +230,9 @@ func (h *Heap) Scan(pages []Page) (*Objects, error) {
 				off += int(size)
 			}
 		}
+		// The walk reads the page again in address order; until then
+		// its mapped core pages need not stay resident.
+		h.p.Release(pg.AreaStart, len(data))
 	}
 	return o, nil
 }

@@ -319,15 +319,21 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	for j, oi := range native {
 		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, b.base+oi)
 	}
+	b.w.emit = b.addEdge
+	pg := 0 // the page the walk is in: objects are in address order
 	for i := range n {
 		if progress != nil && i%(1<<16) == 0 {
 			progress(int64(i), int64(n))
 		}
+		// Pages the walk has left are released from the resident set (a
+		// later read of one, naming a string or a constructor, faults
+		// it back in from the page cache).
+		for ; pg < len(b.pages) && b.pages[pg].AreaEnd <= o.Addr[i]; pg++ {
+			h.p.Release(b.pages[pg].AreaStart, int(b.pages[pg].AreaEnd-b.pages[pg].AreaStart))
+		}
 		typ, name := b.describe(i)
 		b.addNode(typ, name, o.Addr[i], uint64(o.Size[i]))
-		for _, r := range b.w.References(i) {
-			b.addEdge(r)
-		}
+		b.w.References(i)
 	}
 	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, uint32(len(g.Edges.To)))
 	g.Root = 0

@@ -159,6 +159,11 @@ type refWalker struct {
 	// names caches decoded key strings by address.
 	names map[uint64]string
 	refs  []Ref
+	// emit, when set, receives each reference instead of refs: the graph
+	// builder adds edges as they are found, so no buffer grows to the
+	// largest object's references (a 3-million-element array's are 120 MB
+	// of Refs, and growing to them allocated 600 MB).
+	emit func(Ref)
 	// props, when non-nil, collects every named property with its raw
 	// value (Smis included), for Heap.Properties.
 	props *[]Property
@@ -217,10 +222,19 @@ func (w *refWalker) word(addr uint64) uint64 {
 
 // add records a strong reference held by the tagged word v.
 func (w *refWalker) add(kind EdgeKind, name string, index uint32, v uint64) {
-	if w.h.IsHeapObject(v) {
-		w.refs = append(w.refs, Ref{Kind: kind, Name: name, Index: index, To: w.h.Untag(v)})
-	} else if w.h.IsWeak(v) {
-		w.refs = append(w.refs, Ref{Kind: EdgeWeak, Name: name, Index: index, To: w.h.Untag(w.h.Strong(v))})
+	var r Ref
+	switch {
+	case w.h.IsHeapObject(v):
+		r = Ref{Kind: kind, Name: name, Index: index, To: w.h.Untag(v)}
+	case w.h.IsWeak(v):
+		r = Ref{Kind: EdgeWeak, Name: name, Index: index, To: w.h.Untag(w.h.Strong(v))}
+	default:
+		return
+	}
+	if w.emit != nil {
+		w.emit(r)
+	} else {
+		w.refs = append(w.refs, r)
 	}
 }
 
@@ -254,7 +268,7 @@ func (w *refWalker) keyName(v uint64) (string, bool) {
 }
 
 // References returns the outgoing references of object i (valid until the
-// next call).
+// next call; empty when emit is set, which receives them instead).
 func (w *refWalker) References(i int) []Ref {
 	w.refs = w.refs[:0]
 	o := w.objs
