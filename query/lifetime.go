@@ -405,52 +405,36 @@ func yes(b bool) string {
 }
 
 func runUnused(c *Context) (*Result, error) {
-	r, res, err := traceResult(c)
-	if err != nil {
-		return nil, err
-	}
-	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.AllUnused() },
-		func(a, b *lifetime.Site) bool { return a.Count > b.Count })
-	sec, err := siteTable(c, res, idx, []Column{{Key: "alive_at_end", Title: "Alive at end", Kind: Count}},
-		func(s *lifetime.Site) []any { return []any{s.AtEnd} })
-	if err != nil {
-		return nil, err
-	}
-	r.Sections = append(r.Sections, sec)
-	return r, nil
+	return runSitesWhere(c, (*lifetime.Site).AllUnused, Column{Key: "alive_at_end", Title: "Alive at end", Kind: Count},
+		func(_ *lifetime.Result, s *lifetime.Site) any { return s.AtEnd })
 }
 
 func runNonEscaping(c *Context) (*Result, error) {
-	r, res, err := traceResult(c)
-	if err != nil {
-		return nil, err
-	}
-	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.AllNonEscaping() },
-		func(a, b *lifetime.Site) bool { return a.Count > b.Count })
-	sec, err := siteTable(c, res, idx, []Column{{Key: "max_alive", Title: "Max alive", Kind: Count}},
-		func(s *lifetime.Site) []any { return []any{s.MaxAlive} })
-	if err != nil {
-		return nil, err
-	}
-	r.Sections = append(r.Sections, sec)
-	return r, nil
+	return runSitesWhere(c, (*lifetime.Site).AllNonEscaping, Column{Key: "max_alive", Title: "Max alive", Kind: Count},
+		func(_ *lifetime.Result, s *lifetime.Site) any { return s.MaxAlive })
 }
 
 func runInlining(c *Context) (*Result, error) {
+	return runSitesWhere(c, (*lifetime.Site).Inlinable, Column{Key: "owner_site", Title: "Owned by objects of", Kind: Text},
+		func(res *lifetime.Result, s *lifetime.Site) any {
+			if i := res.SiteIndex(s.OwnerSite); i >= 0 {
+				return traceSiteName(&res.Sites[i])
+			}
+			p, _ := res.Positions(s.OwnerSite)
+			return p.String()
+		})
+}
+
+// runSitesWhere answers a query that lists the allocation sites keep
+// selects, most objects first, with one column of its own beside the
+// site table's.
+func runSitesWhere(c *Context, keep func(*lifetime.Site) bool, col Column, value func(*lifetime.Result, *lifetime.Site) any) (*Result, error) {
 	r, res, err := traceResult(c)
 	if err != nil {
 		return nil, err
 	}
-	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.Inlinable() },
-		func(a, b *lifetime.Site) bool { return a.Count > b.Count })
-	sec, err := siteTable(c, res, idx, []Column{{Key: "owner_site", Title: "Owned by objects of", Kind: Text}},
-		func(s *lifetime.Site) []any {
-			if i := res.SiteIndex(s.OwnerSite); i >= 0 {
-				return []any{traceSiteName(&res.Sites[i])}
-			}
-			p, _ := res.Positions(s.OwnerSite)
-			return []any{p.String()}
-		})
+	idx := res.SitesBy(keep, func(a, b *lifetime.Site) bool { return a.Count > b.Count })
+	sec, err := siteTable(c, res, idx, []Column{col}, func(s *lifetime.Site) []any { return []any{value(res, s)} })
 	if err != nil {
 		return nil, err
 	}
