@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	pq "github.com/parquet-go/parquet-go"
-
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/model"
@@ -240,7 +238,7 @@ func TestExportSuspectsAndSites(t *testing.T) {
 	}
 	okJSON(t, &js, "suspects", "--json", "--limit", "0", leak)
 	want := js.Sections[0].Rows
-	got, err := readTableRows[parquet.SuspectRow](parquet.TableFile(parts[leak], parquet.TableSuspects))
+	got, err := parquet.ReadTable[parquet.SuspectRow](parts[leak], parquet.TableSuspects, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +263,7 @@ func TestExportSuspectsAndSites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects, err := readTableRows[parquet.ObjectRow](parquet.TableFile(parts[trace], parquet.TableObjects))
+	objects, err := parquet.ReadTable[parquet.ObjectRow](parts[trace], parquet.TableObjects, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,24 +282,6 @@ func TestExportSuspectsAndSites(t *testing.T) {
 	if with < 1000 {
 		t.Errorf("%d objects with a site", with)
 	}
-}
-
-// readTableRows reads a table file as row structs, as a program using
-// formats/parquet's schema would.
-func readTableRows[T any](path string) ([]T, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := pq.NewGenericReader[T](f)
-	defer r.Close()
-	rows := make([]T, r.NumRows())
-	n, err := r.Read(rows)
-	if err != nil && err != io.EOF {
-		return nil, err
-	}
-	return rows[:n], nil
 }
 
 // TestExportLeaks checks export --leaks: the leaks table of FINAL's
@@ -384,7 +364,7 @@ func TestExportLeaks(t *testing.T) {
 	if len(m) != 3 {
 		t.Fatalf("export --leaks printed:\n%s", out)
 	}
-	if rows, err := readTableRows[parquet.LeakRow](parquet.TableFile(m[2][1], parquet.TableLeaks)); err != nil || len(rows) != 0 {
+	if rows, err := parquet.ReadTable[parquet.LeakRow](m[2][1], parquet.TableLeaks, true); err != nil || len(rows) != 0 {
 		t.Errorf("leaks of a series without: %v rows, %v", rows, err)
 	}
 
