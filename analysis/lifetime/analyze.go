@@ -103,7 +103,8 @@ type Site struct {
 	// StaleAtIdle is the site's stale count at each idle point.
 	StaleAtIdle []int
 	// Leaking: the stale count grows strictly at every idle point
-	// (MemInsight's isLeaking), over at least three of them.
+	// between handlers (MemInsight's isLeaking; the program's end is
+	// not one), over at least three of them.
 	Leaking bool
 }
 
@@ -230,6 +231,15 @@ func (res *Result) siteStats() {
 		s := res.Objects[i].Site
 		bySite[s] = append(bySite[s], int32(i))
 	}
+	// Leaks are judged at the idle points between handlers: the program's
+	// end, an idle point when its last script exits, follows the last
+	// handler with nothing after it, so its counts only repeat that
+	// handler's (an ES module ending on its own, a CommonJS program after
+	// its last timer) and would hide every leak behind a flat last step.
+	judged := res.Idles
+	if n := len(judged); n > 0 && judged[n-1] >= res.End {
+		judged = judged[:n-1]
+	}
 	var pts []point
 	peak := func(pts []point) (int, uint64) {
 		// Deaths sort before births at one time: an object unreachable
@@ -273,7 +283,7 @@ func (res *Result) siteStats() {
 					s.StaleAtIdle[k]++
 				}
 			}
-			s.Leaking = len(s.StaleAtIdle) >= 3 && increasing(s.StaleAtIdle)
+			s.Leaking = len(judged) >= 3 && increasing(s.StaleAtIdle[:len(judged)])
 		}
 	}
 }

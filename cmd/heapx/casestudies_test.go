@@ -270,3 +270,25 @@ func slicesEqual(a, b []int) bool {
 	}
 	return true
 }
+
+// TestCaseStudyLeakInModule: a leak in an ES module that ends on its own
+// is found although the program's exit, an idle point too, repeats the
+// last round's stale count.
+func TestCaseStudyLeakInModule(t *testing.T) {
+	path, out := traceProgram(t, "sessions.mjs")
+	if !strings.Contains(out, `"sessions":500`) {
+		t.Fatalf("sessions.mjs printed %q", out)
+	}
+	res := analyzeFile(t, path)
+	s := oneSiteOn(t, res, "sessions.mjs", 11)
+	if s.Count != 500 || s.AtEnd != 500 || !s.Leaking {
+		t.Errorf("sessions.mjs:11: %d objects, %d at the end, stale at idle points %v, leaking %v; want 500, 500, leaking",
+			s.Count, s.AtEnd, s.StaleAtIdle, s.Leaking)
+	}
+	if tmp := oneSiteOn(t, res, "sessions.mjs", 13); tmp.Leaking || tmp.AtEnd != 0 {
+		t.Errorf("sessions.mjs:13 (dies at once): leaking %v, %d at the end", tmp.Leaking, tmp.AtEnd)
+	}
+	if out := ok(t, "trace-leaks", path); !strings.Contains(out, "sessions.mjs:11:") {
+		t.Errorf("heapx trace-leaks does not name sessions.mjs:11:\n%s", out)
+	}
+}
