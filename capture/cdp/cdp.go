@@ -64,7 +64,7 @@ type Conn struct {
 	url     string
 	timeout time.Duration
 	nextID  atomic.Int64
-	streams  atomic.Int64 // streamed calls pending
+	streams atomic.Int64 // streamed calls pending
 	// progress is when the target last showed progress (Progress), in
 	// Unix nanoseconds: it moves every pending call's deadline.
 	progress atomic.Int64
