@@ -84,6 +84,7 @@ type call struct {
 	// stream, when set, receives the reply's result as it arrives
 	// (CallStream); it runs on the reading goroutine.
 	stream func(io.Reader) error
+	member string // the result's member stream receives
 }
 
 type reply struct {
@@ -219,7 +220,7 @@ func (c *Conn) Progress() { c.progress.Store(time.Now().UnixNano()) }
 // neither a reply nor a call of Progress, and an error wrapping ErrClosed
 // when the connection closes first.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	raw, err := c.call(ctx, method, params, nil)
+	raw, err := c.call(ctx, method, params, &call{})
 	if err != nil || result == nil {
 		return err
 	}
@@ -229,19 +230,19 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	return nil
 }
 
-// CallStream calls method and passes the reply's result to f as a
-// stream, read from the connection as it arrives, so that a result of
-// hundreds of MB (a sampling heap profile) is never whole in memory. f
-// runs on the goroutine that reads the connection and must read the
-// stream to its end; its error is the call's. A reply that is not laid
-// out as V8 lays replies out ({"id":N,"result":...}) is read into memory
-// first, up to MaxMessage.
-func (c *Conn) CallStream(ctx context.Context, method string, params any, f func(result io.Reader) error) error {
-	_, err := c.call(ctx, method, params, f)
+// CallStream calls method and passes the value of the member named
+// member of the reply's result (the "profile" of stopSampling's) to f as
+// a stream, read from the connection as it arrives, so that a result of
+// hundreds of MB is never whole in memory. f runs on the goroutine that
+// reads the connection; its error is the call's. A reply that is not
+// laid out as V8 lays replies out ({"id":N,"result":{"member":...}}) is
+// read into memory first, up to MaxMessage.
+func (c *Conn) CallStream(ctx context.Context, method string, params any, member string, f func(value io.Reader) error) error {
+	_, err := c.call(ctx, method, params, &call{stream: f, member: member})
 	return err
 }
 
-func (c *Conn) call(ctx context.Context, method string, params any, stream func(io.Reader) error) (json.RawMessage, error) {
+func (c *Conn) call(ctx context.Context, method string, params any, cl *call) (json.RawMessage, error) {
 	id := c.nextID.Add(1)
 	msg := struct {
 		ID     int64  `json:"id"`
@@ -252,8 +253,8 @@ func (c *Conn) call(ctx context.Context, method string, params any, stream func(
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
-	cl := &call{ch: make(chan reply, 1), stream: stream}
-	if stream != nil {
+	cl.ch = make(chan reply, 1)
+	if cl.stream != nil {
 		c.streams.Add(1)
 		defer c.streams.Add(-1)
 	}
@@ -341,9 +342,9 @@ type envelope struct {
 	Error  *Error          `json:"error"`
 }
 
-// replyHead matches how V8 begins a successful reply, which CallStream
-// streams from there on.
-var replyHead = regexp.MustCompile(`^\{"id":(\d+),"result":`)
+// replyHead matches how V8 begins a successful reply whose result is an
+// object, which CallStream streams from its first member's value on.
+var replyHead = regexp.MustCompile(`^\{"id":(\d+),"result":\{"(\w+)":`)
 
 // headSize is how much of a message is read to see whether it is a
 // reply to stream.
@@ -424,27 +425,24 @@ func (c *Conn) streamReply(head []byte, rest io.Reader) (bool, error) {
 	id, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	c.mu.Lock()
 	cl := c.pending[id]
-	if cl == nil || cl.stream == nil {
+	if cl == nil || cl.stream == nil || cl.member != string(m[2]) {
 		c.mu.Unlock()
 		return false, nil
 	}
 	delete(c.pending, id)
 	c.mu.Unlock()
-	// The result is what follows the head, less the envelope's closing
-	// brace.
 	// A reply of hundreds of MB takes a while: its deadline moves as
-	// it arrives.
+	// it arrives. The value is what follows the head, less the result's
+	// and the envelope's closing braces.
 	rest = &extending{r: rest, c: c}
-	body := &trimLast{r: io.MultiReader(bytes.NewReader(head[len(m[0]):]), rest)}
+	body := &trimTail{r: io.MultiReader(bytes.NewReader(head[len(m[0]):]), rest), keep: 2}
 	ferr := cl.stream(body)
 	// Whatever f left unread is read, so that the next message can be.
-	_, err := io.Copy(io.Discard, body)
-	if err != nil {
-		ferr = fmt.Errorf("reading the reply: %w", err)
-		cl.ch <- reply{err: ferr}
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		cl.ch <- reply{err: fmt.Errorf("reading the reply: %w", err)}
 		return true, err
 	}
-	if ferr == nil && body.last != '}' {
+	if ferr == nil && body.tail() != "}}" {
 		ferr = fmt.Errorf("the reply is cut short (%d bytes, not ending its JSON object)", body.n)
 	}
 	cl.ch <- reply{err: ferr}
@@ -467,51 +465,41 @@ func (e *extending) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// trimLast reads r but for its last byte, which it keeps in last.
-type trimLast struct {
+// trimTail reads r but for its last keep bytes, which tail then gives.
+type trimTail struct {
 	r    io.Reader
-	last byte
-	held bool
+	keep int
+	buf  []byte // read and not given out: buf[off:]
+	off  int
+	err  error
 	n    int64 // bytes given out
 }
 
-func (t *trimLast) Read(p []byte) (int, error) {
+func (t *trimTail) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	for {
-		// With a byte held, read after it: it goes out first.
-		var k int
-		var err error
-		var one [1]byte
-		switch {
-		case !t.held:
-			k, err = t.r.Read(p)
-		case len(p) == 1:
-			k, err = t.r.Read(one[:])
-			if k > 0 {
-				p[0], t.last = t.last, one[0]
-				t.n++
-				return 1, err
-			}
-		default:
-			k, err = t.r.Read(p[1:])
-			if k > 0 {
-				p[0] = t.last
-				k++
-			}
+	for len(t.buf)-t.off <= t.keep && t.err == nil {
+		if t.buf == nil {
+			t.buf = make([]byte, 0, 64<<10)
 		}
-		if k == 0 {
-			return 0, err
-		}
-		t.last, t.held = p[k-1], true
-		k--
-		t.n += int64(k)
-		if k > 0 || err != nil {
-			return k, err
-		}
+		t.buf = t.buf[:copy(t.buf, t.buf[t.off:])]
+		t.off = 0
+		k, err := t.r.Read(t.buf[len(t.buf):cap(t.buf)])
+		t.buf, t.err = t.buf[:len(t.buf)+k], err
 	}
+	avail := len(t.buf) - t.off - t.keep
+	if avail <= 0 {
+		return 0, t.err
+	}
+	k := copy(p, t.buf[t.off:t.off+avail])
+	t.off += k
+	t.n += int64(k)
+	return k, nil
 }
+
+// tail is what was held back, once the reading is over.
+func (t *trimTail) tail() string { return string(t.buf[t.off:]) }
 
 // dispatch hands one whole message to its handler or call.
 func (c *Conn) dispatch(b []byte) error {
@@ -538,7 +526,14 @@ func (c *Conn) dispatch(b []byte) error {
 	case m.Error != nil:
 		cl.ch <- reply{err: m.Error}
 	case cl.stream != nil:
-		cl.ch <- reply{err: cl.stream(bytes.NewReader(m.Result))}
+		var members map[string]json.RawMessage
+		err := json.Unmarshal(m.Result, &members)
+		if v, ok := members[cl.member]; err == nil && ok {
+			err = cl.stream(bytes.NewReader(v))
+		} else if err == nil {
+			err = fmt.Errorf("the reply has no %q: %s", cl.member, clip(m.Result))
+		}
+		cl.ch <- reply{err: err}
 	default:
 		cl.ch <- reply{result: m.Result}
 	}

@@ -331,19 +331,21 @@ func TestHostileMessages(t *testing.T) {
 	}
 }
 
-// TestCallStream streams a 64 MB result to its reader: what the reader
-// gets is the result exactly, and the client allocates a fraction of it.
-// A reply laid out otherwise ("result" before "id") is read whole and
-// streamed all the same.
+// TestCallStream streams a 64 MB result member to its reader: what the
+// reader gets is the member's value exactly, and the client allocates a
+// fraction of it. A reply laid out otherwise ("result" before "id") is
+// read whole and streamed all the same; one without the member, or cut
+// short, is an error.
 func TestCallStream(t *testing.T) {
-	big := `{"profile":{"head":{},"samples":[` + strings.Repeat(`{"size":32768,"nodeId":1,"ordinal":1},`, 64<<20/38) + `{"size":1,"nodeId":1,"ordinal":2}]}}`
+	big := `{"head":{},"samples":[` + strings.Repeat(`{"size":32768,"nodeId":1,"ordinal":1},`, 64<<20/38) + `{"size":1,"nodeId":1,"ordinal":2}]}`
 	for _, c := range []struct {
-		name, reply, want string
-		alloc             uint64
+		name, reply, want, err string
+		alloc                  uint64
 	}{
-		{"V8's layout", `{"id":1,"result":` + big + `}`, big, 8 << 20},
-		{"other layout", `{"result":{"profile":{"samples":[]}},"id":1}`, `{"profile":{"samples":[]}}`, 1 << 20},
-		{"empty", `{"id":1,"result":{}}`, `{}`, 1 << 20},
+		{"V8's layout", `{"id":1,"result":{"profile":` + big + `}}`, big, "", 8 << 20},
+		{"other layout", `{"result":{"profile":{"samples":[]}},"id":1}`, `{"samples":[]}`, "", 1 << 20},
+		{"no member", `{"id":1,"result":{}}`, ``, `HeapProfiler.stopSampling: the reply has no "profile": {}`, 1 << 20},
+		{"cut short", `{"id":1,"result":{"profile":{"head":{"a":1`, `{"head":{"a"`, "HeapProfiler.stopSampling: the reply is cut short (12 bytes, not ending its JSON object)", 1 << 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			reply := cdptest.Raw(c.reply)
@@ -359,7 +361,7 @@ func TestCallStream(t *testing.T) {
 			var n int64
 			var err error
 			a := allocated(func() {
-				err = conn.CallStream(context.Background(), "HeapProfiler.stopSampling", nil, func(r io.Reader) error {
+				err = conn.CallStream(context.Background(), "HeapProfiler.stopSampling", nil, "profile", func(r io.Reader) error {
 					if len(c.want) > 1<<20 {
 						n, err = io.Copy(io.Discard, r)
 						return err
@@ -368,7 +370,11 @@ func TestCallStream(t *testing.T) {
 					return err
 				})
 			})
-			if err != nil {
+			if c.err != "" {
+				if err == nil || err.Error() != c.err {
+					t.Errorf("got %v, want %q", err, c.err)
+				}
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			if n != int64(len(c.want)) || (got.Len() > 0 && got.String() != c.want) {
