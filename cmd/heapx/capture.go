@@ -176,7 +176,7 @@ func checkCapture(cmd *cobra.Command, o captureOptions, argv []string) (capture.
 	if co.WaitsForSignals() && o.every == 0 && co.Grow == 0 && len(capture.SnapshotSignals) == 0 {
 		return co, errors.New("this system has no SIGUSR1 to say when to take a snapshot: use --every or --grow")
 	}
-	return co, co.Check()
+	return co, nil
 }
 
 // checkReportFlags refuses report's flags without --report.
@@ -230,6 +230,11 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 		signal.Notify(sigs, capture.SnapshotSignals...)
 		defer signal.Stop(sigs)
 		co.Signals = sigs
+	}
+	if err := co.Check(); err != nil {
+		return err
+	}
+	if co.WaitsForSignals() {
 		if co.Every == 0 && co.Grow == 0 {
 			fmt.Fprintf(stderr, "heapx: waiting for SIGUSR1 (kill -USR1 %d) to take each of %d snapshot(s)\n", os.Getpid(), co.Snapshots())
 		}

@@ -10,6 +10,7 @@ package cdptest
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -35,6 +36,10 @@ type noReply struct{}
 // Raw, as a Handler's result, is sent as the whole reply message, as it
 // is: for a reply that is not JSON.
 type Raw []byte
+
+// RawResult, as a Handler's result, is the reply's result as it is, in
+// JSON: a large one is sent without being decoded and encoded again.
+type RawResult []byte
 
 // Trickle, as a Handler's result, sends the reply Msg (a JSON value of
 // the reply's result) a byte every Every.
@@ -150,6 +155,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case Raw:
 			wmu.Lock()
 			c.WriteMessage(websocket.TextMessage, res)
+			wmu.Unlock()
+			continue
+		case RawResult:
+			wmu.Lock()
+			if w, err := c.NextWriter(websocket.TextMessage); err == nil {
+				fmt.Fprintf(w, `{"id":%d,"result":`, m.ID)
+				w.Write(res)
+				w.Write([]byte("}"))
+				w.Close()
+			}
 			wmu.Unlock()
 			continue
 		case Trickle:
