@@ -151,7 +151,7 @@ func (p *Process) Stop() {
 // tailLines is how many of a program's last lines on stderr are kept, to
 // say why it ended; maxLine bounds each.
 const (
-	tailLines  = 20
+	tailLines  = 50
 	maxLine    = 1024
 	maxPartial = 64 << 10
 )

@@ -104,7 +104,7 @@ func TestLineFilterTail(t *testing.T) {
 	var out bytes.Buffer
 	f := &lineFilter{out: &out, found: make(chan string, 1)}
 	f.Write([]byte("Debugger listening on ws://127.0.0.1:1/x\nFor help, see: https://nodejs.org/en/docs/inspector\n"))
-	for i := range 30 {
+	for i := range tailLines + 10 {
 		f.Write([]byte(strings.Repeat("x", i) + "\n"))
 	}
 	f.Write([]byte(strings.Repeat("y", 2000) + "\nno newline"))
