@@ -180,7 +180,7 @@ func (s *V8) Why() error {
 	}
 	select {
 	case <-s.ended:
-		return errors.New("the program finished before the capture did")
+		return errFinished
 	default:
 		return nil
 	}
