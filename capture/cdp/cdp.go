@@ -22,6 +22,7 @@ package cdp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,12 +140,13 @@ func Dial(ctx context.Context, wsURL string, timeout time.Duration) (*Conn, erro
 		HandshakeTimeout: timeout,
 		ReadBufferSize:   64 << 10,
 		WriteBufferSize:  16 << 10,
+		// The guard reads what the target sends as it is: above TLS for
+		// a wss:// URL.
 		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &frameGuard{Conn: conn, limit: c.readLimit, inHandshake: true}, nil
+			return c.guard((&net.Dialer{}).DialContext(ctx, network, addr))
+		},
+		NetDialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return c.guard((&tls.Dialer{}).DialContext(ctx, network, addr))
 		},
 	}
 	ws, _, err := d.DialContext(ctx, wsURL, nil)
@@ -160,6 +162,14 @@ func Dial(ctx context.Context, wsURL string, timeout time.Duration) (*Conn, erro
 	ws.SetReadLimit(maxStreamed)
 	go c.read()
 	return c, nil
+}
+
+// guard puts a frameGuard over a connection just made.
+func (c *Conn) guard(conn net.Conn, err error) (net.Conn, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &frameGuard{Conn: conn, limit: c.readLimit, inHandshake: true}, nil
 }
 
 // isTimeout reports whether err is a network deadline's.
