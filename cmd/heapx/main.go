@@ -72,6 +72,11 @@ func run(args []string, stdout io.Writer, stderr *os.File) int {
 			return int(st)
 		}
 		fmt.Fprintf(stderr, "heapx: %s\n", termtext.Cap(err.Error(), maxErrorBytes))
+		// heapx capture ends as the program it started did.
+		var ec exitCode
+		if errors.As(err, &ec) {
+			return ec.code
+		}
 		return 1
 	}
 	return 0

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hx "github.com/heapx/heapx"
+	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/nodecore"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/render"
@@ -101,14 +101,9 @@ output").`,
 // readStacks walks a core's threads, or reads the stacks an exchange file
 // carries.
 func readStacks(path, binary string, stderr *os.File) (*stackJSON, error) {
-	head := make([]byte, 4)
-	if f, err := os.Open(path); err == nil {
-		io.ReadFull(f, head)
-		f.Close()
-	}
 	out := &stackJSON{SchemaVersion: stackSchemaVersion, File: path, Threads: []threadJSON{}}
 	var stacks []model.Stack
-	if bytes.Equal(head, []byte("\x7fELF")) {
+	if f, _ := formats.Detect(path); f != nil && f.Name == nodecore.Name {
 		p, err := nodecore.Open(path, binary)
 		if err != nil {
 			return nil, err
