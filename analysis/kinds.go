@@ -155,3 +155,13 @@ func kindsFor(g *model.Graph) *kinds {
 	lastKinds.Store(&cachedKinds{g: weak.Make(g), nn: len(g.NodeTypes), ne: len(g.EdgeTypes), k: k})
 	return k
 }
+
+// isV8 reports whether g has V8's node types.
+func isV8(g *model.Graph) bool {
+	for _, t := range g.NodeTypes {
+		if t.Namespace == v8Namespace {
+			return true
+		}
+	}
+	return false
+}
