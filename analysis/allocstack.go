@@ -62,7 +62,7 @@ func hasAllocationStacks(g *model.Graph) bool {
 
 // HasAllocationStacks reports whether the dump records where its objects
 // were allocated (V8 with --track-heap-objects, heap timelines).
-func (a *Analysis) HasAllocationStacks() bool { return hasAllocationStacks(a.Graph) }
+func HasAllocationStacks(a *Analysis) bool { return hasAllocationStacks(a.Graph) }
 
 // allocatingFunction returns the index into g.Trace.Functions of the
 // function that allocated v, or -1 when v has no allocation stack.
@@ -83,7 +83,7 @@ func allocatingFunction(g *model.Graph, x traceIndex, v model.NodeIndex) int32 {
 // for V8's synthetic "(root)" frame at the bottom). It is nil when the
 // dump has no allocation stacks or v has none (allocated before tracking
 // began, or moved by a compacting GC).
-func (a *Analysis) AllocationStack(v model.NodeIndex) []Frame {
+func AllocationStack(a *Analysis, v model.NodeIndex) []Frame {
 	g := a.Graph
 	if !hasAllocationStacks(g) || v < 0 || int(v) >= g.NumNodes() {
 		return nil
@@ -134,9 +134,9 @@ type SiteFinder struct {
 	counts []int // per trace function, zero between calls
 }
 
-// SiteFinder returns a SiteFinder over a's dump, nil when the dump has no
+// NewSiteFinder returns a SiteFinder over a's dump, nil when the dump has no
 // allocation stacks (a nil SiteFinder finds nothing).
-func (a *Analysis) SiteFinder() *SiteFinder {
+func NewSiteFinder(a *Analysis) *SiteFinder {
 	g := a.Graph
 	if !hasAllocationStacks(g) {
 		return nil
@@ -179,8 +179,8 @@ func (f *SiteFinder) Dominant(nodes []model.NodeIndex) (s SiteShare, ok bool) {
 // allocation stacks or no classes. The objects with a stack are bucketed
 // by class (a counting sort: one int32 each), then each bucket's
 // functions counted: no map, no sort.
-func (a *Analysis) ClassSites() []SiteShare {
-	f := a.SiteFinder()
+func ClassSites(a *Analysis) []SiteShare {
+	f := NewSiteFinder(a)
 	if f == nil || a.Classes == nil {
 		return nil
 	}
@@ -224,15 +224,16 @@ func (a *Analysis) ClassSites() []SiteShare {
 	return sites
 }
 
-// nodeLocations finds the source location of a node (g.Locations) by
+// NodeLocations finds the source location of a node (g.Locations) by
 // binary search over the locations sorted by node: no per-node column.
 // When a node has several, the last one counts, as in DevTools.
-type nodeLocations struct {
+type NodeLocations struct {
 	g     *model.Graph
 	order []int32 // indices into g.Locations by node, then index
 }
 
-func newNodeLocations(g *model.Graph) nodeLocations {
+// NewNodeLocations indexes g's node locations.
+func NewNodeLocations(g *model.Graph) NodeLocations {
 	order := make([]int32, len(g.Locations))
 	for i := range order {
 		order[i] = int32(i)
@@ -244,11 +245,11 @@ func newNodeLocations(g *model.Graph) nodeLocations {
 		}
 		return cmp.Compare(x, y)
 	})
-	return nodeLocations{g: g, order: order}
+	return NodeLocations{g: g, order: order}
 }
 
 // of returns the index into g.Locations of v's location, -1 for none.
-func (nl nodeLocations) of(v model.NodeIndex) int32 {
+func (nl NodeLocations) of(v model.NodeIndex) int32 {
 	ls := nl.g.Locations
 	i, _ := slices.BinarySearchFunc(nl.order, v+1, func(l int32, n model.NodeIndex) int { return cmp.Compare(ls[l].Node, n) })
 	if i == 0 || ls[nl.order[i-1]].Node != v {
@@ -261,7 +262,7 @@ func (nl nodeLocations) of(v model.NodeIndex) int32 {
 // script's name (the Script node newer V8 names per location, else the
 // one the function's SharedFunctionInfo points to, else "script ID"),
 // line and column one-based.
-func (nl nodeLocations) frame(l int32) Frame {
+func (nl NodeLocations) frame(l int32) Frame {
 	g := nl.g
 	loc := g.Locations[l]
 	url := ""
@@ -304,10 +305,10 @@ func scriptOf(g *model.Graph, v model.NodeIndex) string {
 	return g.NodeName(script)
 }
 
-// dominant returns the location most of nodes share (ties: the one
+// Dominant returns the location most of nodes share (ties: the one
 // first in g.Locations) and how many distinct locations they have; zero
 // when none has one.
-func (nl nodeLocations) dominant(nodes []model.NodeIndex) (Frame, int) {
+func (nl NodeLocations) Dominant(nodes []model.NodeIndex) (Frame, int) {
 	if len(nl.order) == 0 {
 		return Frame{}, 0
 	}

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
@@ -39,7 +40,7 @@ func TestAllocationStackMatchesDevTools(t *testing.T) {
 		}
 		for _, want := range testfixtures.DevToolsAllocationStacks(t, name) {
 			var got []testfixtures.StackFrame
-			for _, f := range a.AllocationStack(nodeWithID(t, a.Graph, want.ID)) {
+			for _, f := range analysis.AllocationStack(a, nodeWithID(t, a.Graph, want.ID)) {
 				fn := f.Function
 				if fn == "" {
 					fn = "(anonymous)"
@@ -58,8 +59,8 @@ func TestAllocationStackMatchesDevTools(t *testing.T) {
 // dominant site is the same on a second call (the finder's counts start
 // from zero each time).
 func TestClassSites(t *testing.T) {
-	a := analyzeFixture(t, "node-sites")
-	sites := a.ClassSites()
+	a := analysistest.AnalyzeFixture(t, "node-sites")
+	sites := analysis.ClassSites(a)
 	if len(sites) != len(a.Classes.Names) {
 		t.Fatalf("%d class sites for %d classes", len(sites), len(a.Classes.Names))
 	}
@@ -91,7 +92,7 @@ func TestClassSites(t *testing.T) {
 			widgets = append(widgets, int32(v))
 		}
 	}
-	f := a.SiteFinder()
+	f := analysis.NewSiteFinder(a)
 	for range 2 {
 		if s, ok := f.Dominant(widgets); !ok || s != byName["Widget"] {
 			t.Errorf("Dominant(Widget objects) = %+v, %v; want %+v", s, ok, byName["Widget"])
@@ -105,12 +106,12 @@ func TestClassSites(t *testing.T) {
 // TestNoAllocationStacks: a dump without allocation stacks has no site
 // nor stack anywhere, and costs no work: no finder, no class sites.
 func TestNoAllocationStacks(t *testing.T) {
-	a := analyzeFixture(t, "node-basic")
-	if a.HasAllocationStacks() || a.ClassSites() != nil || a.SiteFinder() != nil {
+	a := analysistest.AnalyzeFixture(t, "node-basic")
+	if analysis.HasAllocationStacks(a) || analysis.ClassSites(a) != nil || analysis.NewSiteFinder(a) != nil {
 		t.Fatalf("node-basic has allocation stacks")
 	}
 	for v := range a.Graph.NumNodes() {
-		if s := a.AllocationStack(int32(v)); s != nil {
+		if s := analysis.AllocationStack(a, int32(v)); s != nil {
 			t.Fatalf("node %d has a stack %v", v, s)
 		}
 	}
@@ -124,7 +125,7 @@ func TestNoAllocationStacks(t *testing.T) {
 // HEAPX_BENCH_SNAPSHOT (with allocation stacks for it to measure
 // anything: node --track-heap-objects), next to the Summary itself.
 func BenchmarkClassSites(b *testing.B) {
-	g := loadBench(b)
+	g := analysistest.LoadBench(b)
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -136,12 +137,12 @@ func BenchmarkClassSites(b *testing.B) {
 	})
 	b.Run("ClassSites", func(b *testing.B) {
 		for b.Loop() {
-			a.ClassSites()
+			analysis.ClassSites(a)
 		}
 	})
 	b.Run("Closures", func(b *testing.B) {
 		for b.Loop() {
-			a.Closures(20)
+			analysis.Closures(a, 20)
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/jsstr"
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -96,7 +98,7 @@ const (
 // deviation (docs/devtools-deviations.md; testdata/devtools-quirks).
 func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 	n := g.NumNodes()
-	k := newKinds(g)
+	k := kinds.New(g)
 	c := &Classes{Of: make([]uint32, n)}
 	byName := map[string]uint32{}
 	class := func(name string) uint32 {
@@ -117,21 +119,21 @@ func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 		if t >= 256 {
 			continue
 		}
-		if !k.nodeV8[t] {
+		if !k.NodeV8[t] {
 			if nt.Category.IsString() {
 				fixed[t] = int64(class(nt.Name))
 			}
 			continue
 		}
-		switch k.node[t] {
-		case kHidden:
+		switch k.Node[t] {
+		case kinds.Hidden:
 			fixed[t] = int64(class("(system)"))
-		case kObject, kNative:
-		case kCode:
+		case kinds.Object, kinds.Native:
+		case kinds.Code:
 			fixed[t] = int64(class("(compiled code)"))
-		case kClosure:
+		case kinds.Closure:
 			fixed[t] = int64(class("Function"))
-		case kRegExp:
+		case kinds.RegExp:
 			fixed[t] = int64(class("RegExp"))
 		default:
 			fixed[t] = int64(class("(" + nt.Name + ")"))
@@ -153,7 +155,7 @@ func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 		if ds.isRenamed(int32(i)) {
 			id, ok := renamed[sid]
 			if !ok {
-				id = class(v8ClassName(detachedPrefix + g.Strings.At(sid)))
+				id = class(v8ClassName(DetachedPrefix + g.Strings.At(sid)))
 				renamed[sid] = id
 			}
 			c.Of[i] = id
@@ -164,7 +166,7 @@ func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 			continue
 		}
 		name := g.Strings.At(sid)
-		if k.nodeV8[t] {
+		if k.NodeV8[t] {
 			name = v8ClassName(name)
 		} else if name == "" {
 			name = "(" + g.NodeTypes[t].Name + ")"
@@ -201,8 +203,8 @@ type propTable struct {
 	byString []int32 // StringID -> property id, -1 until seen
 	byText   map[string]int32
 	text     []string
-	fmtd     []string // formatPropertyName(text)
-	fmtLen   []int    // len16(fmtd)
+	fmtd     []string // PropertyName(text)
+	fmtLen   []int    // Len(fmtd)
 }
 
 func (p *propTable) id(s model.StringID) int32 {
@@ -215,9 +217,9 @@ func (p *propTable) id(s model.StringID) int32 {
 		id = int32(len(p.text))
 		p.byText[t] = id
 		p.text = append(p.text, t)
-		f := formatPropertyName(t)
+		f := jsstr.PropertyName(t)
 		p.fmtd = append(p.fmtd, f)
-		p.fmtLen = append(p.fmtLen, len16(f))
+		p.fmtLen = append(p.fmtLen, jsstr.Len(f))
 	}
 	p.byString[s] = id
 	return id
@@ -225,12 +227,12 @@ func (p *propTable) id(s model.StringID) int32 {
 
 // inferInterfaces runs DevTools' interface inference and application on
 // plain objects (V8 type object named "Object").
-func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) uint32) {
+func (c *Classes) inferInterfaces(g *model.Graph, k *kinds.Table, class func(string) uint32) {
 	n := g.NumNodes()
 	fe, typ, ename := g.Nodes.FirstEdge, g.Edges.Type, g.Edges.Name
 	isPlain := func(i int) bool {
 		t := g.Nodes.Type[i]
-		return k.nodeV8[t] && k.node[t] == kObject && g.Strings.At(g.Nodes.Name[i]) == "Object"
+		return k.NodeV8[t] && k.Node[t] == kinds.Object && g.Strings.At(g.Nodes.Name[i]) == "Object"
 	}
 	p := &propTable{g: g, byString: make([]int32, g.Strings.Len()), byText: map[string]int32{}}
 	for i := range p.byString {
@@ -256,7 +258,7 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 		props = props[:0]
 		stopped := false
 		for e := fe[i]; e < fe[i+1]; e++ {
-			if k.edge[typ[e]] != eProperty {
+			if k.Edge[typ[e]] != kinds.EdgeProperty {
 				continue
 			}
 			if stopped {
@@ -335,7 +337,7 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 		}
 	}
 	// Property names are distinct texts, so the order is total.
-	slices.SortFunc(treeNames, func(a, b int32) int { return cmp16(p.text[a], p.text[b]) })
+	slices.SortFunc(treeNames, func(a, b int32) int { return jsstr.Compare(p.text[a], p.text[b]) })
 	for i, pid := range treeNames {
 		treeOf[pid] = int32(i)
 	}
@@ -345,7 +347,7 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 			return r - 2
 		}
 		text := g.Strings.At(sid)
-		lb := sort.Search(len(treeNames), func(i int) bool { return cmp16(p.text[treeNames[i]], text) >= 0 })
+		lb := sort.Search(len(treeNames), func(i int) bool { return jsstr.Compare(p.text[treeNames[i]], text) >= 0 })
 		r := int32(2*lb - 1)
 		if lb < len(treeNames) && p.text[treeNames[lb]] == text {
 			r = int32(2 * lb)
@@ -411,7 +413,7 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 		}
 		props = props[:0]
 		for e := fe[i]; e < fe[i+1]; e++ {
-			if k.edge[typ[e]] == eProperty {
+			if k.Edge[typ[e]] == kinds.EdgeProperty {
 				props = append(props, rankOf(ename[e]))
 			}
 		}
@@ -473,7 +475,7 @@ func addState(s []int32, x int32) []int32 {
 // their own per (class name, site), as DevTools' classKeyInternal does.
 // When a node has several locations the last one counts, as in DevTools'
 // location map.
-func (c *Classes) splitByLocation(g *model.Graph, k *kinds) {
+func (c *Classes) splitByLocation(g *model.Graph, k *kinds.Table) {
 	if len(g.Locations) == 0 {
 		return
 	}
@@ -491,7 +493,7 @@ func (c *Classes) splitByLocation(g *model.Graph, k *kinds) {
 		}
 		done.Set(int(nd))
 		t := g.Nodes.Type[nd]
-		if !k.nodeV8[t] || k.node[t] != kObject {
+		if !k.NodeV8[t] || k.Node[t] != kinds.Object {
 			continue
 		}
 		key := locKey{c.Of[nd], SourceLocation{l.ScriptID, l.Line, l.Column}}

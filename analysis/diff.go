@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/jsstr"
 	"github.com/heapx/heapx/model"
 )
 
@@ -216,7 +217,7 @@ func Diff(base, target *Analysis) *DiffResult {
 		} else if x.SizeDelta != y.SizeDelta {
 			return x.SizeDelta > y.SizeDelta
 		}
-		return cmp16(x.Name, y.Name) < 0
+		return jsstr.Compare(x.Name, y.Name) < 0
 	})
 	return r
 }

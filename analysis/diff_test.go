@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 	"github.com/heapx/heapx/model"
 )
 
@@ -13,12 +14,12 @@ import (
 // the first A keep their ids.
 func diffPair(t *testing.T) (base, target *model.Graph) {
 	t.Helper()
-	root := tnode{"synthetic", "", 0}
-	base = build([]tnode{root, obj("global", 8), obj("A", 10), obj("A", 10), obj("B", 7), {"array", "(arr)", 4}},
-		[]tedge{{from: 0, to: 1, typ: eShortcut, name: "global"}, prop(1, 2, "a1"), prop(1, 3, "a2"), prop(1, 4, "b"),
-			{from: 2, to: 5, typ: eElement, index: 0}, {from: 5, to: 4, typ: eElement, index: 0}})
-	target = build([]tnode{root, obj("global", 8), obj("A", 10), obj("A", 10), obj("A", 10), obj("C", 5)},
-		[]tedge{{from: 0, to: 1, typ: eShortcut, name: "global"}, prop(1, 2, "a1"), prop(1, 3, "a3"), prop(1, 4, "a4"), prop(1, 5, "c")})
+	root := analysistest.Node{Type: "synthetic", Name: "", Size: 0}
+	base = analysistest.Build([]analysistest.Node{root, analysistest.Obj("global", 8), analysistest.Obj("A", 10), analysistest.Obj("A", 10), analysistest.Obj("B", 7), {Type: "array", Name: "(arr)", Size: 4}},
+		[]analysistest.Edge{{From: 0, To: 1, Type: analysistest.ShortcutEdge, Name: "global"}, analysistest.Prop(1, 2, "a1"), analysistest.Prop(1, 3, "a2"), analysistest.Prop(1, 4, "b"),
+			{From: 2, To: 5, Type: analysistest.ElementEdge, Index: 0}, {From: 5, To: 4, Type: analysistest.ElementEdge, Index: 0}})
+	target = analysistest.Build([]analysistest.Node{root, analysistest.Obj("global", 8), analysistest.Obj("A", 10), analysistest.Obj("A", 10), analysistest.Obj("A", 10), analysistest.Obj("C", 5)},
+		[]analysistest.Edge{{From: 0, To: 1, Type: analysistest.ShortcutEdge, Name: "global"}, analysistest.Prop(1, 2, "a1"), analysistest.Prop(1, 3, "a3"), analysistest.Prop(1, 4, "a4"), analysistest.Prop(1, 5, "c")})
 	// Target nodes 3 and 4 are new: give them ids the base does not have.
 	target.Nodes.ID.Set(3, 101)
 	target.Nodes.ID.Set(4, 103)

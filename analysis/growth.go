@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/jsstr"
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -123,7 +125,7 @@ func Growth(snaps []*Analysis, opt GrowthOptions) *GrowthResult {
 func classGrowth(snaps []*Analysis, internals bool) ([]ClassGrowth, int) {
 	counts := make([][]ClassCount, len(snaps))
 	for i, a := range snaps {
-		counts[i] = a.ClassCounts()
+		counts[i] = ClassCounts(a)
 	}
 	rows, lastRow := classSeries(counts)
 	var engine []bool // by row: the last snapshot's instances are the runtime's own
@@ -156,7 +158,7 @@ func classGrowth(snaps []*Analysis, internals bool) ([]ClassGrowth, int) {
 		if cx, cy := x.Counts[last]-x.Counts[0], y.Counts[last]-y.Counts[0]; cx != cy {
 			return cx > cy
 		}
-		return cmp16(x.Name, y.Name) < 0
+		return jsstr.Compare(x.Name, y.Name) < 0
 	})
 	return out, left
 }
@@ -167,7 +169,7 @@ func classGrowth(snaps []*Analysis, internals bool) ([]ClassGrowth, int) {
 // closures a program keeps.
 func engineRows(a *Analysis, rows []ClassGrowth, lastRow []int) []bool {
 	g := a.Graph
-	k := newKinds(g)
+	k := kinds.New(g)
 	rules := engineRulesFor(g)
 	engine := make([]bool, len(rows))
 	seen := make([]bool, len(a.Classes.Names))
@@ -239,7 +241,7 @@ func collectionGrowth(snaps []*Analysis) []CollectionGrowth {
 	lists := make([][]coll, len(snaps))
 	for s, a := range snaps {
 		g := a.Graph
-		k := newKinds(g)
+		k := kinds.New(g)
 		var l []coll
 		for v := 0; v < g.NumNodes(); v++ {
 			if c := elementCount(g, k, int32(v)); c > 0 {
@@ -293,11 +295,11 @@ next:
 }
 
 // elementCount is node v's number of elements (see Growth).
-func elementCount(g *model.Graph, k *kinds, v int32) int {
+func elementCount(g *model.Graph, k *kinds.Table, v int32) int {
 	s, e := g.EdgeRange(v)
 	n := 0
 	for x := s; x < e; x++ {
-		if k.edge[g.Edges.Type[x]] == eElement {
+		if k.Edge[g.Edges.Type[x]] == kinds.EdgeElement {
 			n++
 		}
 	}
@@ -306,16 +308,16 @@ func elementCount(g *model.Graph, k *kinds, v int32) int {
 	}
 	for x := s; x < e; x++ {
 		t := g.Edges.To[x]
-		if ek := k.edge[g.Edges.Type[x]]; (ek != eInternal && ek != eProperty) || k.nodeKindOf(g, t) != kArray {
+		if ek := k.Edge[g.Edges.Type[x]]; (ek != kinds.EdgeInternal && ek != kinds.EdgeProperty) || k.NodeOf(g, t) != kinds.Array {
 			continue
 		}
 		ts, te := g.EdgeRange(t)
 		elems, numbered := 0, 0
 		for y := ts; y < te; y++ {
-			switch k.edge[g.Edges.Type[y]] {
-			case eElement:
+			switch k.Edge[g.Edges.Type[y]] {
+			case kinds.EdgeElement:
 				elems++
-			case eInternal:
+			case kinds.EdgeInternal:
 				if _, err := strconv.ParseUint(g.EdgeName(y), 10, 32); err == nil {
 					numbered++
 				}

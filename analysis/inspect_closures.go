@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -49,11 +50,11 @@ type ClosureGroup struct {
 // context without variables (V8's NativeContext, which every builtin
 // function holds) captures nothing and is not counted, so its size does
 // not show up once per builtin function name.
-func (a *Analysis) Closures(limit int) []ClosureGroup {
+func Closures(a *Analysis, limit int) []ClosureGroup {
 	g := a.Graph
-	k := newKinds(g)
+	k := kinds.New(g)
 	ctxEdge := namedStrings(g, "context", "environment")
-	isVar := func(e uint32) bool { return k.edge[g.Edges.Type[e]] == eContext }
+	isVar := func(e uint32) bool { return k.Edge[g.Edges.Type[e]] == kinds.EdgeContext }
 	contextOf := func(c int32) int32 {
 		s, end := g.EdgeRange(c)
 		for e := s; e < end; e++ {
@@ -62,13 +63,13 @@ func (a *Analysis) Closures(limit int) []ClosureGroup {
 			}
 		}
 		for e := s; e < end; e++ {
-			if ek := k.edge[g.Edges.Type[e]]; (ek == eInternal || ek == eOther) && !k.indexed[g.Edges.Type[e]] && ctxEdge.Has(int(g.Edges.Name[e])) {
+			if ek := k.Edge[g.Edges.Type[e]]; (ek == kinds.EdgeInternal || ek == kinds.EdgeOther) && !k.Indexed[g.Edges.Type[e]] && ctxEdge.Has(int(g.Edges.Name[e])) {
 				return g.Edges.To[e]
 			}
 		}
 		return model.NoNode
 	}
-	if isSpiderMonkey(g) {
+	if kinds.IsSpiderMonkey(g) {
 		// Firefox's dumps name a closure's environment slot
 		// "**UNKNOWN SLOT 1**" and give every edge one type: the
 		// context is the edge target of an environment class, and its
@@ -76,7 +77,7 @@ func (a *Analysis) Closures(limit int) []ClosureGroup {
 		// engine's own ("shape", "enclosing_environment").
 		isVar = func(e uint32) bool {
 			name := g.EdgeName(e)
-			return isIdentifier(name) && name != "shape" && name != "enclosing_environment"
+			return IsIdentifier(name) && name != "shape" && name != "enclosing_environment"
 		}
 		contextOf = func(c int32) int32 {
 			s, end := g.EdgeRange(c)
@@ -98,7 +99,7 @@ func (a *Analysis) Closures(limit int) []ClosureGroup {
 	keys := hashKeys(closures, func(n int32) uint64 { return maphash.String(hashSeed, g.Strings.At(names[n])) })
 	seen := NewBits(g.NumNodes())
 	ret := a.Dominators.Retained
-	locs := newNodeLocations(g)
+	locs := NewNodeLocations(g)
 	var rows []ClosureGroup
 	groupSorted(keys, func(x, y int32) bool {
 		return names[x] == names[y] || g.Strings.At(names[x]) == g.Strings.At(names[y])
@@ -139,7 +140,7 @@ func (a *Analysis) Closures(limit int) []ClosureGroup {
 			}
 		}
 		sort.Strings(r.Variables)
-		r.Location, r.Places = locs.dominant(group)
+		r.Location, r.Places = locs.Dominant(group)
 		if r.Places > 0 {
 			r.Location.Function = r.Name
 		}

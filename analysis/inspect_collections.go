@@ -3,6 +3,7 @@ package analysis
 import (
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -34,16 +35,16 @@ var backingNames = []string{"elements", "table", "elementData"}
 // listed on their own. For a Java HashMap the count is the occupied
 // buckets of its table, not its size, which the dump keeps as a primitive
 // field.
-func (a *Analysis) Collections(limit int) []Collection {
+func Collections(a *Analysis, limit int) []Collection {
 	g := a.Graph
-	k := newKinds(g)
+	k := kinds.New(g)
 	names := namedStrings(g, backingNames...)
 	backing := func(n int32) int32 {
 		s, end := g.EdgeRange(n)
 		for e := s; e < end; e++ {
 			t := g.Edges.Type[e]
 			to := g.Edges.To[e]
-			if !k.indexed[t] && !k.weak[t] && names.Has(int(g.Edges.Name[e])) && k.nodeKindOf(g, to) == kArray {
+			if !k.Indexed[t] && !k.Weak[t] && names.Has(int(g.Edges.Name[e])) && k.NodeOf(g, to) == kinds.Array {
 				return to
 			}
 		}
@@ -53,11 +54,11 @@ func (a *Analysis) Collections(limit int) []Collection {
 		c := 0
 		s, end := g.EdgeRange(n)
 		for e := s; e < end; e++ {
-			switch k.edge[g.Edges.Type[e]] {
-			case eElement:
+			switch k.Edge[g.Edges.Type[e]] {
+			case kinds.EdgeElement:
 				c++
-			case eInternal:
-				if slots && !k.indexed[g.Edges.Type[e]] && isDecimal(g.EdgeName(e)) {
+			case kinds.EdgeInternal:
+				if slots && !k.Indexed[g.Edges.Type[e]] && isDecimal(g.EdgeName(e)) {
 					c++
 				}
 			}
@@ -84,7 +85,7 @@ func (a *Analysis) Collections(limit int) []Collection {
 		if c == 0 && b < 0 {
 			continue
 		}
-		rows = append(rows, Collection{Node: n, Class: a.className(n), Elements: c, Backing: b, Retained: a.Dominators.Retained[n]})
+		rows = append(rows, Collection{Node: n, Class: className(a, n), Elements: c, Backing: b, Retained: a.Dominators.Retained[n]})
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		x, y := &rows[i], &rows[j]

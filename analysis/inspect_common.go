@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 
+	"github.com/heapx/heapx/analysis/internal/parallel"
 	"github.com/heapx/heapx/model"
 )
 
@@ -37,7 +38,7 @@ func namedStrings(g *model.Graph, names ...string) Bits {
 }
 
 // className is node n's class when classes were computed, else its name.
-func (a *Analysis) className(n model.NodeIndex) string {
+func className(a *Analysis, n model.NodeIndex) string {
 	if a.Classes != nil {
 		return a.Classes.Name(n)
 	}
@@ -53,7 +54,7 @@ var hashSeed = maphash.MakeSeed()
 // members (there may be 10^7 of them).
 func hashKeys(members []int32, hash func(int32) uint64) []uint64 {
 	keys := make([]uint64, len(members))
-	parallelChunks(len(members), 1<<14, func(lo, hi int) {
+	parallel.Chunks(len(members), 1<<14, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			keys[i] = hash(members[i])>>32<<32 | uint64(uint32(members[i]))
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -90,10 +91,10 @@ type DetachedDOMResult struct {
 // and memlab list them as detached DOM; here a tree whose root is such an
 // embedder object ("Node / ...") is left out unless opt.Internals, and
 // counted in Internal: a user can neither act on it nor is it DOM.
-func (a *Analysis) DetachedDOM(opt DetachedOptions) *DetachedDOMResult {
+func DetachedDOM(a *Analysis, opt DetachedOptions) *DetachedDOMResult {
 	g, idom := a.Graph, a.Dominators.IDom
-	res := &DetachedDOMResult{Source: a.DetachednessSource()}
-	detachedSet, element := a.detachedNodes(res.Source)
+	res := &DetachedDOMResult{Source: DetachednessSource(a)}
+	detachedSet, element := detachedNodes(a, res.Source)
 	if detachedSet == nil {
 		return res
 	}
@@ -175,7 +176,7 @@ const embedderPrefix = "Node / "
 // embedderObject reports whether n is one of the embedder's own native
 // objects rather than a DOM node.
 func embedderObject(g *model.Graph, n model.NodeIndex) bool {
-	return strings.HasPrefix(strings.TrimPrefix(g.NodeName(n), detachedPrefix), embedderPrefix)
+	return strings.HasPrefix(strings.TrimPrefix(g.NodeName(n), DetachedPrefix), embedderPrefix)
 }
 
 // Firefox's DOM in a core dump: nsIContent nodes linked by "Child Node"
@@ -187,16 +188,16 @@ const (
 )
 
 // DetachednessSource finds out what the dump can tell about detached DOM nodes.
-func (a *Analysis) DetachednessSource() DOMSource {
+func DetachednessSource(a *Analysis) DOMSource {
 	g := a.Graph
-	k := kindsFor(g)
+	k := kinds.For(g)
 	var v8, firefoxDOM, firefoxDocument bool
 	for t, nt := range g.NodeTypes {
 		if t >= 256 {
 			break
 		}
-		v8 = v8 || k.nodeV8[t]
-		if nt.Namespace == spiderMonkeyNamespace {
+		v8 = v8 || k.NodeV8[t]
+		if nt.Namespace == kinds.SpiderMonkeyNamespace {
 			firefoxDOM = firefoxDOM || nt.Name == firefoxDOMNodeType
 			firefoxDocument = firefoxDocument || nt.Name == firefoxDocumentType
 		}
@@ -219,7 +220,7 @@ func (a *Analysis) DetachednessSource() DOMSource {
 		// Without the column, natives other than Node.js's and V8's own
 		// backing stores ("system / JSArrayBufferData") are Blink's.
 		for i, t := range g.Nodes.Type {
-			if k.node[t] == kNative && !embedderObject(g, int32(i)) && !strings.HasPrefix(g.NodeName(int32(i)), "system / ") {
+			if k.Node[t] == kinds.Native && !embedderObject(g, int32(i)) && !strings.HasPrefix(g.NodeName(int32(i)), "system / ") {
 				return DOMNamesOnly
 			}
 		}
@@ -230,12 +231,12 @@ func (a *Analysis) DetachednessSource() DOMSource {
 // detachedNodes returns the detached DOM nodes as src finds them (nil when
 // there are none) and which of them are elements. Without DOM they are
 // the embedder's objects V8 marks detached.
-func (a *Analysis) detachedNodes(src DOMSource) (Bits, func(int32) bool) {
+func detachedNodes(a *Analysis, src DOMSource) (Bits, func(int32) bool) {
 	g := a.Graph
 	if src == DOMChildEdges {
 		// Firefox names element nodes by tag ("DIV") and the others
 		// "#text", "#comment", "#document-fragment".
-		return a.unreachedFromDocuments(), func(v int32) bool { return !strings.HasPrefix(g.NodeName(v), "#") }
+		return unreachedFromDocuments(a), func(v int32) bool { return !strings.HasPrefix(g.NodeName(v), "#") }
 	}
 	if a.DOM == nil {
 		return nil, nil
@@ -245,11 +246,11 @@ func (a *Analysis) detachedNodes(src DOMSource) (Bits, func(int32) bool) {
 
 // unreachedFromDocuments marks Firefox's DOM nodes that no Document
 // reaches over "Child Node" edges (nil when there are none).
-func (a *Analysis) unreachedFromDocuments() Bits {
+func unreachedFromDocuments(a *Analysis) Bits {
 	g := a.Graph
 	var domType, docType [256]bool
 	for t, nt := range g.NodeTypes {
-		if t < 256 && nt.Namespace == spiderMonkeyNamespace {
+		if t < 256 && nt.Namespace == kinds.SpiderMonkeyNamespace {
 			domType[t] = nt.Name == firefoxDOMNodeType
 			docType[t] = nt.Name == firefoxDocumentType
 		}
@@ -303,9 +304,9 @@ type PathGroup struct {
 // GroupPaths groups paths by shape (PathGroup), groups in the order of
 // their first member. Paths with no steps (targets no root reaches) form
 // one group.
-func (a *Analysis) GroupPaths(paths []Path) []PathGroup {
+func GroupPaths(a *Analysis, paths []Path) []PathGroup {
 	g := a.Graph
-	k := kindsFor(g)
+	k := kinds.For(g)
 	var groups []PathGroup
 	byShape := map[string]int{}
 	var key []byte
@@ -314,12 +315,12 @@ func (a *Analysis) GroupPaths(paths []Path) []PathGroup {
 		for _, s := range p.Steps {
 			t := g.Edges.Type[s.Edge]
 			key = append(key, t)
-			if !k.indexed[t] {
+			if !k.Indexed[t] {
 				name, _, _ := indexInName(g.Strings.At(model.StringID(g.Edges.Name[s.Edge])))
 				key = append(key, name...)
 			}
 			key = append(key, 0)
-			key = strconv.AppendUint(key, uint64(a.classOf(s.To)), 10)
+			key = strconv.AppendUint(key, uint64(classOf(a, s.To)), 10)
 			key = append(key, 0)
 		}
 		gi, ok := byShape[string(key)]
@@ -335,11 +336,11 @@ func (a *Analysis) GroupPaths(paths []Path) []PathGroup {
 		gr := &groups[gi]
 		gr.Members = append(gr.Members, i)
 		for j, s := range p.Steps {
-			x := a.edgeIndex(s.Edge)
-			if x < a.edgeIndex(gr.Low[j]) {
+			x := edgeIndex(a, s.Edge)
+			if x < edgeIndex(a, gr.Low[j]) {
 				gr.Low[j] = s.Edge
 			}
-			if x > a.edgeIndex(gr.High[j]) {
+			if x > edgeIndex(a, gr.High[j]) {
 				gr.High[j] = s.Edge
 			}
 		}
@@ -349,7 +350,7 @@ func (a *Analysis) GroupPaths(paths []Path) []PathGroup {
 
 // classOf is node n's class, or its name's string id when classes were
 // not computed.
-func (a *Analysis) classOf(n model.NodeIndex) uint32 {
+func classOf(a *Analysis, n model.NodeIndex) uint32 {
 	if a.Classes != nil {
 		return a.Classes.Of[n]
 	}
@@ -359,9 +360,9 @@ func (a *Analysis) classOf(n model.NodeIndex) uint32 {
 // edgeIndex is the index an edge names: its number for indexed edge
 // types, the number in brackets for a name such as "objectElements[7]",
 // else -1.
-func (a *Analysis) edgeIndex(e uint32) int64 {
+func edgeIndex(a *Analysis, e uint32) int64 {
 	g := a.Graph
-	if t := g.Edges.Type[e]; kindsFor(g).indexed[t] {
+	if t := g.Edges.Type[e]; kinds.For(g).Indexed[t] {
 		return int64(g.Edges.Name[e])
 	}
 	_, x, ok := indexInName(g.Strings.At(model.StringID(g.Edges.Name[e])))

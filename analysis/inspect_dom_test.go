@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 )
 
 // Firefox writes no detachedness, but its DOM nodes have child edges: the
@@ -16,8 +17,8 @@ import (
 // one-element trees the libraries keep on purpose: jQuery's originAnchor
 // and support table, React's fakeNode.
 func TestDetachedDOMFirefox(t *testing.T) {
-	a := analyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot")
-	res := a.DetachedDOM(analysis.DetachedOptions{})
+	a := analysistest.AnalyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot")
+	res := analysis.DetachedDOM(a, analysis.DetachedOptions{})
 	if res.Source != analysis.DOMChildEdges || res.Total != 10 || len(res.Trees) != 10 {
 		t.Fatalf("small page: source %d, %d trees", res.Source, res.Total)
 	}
@@ -29,8 +30,8 @@ func TestDetachedDOMFirefox(t *testing.T) {
 			t.Errorf("small page tree %d: %+v", k, tr)
 		}
 	}
-	a = analyzeDump(t, "spidermonkey/ff-medium-page.fxsnapshot")
-	res = a.DetachedDOM(analysis.DetachedOptions{})
+	a = analysistest.AnalyzeDump(t, "spidermonkey/ff-medium-page.fxsnapshot")
+	res = analysis.DetachedDOM(a, analysis.DetachedOptions{})
 	var got []string
 	for _, tr := range res.Trees {
 		got = append(got, fmt.Sprintf("%s %d/%d %d", tr.Name, tr.Elements, tr.Nodes, tr.Retained))
@@ -46,12 +47,12 @@ func TestDetachedDOMFirefox(t *testing.T) {
 // Node / BindingData". They are left out unless asked for. A JVM heap has
 // no DOM either.
 func TestDetachedDOMWithoutDOM(t *testing.T) {
-	a := analyzeFixture(t, "node-leak-3")
-	res := a.DetachedDOM(analysis.DetachedOptions{})
+	a := analysistest.AnalyzeFixture(t, "node-leak-3")
+	res := analysis.DetachedDOM(a, analysis.DetachedOptions{})
 	if res.Source != analysis.NoDOM || res.Total != 0 || len(res.Trees) != 0 || res.Internal != 19 {
 		t.Errorf("node-leak-3: source %d, %d trees, %d internal; want no DOM, 0, 19", res.Source, res.Total, res.Internal)
 	}
-	res = a.DetachedDOM(analysis.DetachedOptions{Internals: true})
+	res = analysis.DetachedDOM(a, analysis.DetachedOptions{Internals: true})
 	nodes := 0
 	for _, tr := range res.Trees {
 		nodes += tr.Nodes
@@ -62,8 +63,8 @@ func TestDetachedDOMWithoutDOM(t *testing.T) {
 	if res.Total != 8 || nodes != 19 || res.Internal != 0 {
 		t.Errorf("node-leak-3 with internals: %d trees of %d nodes, %d internal", res.Total, nodes, res.Internal)
 	}
-	a = analyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
-	if res := a.DetachedDOM(analysis.DetachedOptions{Internals: true}); res.Source != analysis.NoDOM || len(res.Trees) != 0 {
+	a = analysistest.AnalyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
+	if res := analysis.DetachedDOM(a, analysis.DetachedOptions{Internals: true}); res.Source != analysis.NoDOM || len(res.Trees) != 0 {
 		t.Errorf("Java: source %d, %d trees", res.Source, len(res.Trees))
 	}
 }
@@ -77,15 +78,15 @@ func TestGroupPathsDetachedTrees(t *testing.T) {
 		a         *analysis.Analysis
 		low, high string
 	}{
-		{analyzeFixture(t, "chromium-small-page"), "[0]", "[9]"},
-		{analyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot"), ".objectElements[0]", ".objectElements[9]"},
+		{analysistest.AnalyzeFixture(t, "chromium-small-page"), "[0]", "[9]"},
+		{analysistest.AnalyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot"), ".objectElements[0]", ".objectElements[9]"},
 	} {
-		trees := c.a.DetachedDOM(analysis.DetachedOptions{}).Trees
+		trees := analysis.DetachedDOM(c.a, analysis.DetachedOptions{}).Trees
 		paths := make([]analysis.Path, len(trees))
 		for i, tr := range trees {
 			paths[i] = tr.Path
 		}
-		groups := c.a.GroupPaths(paths)
+		groups := analysis.GroupPaths(c.a, paths)
 		if len(groups) != 1 || len(groups[0].Members) != 10 || groups[0].Members[9] != 9 {
 			t.Fatalf("%d groups: %+v", len(groups), groups)
 		}
@@ -100,14 +101,14 @@ func TestGroupPathsDetachedTrees(t *testing.T) {
 			t.Errorf("differing steps %q, want %s to %s", differ, c.low, c.high)
 		}
 	}
-	a := analyzeFixture(t, "node-leak-3")
-	trees := a.DetachedDOM(analysis.DetachedOptions{Internals: true}).Trees
+	a := analysistest.AnalyzeFixture(t, "node-leak-3")
+	trees := analysis.DetachedDOM(a, analysis.DetachedOptions{Internals: true}).Trees
 	paths := make([]analysis.Path, len(trees))
 	for i, tr := range trees {
 		paths[i] = tr.Path
 	}
 	members := 0
-	groups := a.GroupPaths(paths)
+	groups := analysis.GroupPaths(a, paths)
 	for _, gr := range groups {
 		members += len(gr.Members)
 	}
@@ -123,11 +124,11 @@ func TestHasStringContents(t *testing.T) {
 		a    *analysis.Analysis
 		want bool
 	}{
-		{analyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot"), false},
-		{analyzeDump(t, "hprof/java-leakdemo-small.hprof.gz"), true},
-		{analyzeFixture(t, "node-leak-3"), true},
+		{analysistest.AnalyzeDump(t, "spidermonkey/ff-small-page.fxsnapshot"), false},
+		{analysistest.AnalyzeDump(t, "hprof/java-leakdemo-small.hprof.gz"), true},
+		{analysistest.AnalyzeFixture(t, "node-leak-3"), true},
 	} {
-		if got := c.a.HasStringContents(); got != c.want {
+		if got := analysis.HasStringContents(c.a); got != c.want {
 			t.Errorf("%s: HasStringContents %v", c.a.Graph.NodeTypes[0].Namespace, got)
 		}
 	}

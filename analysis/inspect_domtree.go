@@ -12,8 +12,8 @@ import (
 // It scans the dominator column once instead of building the tree's
 // children index (DominatorChildren), which would cost 8 bytes per node for
 // one level.
-func (a *Analysis) DominatedBy(n model.NodeIndex, limit int) []NodeRow {
-	kids := a.dominatedBy(n)
+func DominatedBy(a *Analysis, n model.NodeIndex, limit int) []NodeRow {
+	kids := dominatedBy(a, n)
 	ret := a.Dominators.Retained
 	sort.Slice(kids, func(i, j int) bool {
 		if ret[kids[i]] != ret[kids[j]] {
@@ -31,7 +31,7 @@ func (a *Analysis) DominatedBy(n model.NodeIndex, limit int) []NodeRow {
 }
 
 // dominatedBy lists n's dominator-tree children in node order.
-func (a *Analysis) dominatedBy(n model.NodeIndex) []int32 {
+func dominatedBy(a *Analysis, n model.NodeIndex) []int32 {
 	var kids []int32
 	for v, d := range a.Dominators.IDom {
 		if d == n {
@@ -54,14 +54,14 @@ type ClassGroup struct {
 // (MAT's "dominator tree grouped by class"; n = the root gives the
 // top-level view): largest retained sum first (then by class name), at
 // most limit rows. It needs classes (nil without them).
-func (a *Analysis) DominatedByClass(n model.NodeIndex, limit int) []ClassGroup {
+func DominatedByClass(a *Analysis, n model.NodeIndex, limit int) []ClassGroup {
 	if a.Classes == nil {
 		return nil
 	}
 	row := make([]int32, len(a.Classes.Names)) // class -> row + 1
 	var rows []ClassGroup
 	ret := a.Dominators.Retained
-	for _, v := range a.dominatedBy(n) {
+	for _, v := range dominatedBy(a, n) {
 		c := a.Classes.Of[v]
 		if row[c] == 0 {
 			rows = append(rows, ClassGroup{Class: a.Classes.Names[c], Example: v})

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -66,30 +67,30 @@ var builtinGlobals = func() map[string]bool {
 //
 // Other runtimes (HPROF): every class object (model.CatShape) is an owner
 // and its property edges are its static fields, named "Class.field".
-func (a *Analysis) GlobalVariables(limit int) []GlobalVariable {
+func GlobalVariables(a *Analysis, limit int) []GlobalVariable {
 	g := a.Graph
-	k := newKinds(g)
+	k := kinds.New(g)
 	var rows []GlobalVariable
 	add := func(owner model.NodeIndex, e uint32, name string) {
 		v := g.Edges.To[e]
 		rows = append(rows, GlobalVariable{Owner: owner, Name: name, Edge: e, Node: v,
-			Class: a.className(v), Retained: a.Dominators.Retained[v]})
+			Class: className(a, v), Retained: a.Dominators.Retained[v]})
 	}
 	located := NewBits(g.NumNodes())
 	for _, l := range g.Locations {
 		located.Set(int(l.Node))
 	}
-	for _, owner := range a.globalObjects(k) {
+	for _, owner := range GlobalObjects(a, k) {
 		s, end := g.EdgeRange(owner)
 		for e := s; e < end; e++ {
-			if k.edge[g.Edges.Type[e]] != eProperty {
+			if k.Edge[g.Edges.Type[e]] != kinds.EdgeProperty {
 				continue
 			}
 			name := g.EdgeName(e)
-			if k.nodeV8[g.Nodes.Type[owner]] && a.builtinGlobal(k, located, name, g.Edges.To[e]) {
+			if k.NodeV8[g.Nodes.Type[owner]] && builtinGlobal(a, k, located, name, g.Edges.To[e]) {
 				continue
 			}
-			if g.NodeType(owner).Namespace == spiderMonkeyNamespace && a.builtinSpiderMonkeyGlobal(name, g.Edges.To[e]) {
+			if g.NodeType(owner).Namespace == kinds.SpiderMonkeyNamespace && builtinSpiderMonkeyGlobal(a, name, g.Edges.To[e]) {
 				continue
 			}
 			if g.NodeType(owner).Category == model.CatShape {
@@ -107,20 +108,20 @@ func (a *Analysis) GlobalVariables(limit int) []GlobalVariable {
 	return limitRows(rows, limit)
 }
 
-// globalObjects returns the V8 global objects, or for other runtimes the
+// GlobalObjects returns the V8 global objects, or for other runtimes the
 // class objects, in node order.
-func (a *Analysis) globalObjects(k *kinds) []model.NodeIndex {
+func GlobalObjects(a *Analysis, k *kinds.Table) []model.NodeIndex {
 	g := a.Graph
 	var out []model.NodeIndex
 	v8 := false
 	for t := range g.NodeTypes {
-		v8 = v8 || (t < 256 && k.nodeV8[t])
+		v8 = v8 || (t < 256 && k.NodeV8[t])
 	}
-	if !v8 && isSpiderMonkey(g) {
+	if !v8 && kinds.IsSpiderMonkey(g) {
 		link := namedStrings(g, "baseshape_global")
 		seen := NewBits(g.NumNodes())
 		for e, to := range g.Edges.To {
-			if !k.indexed[g.Edges.Type[e]] && link.Has(int(g.Edges.Name[e])) && !seen.Has(int(to)) {
+			if !k.Indexed[g.Edges.Type[e]] && link.Has(int(g.Edges.Name[e])) && !seen.Has(int(to)) {
 				seen.Set(int(to))
 				out = append(out, to)
 			}
@@ -145,7 +146,7 @@ func (a *Analysis) globalObjects(k *kinds) []model.NodeIndex {
 		s, end := g.EdgeRange(int32(i))
 		for e := s; e < end; e++ {
 			to := g.Edges.To[e]
-			if k.edge[g.Edges.Type[e]] == eInternal && link.Has(int(g.Edges.Name[e])) && !seen.Has(int(to)) {
+			if k.Edge[g.Edges.Type[e]] == kinds.EdgeInternal && link.Has(int(g.Edges.Name[e])) && !seen.Has(int(to)) {
 				seen.Set(int(to))
 				out = append(out, to)
 			}
@@ -158,16 +159,16 @@ func (a *Analysis) globalObjects(k *kinds) []model.NodeIndex {
 // builtinGlobal reports whether property name of a V8 global object,
 // holding v, is the runtime's rather than the program's.
 // located marks the nodes with an allocation site (g.Locations).
-func (a *Analysis) builtinGlobal(k *kinds, located Bits, name string, v model.NodeIndex) bool {
+func builtinGlobal(a *Analysis, k *kinds.Table, located Bits, name string, v model.NodeIndex) bool {
 	g := a.Graph
 	if builtinGlobals[name] || name == "__proto__" || strings.HasPrefix(name, "<symbol") ||
 		strings.HasPrefix(name, "get ") || strings.HasPrefix(name, "set ") {
 		return true
 	}
-	switch k.nodeKindOf(g, v) {
-	case kHidden, kArray, kNumber:
+	switch k.NodeOf(g, v) {
+	case kinds.Hidden, kinds.Array, kinds.Number:
 		return true
-	case kClosure:
+	case kinds.Closure:
 		if !located.Has(int(v)) {
 			return true
 		}
@@ -175,26 +176,12 @@ func (a *Analysis) builtinGlobal(k *kinds, located Bits, name string, v model.No
 	return strings.HasPrefix(g.NodeName(v), "system / ")
 }
 
-// spiderMonkeyNamespace is the namespace of the SpiderMonkey reader's
-// node and edge types.
-const spiderMonkeyNamespace = "spidermonkey"
-
-// isSpiderMonkey reports whether g has SpiderMonkey's node types.
-func isSpiderMonkey(g *model.Graph) bool {
-	for _, t := range g.NodeTypes {
-		if t.Namespace == spiderMonkeyNamespace {
-			return true
-		}
-	}
-	return false
-}
-
 // builtinSpiderMonkeyGlobal reports whether property name of a
 // SpiderMonkey global, holding v, is the browser's rather than the page's
 // (see GlobalVariables).
-func (a *Analysis) builtinSpiderMonkeyGlobal(name string, v model.NodeIndex) bool {
+func builtinSpiderMonkeyGlobal(a *Analysis, name string, v model.NodeIndex) bool {
 	g := a.Graph
-	if builtinGlobals[name] || strings.HasPrefix(name, "on") || !isIdentifier(name) {
+	if builtinGlobals[name] || strings.HasPrefix(name, "on") || !IsIdentifier(name) {
 		return true
 	}
 	switch t := g.NodeType(v); {
@@ -214,9 +201,9 @@ func (a *Analysis) builtinSpiderMonkeyGlobal(name string, v model.NodeIndex) boo
 	return true
 }
 
-// isIdentifier reports whether s is a JavaScript identifier (ASCII
+// IsIdentifier reports whether s is a JavaScript identifier (ASCII
 // letters, digits, '_' and '$', not starting with a digit).
-func isIdentifier(s string) bool {
+func IsIdentifier(s string) bool {
 	for i, r := range s {
 		if !(r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')) {
 			return false

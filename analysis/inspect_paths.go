@@ -3,6 +3,7 @@ package analysis
 import (
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -52,10 +53,10 @@ type MergedPathNode struct {
 // items would otherwise cost K^2/2 steps). Each is a shortest path with
 // the cost PathFinder.Find uses; where several are equally short it may
 // pick another one than Find.
-func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
+func MergedPaths(a *Analysis, targets []model.NodeIndex) []MergedPathNode {
 	g := a.Graph
-	k := newKinds(g)
-	h, parent := a.shortestPathTree()
+	k := kinds.New(g)
+	h, parent := a.ShortestPathTree()
 	// hop is what merges: the class reached over the edge type and name.
 	type hop struct {
 		class string
@@ -66,7 +67,7 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 		parent int32
 		hop
 	}
-	nodes := []MergedPathNode{{Parent: -1, Class: a.className(g.Root), Example: g.Root, Hops: 1}}
+	nodes := []MergedPathNode{{Parent: -1, Class: className(a, g.Root), Example: g.Root, Hops: 1}}
 	hops := []hop{{}}
 	index := map[key]int32{}
 	// up returns the merged node i levels above m.
@@ -80,8 +81,8 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 	// merged node p.
 	step := func(p int32, e uint32, v int32) int32 {
 		et := g.Edges.Type[e]
-		hp := hop{class: a.className(v), etype: et, name: g.Edges.Name[e]}
-		if k.indexed[et] {
+		hp := hop{class: className(a, v), etype: et, name: g.Edges.Name[e]}
+		if k.Indexed[et] {
 			hp.name = 0
 		}
 		// level i is the hop i hops back: 0 this one, 1 p's, 2 p's parent's.
@@ -91,14 +92,14 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 			}
 			return hops[up(p, i-1)]
 		}
-		if period := repeatPeriod(nodes[p].Depth, func(i, j int) bool { return level(i) == level(j) }); period > 0 {
+		if period := RepeatPeriod(nodes[p].Depth, func(i, j int) bool { return level(i) == level(j) }); period > 0 {
 			return up(p, period-1) // the block again: back to its first hop's node
 		}
 		ky := key{parent: p, hop: hp}
 		c, ok := index[ky]
 		if !ok {
 			label := "[]"
-			if !k.indexed[et] {
+			if !k.Indexed[et] {
 				label = EdgeString(g, e)
 			}
 			c = int32(len(nodes))
@@ -122,17 +123,17 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 		v := t
 		for merged[v] == 0 {
 			stack = append(stack, v)
-			if parent[v] == noParent {
+			if parent[v] == NoParent {
 				break
 			}
-			v = edgeSource(g, parent[v])
+			v = EdgeSource(g, parent[v])
 		}
 		// v is mapped (the BFS parent of the top of the stack), or the
 		// top of the stack is a user root.
 		for i := len(stack) - 1; i >= 0; i-- {
 			w := stack[i]
 			var m int32
-			if e := parent[w]; e != noParent {
+			if e := parent[w]; e != NoParent {
 				from[w] = v
 				m = step(merged[v]-1, e, w)
 			} else {
@@ -141,7 +142,7 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 				m = 0
 				s, end := g.EdgeRange(g.Root)
 				for e := s; e < end; e++ {
-					if g.Edges.To[e] == w && !k.weak[g.Edges.Type[e]] {
+					if g.Edges.To[e] == w && !k.Weak[g.Edges.Type[e]] {
 						m = step(0, e, w)
 						break
 					}
@@ -152,7 +153,7 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 			v = w
 			// A path passes m again when one of the last hops was there.
 			passes[w] = 1
-			for j, u := 0, from[w]; j < maxPeriod && u >= 0; j, u = j+1, from[u] {
+			for j, u := 0, from[w]; j < MaxRepeatPeriod && u >= 0; j, u = j+1, from[u] {
 				if merged[u]-1 == m {
 					passes[w] = passes[u] + 1
 					break
@@ -167,7 +168,7 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 	for _, t := range targets {
 		marked.Set(int(t))
 	}
-	owner := nearestMarkedDominators(a.Dominators.IDom, marked, targets, func(t int32) int32 { return t })
+	owner := NearestMarkedDominators(a.Dominators.IDom, marked, targets, func(t int32) int32 { return t })
 	// objects and retained sum, per mapped graph node, the targets of its
 	// BFS subtree (ends and those no other target dominates).
 	objects, retained := make([]int32, n), make([]uint64, n)
@@ -200,29 +201,6 @@ func (a *Analysis) MergedPaths(targets []model.NodeIndex) []MergedPathNode {
 		}
 	}
 	return preorder(nodes)
-}
-
-// MaxRepeatPeriod is the longest block of hops that folds where it
-// repeats, in leak traces, merged paths and path tables. Longer cycles
-// are rare in heaps, and each period tried costs a comparison per hop.
-const MaxRepeatPeriod = maxPeriod
-
-// repeatPeriod returns k when the newest of depth+1 steps completes a
-// repeat of the block of k steps before it (k at most maxPeriod, the
-// shortest such k), else 0. same(i, j) compares the steps i and j steps
-// back from the newest (0 is the newest); a repeat of k is same(i, i+k)
-// for every i below k, which needs depth at least 2k-1.
-func repeatPeriod(depth int, same func(i, j int) bool) int {
-	for k := 1; k <= maxPeriod && depth >= 2*k-1; k++ {
-		ok := true
-		for i := 0; i < k && ok; i++ {
-			ok = same(i, i+k)
-		}
-		if ok {
-			return k
-		}
-	}
-	return 0
 }
 
 // preorder reorders a tree given by parent links (parents before

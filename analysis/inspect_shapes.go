@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -36,13 +37,13 @@ type ObjectShape struct {
 // brings equal hashes together, and equal shapes are confirmed by
 // comparing the sorted names, so no map of shapes is built. The retained
 // sums take one walk of the dominator tree (groupRetained).
-func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
+func ObjectShapes(a *Analysis, limit int) []ObjectShape {
 	g := a.Graph
-	k := newKinds(g)
-	sn := newShapeNames(g, k)
+	k := kinds.New(g)
+	sn := NewShapeNames(g, k)
 	var objs []int32
 	for i, t := range g.Nodes.Type {
-		if g.NodeTypes[t].Category == model.CatObject && !(k.nodeV8[t] && strings.HasPrefix(g.NodeName(int32(i)), "system / ")) {
+		if g.NodeTypes[t].Category == model.CatObject && !(k.NodeV8[t] && strings.HasPrefix(g.NodeName(int32(i)), "system / ")) {
 			objs = append(objs, int32(i))
 		}
 	}
@@ -56,12 +57,12 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 		}
 		return h
 	})
-	props := sn.names
+	props := sn.Names
 	var px, py []string
 	var rows []ObjectShape
 	// shape[n] is 1 + the row of object n, 0 for nodes of no shape.
-	shape := a.sc.get(g.NumNodes(), true)
-	defer a.sc.put(shape)
+	shape := a.BorrowScratch(g.NumNodes(), true)
+	defer a.ReturnScratch(shape)
 	groupSorted(keys, func(x, y int32) bool {
 		if g.NodeName(x) != g.NodeName(y) {
 			return false
@@ -76,7 +77,7 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 		}
 		rows = append(rows, r)
 	})
-	for i, ret := range groupRetained(a.Dominators, func(v int32) int32 { return shape[v] - 1 }, len(rows), a.sc) {
+	for i, ret := range a.GroupRetained(func(v int32) int32 { return shape[v] - 1 }, len(rows)) {
 		rows[i].Retained = ret
 	}
 	sort.Slice(rows, func(i, j int) bool {
@@ -92,26 +93,27 @@ func (a *Analysis) ObjectShapes(limit int) []ObjectShape {
 	return limitRows(rows, limit)
 }
 
-// shapeNames reads objects' property names as ObjectShapes groups them:
+// ShapeNames reads objects' property names as ObjectShapes groups them:
 // the names of their property edges (model.EdgeProperty) but
 // "__proto__", sorted, each once.
-type shapeNames struct {
+type ShapeNames struct {
 	g     *model.Graph
-	k     *kinds
+	k     *kinds.Table
 	proto Bits // the StringIDs of "__proto__"
 }
 
-func newShapeNames(g *model.Graph, k *kinds) *shapeNames {
-	return &shapeNames{g: g, k: k, proto: namedStrings(g, "__proto__")}
+// NewShapeNames reads the property names of g's objects.
+func NewShapeNames(g *model.Graph, k *kinds.Table) *ShapeNames {
+	return &ShapeNames{g: g, k: k, proto: namedStrings(g, "__proto__")}
 }
 
 // isProperty reports whether edge e names a property of its object.
-func (sn *shapeNames) isProperty(e uint32) bool {
-	return sn.k.edge[sn.g.Edges.Type[e]] == eProperty && !sn.proto.Has(int(sn.g.Edges.Name[e]))
+func (sn *ShapeNames) isProperty(e uint32) bool {
+	return sn.k.Edge[sn.g.Edges.Type[e]] == kinds.EdgeProperty && !sn.proto.Has(int(sn.g.Edges.Name[e]))
 }
 
-// names returns n's property names, sorted and each once, in buf's memory.
-func (sn *shapeNames) names(n int32, buf []string) []string {
+// Names returns n's property names, sorted and each once, in buf's memory.
+func (sn *ShapeNames) Names(n int32, buf []string) []string {
 	g := sn.g
 	buf = buf[:0]
 	s, end := g.EdgeRange(n)

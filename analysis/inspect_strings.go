@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -36,13 +37,13 @@ type DuplicateString struct {
 // prefix but different lengths have equal names and different sizes.
 // Grouping sorts one packed (hash, node) integer per string, so it needs
 // 8 bytes per string and no map of texts.
-func (a *Analysis) DuplicateStrings(limit int) []DuplicateString {
+func DuplicateStrings(a *Analysis, limit int) []DuplicateString {
 	g := a.Graph
-	k := newKinds(g)
+	k := kinds.New(g)
 	var take [256]bool
 	for t, nt := range g.NodeTypes {
 		if t < 256 && nt.Category.IsString() {
-			take[t] = nt.Category == model.CatString || !k.nodeV8[t]
+			take[t] = nt.Category == model.CatString || !k.NodeV8[t]
 		}
 	}
 	var members []int32
@@ -83,9 +84,9 @@ func (a *Analysis) DuplicateStrings(limit int) []DuplicateString {
 // say: false when it has strings but none with contents (Firefox's core
 // dumps name every string "JSString" and keep only its size), so no
 // question about texts, such as duplicates, can be answered.
-func (a *Analysis) HasStringContents() bool {
+func HasStringContents(a *Analysis) bool {
 	g := a.Graph
-	k := kindsFor(g)
+	k := kinds.For(g)
 	seen := false
 	for i, t := range g.Nodes.Type {
 		if int(t) < len(g.NodeTypes) && g.NodeTypes[t].Category.IsString() {
@@ -101,7 +102,7 @@ func (a *Analysis) HasStringContents() bool {
 // hasContents reports whether string node n is named by its contents: a
 // string named after its own type carries none, and such strings would
 // all look like copies of one text.
-func hasContents(g *model.Graph, k *kinds, n int32) bool {
+func hasContents(g *model.Graph, k *kinds.Table, n int32) bool {
 	t := g.Nodes.Type[n]
-	return k.nodeV8[t] || g.NodeName(n) != g.NodeTypes[t].Name
+	return k.NodeV8[t] || g.NodeName(n) != g.NodeTypes[t].Name
 }

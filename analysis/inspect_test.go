@@ -2,34 +2,17 @@ package analysis_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 )
-
-// analyzed caches one Analysis per fixture: the inspection tests read
-// several views of the same snapshots.
-var analyzed sync.Map
-
-func analyzeFixture(t *testing.T, name string) *analysis.Analysis {
-	t.Helper()
-	if a, ok := analyzed.Load(name); ok {
-		return a.(*analysis.Analysis)
-	}
-	a, err := analysis.Analyze(loadFixture(t, name), analysis.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	analyzed.Store(name, a)
-	return a
-}
 
 // The page builds 30000 OrderLine with sku "SKU-" + (i+j+k)%50: short
 // concatenations V8 flattens, so 50 texts of 600 flat 20-byte copies each.
 func TestInspectDuplicateStringsChromium(t *testing.T) {
-	a := analyzeFixture(t, "chromium-small-page")
-	rows := a.DuplicateStrings(0)
+	a := analysistest.AnalyzeFixture(t, "chromium-small-page")
+	rows := analysis.DuplicateStrings(a, 0)
 	sku := 0
 	for i, r := range rows {
 		if !strings.HasPrefix(r.Text, "SKU-") {
@@ -49,7 +32,7 @@ func TestInspectDuplicateStringsChromium(t *testing.T) {
 	if sku != 50 {
 		t.Errorf("%d SKU groups, want 50", sku)
 	}
-	if got := a.DuplicateStrings(3); len(got) != 3 || got[0] != rows[0] {
+	if got := analysis.DuplicateStrings(a, 3); len(got) != 3 || got[0] != rows[0] {
 		t.Errorf("limit 3: %+v", got)
 	}
 }
@@ -57,20 +40,20 @@ func TestInspectDuplicateStringsChromium(t *testing.T) {
 // A synthetic graph: two equal strings, one of another size, a V8 cons
 // string named like them (skipped), and a unique string.
 func TestInspectDuplicateStringsSynthetic(t *testing.T) {
-	g := build([]tnode{
-		{"synthetic", "", 0},
-		{"string", "abc", 16}, {"string", "abc", 16}, {"string", "abc", 24},
-		{"concatenated string", "abc", 16}, {"string", "xyz", 16}, {"string", "abc", 16},
-	}, []tedge{
-		{from: 0, to: 1, typ: eElement, index: 1}, {from: 0, to: 2, typ: eElement, index: 2},
-		{from: 0, to: 3, typ: eElement, index: 3}, {from: 0, to: 4, typ: eElement, index: 4},
-		{from: 0, to: 5, typ: eElement, index: 5}, {from: 0, to: 6, typ: eElement, index: 6},
+	g := analysistest.Build([]analysistest.Node{
+		{Type: "synthetic", Name: "", Size: 0},
+		{Type: "string", Name: "abc", Size: 16}, {Type: "string", Name: "abc", Size: 16}, {Type: "string", Name: "abc", Size: 24},
+		{Type: "concatenated string", Name: "abc", Size: 16}, {Type: "string", Name: "xyz", Size: 16}, {Type: "string", Name: "abc", Size: 16},
+	}, []analysistest.Edge{
+		{From: 0, To: 1, Type: analysistest.ElementEdge, Index: 1}, {From: 0, To: 2, Type: analysistest.ElementEdge, Index: 2},
+		{From: 0, To: 3, Type: analysistest.ElementEdge, Index: 3}, {From: 0, To: 4, Type: analysistest.ElementEdge, Index: 4},
+		{From: 0, To: 5, Type: analysistest.ElementEdge, Index: 5}, {From: 0, To: 6, Type: analysistest.ElementEdge, Index: 6},
 	})
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := a.DuplicateStrings(0)
+	rows := analysis.DuplicateStrings(a, 0)
 	want := analysis.DuplicateString{Text: "abc", Count: 3, Size: 16, Total: 48, Wasted: 32, Example: 1}
 	if len(rows) != 1 || rows[0] != want {
 		t.Errorf("got %+v, want [%+v]", rows, want)
@@ -82,8 +65,8 @@ func TestInspectDuplicateStringsSynthetic(t *testing.T) {
 // detached, propagation adds the 50 Text nodes, the div's attribute data
 // and class-list string data (103 nodes), and each div retains 9480 bytes.
 func TestInspectDetachedDOMChromium(t *testing.T) {
-	a := analyzeFixture(t, "chromium-small-page")
-	res := a.DetachedDOM(analysis.DetachedOptions{})
+	a := analysistest.AnalyzeFixture(t, "chromium-small-page")
+	res := analysis.DetachedDOM(a, analysis.DetachedOptions{})
 	rows := res.Trees
 	if res.Source != analysis.DOMDetachedness || res.Total != 10 || res.Internal != 0 {
 		t.Errorf("source %d, %d trees, %d internal; want detachedness, 10, 0", res.Source, res.Total, res.Internal)
@@ -107,7 +90,7 @@ func TestInspectDetachedDOMChromium(t *testing.T) {
 	if elements != 510 {
 		t.Errorf("%d detached elements, want 510", elements)
 	}
-	if got := a.DetachedDOM(analysis.DetachedOptions{Limit: 2}); len(got.Trees) != 2 || got.Trees[1].Root != rows[1].Root || got.Total != 10 {
+	if got := analysis.DetachedDOM(a, analysis.DetachedOptions{Limit: 2}); len(got.Trees) != 2 || got.Trees[1].Root != rows[1].Root || got.Total != 10 {
 		t.Errorf("limit 2: %+v", got)
 	}
 }
@@ -117,8 +100,8 @@ func TestInspectDetachedDOMChromium(t *testing.T) {
 // chromium-small-page: 100 onThing closures, each with its own 140-byte
 // context capturing `captured`, a {index, payload} of 120 bytes retained.
 func TestInspectClosures(t *testing.T) {
-	a := analyzeFixture(t, "node-leak-3")
-	rows := a.Closures(1)
+	a := analysistest.AnalyzeFixture(t, "node-leak-3")
+	rows := analysis.Closures(a, 1)
 	if len(rows) != 1 {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -128,8 +111,8 @@ func TestInspectClosures(t *testing.T) {
 		r.LargestRetained != 447536 || a.Graph.NodeName(r.Largest) != "Array" {
 		t.Errorf("node-leak-3 top closure group %+v", r)
 	}
-	a = analyzeFixture(t, "chromium-small-page")
-	r = a.Closures(1)[0]
+	a = analysistest.AnalyzeFixture(t, "chromium-small-page")
+	r = analysis.Closures(a, 1)[0]
 	if r.Name != "onThing" || r.Count != 100 || r.Contexts != 100 || r.ContextRetained != 14000 ||
 		len(r.Variables) != 1 || r.Variables[0] != "captured" || r.LargestRetained != 120 ||
 		a.Classes.Name(r.Largest) != "{index, payload}" {
@@ -141,13 +124,13 @@ func TestInspectClosures(t *testing.T) {
 // object (3079371 bytes retained); the leaking Array dominates its 1500
 // LeakedItem (56 bytes each, 84000 shallow, 431280 retained).
 func TestInspectDominatorTree(t *testing.T) {
-	a := analyzeFixture(t, "node-leak-3")
+	a := analysistest.AnalyzeFixture(t, "node-leak-3")
 	g := a.Graph
-	top := a.DominatedBy(g.Root, 2)
+	top := analysis.DominatedBy(a, g.Root, 2)
 	if len(top) != 2 || top[0].Name != "global" || top[0].Retained != 3079371 || top[1].Retained > top[0].Retained {
 		t.Errorf("root's children %+v", top)
 	}
-	byClass := a.DominatedByClass(g.Root, 1)
+	byClass := analysis.DominatedByClass(a, g.Root, 1)
 	if len(byClass) != 1 || byClass[0].Class != "global" || byClass[0].Count != 1 || byClass[0].Retained != 3079371 {
 		t.Errorf("root's children by class %+v", byClass)
 	}
@@ -155,11 +138,11 @@ func TestInspectDominatorTree(t *testing.T) {
 	if !ok {
 		t.Fatal("no @80593")
 	}
-	items := a.DominatedByClass(arr, 0)
+	items := analysis.DominatedByClass(a, arr, 0)
 	if items[0] != (analysis.ClassGroup{Class: "LeakedItem", Count: 1500, Shallow: 84000, Retained: 431280, Example: items[0].Example}) {
 		t.Errorf("array's children by class %+v", items[0])
 	}
-	kids := a.DominatedBy(arr, 0)
+	kids := analysis.DominatedBy(a, arr, 0)
 	var sum uint64
 	for _, k := range kids {
 		sum += k.Retained
@@ -173,13 +156,13 @@ func TestInspectDominatorTree(t *testing.T) {
 // listener leaks, 467896 bytes); the page's are the five it assigns to
 // window plus window.__ready (true, 0 bytes), largest first.
 func TestInspectGlobalVariables(t *testing.T) {
-	a := analyzeFixture(t, "node-leak-3")
-	rows := a.GlobalVariables(0)
+	a := analysistest.AnalyzeFixture(t, "node-leak-3")
+	rows := analysis.GlobalVariables(a, 0)
 	if len(rows) != 1 || rows[0].Name != "bus" || rows[0].Class != "EventEmitter" || rows[0].Retained != 467896 {
 		t.Errorf("node-leak-3 globals %+v", rows)
 	}
-	a = analyzeFixture(t, "chromium-small-page")
-	rows = a.GlobalVariables(0)
+	a = analysistest.AnalyzeFixture(t, "chromium-small-page")
+	rows = analysis.GlobalVariables(a, 0)
 	want := []struct {
 		name, class string
 		retained    uint64
@@ -201,14 +184,14 @@ func TestInspectGlobalVariables(t *testing.T) {
 // ._events -> .work (onWork) -> {context} -> ->retained (Array) -> [i]; the
 // merged tree is that one chain, 1500 objects retaining 431280 bytes.
 func TestInspectMergedPaths(t *testing.T) {
-	a := analyzeFixture(t, "node-leak-3")
+	a := analysistest.AnalyzeFixture(t, "node-leak-3")
 	var items []int32
 	for i := range a.Graph.Nodes.ID.Len() {
 		if a.Classes.Name(int32(i)) == "LeakedItem" {
 			items = append(items, int32(i))
 		}
 	}
-	tree := a.MergedPaths(items)
+	tree := analysis.MergedPaths(a, items)
 	want := []struct{ edge, class string }{
 		{"", "(synthetic)"}, {".2", "global"}, {".bus", "EventEmitter"}, {"._events", "Object"},
 		{".work", "Function"}, {"{context}", "system / Context"}, {"->retained", "Array"}, {"[]", "LeakedItem"},
@@ -237,8 +220,8 @@ func TestInspectMergedPaths(t *testing.T) {
 // window.handlers holds 100 closures. node-leak-3: the leaking Array holds
 // 1500 LeakedItem, second after a 2048-element internal Array of Node's.
 func TestInspectCollections(t *testing.T) {
-	a := analyzeFixture(t, "chromium-small-page")
-	rows := a.Collections(0)
+	a := analysistest.AnalyzeFixture(t, "chromium-small-page")
+	rows := analysis.Collections(a, 0)
 	if r := rows[0]; r.Class != "Map" || r.Elements != 2000 || r.Retained != 2881812 || r.Backing < 0 {
 		t.Errorf("chromium first collection %+v", r)
 	}
@@ -254,8 +237,8 @@ func TestInspectCollections(t *testing.T) {
 	if !found {
 		t.Error("window.handlers (Array of 100, 18084 bytes) not listed")
 	}
-	a = analyzeFixture(t, "node-leak-3")
-	rows = a.Collections(2)
+	a = analysistest.AnalyzeFixture(t, "node-leak-3")
+	rows = analysis.Collections(a, 2)
 	if len(rows) != 2 || rows[1].Class != "Array" || rows[1].Elements != 1500 || rows[1].Retained != 447536 || rows[0].Elements != 2048 {
 		t.Errorf("node-leak-3 collections %+v", rows)
 	}
@@ -273,7 +256,7 @@ func TestInspectCollections(t *testing.T) {
 // window.handlers (18084) make 2926664 bytes. Adding the 10000 nested
 // lines Arrays too gave 5046664, more than the whole heap (5006009).
 func TestInspectObjectShapes(t *testing.T) {
-	a := analyzeFixture(t, "chromium-small-page")
+	a := analysistest.AnalyzeFixture(t, "chromium-small-page")
 	total := a.TotalSize()
 	want := map[string]analysis.ObjectShape{
 		"Array":     {Name: "Array", Properties: nil, Count: 12003, Shallow: 192048, Retained: 2926664},
@@ -282,7 +265,7 @@ func TestInspectObjectShapes(t *testing.T) {
 		"OrderLine": {Name: "OrderLine", Properties: []string{"qty", "sku"}, Count: 30000, Shallow: 600000, Retained: 1200000},
 		"Object":    {Name: "Object", Properties: []string{"index", "payload"}, Count: 100, Shallow: 2000, Retained: 12000},
 	}
-	for _, r := range a.ObjectShapes(0) {
+	for _, r := range analysis.ObjectShapes(a, 0) {
 		if r.Retained > total {
 			t.Errorf("%s %v retains %d, more than the heap's %d", r.Name, r.Properties, r.Retained, total)
 		}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -169,7 +170,7 @@ func Leaks(baseline, target *Digest, final *Analysis, opt LeakOptions) *LeakResu
 	}
 	g := final.Graph
 	n := g.NumNodes()
-	k := newKinds(g)
+	k := kinds.New(g)
 	cand := NewBits(n)
 	var cands []model.NodeIndex // in node order
 	for v := range g.Nodes.ID.Len() {
@@ -198,7 +199,7 @@ func Leaks(baseline, target *Digest, final *Analysis, opt LeakOptions) *LeakResu
 
 	// Each candidate's top: the outermost leaked object dominating it
 	// (itself when none does).
-	near := nearestMarkedDominators(final.Dominators.IDom, cand, cands, func(v int32) int32 { return v })
+	near := NearestMarkedDominators(final.Dominators.IDom, cand, cands, func(v int32) int32 { return v })
 	top := make([]int32, len(cands)) // candidate index of the top
 	for i := range top {
 		top[i] = -1
@@ -234,10 +235,10 @@ func Leaks(baseline, target *Digest, final *Analysis, opt LeakOptions) *LeakResu
 	}
 	var groups []group
 	internal := func(v int32) bool {
-		switch k.nodeKindOf(g, v) {
-		case kShape:
+		switch k.NodeOf(g, v) {
+		case kinds.Shape:
 			return true
-		case kObject:
+		case kinds.Object:
 			name := g.NodeName(v)
 			return strings.HasPrefix(name, "system / ") && name != "system / Context"
 		}
@@ -342,7 +343,7 @@ func Leaks(baseline, target *Digest, final *Analysis, opt LeakOptions) *LeakResu
 		h.Shallow += final.Self[v]
 		hist[ci][cl] = h
 	}
-	sites := final.SiteFinder()
+	sites := NewSiteFinder(final)
 	for ci := range r.Clusters {
 		lc := &r.Clusters[ci]
 		lc.Classes = leakClasses(final, hist[ci])
@@ -394,51 +395,12 @@ const maxClusterComparisons = 1000
 // isTrivialLeak is memlab's FilterTrivialNode: numbers, strings and
 // VM-internal ("hidden") nodes are never leaks; nor is compiled code,
 // which memlab's path finder never reaches.
-func isTrivialLeak(k *kinds, g *model.Graph, v int32) bool {
-	switch k.nodeKindOf(g, v) {
-	case kNumber, kString, kConsString, kSlicedString, kHidden, kCode:
+func isTrivialLeak(k *kinds.Table, g *model.Graph, v int32) bool {
+	switch k.NodeOf(g, v) {
+	case kinds.Number, kinds.String, kinds.ConsString, kinds.SlicedString, kinds.Hidden, kinds.Code:
 		return true
 	}
 	return false
-}
-
-// nearestMarkedDominators returns, for each item, the nearest strict
-// dominator of its node that is marked, or -1. Results for the nodes on
-// the way are cached in one int32 per graph node, so every dominator chain
-// is walked once in all.
-func nearestMarkedDominators[T any](idom []int32, marked Bits, items []T, node func(T) int32) []int32 {
-	const unknown = -2
-	near := make([]int32, len(idom))
-	for i := range near {
-		near[i] = unknown
-	}
-	var stack []int32
-	res := make([]int32, len(items))
-	for i, it := range items {
-		v := node(it)
-		// Climb until a node whose answer is known (or the root).
-		for near[v] == unknown {
-			p := idom[v]
-			if p < 0 {
-				near[v] = -1
-				break
-			}
-			if marked.Has(int(p)) {
-				near[v] = p
-				break
-			}
-			stack = append(stack, v)
-			v = p
-		}
-		for len(stack) > 0 {
-			u := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			near[u] = near[v]
-			v = u
-		}
-		res[i] = near[node(it)]
-	}
-	return res
 }
 
 // leakClasses turns a class histogram into LeakClass rows: the classes of

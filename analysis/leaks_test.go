@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // leakSeries analyses node-leak-1..3: three snapshots of one Node process,
@@ -20,7 +22,7 @@ func leakSeries(t *testing.T) []*analysis.Analysis {
 	t.Helper()
 	var as []*analysis.Analysis
 	for _, n := range []string{"node-leak-1", "node-leak-2", "node-leak-3"} {
-		a, err := analysis.Analyze(loadFixture(t, n), analysis.Options{})
+		a, err := analysis.Analyze(analysistest.LoadFixture(t, n), analysis.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +98,7 @@ func TestLeaksNodeFixtures(t *testing.T) {
 	}
 
 	// memlab find-leaks --trace-all-objects on the same snapshots.
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "node-leak.memlab-leaks.json"))
+	b, err := os.ReadFile(filepath.Join(testfixtures.Dir(), "golden", "node-leak.memlab-leaks.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,13 +207,13 @@ func TestLeakShapes(t *testing.T) {
 			t.Run(series, func(t *testing.T) {
 				var as []*analysis.Analysis
 				for k := 1; k <= 3; k++ {
-					a, err := analysis.Analyze(loadFixture(t, fmt.Sprintf("leaks/%s-%d", series, k)), analysis.Options{})
+					a, err := analysis.Analyze(analysistest.LoadFixture(t, fmt.Sprintf("leaks/%s-%d", series, k)), analysis.Options{})
 					if err != nil {
 						t.Fatal(err)
 					}
 					as = append(as, a)
 				}
-				b, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "leaks", series+".memlab-leaks.json"))
+				b, err := os.ReadFile(filepath.Join(testfixtures.Dir(), "golden", "leaks", series+".memlab-leaks.json"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -456,4 +458,11 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 			}
 		}
 	}
+}
+
+// leaksOf runs analysis.Leaks on three analysed snapshots, the baseline
+// and the target as digests, as the leaks command passes them.
+func leaksOf(baseline, target, final *analysis.Analysis, opt analysis.LeakOptions) *analysis.LeakResult {
+	bd := analysis.DigestOf(baseline, nil)
+	return analysis.Leaks(bd, analysis.DigestOf(target, bd), final, opt)
 }

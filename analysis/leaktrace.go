@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -21,18 +22,18 @@ type leakTree struct {
 	g      *model.Graph
 	roots  *Roots
 	cost   []int32  // edges from the start (user roots 1), -1 if unreached
-	parent []uint32 // tree edge into each reached node; noParent at starts
-	k      *kinds
+	parent []uint32 // tree edge into each reached node; NoParent at starts
+	k      *kinds.Table
 }
 
 // newLeakTree runs the BFS over a's graph.
 func newLeakTree(a *Analysis) *leakTree {
 	g := a.Graph
 	n := g.NumNodes()
-	t := &leakTree{g: g, roots: a.Roots, cost: make([]int32, n), parent: make([]uint32, n), k: newKinds(g)}
-	v8 := isV8(g)
+	t := &leakTree{g: g, roots: a.Roots, cost: make([]int32, n), parent: make([]uint32, n), k: kinds.New(g)}
+	v8 := kinds.IsV8(g)
 	meaningless := func(v int32) bool {
-		if t.k.nodeKindOf(g, v) == kCode {
+		if t.k.NodeOf(g, v) == kinds.Code {
 			return true
 		}
 		if !v8 {
@@ -45,62 +46,62 @@ func newLeakTree(a *Analysis) *leakTree {
 		}
 		return false
 	}
-	rootBFS(g, a.Roots, t.cost, func(e uint32, to int32) bool {
+	a.RootBFS(t.cost, func(e uint32, to int32) bool {
 		if meaningless(to) {
 			return false
 		}
-		if e == noParent {
+		if e == NoParent {
 			return true
 		}
 		et := g.Edges.Type[e]
-		if t.k.weak[et] {
+		if t.k.Weak[et] {
 			return false
 		}
-		if !v8 || t.k.indexed[et] {
+		if !v8 || t.k.Indexed[et] {
 			return true
 		}
 		switch g.Strings.At(g.Edges.Name[e]) {
 		case "code":
-			return t.k.edge[et] != eInternal
+			return t.k.Edge[et] != kinds.EdgeInternal
 		case "sloppy_function_map":
-			return t.k.edge[et] != eHidden
+			return t.k.Edge[et] != kinds.EdgeHidden
 		case "feedback_cell":
 			return false
 		}
 		return true
-	}, t.parent, a.sc)
+	}, t.parent)
 	return t
 }
 
 // source returns the node whose edge range holds e.
-func (t *leakTree) source(e uint32) int32 { return edgeSource(t.g, e) }
+func (t *leakTree) source(e uint32) int32 { return EdgeSource(t.g, e) }
 
-// startEdge returns the root's edge to the user root u, or noParent when u
+// startEdge returns the root's edge to the user root u, or NoParent when u
 // is the root itself or the root has no such edge.
 func (t *leakTree) startEdge(u int32) uint32 {
 	g := t.g
 	if u == g.Root {
-		return noParent
+		return NoParent
 	}
 	s, end := g.EdgeRange(g.Root)
 	for e := s; e < end; e++ {
-		if g.Edges.To[e] == u && !t.k.weak[g.Edges.Type[e]] {
+		if g.Edges.To[e] == u && !t.k.Weak[g.Edges.Type[e]] {
 			return e
 		}
 	}
-	return noParent
+	return NoParent
 }
 
 // path returns the tree path from the root to v (v must be reached).
 func (t *leakTree) path(v int32) Path {
 	p := Path{Cost: int64(t.cost[v])}
-	for t.parent[v] != noParent {
+	for t.parent[v] != NoParent {
 		e := t.parent[v]
 		from := t.source(e)
 		p.Steps = append(p.Steps, PathStep{From: from, Edge: e, To: v})
 		v = from
 	}
-	if e := t.startEdge(v); e != noParent {
+	if e := t.startEdge(v); e != NoParent {
 		p.Steps = append(p.Steps, PathStep{From: t.g.Root, Edge: e, To: v})
 	} else {
 		p.System = true
@@ -129,7 +130,7 @@ const wild = ^uint32(0)
 // of many objects share their common prefixes and each tree node's shape
 // is computed once, from its parent's: the traces of a 1M-item linked list
 // cost 1M steps, not 1M^2/2. A step that repeats the block of up to
-// maxPeriod steps before it is folded into it (the hops of a linked list,
+// MaxRepeatPeriod steps before it is folded into it (the hops of a linked list,
 // of a timer list), so every item of one list has the same shape, as
 // memlab finds all of them similar (one trace a prefix of the other).
 type traceShapes struct {
@@ -146,9 +147,6 @@ type trieKey struct {
 	parent int32
 	step   traceStep
 }
-
-// maxPeriod is the longest repeated block traceShapes folds.
-const maxPeriod = 3
 
 func newTraceShapes(t *leakTree) *traceShapes {
 	s := &traceShapes{t: t, child: map[trieKey]int32{}, of: make([]int32, t.g.NumNodes()), numStr: map[uint32]bool{}}
@@ -167,7 +165,7 @@ func newTraceShapes(t *leakTree) *traceShapes {
 func (s *traceShapes) stepOf(e uint32, v int32) traceStep {
 	g := s.t.g
 	st := traceStep{edgeType: g.Edges.Type[e], nodeType: g.Nodes.Type[v], nodeName: g.Nodes.Name[v], edgeName: g.Edges.Name[e]}
-	if s.t.k.indexed[st.edgeType] || s.numericName(st.edgeName) {
+	if s.t.k.Indexed[st.edgeType] || s.numericName(st.edgeName) {
 		st.numeric, st.edgeName = true, wild
 	}
 	return st
@@ -206,7 +204,7 @@ func (s *traceShapes) extend(p int32, st traceStep) int32 {
 		}
 		return s.step[s.ancestor(p, i-1)]
 	}
-	if k := repeatPeriod(int(s.depth[p]), func(i, j int) bool { return stepBack(i) == stepBack(j) }); k > 0 {
+	if k := RepeatPeriod(int(s.depth[p]), func(i, j int) bool { return stepBack(i) == stepBack(j) }); k > 0 {
 		return s.ancestor(p, k-1)
 	}
 	key := trieKey{p, st}
@@ -240,16 +238,16 @@ func (s *traceShapes) shape(v int32) int32 {
 	for s.of[u] < 0 {
 		stack = append(stack, u)
 		e := t.parent[u]
-		if e == noParent {
+		if e == NoParent {
 			break // a start: its shape is the root's plus the root's edge
 		}
 		u = t.source(e)
 	}
 	for i := len(stack) - 1; i >= 0; i-- {
 		w := stack[i]
-		if e := t.parent[w]; e != noParent {
+		if e := t.parent[w]; e != NoParent {
 			s.of[w] = s.extend(s.of[t.source(e)], s.stepOf(e, w))
-		} else if e := t.startEdge(w); e != noParent {
+		} else if e := t.startEdge(w); e != NoParent {
 			s.of[w] = s.extend(0, s.stepOf(e, w))
 		} else {
 			s.of[w] = 0

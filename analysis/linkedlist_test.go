@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -16,19 +18,19 @@ import (
 // List, then item i at node 4+2i and its data at 5+2i. Graphs of one list
 // at several lengths share their ids, as snapshots of one process do.
 func linkedList(items int) *model.Graph {
-	nodes := []tnode{{"synthetic", "", 0}, {"synthetic", "(GC roots)", 0}, obj("global", 100), obj("List", 32)}
-	edges := []tedge{{from: 0, to: 1, typ: eElement, index: 1}, {from: 0, to: 2, typ: eShortcut, name: "2"},
-		prop(2, 3, "list")}
+	nodes := []analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, {Type: "synthetic", Name: "(GC roots)", Size: 0}, analysistest.Obj("global", 100), analysistest.Obj("List", 32)}
+	edges := []analysistest.Edge{{From: 0, To: 1, Type: analysistest.ElementEdge, Index: 1}, {From: 0, To: 2, Type: analysistest.ShortcutEdge, Name: "2"},
+		analysistest.Prop(2, 3, "list")}
 	for i := 0; i < items; i++ {
 		it, data := int32(4+2*i), int32(5+2*i)
-		nodes = append(nodes, obj("Item", 48), obj("Object", 32))
+		nodes = append(nodes, analysistest.Obj("Item", 48), analysistest.Obj("Object", 32))
 		from, name := it-2, "next"
 		if i == 0 {
 			from, name = 3, "head"
 		}
-		edges = append(edges, prop(from, it, name), prop(it, data, "data"))
+		edges = append(edges, analysistest.Prop(from, it, name), analysistest.Prop(it, data, "data"))
 	}
-	return build(nodes, edges)
+	return analysistest.Build(nodes, edges)
 }
 
 func analyzeList(t testing.TB, items int) *analysis.Analysis {
@@ -78,7 +80,7 @@ func TestMergedPathsLinkedList(t *testing.T) {
 	for i := 0; i < n; i++ {
 		items = append(items, int32(4+2*i))
 	}
-	tree := a.MergedPaths(items)
+	tree := analysis.MergedPaths(a, items)
 	want := []struct {
 		edge, class     string
 		objects, ends   int
@@ -111,26 +113,26 @@ func TestMergedPathsLinkedList(t *testing.T) {
 // printing it with -n 0 --json overflowed the stack.
 func TestMergedPathsAlternatingList(t *testing.T) {
 	const n = 100000 // items: A, B, A, B, ...
-	nodes := []tnode{{"synthetic", "", 0}, {"synthetic", "(GC roots)", 0}, obj("global", 100), obj("List", 32)}
-	edges := []tedge{{from: 0, to: 1, typ: eElement, index: 1}, {from: 0, to: 2, typ: eShortcut, name: "2"},
-		prop(2, 3, "list"), prop(3, 4, "head")}
+	nodes := []analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, {Type: "synthetic", Name: "(GC roots)", Size: 0}, analysistest.Obj("global", 100), analysistest.Obj("List", 32)}
+	edges := []analysistest.Edge{{From: 0, To: 1, Type: analysistest.ElementEdge, Index: 1}, {From: 0, To: 2, Type: analysistest.ShortcutEdge, Name: "2"},
+		analysistest.Prop(2, 3, "list"), analysistest.Prop(3, 4, "head")}
 	var items []int32
 	for i := 0; i < n; i++ {
 		class := "A"
 		if i%2 == 1 {
 			class = "B"
 		}
-		nodes = append(nodes, obj(class, 48))
+		nodes = append(nodes, analysistest.Obj(class, 48))
 		items = append(items, int32(4+i))
 		if i > 0 {
-			edges = append(edges, prop(int32(3+i), int32(4+i), "next"))
+			edges = append(edges, analysistest.Prop(int32(3+i), int32(4+i), "next"))
 		}
 	}
-	a, err := analysis.Analyze(build(nodes, edges), analysis.Options{})
+	a, err := analysis.Analyze(analysistest.Build(nodes, edges), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree := a.MergedPaths(items)
+	tree := analysis.MergedPaths(a, items)
 	want := []struct {
 		edge, class   string
 		objects, ends int
@@ -193,7 +195,7 @@ func BenchmarkLeaksLinkedList(b *testing.B) {
 			b.Fatalf("%d clusters", len(r.Clusters))
 		}
 	}
-	b.ReportMetric(peakRSS(), "peak-RSS-MB")
+	b.ReportMetric(analysistest.PeakRSS(), "peak-RSS-MB")
 }
 
 // nodeList is testdata/node-list-20k.json, the ids bench/gen-linkedlist.js
@@ -214,13 +216,13 @@ func nodeListSeries(t *testing.T) ([]*analysis.Analysis, nodeList) {
 	t.Helper()
 	var as []*analysis.Analysis
 	for _, step := range []string{"1-baseline", "2-target", "3-final"} {
-		a, err := analysis.Analyze(loadFixture(t, "node-list-20k-"+step), analysis.Options{})
+		a, err := analysis.Analyze(analysistest.LoadFixture(t, "node-list-20k-"+step), analysis.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		as = append(as, a)
 	}
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "node-list-20k.json"))
+	b, err := os.ReadFile(filepath.Join(testfixtures.Dir(), "node-list-20k.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +297,7 @@ func TestMergedPathsNodeLinkedList(t *testing.T) {
 	if len(items) != n {
 		t.Fatalf("%d items", len(items))
 	}
-	tree := a.MergedPaths(items)
+	tree := analysis.MergedPaths(a, items)
 	head := nodeByID(t, a, l.HeadID)
 	// The head retains the list and the items' map (328 bytes), which
 	// only they hold: 804,328 bytes, as DevTools' worker finds for the
@@ -381,7 +383,7 @@ func BenchmarkPathsLinkedList(b *testing.B) {
 			b.Fatalf("%d paths", len(ps))
 		}
 	}
-	b.ReportMetric(peakRSS(), "peak-RSS-MB")
+	b.ReportMetric(analysistest.PeakRSS(), "peak-RSS-MB")
 }
 
 // BenchmarkMergedPathsLinkedList merges the paths of a million items of
@@ -395,9 +397,9 @@ func BenchmarkMergedPathsLinkedList(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		if tree := a.MergedPaths(items); len(tree) != 5 {
+		if tree := analysis.MergedPaths(a, items); len(tree) != 5 {
 			b.Fatalf("%d tree nodes", len(tree))
 		}
 	}
-	b.ReportMetric(peakRSS(), "peak-RSS-MB")
+	b.ReportMetric(analysistest.PeakRSS(), "peak-RSS-MB")
 }

@@ -6,7 +6,7 @@ package analysis
 // stack. Both are nil when the dump has no allocation stacks. One pass
 // over the nodes, with the trace indexed once, for exports that write a
 // site per object.
-func (a *Analysis) AllocatingFunctions() (of []int32, frames []Frame) {
+func AllocatingFunctions(a *Analysis) (of []int32, frames []Frame) {
 	g := a.Graph
 	if !hasAllocationStacks(g) {
 		return nil, nil

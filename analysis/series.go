@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/jsstr"
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -47,7 +49,7 @@ func Runtime(g *model.Graph) string {
 // AddressIDs for every other runtime (no order is claimed for ids whose
 // meaning is not known).
 func IDKindOf(g *model.Graph) IDKind {
-	if Runtime(g) == v8Namespace {
+	if Runtime(g) == kinds.V8Namespace {
 		return CountedIDs
 	}
 	return AddressIDs
@@ -254,7 +256,7 @@ func NewDigest(g *model.Graph, prev *Digest) *Digest {
 	dom := PropagateDOMState(g)
 	var self []uint64
 	if p.RedistributeShallow {
-		self = ShallowSizes(g, findRoots(g, !p.SkipIntoPageOwned), dom)
+		self = ShallowSizes(g, FindRootsWith(g, !p.SkipIntoPageOwned), dom)
 	} else {
 		self = g.Nodes.Size.Slice()
 	}
@@ -263,11 +265,11 @@ func NewDigest(g *model.Graph, prev *Digest) *Digest {
 
 // ClassCounts counts the instances of each class with a non-zero shallow
 // size, in the order of a.Classes; nil without classes.
-func (a *Analysis) ClassCounts() []ClassCount { return classCounts(a.Self, a.Classes) }
+func ClassCounts(a *Analysis) []ClassCount { return classCounts(a.Self, a.Classes) }
 
-// Digest is a's digest, as the snapshot after prev in a series (prev nil
+// DigestOf is a's digest, as the snapshot after prev in a series (prev nil
 // for the first); see NewDigest.
-func (a *Analysis) Digest(prev *Digest) *Digest {
+func DigestOf(a *Analysis, prev *Digest) *Digest {
 	return newDigest(a.Graph, a.Self, a.Classes, prev)
 }
 
@@ -429,13 +431,13 @@ type ClassLeak struct {
 // from a replaced one, only that the count stays up. Classes are matched
 // by key; those with Kept > 0 are returned, largest KeptSize first, then
 // Kept, then name. The baseline and the target come as their class counts
-// (Digest.Classes, or Analysis.ClassCounts). All three snapshots need
+// (Digest.Classes, or ClassCounts). All three snapshots need
 // classes; nil otherwise.
 func ClassLeaks(baseline, target []ClassCount, final *Analysis) []ClassLeak {
 	if baseline == nil || target == nil || final.Classes == nil {
 		return nil
 	}
-	rows, finalRow := classSeries([][]ClassCount{baseline, target, final.ClassCounts()})
+	rows, finalRow := classSeries([][]ClassCount{baseline, target, ClassCounts(final)})
 	var out []ClassLeak
 	index := make([]int32, len(rows)) // row -> position in out, or -1
 	for i, r := range rows {
@@ -474,7 +476,7 @@ func ClassLeaks(baseline, target []ClassCount, final *Analysis) []ClassLeak {
 		case x.Kept != y.Kept:
 			return y.Kept - x.Kept
 		}
-		return cmp16(x.Name, y.Name)
+		return jsstr.Compare(x.Name, y.Name)
 	})
 	return out
 }

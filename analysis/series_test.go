@@ -9,15 +9,17 @@ import (
 	"unsafe"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 	"github.com/heapx/heapx/formats/hprof"
 	"github.com/heapx/heapx/formats/spidermonkey"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // analyzeFile reads a testdata dump of any runtime heapx reads and
 // analyses it.
 func analyzeFile(t *testing.T, rel string) *analysis.Analysis {
 	t.Helper()
-	path := filepath.Join("..", "testdata", rel)
+	path := filepath.Join(testfixtures.Dir(), rel)
 	var a *analysis.Analysis
 	var err error
 	switch filepath.Ext(path) {
@@ -38,7 +40,7 @@ func analyzeFile(t *testing.T, rel string) *analysis.Analysis {
 		}
 		fallthrough
 	default:
-		a, err = analysis.Analyze(loadFixture(t, filepath.Base(path[:len(path)-len(".heapsnapshot.gz")])), analysis.Options{})
+		a, err = analysis.Analyze(analysistest.LoadFixture(t, filepath.Base(path[:len(path)-len(".heapsnapshot.gz")])), analysis.Options{})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +167,7 @@ func TestJavaComparedByClass(t *testing.T) {
 	if lr := leaksOf(as[0], as[1], as[2], analysis.LeakOptions{}); lr.Matching != analysis.MatchByClass || lr.Clusters != nil {
 		t.Errorf("leaks: matching %v, %d clusters", lr.Matching, len(lr.Clusters))
 	}
-	cl := analysis.ClassLeaks(as[0].ClassCounts(), as[1].ClassCounts(), as[2])
+	cl := analysis.ClassLeaks(analysis.ClassCounts(as[0]), analysis.ClassCounts(as[1]), as[2])
 	var names []string
 	for _, c := range cl {
 		names = append(names, c.Name)
@@ -191,7 +193,7 @@ func TestJavaComparedByClass(t *testing.T) {
 
 func TestClassLeaksNodeFixtures(t *testing.T) {
 	as := leakSeries(t)
-	cl := analysis.ClassLeaks(as[0].ClassCounts(), as[1].ClassCounts(), as[2])
+	cl := analysis.ClassLeaks(analysis.ClassCounts(as[0]), analysis.ClassCounts(as[1]), as[2])
 	for _, c := range cl {
 		if c.Name == "LeakedItem" {
 			if c.Kept != 500 || c.Counts != [3]int{500, 1000, 1500} || c.KeptSize != 28000 || as[2].Classes.Name(c.Example) != "LeakedItem" {
@@ -207,7 +209,7 @@ func TestClassLeaksNodeFixtures(t *testing.T) {
 // with itself: every sampled node is found and its type and name
 // compared, the most work a pair can take.
 func BenchmarkComparePair(b *testing.B) {
-	g, err := spidermonkey.ReadFile(filepath.Join("..", "testdata", "spidermonkey", "ff-medium-page.fxsnapshot"), spidermonkey.ReadOptions{})
+	g, err := spidermonkey.ReadFile(filepath.Join(testfixtures.Dir(), "spidermonkey", "ff-medium-page.fxsnapshot"), spidermonkey.ReadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func TestDigests(t *testing.T) {
 			var prev *analysis.Digest
 			for _, a := range as[:2] {
 				d := analysis.NewDigest(a.Graph, prev)
-				if !reflect.DeepEqual(d.Classes, a.ClassCounts()) {
+				if !reflect.DeepEqual(d.Classes, analysis.ClassCounts(a)) {
 					t.Errorf("NewDigest's class counts differ from the analysis'")
 				}
 				ds, prev = append(ds, d), d
@@ -261,7 +263,7 @@ func TestDigests(t *testing.T) {
 				t.Errorf("Leaks from digests differ: %+v vs %+v", digested, full)
 			}
 			if !reflect.DeepEqual(analysis.ClassLeaks(ds[0].Classes, ds[1].Classes, as[2]),
-				analysis.ClassLeaks(as[0].ClassCounts(), as[1].ClassCounts(), as[2])) {
+				analysis.ClassLeaks(analysis.ClassCounts(as[0]), analysis.ClassCounts(as[1]), as[2])) {
 				t.Error("ClassLeaks from digests differ")
 			}
 		})
@@ -272,7 +274,7 @@ func TestDigests(t *testing.T) {
 // not even the megabyte string chunks its class names were read into:
 // that is what makes `heapx leaks` cost about one snapshot's memory.
 func TestDigestDropsGraph(t *testing.T) {
-	g := loadFixture(t, "node-leak-1")
+	g := analysistest.LoadFixture(t, "node-leak-1")
 	freed := make(chan struct{}, 2)
 	cleanup := func(ch chan struct{}) { ch <- struct{}{} }
 	runtime.AddCleanup(g, cleanup, freed)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/formats/heapprofile"
 	"github.com/heapx/heapx/model"
 )
@@ -24,7 +25,7 @@ var ErrNoAllocationStacks = errors.New("the dump has no allocation stacks")
 
 // noAllocationStacks says how to get a dump with allocation stacks.
 func noAllocationStacks(g *model.Graph) error {
-	if !isV8(g) {
+	if !kinds.IsV8(g) {
 		return fmt.Errorf("%w: heapx reads them from V8 heap snapshots and timelines only", ErrNoAllocationStacks)
 	}
 	return fmt.Errorf("%w: take it with node --track-heap-objects, or record one with heapx capture --timeline (DevTools: \"Allocation instrumentation on timeline\")", ErrNoAllocationStacks)
@@ -54,7 +55,7 @@ type AllocationSite struct {
 // (allocated before tracking began, or moved by a compacting GC) are not
 // in any site. The error wraps ErrNoAllocationStacks when the dump has
 // none.
-func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
+func AllocationSites(a *Analysis) ([]AllocationSite, error) {
 	g := a.Graph
 	t := g.Trace
 	if !hasAllocationStacks(g) {
@@ -98,7 +99,7 @@ func (a *Analysis) AllocationSites() ([]AllocationSite, error) {
 	if len(sites) == 0 {
 		return nil, noAllocationStacks(g)
 	}
-	ret := groupRetained(a.Dominators, func(v int32) int32 { return nodeSite[v] }, len(sites), a.sc)
+	ret := a.GroupRetained(func(v int32) int32 { return nodeSite[v] }, len(sites))
 	for i := range sites {
 		sites[i].Retained = ret[i]
 	}

@@ -10,7 +10,8 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats/heapprofile"
-	"github.com/heapx/heapx/formats/v8"
+	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // allocationTop is one row of DevTools' Allocation view as
@@ -35,7 +36,7 @@ func TestAllocationSitesMatchDevTools(t *testing.T) {
 		{"node-timeline", "node-timeline.heaptimeline.gz"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := v8.ReadFile(filepath.Join("..", "testdata", tc.file), v8.ReadOptions{})
+			g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), tc.file), v8.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,11 +44,11 @@ func TestAllocationSitesMatchDevTools(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sites, err := a.AllocationSites()
+			sites, err := analysis.AllocationSites(a)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(filepath.Join("..", "testdata", "golden", tc.name+".devtools-allocation.json"))
+			b, err := os.ReadFile(filepath.Join(testfixtures.Dir(), "golden", tc.name+".devtools-allocation.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +91,7 @@ func TestAllocationSitesMatchDevTools(t *testing.T) {
 // the snapshot it wrote under --track-heap-objects: each function at its
 // line, with its callers, and retained sizes that add up.
 func TestAllocationSitesKnownLines(t *testing.T) {
-	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-sites.heapsnapshot.gz"), v8.ReadOptions{})
+	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), "node-sites.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestAllocationSitesKnownLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sites, err := a.AllocationSites()
+	sites, err := analysis.AllocationSites(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestAllocationSitesKnownLines(t *testing.T) {
 }
 
 func TestAllocationSitesWithoutStacks(t *testing.T) {
-	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
+	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), "node-basic.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestAllocationSitesWithoutStacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.AllocationSites(); !errors.Is(err, analysis.ErrNoAllocationStacks) {
+	if _, err := analysis.AllocationSites(a); !errors.Is(err, analysis.ErrNoAllocationStacks) {
 		t.Errorf("node-basic (no --track-heap-objects): %v, want ErrNoAllocationStacks", err)
 	}
 }
@@ -163,7 +164,7 @@ func TestAllocationSitesWithoutStacks(t *testing.T) {
 // (node --heap-prof of testdata/gen/sites.js) against sums taken straight
 // from the file's call tree.
 func TestProfileSites(t *testing.T) {
-	p, err := heapprofile.ReadFile(filepath.Join("..", "testdata", "node-sites.heapprofile"))
+	p, err := heapprofile.ReadFile(filepath.Join(testfixtures.Dir(), "node-sites.heapprofile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestProfileSites(t *testing.T) {
 // BenchmarkAllocationSites groups node-sites' 45,733 traced objects of
 // its 65,386 by site, retained sizes included.
 func BenchmarkAllocationSites(b *testing.B) {
-	g, err := v8.ReadFile(filepath.Join("..", "testdata", "node-sites.heapsnapshot.gz"), v8.ReadOptions{})
+	g, err := v8.ReadFile(filepath.Join(testfixtures.Dir(), "node-sites.heapsnapshot.gz"), v8.ReadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func BenchmarkAllocationSites(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := a.AllocationSites(); err != nil {
+		if _, err := analysis.AllocationSites(a); err != nil {
 			b.Fatal(err)
 		}
 	}

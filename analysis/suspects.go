@@ -3,6 +3,7 @@ package analysis
 import (
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -189,7 +190,7 @@ func LeakSuspects(a *Analysis, opt SuspectOptions) []Suspect {
 		out = append(out, fs.Suspect)
 	}
 	if f.memo != nil {
-		f.a.sc.put(f.memo)
+		f.a.ReturnScratch(f.memo)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Size() > out[j].Size() })
 	return out
@@ -208,7 +209,7 @@ func (s Suspect) Size() uint64 {
 type suspectFinder struct {
 	a   *Analysis
 	g   *model.Graph
-	k   *kinds
+	k   *kinds.Table
 	opt SuspectOptions
 	min uint64
 	engineRules
@@ -216,17 +217,17 @@ type suspectFinder struct {
 	globals Bits   // JavaScript global objects
 	plumb   []int8 // per class: 0 unknown, 1 collection internals, 2 not
 	// memo and touched serve fields' walks (see fields).
-	memo    []int32 // from a.sc, returned by LeakSuspects
+	memo    []int32 // from a.BorrowScratch, returned by LeakSuspects
 	touched []int32
 	sites   *SiteFinder // nil without allocation stacks
 }
 
 func newSuspectFinder(a *Analysis, opt SuspectOptions) *suspectFinder {
 	g := a.Graph
-	k := newKinds(g)
+	k := kinds.New(g)
 	f := &suspectFinder{a: a, g: g, k: k, opt: opt, engineRules: engineRulesFor(g),
 		opaque: NewBits(g.NumNodes()), globals: NewBits(g.NumNodes()), plumb: make([]int8, len(a.Classes.Names)),
-		sites: a.SiteFinder()}
+		sites: NewSiteFinder(a)}
 	f.min = max(uint64(opt.Threshold*float64(a.Dominators.Retained[g.Root])), 1)
 	f.opaque.Set(int(g.Root))
 	if f.v8 {
@@ -234,8 +235,8 @@ func newSuspectFinder(a *Analysis, opt SuspectOptions) *suspectFinder {
 			f.opaque.Set(int(u))
 		}
 	}
-	if f.v8 || isSpiderMonkey(g) { // for other runtimes globalObjects are class objects: holders
-		for _, u := range a.globalObjects(k) {
+	if f.v8 || kinds.IsSpiderMonkey(g) { // for other runtimes GlobalObjects are class objects: holders
+		for _, u := range GlobalObjects(a, k) {
 			f.opaque.Set(int(u))
 			f.globals.Set(int(u))
 		}
@@ -248,7 +249,7 @@ const hprofNamespace = "hprof"
 
 // isOpaque reports whether v is never a holder nor a point.
 func (f *suspectFinder) isOpaque(v model.NodeIndex) bool {
-	return f.opaque.Has(int(v)) || f.k.nodeKindOf(f.g, v) == kSynthetic
+	return f.opaque.Has(int(v)) || f.k.NodeOf(f.g, v) == kinds.Synthetic
 }
 
 // internal reports whether v is the runtime's own structure rather than
@@ -269,8 +270,8 @@ type found struct {
 // starting only from the root's dominator-tree children.
 func (f *suspectFinder) outermost(all []found) []found {
 	idom := f.a.Dominators.IDom
-	owner := f.a.sc.get(f.g.NumNodes(), true) // 1 + the suspect whose object a node is
-	defer f.a.sc.put(owner)
+	owner := f.a.BorrowScratch(f.g.NumNodes(), true) // 1 + the suspect whose object a node is
+	defer f.a.ReturnScratch(owner)
 	for i, fs := range all {
 		for _, v := range fs.objs {
 			owner[v] = int32(i + 1)

@@ -21,7 +21,7 @@ func (f *suspectFinder) detachedTrees(have []found) []found {
 	}
 	var groups []*group
 	byHolder := map[model.NodeIndex]*group{}
-	for _, t := range f.a.DetachedDOM(DetachedOptions{}).Trees {
+	for _, t := range DetachedDOM(f.a, DetachedOptions{}).Trees {
 		if t.Retained == 0 || f.internal(t.Root) {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -17,8 +18,8 @@ func (f *suspectFinder) accumulations() []found {
 	// biggest[v] is 1 + v's largest dominated child, for v at or above
 	// the threshold (0: none). A column, not a map: most items of a
 	// leaked linked list are above the threshold (890,000 of 1M).
-	biggest := a.sc.get(n, true)
-	defer a.sc.put(biggest)
+	biggest := a.BorrowScratch(n, true)
+	defer a.ReturnScratch(biggest)
 	for v, p := range doms.IDom {
 		if p >= 0 && doms.Retained[p] >= f.min {
 			if b := biggest[p]; b == 0 || doms.Retained[v] > doms.Retained[b-1] {
@@ -76,7 +77,7 @@ func (f *suspectFinder) accumulations() []found {
 			continue
 		}
 		if f.isOpaque(parents[key.slot]) {
-			if kind := f.k.nodeKindOf(f.g, gr.example); kind == kClosure || kind == kNative || f.internal(gr.example) || f.plumbing(gr.example) {
+			if kind := f.k.NodeOf(f.g, gr.example); kind == kinds.Closure || kind == kinds.Native || f.internal(gr.example) || f.plumbing(gr.example) {
 				continue
 			}
 		} else if !f.plumbing(gr.example) && f.internal(gr.example) {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -13,7 +14,7 @@ type engineRules struct {
 }
 
 func engineRulesFor(g *model.Graph) engineRules {
-	r := engineRules{v8: isV8(g)}
+	r := engineRules{v8: kinds.IsV8(g)}
 	for _, t := range g.NodeTypes {
 		r.hprof = r.hprof || t.Namespace == hprofNamespace
 	}
@@ -25,15 +26,15 @@ func engineRulesFor(g *model.Graph) engineRules {
 // "system / ..." objects, SpiderMonkey's shapes, Blink's and Node's C++
 // objects. A user can act on none of them, so they are neither leak
 // suspects nor what grows in a report.
-func (r engineRules) owns(g *model.Graph, k *kinds, v model.NodeIndex) bool {
-	switch kind := k.nodeKindOf(g, v); kind {
-	case kSynthetic, kCode, kHidden, kOther:
+func (r engineRules) owns(g *model.Graph, k *kinds.Table, v model.NodeIndex) bool {
+	switch kind := k.NodeOf(g, v); kind {
+	case kinds.Synthetic, kinds.Code, kinds.Hidden, kinds.Other:
 		return true
-	case kShape:
+	case kinds.Shape:
 		return !r.hprof // V8 maps, SpiderMonkey shapes; a Java class object holds static fields
-	case kArray:
+	case kinds.Array:
 		return r.v8 // V8's internal arrays; Java's arrays are the program's
-	case kObject, kNative:
+	case kinds.Object, kinds.Native:
 		if !r.v8 {
 			return false
 		}
@@ -43,7 +44,7 @@ func (r engineRules) owns(g *model.Graph, k *kinds, v model.NodeIndex) bool {
 		}
 		// Blink's C++ objects (blink::ComputedStyle) and Node's
 		// embedder objects (Node / BindingData), not the DOM.
-		return kind == kNative && (strings.Contains(name, "::") || strings.HasPrefix(name, "Node / "))
+		return kind == kinds.Native && (strings.Contains(name, "::") || strings.HasPrefix(name, "Node / "))
 	}
 	return false
 }
@@ -58,8 +59,8 @@ func (f *suspectFinder) plumbing(v model.NodeIndex) bool {
 		is := false
 		switch {
 		case f.v8:
-			kind := f.k.nodeKindOf(f.g, v)
-			is = kind == kArray || kind == kHidden
+			kind := f.k.NodeOf(f.g, v)
+			is = kind == kinds.Array || kind == kinds.Hidden
 		case f.hprof:
 			is = f.g.NodeType(v).Name == "object array" || javaEntryClass(f.a.Classes.Names[c])
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -26,12 +27,12 @@ func (f *suspectFinder) describe(s *Suspect, objs []int32) {
 	if f.a.Classes.Names[s.Class] != "Object" {
 		return
 	}
-	sn := newShapeNames(f.g, f.k)
+	sn := NewShapeNames(f.g, f.k)
 	counts := map[string]int{}
 	var buf []string
 	best := ""
 	for _, v := range objs {
-		buf = sn.names(v, buf)
+		buf = sn.Names(v, buf)
 		key := strings.Join(buf, "\x00")
 		counts[key]++
 		if c, b := counts[key], counts[best]; c > b || (c == b && key < best) {
@@ -50,9 +51,9 @@ func (f *suspectFinder) describe(s *Suspect, objs []int32) {
 // of them, else the field holding point.
 func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectField {
 	g := f.g
-	_, parent := f.a.shortestPathTree()
+	_, parent := f.a.ShortestPathTree()
 	if f.memo == nil {
-		f.memo = f.a.sc.get(g.NumNodes(), true)
+		f.memo = f.a.BorrowScratch(g.NumNodes(), true)
 	}
 	// memo[v] is 0 before v is seen, -1 when v's path misses point, else
 	// 1 + the slot of the edge below point it runs through; the entries
@@ -70,11 +71,11 @@ func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectFie
 				break
 			}
 			e := parent[v]
-			if e == noParent {
+			if e == NoParent {
 				break
 			}
 			stack = append(stack, v)
-			u := edgeSource(g, e)
+			u := EdgeSource(g, e)
 			if u == point {
 				sl, ok := slotOf[e]
 				if !ok {
@@ -128,20 +129,20 @@ func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectFie
 // false when v is unreachable.
 func (f *suspectFinder) holding(v model.NodeIndex, count int) (SuspectField, bool) {
 	g := f.g
-	_, parent := f.a.shortestPathTree()
+	_, parent := f.a.ShortestPathTree()
 	first := model.NoNode
 	var firstEdge uint32
 	for range 16 {
 		e, u := parent[v], model.NodeIndex(0)
-		if e == noParent {
+		if e == NoParent {
 			// A root holds v (a V8 user root, a JVM's GC root): the
 			// field is the root's edge, as ShortestPaths spells it.
-			if e = f.edgeTo(g.Root, v); e == noParent {
+			if e = f.edgeTo(g.Root, v); e == NoParent {
 				break
 			}
 			u = g.Root
 		} else {
-			u = edgeSource(g, e)
+			u = EdgeSource(g, e)
 		}
 		if first < 0 {
 			first, firstEdge = u, e
@@ -163,21 +164,21 @@ func (f *suspectFinder) holding(v model.NodeIndex, count int) (SuspectField, boo
 // to a global object or a Java class.
 func (f *suspectFinder) field(owner model.NodeIndex, e uint32, count int) SuspectField {
 	const maxAccess = 4
-	_, parent := f.a.shortestPathTree()
+	_, parent := f.a.ShortestPathTree()
 	sf := SuspectField{Owner: owner, Edge: e, Count: count, Base: model.NoNode}
 	var access []uint32
 	for u := owner; len(access) <= maxAccess; {
-		if f.globals.Has(int(u)) || (f.hprof && f.k.nodeKindOf(f.g, u) == kShape) {
+		if f.globals.Has(int(u)) || (f.hprof && f.k.NodeOf(f.g, u) == kinds.Shape) {
 			slices.Reverse(access)
 			sf.Base, sf.Access = u, access
 			break
 		}
 		pe := parent[u]
-		if pe == noParent || !f.isField(pe) {
+		if pe == NoParent || !f.isField(pe) {
 			break
 		}
 		access = append(access, pe)
-		u = edgeSource(f.g, pe)
+		u = EdgeSource(f.g, pe)
 	}
 	return sf
 }
@@ -188,9 +189,9 @@ func (f *suspectFinder) field(owner model.NodeIndex, e uint32, count int) Suspec
 // key of an object used as a map ("user:42").
 func (f *suspectFinder) isField(e uint32) bool {
 	t := f.g.Edges.Type[e]
-	switch f.k.edge[t] {
-	case eProperty, eContext:
-		return !f.k.indexed[t] && isIdentifier(f.g.EdgeName(e))
+	switch f.k.Edge[t] {
+	case kinds.EdgeProperty, kinds.EdgeContext:
+		return !f.k.Indexed[t] && IsIdentifier(f.g.EdgeName(e))
 	}
 	return false
 }

@@ -21,37 +21,37 @@ type linkHop struct {
 func (f *suspectFinder) linkHopOf(e uint32) linkHop {
 	g := f.g
 	h := linkHop{class: f.a.Classes.Of[g.Edges.To[e]], etype: g.Edges.Type[e], name: g.Edges.Name[e]}
-	if f.k.indexed[h.etype] {
+	if f.k.Indexed[h.etype] {
 		h.name = 0
 	}
 	return h
 }
 
 // link returns u's first edge that makes hop h to a node u dominates, or
-// noParent.
+// NoParent.
 func (f *suspectFinder) link(u model.NodeIndex, h linkHop) uint32 {
 	g := f.g
 	s, end := g.EdgeRange(u)
 	for e := s; e < end; e++ {
 		t := g.Edges.To[e]
 		if g.Edges.Type[e] == h.etype && f.a.Dominators.IDom[t] == u && f.a.Classes.Of[t] == h.class &&
-			(f.k.indexed[h.etype] || g.Edges.Name[e] == h.name) {
+			(f.k.Indexed[h.etype] || g.Edges.Name[e] == h.name) {
 			return e
 		}
 	}
-	return noParent
+	return NoParent
 }
 
-// edgeTo returns u's first edge to v that is not weak, or noParent.
+// edgeTo returns u's first edge to v that is not weak, or NoParent.
 func (f *suspectFinder) edgeTo(u, v model.NodeIndex) uint32 {
 	g := f.g
 	s, end := g.EdgeRange(u)
 	for e := s; e < end; e++ {
-		if g.Edges.To[e] == v && !f.k.weak[g.Edges.Type[e]] {
+		if g.Edges.To[e] == v && !f.k.Weak[g.Edges.Type[e]] {
 			return e
 		}
 	}
-	return noParent
+	return NoParent
 }
 
 // lists finds the suspects that are linked lists. A leaked list held by
@@ -60,7 +60,7 @@ func (f *suspectFinder) edgeTo(u, v model.NodeIndex) uint32 {
 // yet the memory accumulates there, in the items. So each chain of the
 // walk (from a node above the threshold that does not continue its
 // parent's chain, down along the largest child while it keeps BigDrop)
-// is read as paths fold hops (repeatPeriod): where the chain ends in a
+// is read as paths fold hops (RepeatPeriod): where the chain ends in a
 // run of hops repeating a block of up to MaxRepeatPeriod hops (.next
 // into Item, or .next into Link then .next into Item), and its last node
 // is no point with an accumulation, the run is a list; it is followed
@@ -69,7 +69,7 @@ func (f *suspectFinder) edgeTo(u, v model.NodeIndex) uint32 {
 // over each list's items.
 func (f *suspectFinder) lists(biggest []int32, accumulated Bits) []found {
 	doms := f.a.Dominators
-	const ring = 2 * MaxRepeatPeriod // the hops repeatPeriod looks back at
+	const ring = 2 * MaxRepeatPeriod // the hops RepeatPeriod looks back at
 	var hops [ring]linkHop
 	var nodes [ring]model.NodeIndex // the node each hop leaves
 	var out []found
@@ -87,13 +87,13 @@ func (f *suspectFinder) lists(biggest []int32, accumulated Bits) []found {
 				break
 			}
 			h := linkHop{class: NoClass}
-			if e := f.edgeTo(c, b); e != noParent {
+			if e := f.edgeTo(c, b); e != NoParent {
 				h = f.linkHopOf(e)
 			}
 			hops[j%ring], nodes[j%ring] = h, c
 			p := 0
 			if h.class != NoClass {
-				p = repeatPeriod(j, func(x, y int) bool {
+				p = RepeatPeriod(j, func(x, y int) bool {
 					hx := hops[(j-x)%ring]
 					return hx.class != NoClass && hx == hops[(j-y)%ring]
 				})
@@ -134,7 +134,7 @@ func (f *suspectFinder) list(biggest []int32, head model.NodeIndex, block []link
 	items := []int32{head}
 	for cur := head; ; {
 		e := f.link(cur, block[(len(items)-1)%len(block)])
-		if e == noParent {
+		if e == NoParent {
 			break
 		}
 		cur = f.g.Edges.To[e]

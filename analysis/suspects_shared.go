@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -28,9 +29,9 @@ func (f *suspectFinder) shared(tries []*classGroup) []found {
 		return nil
 	}
 	g := f.g
-	cost, _ := f.a.shortestPathTree()
-	member := f.a.sc.get(g.NumNodes(), true) // 1 + the try a node is an object of
-	defer f.a.sc.put(member)
+	cost, _ := f.a.ShortestPathTree()
+	member := f.a.BorrowScratch(g.NumNodes(), true) // 1 + the try a node is an object of
+	defer f.a.ReturnScratch(member)
 	for i, gr := range tries {
 		for _, v := range gr.nodes {
 			member[v] = int32(i + 1)
@@ -46,7 +47,7 @@ func (f *suspectFinder) shared(tries []*classGroup) []found {
 		s, end := g.EdgeRange(u)
 		for e := s; e < end; e++ {
 			t := g.Edges.To[e]
-			if i := member[t]; i != 0 && member[u] != i && !f.k.weak[g.Edges.Type[e]] {
+			if i := member[t]; i != 0 && member[u] != i && !f.k.Weak[g.Edges.Type[e]] {
 				if st := f.structure(u, memo); st >= 0 {
 					pairs = append(pairs, held{i - 1, st, t})
 				}
@@ -115,7 +116,7 @@ func (f *suspectFinder) structure(u model.NodeIndex, memo map[model.NodeIndex]mo
 			v = p
 			continue
 		}
-		if !f.isOpaque(v) && !f.internal(v) && !f.plumbing(v) && f.k.nodeKindOf(f.g, v) != kNative {
+		if !f.isOpaque(v) && !f.internal(v) && !f.plumbing(v) && f.k.NodeOf(f.g, v) != kinds.Native {
 			res = v
 		}
 		break

@@ -1,51 +1,15 @@
 package analysis_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/hprof"
-	"github.com/heapx/heapx/formats/spidermonkey"
-	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 	"github.com/heapx/heapx/model"
 )
-
-// analyzeDump analyses a dump of any runtime under testdata (path relative
-// to it), cached like analyzeFixture.
-func analyzeDump(t *testing.T, rel string) *analysis.Analysis {
-	t.Helper()
-	if a, ok := analyzed.Load(rel); ok {
-		return a.(*analysis.Analysis)
-	}
-	path := filepath.Join("..", "testdata", rel)
-	if _, err := os.Stat(path); err != nil {
-		t.Fatal(err)
-	}
-	var g *model.Graph
-	var err error
-	switch {
-	case strings.Contains(rel, ".hprof"):
-		g, err = hprof.ReadFile(path, hprof.ReadOptions{})
-	case strings.HasSuffix(rel, ".fxsnapshot"):
-		g, err = spidermonkey.ReadFile(path, spidermonkey.ReadOptions{})
-	default:
-		g, err = v8.ReadFile(path, v8.ReadOptions{})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := analysis.Analyze(g, analysis.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	analyzed.Store(rel, a)
-	return a
-}
 
 // suspectDumps are the real dumps of every runtime the suspect rules are
 // checked on.
@@ -91,7 +55,7 @@ func fieldsText(g *model.Graph, s analysis.Suspect) string {
 // suspect either (see LeakSuspects). The array is held by the closure
 // variable `retained`.
 func TestLeakSuspectsNodeLeak(t *testing.T) {
-	a := analyzeFixture(t, "node-leak-3")
+	a := analysistest.AnalyzeFixture(t, "node-leak-3")
 	got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 	if len(got) != 1 {
 		t.Fatalf("%d suspects, want 1: %+v", len(got), got)
@@ -130,7 +94,7 @@ func TestLeakSuspectsNodeLeak(t *testing.T) {
 // from a tenth of that, and node-basic, whose biggest user structure is
 // far below 10%, has none.
 func TestLeakSuspectsThreshold(t *testing.T) {
-	a := analyzeFixture(t, "chromium-small-page")
+	a := analysistest.AnalyzeFixture(t, "chromium-small-page")
 	g := a.Graph
 	got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 	if len(got) != 2 {
@@ -146,7 +110,7 @@ func TestLeakSuspectsThreshold(t *testing.T) {
 		g.NodeName(s.Point) != "Array" || fieldsText(g, s) != "^.detachedTrees x10" {
 		t.Errorf("suspect 2 %+v (fields %s), want the 10 detached div trees of globalThis.detachedTrees", s, fieldsText(g, s))
 	}
-	if got := analysis.LeakSuspects(analyzeFixture(t, "node-basic"), analysis.SuspectOptions{}); len(got) != 0 {
+	if got := analysis.LeakSuspects(analysistest.AnalyzeFixture(t, "node-basic"), analysis.SuspectOptions{}); len(got) != 0 {
 		t.Errorf("node-basic: %d suspects at 10%%, want none: %+v", len(got), got)
 	}
 	// Halving the threshold must not lose the suspects found above it.
@@ -167,7 +131,7 @@ func TestLeakSuspectsThreshold(t *testing.T) {
 // <section> trees remain.
 func TestLeakSuspectsActionable(t *testing.T) {
 	for _, rel := range suspectDumps {
-		a := analyzeDump(t, rel)
+		a := analysistest.AnalyzeDump(t, rel)
 		g := a.Graph
 		for _, s := range analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: 0.01}) {
 			h, hc := g.NodeName(s.Holder), a.Classes.Name(s.Holder)
@@ -192,10 +156,10 @@ func TestLeakSuspectsActionable(t *testing.T) {
 			}
 		}
 	}
-	if got := analysis.LeakSuspects(analyzeDump(t, "suspects/node-eslint.heapsnapshot.gz"), analysis.SuspectOptions{}); len(got) != 0 {
+	if got := analysis.LeakSuspects(analysistest.AnalyzeDump(t, "suspects/node-eslint.heapsnapshot.gz"), analysis.SuspectOptions{}); len(got) != 0 {
 		t.Errorf("ESLint: %d suspects at 10%%, want none: %+v", len(got), got)
 	}
-	a := analyzeDump(t, "suspects/chromium-libs-page.heapsnapshot.gz")
+	a := analysistest.AnalyzeDump(t, "suspects/chromium-libs-page.heapsnapshot.gz")
 	if got := analysis.LeakSuspects(a, analysis.SuspectOptions{}); len(got) != 1 || !got[0].Detached {
 		t.Errorf("Chromium libs page: %+v, want the detached sections only", got)
 	}
@@ -206,7 +170,7 @@ func TestLeakSuspectsActionable(t *testing.T) {
 // the heap) held in window.detached are its first suspect: below MAT's
 // 10%, but detached DOM is a leak whatever its share.
 func TestLeakSuspectsDetachedDOM(t *testing.T) {
-	a := analyzeDump(t, "suspects/chromium-libs-page.heapsnapshot.gz")
+	a := analysistest.AnalyzeDump(t, "suspects/chromium-libs-page.heapsnapshot.gz")
 	g := a.Graph
 	got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 	if len(got) == 0 {
@@ -227,7 +191,7 @@ func TestLeakSuspectsDetachedDOM(t *testing.T) {
 	// Firefox's page holds the same 20 <section> trees, each through a JS
 	// reflector object of its own: looked through, they are one suspect
 	// held by window.detached (1.3% of the heap), not 20 of 63 kB.
-	ff := analyzeDump(t, "spidermonkey/ff-medium-page.fxsnapshot")
+	ff := analysistest.AnalyzeDump(t, "spidermonkey/ff-medium-page.fxsnapshot")
 	var det []analysis.Suspect
 	for _, s := range analysis.LeakSuspects(ff, analysis.SuspectOptions{}) {
 		if s.Detached {
@@ -247,7 +211,7 @@ func TestLeakSuspectsDetachedDOM(t *testing.T) {
 // (through the records they capture), so both are named, not just
 // "class LeakDemo".
 func TestLeakSuspectsJavaFields(t *testing.T) {
-	a := analyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
+	a := analysistest.AnalyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
 	g := a.Graph
 	got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 	if len(got) != 1 {
@@ -275,7 +239,7 @@ func TestLeakSuspectsJavaFields(t *testing.T) {
 // keeps 5,000 words in a TreeMap, whose entries dominate one another as a
 // tree.
 func TestLeakSuspectsJavaCollections(t *testing.T) {
-	a := analyzeDump(t, "suspects/java-tickets.hprof.gz")
+	a := analysistest.AnalyzeDump(t, "suspects/java-tickets.hprof.gz")
 	g := a.Graph
 	got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 	if len(got) != 1 {
@@ -290,7 +254,7 @@ func TestLeakSuspectsJavaCollections(t *testing.T) {
 		t.Errorf("fields %q, want TicketStore.TICKETS", f)
 	}
 
-	a = analyzeDump(t, "hprof/java-jshell-agent.hprof.gz")
+	a = analysistest.AnalyzeDump(t, "hprof/java-jshell-agent.hprof.gz")
 	g = a.Graph
 	got = analysis.LeakSuspects(a, analysis.SuspectOptions{})
 	if len(got) != 2 { // the first: the shared Points (TestLeakSuspectsShared)
@@ -332,7 +296,7 @@ func TestLeakSuspectsLinkedList(t *testing.T) {
 		{"node-list-20k-3-final.heapsnapshot.gz", ".next Item", 84391, 823696, 804328},
 		{"suspects/node-altlist-20k.heapsnapshot.gz", ".next Link, .next Item", 84457, 828032, 804656},
 	} {
-		a := analyzeDump(t, c.dump)
+		a := analysistest.AnalyzeDump(t, c.dump)
 		g := a.Graph
 		got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 		if len(got) != 1 {
@@ -347,7 +311,7 @@ func TestLeakSuspectsLinkedList(t *testing.T) {
 			t.Errorf("%s: links %q held by %q, want %q held by globalThis.list.head", c.dump, l, f, c.links)
 		}
 	}
-	for _, s := range analysis.LeakSuspects(analyzeDump(t, "node-list-20k-1-baseline.heapsnapshot.gz"), analysis.SuspectOptions{Threshold: 0.01}) {
+	for _, s := range analysis.LeakSuspects(analysistest.AnalyzeDump(t, "node-list-20k-1-baseline.heapsnapshot.gz"), analysis.SuspectOptions{Threshold: 0.01}) {
 		if s.Links != nil {
 			t.Errorf("baseline: the 100 items of 4 kB are a suspect at 1%%: %+v", s)
 		}
@@ -362,7 +326,7 @@ func TestLeakSuspectsLinkedList(t *testing.T) {
 // through to its tickets, and the LinkedList OPEN, whose nodes its two
 // ends hold, was a suspect already. Only OPEN was found before.
 func TestLeakSuspectsJavaLinked(t *testing.T) {
-	a := analyzeDump(t, "suspects/java-linked.hprof.gz")
+	a := analysistest.AnalyzeDump(t, "suspects/java-linked.hprof.gz")
 	g := a.Graph
 	got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 	if len(got) != 3 {
@@ -399,7 +363,7 @@ func TestLeakSuspectsJavaLinked(t *testing.T) {
 // involved. The suspect names both variables; before, the Points (34% of
 // the heap) were no suspect at all.
 func TestLeakSuspectsShared(t *testing.T) {
-	a := analyzeDump(t, "hprof/java-jshell-agent.hprof.gz")
+	a := analysistest.AnalyzeDump(t, "hprof/java-jshell-agent.hprof.gz")
 	g := a.Graph
 	got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 	if len(got) == 0 {
@@ -447,7 +411,7 @@ func TestLeakSuspectsFirefoxShape(t *testing.T) {
 		{"spidermonkey/ff-medium-page.fxsnapshot", "Array", "cb msg shape", "^.eventLog x150000", 150000},
 		{"spidermonkey/ff-small-page.fxsnapshot", "Map", "name orders shape tags", "^.customers x5000", 5000},
 	} {
-		a := analyzeDump(t, c.dump)
+		a := analysistest.AnalyzeDump(t, c.dump)
 		g := a.Graph
 		got := analysis.LeakSuspects(a, analysis.SuspectOptions{})
 		// The medium page's detached trees are a suspect of their own
@@ -470,7 +434,7 @@ func TestLeakSuspectsFirefoxShape(t *testing.T) {
 // unreachable nodes have none.
 func TestShortestPathsMatchFind(t *testing.T) {
 	for _, name := range []string{"node-leak-3", "chromium-small-page", "node-internals"} {
-		a := analyzeFixture(t, name)
+		a := analysistest.AnalyzeFixture(t, name)
 		g := a.Graph
 		var targets []model.NodeIndex
 		for v := 0; v < g.NumNodes(); v += 97 {

@@ -155,7 +155,7 @@ var ageEdges = []uint64{100e3, 1e6, 10e6, 60e6, 600e6, 3600e6}
 // site). An object's age is taken from the
 // end of its sample interval, so it is up to one interval (~50 ms) too
 // young.
-func (a *Analysis) Timeline(opt TimelineOptions) (*TimelineResult, error) {
+func Timeline(a *Analysis, opt TimelineOptions) (*TimelineResult, error) {
 	g := a.Graph
 	t := g.Trace
 	if t == nil || len(t.Samples) == 0 {
@@ -475,7 +475,7 @@ func SitesOverSeries(snaps []*Analysis) ([]SiteGrowth, error) {
 	index := map[Frame]int{}
 	var out []SiteGrowth
 	for i, a := range snaps {
-		sites, err := a.AllocationSites()
+		sites, err := AllocationSites(a)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot %d: %w", i+1, err)
 		}

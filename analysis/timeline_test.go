@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -24,12 +26,12 @@ import (
 // V8 counts them in the constructor's trace node), batches 1, 3 and 5
 // left nothing. Every odd-id node is in exactly one place.
 func TestTimelineFixture(t *testing.T) {
-	g := readFixture(t, "node-timeline.heaptimeline.gz")
+	g := analysistest.ReadFixture(t, "node-timeline.heaptimeline.gz")
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := a.Timeline(analysis.TimelineOptions{})
+	tl, err := analysis.Timeline(a, analysis.TimelineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestTimelineFixture(t *testing.T) {
 
 	// 100 ms buckets: batch 2 ended in the interval ending at 252 ms,
 	// batch 4 at 503 ms.
-	tl, err = a.Timeline(analysis.TimelineOptions{BucketMicros: 100e3})
+	tl, err = analysis.Timeline(a, analysis.TimelineOptions{BucketMicros: 100e3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,15 +90,15 @@ func TestTimelineFixture(t *testing.T) {
 // Timeline counts before the first sample. DevTools sizes objects after
 // its shallow-size redistribution, as the devtools policy does.
 func TestTimelineMatchesDevTools(t *testing.T) {
-	a, err := analysis.Analyze(readFixture(t, "node-timeline.heaptimeline.gz"), analysis.Options{})
+	a, err := analysis.Analyze(analysistest.ReadFixture(t, "node-timeline.heaptimeline.gz"), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := a.Timeline(analysis.TimelineOptions{BucketMicros: 1000})
+	tl, err := analysis.Timeline(a, analysis.TimelineOptions{BucketMicros: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "node-timeline.devtools-samples.json"))
+	b, err := os.ReadFile(filepath.Join(testfixtures.Dir(), "golden", "node-timeline.devtools-samples.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +133,11 @@ func TestTimelineMatchesDevTools(t *testing.T) {
 // TestTimelineNeedsSamples: a dump with allocation stacks but no samples
 // (node --track-heap-objects) says how to record a timeline.
 func TestTimelineNeedsSamples(t *testing.T) {
-	a, err := analysis.Analyze(readFixture(t, "node-trace.heapsnapshot.gz"), analysis.Options{})
+	a, err := analysis.Analyze(analysistest.ReadFixture(t, "node-trace.heapsnapshot.gz"), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.Timeline(analysis.TimelineOptions{})
+	_, err = analysis.Timeline(a, analysis.TimelineOptions{})
 	if !errors.Is(err, analysis.ErrNoTimeline) || !strings.Contains(err.Error(), "heapx capture --timeline") {
 		t.Errorf("error %v", err)
 	}
@@ -147,7 +149,7 @@ func TestTimelineNeedsSamples(t *testing.T) {
 // tracking began, before the first sample), while the 250 scratch
 // strings of each batch (String.prototype.repeat) are all gone.
 func TestAllocationChurnFixture(t *testing.T) {
-	sites, err := analysis.AllocationChurn(readFixture(t, "node-timeline.heaptimeline.gz"))
+	sites, err := analysis.AllocationChurn(analysistest.ReadFixture(t, "node-timeline.heaptimeline.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestAllocationChurnFixture(t *testing.T) {
 	if sites[0].Function != "allocateBatches" || sites[0].FreedSize() != 278336 {
 		t.Errorf("first %+v", sites[0])
 	}
-	if _, err := analysis.AllocationChurn(readFixture(t, "node-leak-1.heapsnapshot.gz")); !errors.Is(err, analysis.ErrNoAllocationStacks) {
+	if _, err := analysis.AllocationChurn(analysistest.ReadFixture(t, "node-leak-1.heapsnapshot.gz")); !errors.Is(err, analysis.ErrNoAllocationStacks) {
 		t.Errorf("a dump without stacks: %v", err)
 	}
 }
@@ -178,7 +180,7 @@ func TestAllocationChurnFixture(t *testing.T) {
 // at both steps, so no site grows; every site is listed with its count,
 // the same as AllocationSites.
 func TestSitesOverSeriesSame(t *testing.T) {
-	a, err := analysis.Analyze(readFixture(t, "node-sites.heapsnapshot.gz"), analysis.Options{})
+	a, err := analysis.Analyze(analysistest.ReadFixture(t, "node-sites.heapsnapshot.gz"), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func TestSitesOverSeriesSame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, _ := a.AllocationSites()
+	one, _ := analysis.AllocationSites(a)
 	total := 0
 	for _, s := range sites {
 		if s.Grows || s.Counts[0] != s.Counts[1] {
@@ -201,7 +203,7 @@ func TestSitesOverSeriesSame(t *testing.T) {
 	if total != want || total != 45733 {
 		t.Errorf("%d objects in the series' sites, %d in AllocationSites", total, want)
 	}
-	b, err := analysis.Analyze(readFixture(t, "node-leak-1.heapsnapshot.gz"), analysis.Options{})
+	b, err := analysis.Analyze(analysistest.ReadFixture(t, "node-leak-1.heapsnapshot.gz"), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,11 +217,11 @@ func TestSitesOverSeriesSame(t *testing.T) {
 // others' last numbers, at times from the first update, and each bucket
 // (83.9 ms long) has the live heap of the last update by its end.
 func TestTimelineLive(t *testing.T) {
-	a, err := analysis.Analyze(readFixture(t, "node-timeline.heaptimeline.gz"), analysis.Options{})
+	a, err := analysis.Analyze(analysistest.ReadFixture(t, "node-timeline.heaptimeline.gz"), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := a.Timeline(analysis.TimelineOptions{})
+	plain, err := analysis.Timeline(a, analysis.TimelineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestTimelineLive(t *testing.T) {
 		{TimestampMillis: 1300, LastSeenID: 30, Intervals: []model.IntervalStats{{Index: 1, Count: 5, Size: 100}, {Index: 2, Count: 50, Size: 500}}},
 		{TimestampMillis: 1800, LastSeenID: 30},
 	}
-	tl, err := a.Timeline(analysis.TimelineOptions{Stats: stats})
+	tl, err := analysis.Timeline(a, analysis.TimelineOptions{Stats: stats})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,7 +181,7 @@ func earlierDigests(snaps []Snapshot) []*analysis.Digest {
 	var prev *analysis.Digest
 	for i := range ds {
 		if ds[i] = snaps[i].Digest; ds[i] == nil {
-			ds[i] = snaps[i].Analysis.Digest(prev)
+			ds[i] = analysis.DigestOf(snaps[i].Analysis, prev)
 		}
 		prev = ds[i]
 	}
@@ -306,7 +306,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "count", Title: "Leaked objects", Kind: Count},
 		colRetained, colPercent, {Key: "classes", Title: "Classes", Kind: Text}, {Key: "example", Title: "Example", Kind: Text}}}
-	sites := a.HasAllocationStacks()
+	sites := analysis.HasAllocationStacks(a)
 	if sites {
 		t.Columns = append(t.Columns, colAllocatedIn)
 	}

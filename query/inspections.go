@@ -167,10 +167,10 @@ func shownNote(shown, total int, what string) []string {
 // no table.
 func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 	a := sn.Analysis
-	if !a.HasStringContents() {
+	if !analysis.HasStringContents(a) {
 		return &Result{Notes: []string{noStringContents}}, nil
 	}
-	all := a.DuplicateStrings(0)
+	all := analysis.DuplicateStrings(a, 0)
 	rows := all
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -227,7 +227,7 @@ const maxPathSections = 10
 func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 	a := sn.Analysis
 	g := a.Graph
-	dr := a.DetachedDOM(analysis.DetachedOptions{Limit: limit, Internals: internals})
+	dr := analysis.DetachedDOM(a, analysis.DetachedOptions{Limit: limit, Internals: internals})
 	trees := dr.Trees
 	r := &Result{}
 	leftOut := ""
@@ -270,7 +270,7 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		}
 		t.Rows = append(t.Rows, []any{i + 1, objectName(a, nm, tr.Root), tr.Elements, tr.Nodes, tr.Retained, Share(tr.Retained, total), heldBy})
 	}
-	groups := a.GroupPaths(paths)
+	groups := analysis.GroupPaths(a, paths)
 	for gi, gr := range groups {
 		if gi == maxPathSections {
 			break
@@ -407,7 +407,7 @@ func closuresResult(sn Snapshot, limit int) (*Result, error) {
 		t.Columns = append(t.Columns, Column{Key: "location", Title: "Defined at", Kind: Text},
 			Column{Key: "places", Title: "Places", Kind: Count})
 	}
-	for _, r := range a.Closures(limit) {
+	for _, r := range analysis.Closures(a, limit) {
 		largest := ""
 		if r.Largest != model.NoNode {
 			largest = Shorten(r.LargestVar, 24) + " = " + objectName(a, nm, r.Largest)
@@ -428,7 +428,7 @@ func collectionsResult(sn Snapshot, limit int) (*Result, error) {
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{colObject, colClass, {Key: "elements", Title: "Elements", Kind: Count}, colRetained, colPercent}}
-	for _, r := range a.Collections(limit) {
+	for _, r := range analysis.Collections(a, limit) {
 		t.Rows = append(t.Rows, []any{objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth), r.Elements, r.Retained, Share(r.Retained, total)})
 	}
 	return &Result{Sections: []*Section{{Heading: "Collections by element count", Table: t,
@@ -440,7 +440,7 @@ func shapesResult(sn Snapshot, limit int) (*Result, error) {
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "shape", Title: "Shape", Kind: Text}, {Key: "properties", Title: "Properties", Kind: Count},
 		colCount, colShallow, colRetained, colPercent, {Key: "example", Title: "Example", Kind: ID}}}
-	for _, r := range a.ObjectShapes(limit) {
+	for _, r := range analysis.ObjectShapes(a, limit) {
 		shape := r.Name + " {" + strings.Join(r.Properties, ", ") + "}"
 		t.Rows = append(t.Rows, []any{Shorten(shape, MaxNameWidth), len(r.Properties), r.Count, r.Shallow, r.Retained,
 			Share(r.Retained, total), IDValue(a.Graph, a.Graph.NodeID(r.Example))})
@@ -454,7 +454,7 @@ func globalsResult(sn Snapshot, limit int) (*Result, error) {
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "name", Title: "Variable", Kind: Text}, colObject, colClass, colRetained, colPercent}}
-	for _, r := range a.GlobalVariables(limit) {
+	for _, r := range analysis.GlobalVariables(a, limit) {
 		t.Rows = append(t.Rows, []any{Shorten(r.Name, MaxNameWidth), objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth),
 			r.Retained, Share(r.Retained, total)})
 	}
@@ -527,7 +527,7 @@ func runMergedPaths(c *Context) (*Result, error) {
 	if len(matched) > 1 || matched[0] != name {
 		name = strings.Join(matched, ", ")
 	}
-	merged := a.MergedPaths(targets)
+	merged := analysis.MergedPaths(a, targets)
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	tree := &Tree{Columns: []Column{{Key: "edge", Title: "Edge", Kind: Text}, colClass,
 		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
@@ -599,7 +599,7 @@ func runDominators(c *Context) (*Result, error) {
 		}
 		t := &Table{Columns: []Column{colClass, colCount, colShallow, colRetained, colPercent,
 			{Key: "example", Title: "Largest", Kind: Text}}}
-		for _, cg := range a.DominatedByClass(parent, n) {
+		for _, cg := range analysis.DominatedByClass(a, parent, n) {
 			sum += cg.Retained
 			t.Rows = append(t.Rows, []any{Shorten(cg.Class, MaxNameWidth), cg.Count, cg.Shallow, cg.Retained, Share(cg.Retained, total),
 				objectName(a, nm, cg.Example)})
@@ -607,7 +607,7 @@ func runDominators(c *Context) (*Result, error) {
 		r.Sections = []*Section{{Heading: "Dominator-tree children by class", Table: t, Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
 	} else {
 		t := &Table{Columns: []Column{colObject, colClass, colDistance, colShallow, colRetained, colPercent}}
-		for _, row := range a.DominatedBy(parent, n) {
+		for _, row := range analysis.DominatedBy(a, parent, n) {
 			sum += row.Retained
 			o := NewNodeJSON(a.Graph, row)
 			t.Rows = append(t.Rows, []any{ObjectName(o), Shorten(o.Constructor, MaxNameWidth), o.Distance, o.ShallowSize, o.RetainedSize,

@@ -149,7 +149,7 @@ var allocationSiteColumns = []Column{
 // at most limit rows (0: all). The error is analysis.ErrNoAllocationStacks
 // for a dump without them.
 func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, error) {
-	sites, err := a.AllocationSites()
+	sites, err := analysis.AllocationSites(a)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -63,11 +63,11 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
 	// Dumps with allocation stacks say where each accumulation was
 	// allocated; others keep the table they always had.
-	sites := a.HasAllocationStacks()
+	sites := analysis.HasAllocationStacks(a)
 	if sites {
 		t.Columns = append(t.Columns, colAllocatedIn)
 	}
-	hasDOM := a.DetachednessSource() != analysis.NoDOM
+	hasDOM := analysis.DetachednessSource(a) != analysis.NoDOM
 	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, HumanSize(total))
 	if hasDOM {
 		heading += fmt.Sprintf(", detached DOM trees %g%%", threshold/10)

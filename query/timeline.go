@@ -80,7 +80,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 		}
 		opt.Stats = stats
 	}
-	tl, err := a.Timeline(opt)
+	tl, err := analysis.Timeline(a, opt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -204,7 +204,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		}
 	}
 	// A heap without DOM (Node.js, Java) has nothing to say here.
-	if a.DetachednessSource() != analysis.NoDOM {
+	if analysis.DetachednessSource(a) != analysis.NoDOM {
 		part("detached", "Detached DOM", func() (*query.Result, error) { return query.DetachedResult(sn, opt.Rows, false) })
 	}
 	if err := runAll(tasks); err != nil {
@@ -231,7 +231,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 			// Objects cannot be matched by id (a JVM, or not one process):
 			// what the classes kept is all that can be told.
 			r.LeakedSize, r.LeakedSizeBasis = 0, "shallow size of the instances the classes kept since the first baseline (objects not matched by id)"
-			for _, c := range analysis.ClassLeaks(baselines[0].A.ClassCounts(), baselines[n-1].A.ClassCounts(), a) {
+			for _, c := range analysis.ClassLeaks(analysis.ClassCounts(baselines[0].A), analysis.ClassCounts(baselines[n-1].A), a) {
 				r.LeakedSize += c.KeptSize
 			}
 		case leaks != nil:

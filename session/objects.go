@@ -105,7 +105,7 @@ func (s *Session) Object(ref string) (*ObjectJSON, error) {
 	rs, re := s.a.Retainers().Of(n)
 	o.Retainers = int(re - rs)
 	o.Children = len(s.dominated(n))
-	o.AllocationStack = query.StackJSON(s.a.AllocationStack(n))
+	o.AllocationStack = query.StackJSON(analysis.AllocationStack(s.a, n))
 	return o, nil
 }
 

@@ -254,7 +254,7 @@ func (s *Session) Prepare() error {
 func (s *Session) prepare() {
 	s.prepOnce.Do(func() {
 		s.classes = s.a.Summary()
-		s.sites = s.a.ClassSites()
+		s.sites = analysis.ClassSites(s.a)
 		s.rowOf = make([]int32, len(s.a.Classes.Names))
 		for i := range s.rowOf {
 			s.rowOf[i] = -1

@@ -81,7 +81,7 @@ func TestChildClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := a.A.DominatedByClass(a.A.Graph.Root, 0)
+	want := analysis.DominatedByClass(a.A, a.A.Graph.Root, 0)
 	groups, err := s.ChildClasses("root", 0, session.MaxPage)
 	if err != nil {
 		t.Fatal(err)

@@ -270,7 +270,7 @@ func partitionOf(d *hx.Dump, a *analysis.Analysis, path, id, sum string, labels 
 	}
 	pd := &parquet.Dump{Graph: g, Results: a.Results(), Info: info,
 		ClassOf: a.Classes.Of, ClassNames: a.Classes.Names, Generator: generator()}
-	if of, frames := a.AllocatingFunctions(); of != nil {
+	if of, frames := analysis.AllocatingFunctions(a); of != nil {
 		pd.SiteOf = of
 		for _, f := range frames {
 			pd.SiteNames = append(pd.SiteNames, query.FrameText(f))
@@ -356,7 +356,7 @@ func exportSeries(stderr *os.File, dir string, dumps []string, labels []parquet.
 	for i, path := range dumps[:last] {
 		snaps[i].Path = path
 		results[i] = exportOne(dir, path, labels, mu, have, func(a *analysis.Analysis, _ *parquet.Dump) error {
-			snaps[i].Digest = a.Digest(prev)
+			snaps[i].Digest = analysis.DigestOf(a, prev)
 			return nil
 		})
 		if r := results[i]; r.err == nil && r.skipped {

@@ -1,4 +1,8 @@
-package analysis
+// Package jsstr handles strings as JavaScript does: lengths and order in
+// UTF-16 code units, property names quoted as DevTools prints them, and
+// parseInt, so the analysis packages' names, cut-offs and sort orders come
+// out identical to DevTools'.
+package jsstr
 
 import (
 	"strconv"
@@ -9,8 +13,8 @@ import (
 // and strings compare by code units. These helpers reproduce that on Go's
 // UTF-8 strings so names, cut-offs and sort orders come out identical.
 
-// len16 returns the length of s in UTF-16 code units.
-func len16(s string) int {
+// Len returns the length of s in UTF-16 code units.
+func Len(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -30,8 +34,8 @@ func len16(s string) int {
 	return n
 }
 
-// cmp16 compares a and b as JavaScript compares strings.
-func cmp16(a, b string) int {
+// Compare compares a and b as JavaScript compares strings.
+func Compare(a, b string) int {
 	i := 0
 	for i < len(a) && i < len(b) && a[i] == b[i] {
 		i++
@@ -106,9 +110,9 @@ func jsQuote(s string) string {
 	return string(append(b, '"'))
 }
 
-// formatPropertyName is JSHeapSnapshotNode.formatPropertyName: names with a
+// PropertyName is JSHeapSnapshotNode.PropertyName: names with a
 // comma, quote or brace are shown JSON-quoted.
-func formatPropertyName(name string) string {
+func PropertyName(name string) string {
 	for i := 0; i < len(name); i++ {
 		switch name[i] {
 		case ',', '\'', '"', '{', '}':
@@ -118,10 +122,10 @@ func formatPropertyName(name string) string {
 	return name
 }
 
-// jsParseInt is JavaScript's parseInt(s, 10): optional leading white
+// ParseInt is JavaScript's parseInt(s, 10): optional leading white
 // space and sign, then the longest run of decimal digits. ok is false where
 // JavaScript returns NaN.
-func jsParseInt(s string) (v int64, ok bool) {
+func ParseInt(s string) (v int64, ok bool) {
 	i := 0
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\v' || s[i] == '\f') {
 		i++

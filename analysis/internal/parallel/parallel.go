@@ -1,4 +1,6 @@
-package analysis
+// Package parallel runs the analysis packages' passes over node and edge
+// ranges on every core.
+package parallel
 
 import (
 	"runtime"
@@ -6,8 +8,8 @@ import (
 	"sync/atomic"
 )
 
-// workers is how many goroutines a parallel pass uses.
-func workers() int {
+// Workers is how many goroutines a parallel pass uses.
+func Workers() int {
 	w := runtime.GOMAXPROCS(0)
 	if w < 1 {
 		w = 1
@@ -15,12 +17,12 @@ func workers() int {
 	return w
 }
 
-// parallelChunks calls fn(lo, hi) for consecutive chunks of [0, n) on all
+// Chunks calls fn(lo, hi) for consecutive chunks of [0, n) on all
 // cores; chunks are handed out dynamically, so callers must not depend on
 // which goroutine runs which chunk. Small inputs run on the caller's
 // goroutine.
-func parallelChunks(n, chunk int, fn func(lo, hi int)) {
-	w := workers()
+func Chunks(n, chunk int, fn func(lo, hi int)) {
+	w := Workers()
 	if w == 1 || n <= chunk {
 		for lo := 0; lo < n; lo += chunk {
 			fn(lo, min(lo+chunk, n))
