@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/heapx/heapx/analysis/internal/kinds"
-	"github.com/heapx/heapx/formats/heapprofile"
 	"github.com/heapx/heapx/model"
 )
 
@@ -152,13 +151,13 @@ type ProfileTotals struct {
 	// SampledBytes sums those samples' sizes.
 	SampledBytes []uint64
 	// Outside counts the samples of no node in the tree, OutsideBytes
-	// their sizes (heapprofile.Sample.Node).
+	// their sizes (model.ProfileSample.Node).
 	Outside      int
 	OutsideBytes uint64
 }
 
 // SumProfile computes the per node sums of p.
-func SumProfile(p *heapprofile.Profile) ProfileTotals {
+func SumProfile(p *model.SamplingProfile) ProfileTotals {
 	n := len(p.Nodes)
 	t := ProfileTotals{Total: make([]uint64, n), Samples: make([]int, n), SampledBytes: make([]uint64, n)}
 	// Preorder with parents first: a reverse walk adds each node's total
@@ -183,7 +182,7 @@ func SumProfile(p *heapprofile.Profile) ProfileTotals {
 
 // ProfileFrame is node i's frame, with V8's zero-based positions made
 // one-based.
-func ProfileFrame(p *heapprofile.Profile, i int32) Frame {
+func ProfileFrame(p *model.SamplingProfile, i int32) Frame {
 	n := &p.Nodes[i]
 	return Frame{Function: n.Function, URL: n.URL, Line: n.Line + 1, Column: n.Column + 1}
 }
@@ -192,7 +191,7 @@ func ProfileFrame(p *heapprofile.Profile, i int32) Frame {
 // self size first (pprof's top, DevTools' Allocation sampling "Heavy
 // (Bottom Up)" top level). A function's Total counts each subtree once
 // even when it recurses.
-func ProfileSites(p *heapprofile.Profile, t ProfileTotals) []ProfileSite {
+func ProfileSites(p *model.SamplingProfile, t ProfileTotals) []ProfileSite {
 	idx := map[Frame]int{}
 	var sites []ProfileSite
 	// path holds the ancestors of the node (preorder keeps them on a
@@ -249,7 +248,7 @@ type BottomUpNode struct {
 // is every function that allocated, and below a function are its callers
 // (DevTools' "Heavy (Bottom Up)", pprof's reverse tree). Levels are
 // sorted by bytes, largest first.
-func ProfileBottomUp(p *heapprofile.Profile, t ProfileTotals) []*BottomUpNode {
+func ProfileBottomUp(p *model.SamplingProfile, t ProfileTotals) []*BottomUpNode {
 	root := &BottomUpNode{}
 	index := map[*BottomUpNode]map[Frame]*BottomUpNode{}
 	child := func(parent *BottomUpNode, f Frame) *BottomUpNode {

@@ -14,6 +14,10 @@
 // input said is lost. Edge strength (strong, weak, shortcut, ephemeron) is a
 // property of the edge type, so retained-size policies read it as data.
 //
+// Beside graphs it holds the other data readers produce for the analyses:
+// V8's heap statistics updates (HeapStatsUpdate) and sampling heap
+// profiles (SamplingProfile), so no analysis depends on a reader.
+//
 // The model performs no I/O; readers and writers live in formats/*.
 package model
 

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/heapprofile"
+	"github.com/heapx/heapx/model"
 )
 
 // Views of `heapx sites` over a sampling heap profile.
@@ -51,7 +51,7 @@ var profileColumns = []Column{
 // ProfileSites is `heapx sites` on a sampling heap profile at path: the
 // view (SitesTop, SitesTree or SitesBottomUp) with at most limit rows per
 // level (0: all).
-func ProfileSites(path string, p *heapprofile.Profile, view string, limit int) (*Result, error) {
+func ProfileSites(path string, p *model.SamplingProfile, view string, limit int) (*Result, error) {
 	t := analysis.SumProfile(p)
 	total := t.Total[0]
 	row := func(f analysis.Frame, self, tot uint64, samples int) []any {
