@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
@@ -272,7 +273,7 @@ func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable b
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
 	}
-	sites := analysis.ClassSites(a)
+	sites := alloc.ClassSites(a)
 	for _, r := range rows {
 		c := ClassJSON{Constructor: r.Name, Key: r.Key, Count: r.Count, Distance: r.Distance,
 			ShallowSize: r.Shallow, RetainedSize: r.Retained}
@@ -429,7 +430,7 @@ func runPaths(c *Context) (*Result, error) {
 	for i, p := range paths {
 		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, p), Table: pathTable(a, nm, p)})
 	}
-	if stack := analysis.AllocationStack(a, target); stack != nil {
+	if stack := alloc.AllocationStack(a, target); stack != nil {
 		r.Sections = append(r.Sections, &Section{Heading: "Allocation stack (the allocating function first)", Table: stackTable(stack)})
 	}
 	return r, nil
@@ -670,7 +671,7 @@ func (d pathsDoc) StreamJSON(w io.Writer) error {
 		put("\n  ")
 	}
 	put("]")
-	if stack := StackJSON(analysis.AllocationStack(d.a, d.target)); stack != nil {
+	if stack := StackJSON(alloc.AllocationStack(d.a, d.target)); stack != nil {
 		put(",\n  \"allocation_stack\": ")
 		val(stack, 1)
 	}

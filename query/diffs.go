@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/model"
 )
 
@@ -70,15 +72,15 @@ func analyses(c *Context) []*analysis.Analysis {
 // matchingNote says how objects were matched across snapshots; share is
 // the smallest share of a snapshot's objects found again as the same
 // objects in the next (analysis.PairCheck.SameShare).
-func matchingNote(m analysis.Matching, share float64, ids analysis.IDKind) string {
+func matchingNote(m leak.Matching, share float64, ids leak.IDKind) string {
 	switch {
-	case m == analysis.MatchByID:
+	case m == leak.MatchByID:
 		return fmt.Sprintf("Objects matched by id (%.1f%% of the objects are found again: the snapshots come from one process).", 100*share)
-	case ids == analysis.AddressIDs && share >= analysis.StableIDFraction:
+	case ids == leak.AddressIDs && share >= leak.StableIDFraction:
 		return "Classes compared by count and size, as MAT and Firefox compare dumps: this runtime's ids are addresses, which the garbage collector changes when it moves an object, so objects are not matched by id."
 	}
 	by := "id"
-	if ids == analysis.AddressIDs {
+	if ids == leak.AddressIDs {
 		by = "address"
 	}
 	return fmt.Sprintf("Classes compared by count and size: only %.1f%% of the objects are found again by %s, so the snapshots are not from one process and objects cannot be matched.", 100*share, by)
@@ -137,7 +139,7 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 			continue
 		}
 		same := "id"
-		if p.IDs == analysis.AddressIDs {
+		if p.IDs == leak.AddressIDs {
 			same = "address"
 		}
 		ws = append(ws, Warning{Code: WarnNotOneProcess, Message: fmt.Sprintf(
@@ -162,26 +164,26 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 
 // seriesCheck is analysis.CheckSeries over snapshots some of which may be
 // digests (Snapshot.Digest).
-func seriesCheck(snaps []Snapshot) *analysis.SeriesCheck {
+func seriesCheck(snaps []Snapshot) *leak.SeriesCheck {
 	last := len(snaps) - 1
 	if snaps[0].Digest == nil {
 		as := make([]*analysis.Analysis, len(snaps))
 		for i, sn := range snaps {
 			as[i] = sn.Analysis
 		}
-		return analysis.CheckSeries(as)
+		return leak.CheckSeries(as)
 	}
-	return analysis.CheckDigests(earlierDigests(snaps), snaps[last].Analysis.Graph)
+	return leak.CheckDigests(earlierDigests(snaps), snaps[last].Analysis.Graph)
 }
 
 // earlierDigests returns the digests of all snapshots but the last, making
 // those of analysed ones.
-func earlierDigests(snaps []Snapshot) []*analysis.Digest {
-	ds := make([]*analysis.Digest, len(snaps)-1)
-	var prev *analysis.Digest
+func earlierDigests(snaps []Snapshot) []*leak.Digest {
+	ds := make([]*leak.Digest, len(snaps)-1)
+	var prev *leak.Digest
 	for i := range ds {
 		if ds[i] = snaps[i].Digest; ds[i] == nil {
-			ds[i] = analysis.DigestOf(snaps[i].Analysis, prev)
+			ds[i] = leak.DigestOf(snaps[i].Analysis, prev)
 		}
 		prev = ds[i]
 	}
@@ -232,7 +234,7 @@ func checkedRun(c *Context, name, expected string, run func(c *Context) (*Result
 // are noise, chiefly Node's embedder objects, which get new ids in every
 // snapshot; DevTools' Comparison view, and heapx diff, list them.
 func DiffResult(base, target Snapshot, limit int, changedOnly bool) (*Result, error) {
-	d := analysis.Diff(base.Analysis, target.Analysis)
+	d := leak.Diff(base.Analysis, target.Analysis)
 	if d == nil {
 		return nil, fmt.Errorf("diff needs class names in both snapshots")
 	}
@@ -263,7 +265,7 @@ func DiffResult(base, target Snapshot, limit int, changedOnly bool) (*Result, er
 	r := &Result{Sections: []*Section{{Table: t, Chart: &Chart{Label: "constructor", Value: "size_delta"}}}}
 	objects := fmt.Sprintf("%s new objects (%s), %s deleted (%s)", Thousands(uint64(d.New)), HumanSize(d.AllocSize),
 		Thousands(uint64(d.Deleted)), HumanSize(d.FreedSize))
-	if d.Matching == analysis.MatchByClass {
+	if d.Matching == leak.MatchByClass {
 		objects = "# New, # Deleted and their sizes are 0: objects were not matched"
 	}
 	r.Notes = []string{matchingNote(d.Matching, d.Pair.SameShare(), d.Pair.IDs),
@@ -290,15 +292,15 @@ func runDiff(c *Context) (*Result, error) {
 // lays out one section per leak cluster. When objects cannot be matched
 // by id (see analysis.SeriesCheck.MatchesObjects) it compares class counts
 // instead (classLeaksResult). Headings and notes name the files.
-func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptions) (*Result, *analysis.LeakResult, error) {
+func LeaksResult(base, target, final Snapshot, limit int, opt leak.LeakOptions) (*Result, *leak.LeakResult, error) {
 	opt.Examples = 5
 	ds := earlierDigests([]Snapshot{base, target, final})
-	lr := analysis.Leaks(ds[0], ds[1], final.Analysis, opt)
+	lr := leak.Leaks(ds[0], ds[1], final.Analysis, opt)
 	if lr == nil {
 		return nil, nil, fmt.Errorf("leaks needs class names in the snapshots")
 	}
 	names := fileNames([]string{base.Path, target.Path, final.Path})
-	if lr.Matching == analysis.MatchByClass {
+	if lr.Matching == leak.MatchByClass {
 		return classLeaksResult(ds, final, names, limit), lr, nil
 	}
 	a := final.Analysis
@@ -306,7 +308,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "count", Title: "Leaked objects", Kind: Count},
 		colRetained, colPercent, {Key: "classes", Title: "Classes", Kind: Text}, {Key: "example", Title: "Example", Kind: Text}}}
-	sites := analysis.HasAllocationStacks(a)
+	sites := alloc.HasAllocationStacks(a)
 	if sites {
 		t.Columns = append(t.Columns, colAllocatedIn)
 	}
@@ -334,7 +336,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 	if !opt.Internals {
 		internals = fmt.Sprintf(", %s of the engine's own (--internals shows them)", Thousands(uint64(lr.Internal)))
 	}
-	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap, analysis.CountedIDs),
+	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap, leak.CountedIDs),
 		fmt.Sprintf("%s objects allocated between %s and %s, %s of them alive in %s; not reported: %s numbers, strings, code and VM internals, %s too small, %s without a retainer path%s.",
 			Thousands(uint64(lr.Allocated)), names[0], names[1], Thousands(uint64(lr.Leaked)), names[2], Thousands(uint64(lr.Trivial)),
 			Thousands(uint64(lr.Small)), Thousands(uint64(lr.NoPath)), internals)}
@@ -349,10 +351,10 @@ const maxClassLeakPaths = 3
 // for snapshots whose objects cannot be matched: the classes with more
 // instances in the target and the final snapshot than in the baseline,
 // and the retainer path of the largest instance of the first few.
-func classLeaksResult(earlier []*analysis.Digest, final Snapshot, names []string, limit int) *Result {
+func classLeaksResult(earlier []*leak.Digest, final Snapshot, names []string, limit int) *Result {
 	a := final.Analysis
 	nm := analysis.NewNamer(a.Graph, a.DOM)
-	all := analysis.ClassLeaks(earlier[0].Classes, earlier[1].Classes, a)
+	all := leak.ClassLeaks(earlier[0].Classes, earlier[1].Classes, a)
 	rows := all
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -377,22 +379,22 @@ func classLeaksResult(earlier []*analysis.Digest, final Snapshot, names []string
 		r.Sections = append(r.Sections, &Section{Heading: fmt.Sprintf("Class %d: %s, %s more instances; the path of its largest in %s",
 			i+1, Shorten(c.Name, MaxNameWidth), Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p)})
 	}
-	chk := analysis.CheckDigests(earlier, a.Graph)
+	chk := leak.CheckDigests(earlier, a.Graph)
 	share := 0.0
 	for i, p := range chk.Pairs {
 		if i == 0 || p.SameShare() < share {
 			share = p.SameShare()
 		}
 	}
-	ids := analysis.IDKindOf(a.Graph)
-	r.Notes = []string{matchingNote(analysis.MatchByClass, share, ids),
+	ids := leak.IDKindOf(a.Graph)
+	r.Notes = []string{matchingNote(leak.MatchByClass, share, ids),
 		fmt.Sprintf("%s classes have more instances in %s and %s than in %s: # Kept is the smaller of the two increases (memlab's rule, allocated by %s and still alive in %s, on counts), which cannot tell a leaked object from a replaced one.",
 			Thousands(uint64(len(all))), names[1], names[2], names[0], names[1], names[2])}
 	return r
 }
 
 // leakClassesText lists a cluster's classes: "LeakedItem 500, Array 500".
-func leakClassesText(cs []analysis.LeakClass) string {
+func leakClassesText(cs []leak.LeakClass) string {
 	s := ""
 	for i, c := range cs {
 		if i == 3 {
@@ -414,14 +416,14 @@ func runLeaks(c *Context) (*Result, error) {
 	}
 	return checkedRun(c, "leaks", "BASELINE, TARGET, FINAL, oldest first", func(c *Context) (*Result, error) {
 		r, _, err := LeaksResult(c.Snapshots[0], c.Snapshots[1], c.Snapshots[2], n,
-			analysis.LeakOptions{MinRetained: c.Size("min-retained"), Internals: c.Bool("internals")})
+			leak.LeakOptions{MinRetained: c.Size("min-retained"), Internals: c.Bool("internals")})
 		return r, err
 	})
 }
 
 // GrowthResult lays out the classes and collections growing across snaps.
-func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Result, *analysis.GrowthResult, error) {
-	gr := analysis.Growth(snaps, analysis.GrowthOptions{Limit: limit, Internals: internals})
+func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Result, *leak.GrowthResult, error) {
+	gr := leak.Growth(snaps, leak.GrowthOptions{Limit: limit, Internals: internals})
 	if gr == nil {
 		return nil, nil, fmt.Errorf("growth needs at least two snapshots with class names")
 	}
@@ -460,15 +462,15 @@ func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Resul
 }
 
 // growthNote says how collections were followed across the snapshots.
-func growthNote(gr *analysis.GrowthResult) string {
-	ids := analysis.CountedIDs
+func growthNote(gr *leak.GrowthResult) string {
+	ids := leak.CountedIDs
 	if len(gr.Series.Pairs) > 0 {
 		ids = gr.Series.Pairs[0].IDs
 	}
 	switch {
-	case gr.Matching == analysis.MatchByClass:
+	case gr.Matching == leak.MatchByClass:
 		return matchingNote(gr.Matching, gr.IDOverlap, ids) + " Collections cannot be followed."
-	case ids == analysis.AddressIDs:
+	case ids == leak.AddressIDs:
 		return fmt.Sprintf("Collections followed by address (%.1f%% of the objects are found again at the same address: the snapshots come from one process); one the garbage collector moved between two dumps is not followed.", 100*gr.IDOverlap)
 	}
 	return fmt.Sprintf("Collections followed by id (%.1f%% of the objects are found again: the snapshots come from one process).", 100*gr.IDOverlap)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/model"
 )
 
@@ -139,7 +140,7 @@ type Address uint64
 // IDValue is node id id of g as the value of an ID column: an Address
 // where g's ids are addresses, else the number.
 func IDValue(g *model.Graph, id uint64) any {
-	if analysis.IDKindOf(g) == analysis.AddressIDs {
+	if leak.IDKindOf(g) == leak.AddressIDs {
 		return Address(id)
 	}
 	return id

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/inspect"
 	"github.com/heapx/heapx/model"
 )
 
@@ -167,10 +168,10 @@ func shownNote(shown, total int, what string) []string {
 // no table.
 func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 	a := sn.Analysis
-	if !analysis.HasStringContents(a) {
+	if !inspect.HasStringContents(a) {
 		return &Result{Notes: []string{noStringContents}}, nil
 	}
-	all := analysis.DuplicateStrings(a, 0)
+	all := inspect.DuplicateStrings(a, 0)
 	rows := all
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -227,7 +228,7 @@ const maxPathSections = 10
 func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 	a := sn.Analysis
 	g := a.Graph
-	dr := analysis.DetachedDOM(a, analysis.DetachedOptions{Limit: limit, Internals: internals})
+	dr := inspect.DetachedDOM(a, inspect.DetachedOptions{Limit: limit, Internals: internals})
 	trees := dr.Trees
 	r := &Result{}
 	leftOut := ""
@@ -237,9 +238,9 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 	}
 	if len(trees) == 0 {
 		switch dr.Source {
-		case analysis.NoDOM:
+		case inspect.NoDOM:
 			r.Notes = append(r.Notes, "This heap has no DOM (no node of the dump is a DOM node), so nothing can be detached.")
-		case analysis.DOMNamesOnly:
+		case inspect.DOMNamesOnly:
 			r.Notes = append(r.Notes, "No detached DOM node found. This dump does not say which DOM nodes are detached (Chrome's snapshots mark them, Firefox's have their child edges), so only nodes already named \"Detached ...\" could be found.")
 		default:
 			r.Notes = append(r.Notes, "No detached DOM node: every DOM node in the snapshot is attached to a document.")
@@ -270,7 +271,7 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		}
 		t.Rows = append(t.Rows, []any{i + 1, objectName(a, nm, tr.Root), tr.Elements, tr.Nodes, tr.Retained, Share(tr.Retained, total), heldBy})
 	}
-	groups := analysis.GroupPaths(a, paths)
+	groups := inspect.GroupPaths(a, paths)
 	for gi, gr := range groups {
 		if gi == maxPathSections {
 			break
@@ -288,11 +289,11 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", Thousands(uint64(dr.Total))))
 	}
 	switch dr.Source {
-	case analysis.DOMChildEdges:
+	case inspect.DOMChildEdges:
 		r.Notes = append(r.Notes, "Firefox does not mark detached nodes: these are the DOM nodes no document reaches through child-node edges.")
-	case analysis.DOMNamesOnly:
+	case inspect.DOMNamesOnly:
 		r.Notes = append(r.Notes, "This dump does not say which DOM nodes are detached: only nodes already named \"Detached ...\" were found.")
-	case analysis.NoDOM:
+	case inspect.NoDOM:
 		r.Notes = append(r.Notes, "This heap has no DOM: these are the embedder's own objects V8 marks detached (--internals).")
 	}
 	if leftOut != "" {
@@ -307,7 +308,7 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 // detachedPathSection lays out the retainer path of one group of trees:
 // the first member's path, with the edges where the members differ
 // written as the range of their indexes ("[0…9]").
-func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []analysis.DetachedTree, gr analysis.PathGroup) *Section {
+func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []inspect.DetachedTree, gr inspect.PathGroup) *Section {
 	first := trees[gr.Members[0]]
 	ranks := make([]int, len(gr.Members))
 	var retained uint64
@@ -407,7 +408,7 @@ func closuresResult(sn Snapshot, limit int) (*Result, error) {
 		t.Columns = append(t.Columns, Column{Key: "location", Title: "Defined at", Kind: Text},
 			Column{Key: "places", Title: "Places", Kind: Count})
 	}
-	for _, r := range analysis.Closures(a, limit) {
+	for _, r := range inspect.Closures(a, limit) {
 		largest := ""
 		if r.Largest != model.NoNode {
 			largest = Shorten(r.LargestVar, 24) + " = " + objectName(a, nm, r.Largest)
@@ -428,7 +429,7 @@ func collectionsResult(sn Snapshot, limit int) (*Result, error) {
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{colObject, colClass, {Key: "elements", Title: "Elements", Kind: Count}, colRetained, colPercent}}
-	for _, r := range analysis.Collections(a, limit) {
+	for _, r := range inspect.Collections(a, limit) {
 		t.Rows = append(t.Rows, []any{objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth), r.Elements, r.Retained, Share(r.Retained, total)})
 	}
 	return &Result{Sections: []*Section{{Heading: "Collections by element count", Table: t,
@@ -440,7 +441,7 @@ func shapesResult(sn Snapshot, limit int) (*Result, error) {
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "shape", Title: "Shape", Kind: Text}, {Key: "properties", Title: "Properties", Kind: Count},
 		colCount, colShallow, colRetained, colPercent, {Key: "example", Title: "Example", Kind: ID}}}
-	for _, r := range analysis.ObjectShapes(a, limit) {
+	for _, r := range inspect.ObjectShapes(a, limit) {
 		shape := r.Name + " {" + strings.Join(r.Properties, ", ") + "}"
 		t.Rows = append(t.Rows, []any{Shorten(shape, MaxNameWidth), len(r.Properties), r.Count, r.Shallow, r.Retained,
 			Share(r.Retained, total), IDValue(a.Graph, a.Graph.NodeID(r.Example))})
@@ -454,7 +455,7 @@ func globalsResult(sn Snapshot, limit int) (*Result, error) {
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "name", Title: "Variable", Kind: Text}, colObject, colClass, colRetained, colPercent}}
-	for _, r := range analysis.GlobalVariables(a, limit) {
+	for _, r := range inspect.GlobalVariables(a, limit) {
 		t.Rows = append(t.Rows, []any{Shorten(r.Name, MaxNameWidth), objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth),
 			r.Retained, Share(r.Retained, total)})
 	}
@@ -527,7 +528,7 @@ func runMergedPaths(c *Context) (*Result, error) {
 	if len(matched) > 1 || matched[0] != name {
 		name = strings.Join(matched, ", ")
 	}
-	merged := analysis.MergedPaths(a, targets)
+	merged := inspect.MergedPaths(a, targets)
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	tree := &Tree{Columns: []Column{{Key: "edge", Title: "Edge", Kind: Text}, colClass,
 		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
@@ -599,7 +600,7 @@ func runDominators(c *Context) (*Result, error) {
 		}
 		t := &Table{Columns: []Column{colClass, colCount, colShallow, colRetained, colPercent,
 			{Key: "example", Title: "Largest", Kind: Text}}}
-		for _, cg := range analysis.DominatedByClass(a, parent, n) {
+		for _, cg := range inspect.DominatedByClass(a, parent, n) {
 			sum += cg.Retained
 			t.Rows = append(t.Rows, []any{Shorten(cg.Class, MaxNameWidth), cg.Count, cg.Shallow, cg.Retained, Share(cg.Retained, total),
 				objectName(a, nm, cg.Example)})
@@ -607,7 +608,7 @@ func runDominators(c *Context) (*Result, error) {
 		r.Sections = []*Section{{Heading: "Dominator-tree children by class", Table: t, Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
 	} else {
 		t := &Table{Columns: []Column{colObject, colClass, colDistance, colShallow, colRetained, colPercent}}
-		for _, row := range analysis.DominatedBy(a, parent, n) {
+		for _, row := range inspect.DominatedBy(a, parent, n) {
 			sum += row.Retained
 			o := NewNodeJSON(a.Graph, row)
 			t.Rows = append(t.Rows, []any{ObjectName(o), Shorten(o.Constructor, MaxNameWidth), o.Distance, o.ShallowSize, o.RetainedSize,

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 )
 
 // Kind says what a column's values are, so every front end formats them
@@ -189,7 +190,7 @@ type Snapshot struct {
 	// Digest stands for Analysis for a snapshot other than the last of
 	// a query that sets EarlierAsDigests: made after the digest of the
 	// snapshot before it (analysis.NewDigest).
-	Digest *analysis.Digest
+	Digest *leak.Digest
 }
 
 // Context is what a query's Run receives: its snapshots, in command-line

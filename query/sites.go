@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/model"
 )
 
@@ -18,7 +19,7 @@ const (
 
 // functionName is how a frame's function is shown: V8 leaves anonymous
 // functions unnamed, DevTools writes "(anonymous)".
-func functionName(f analysis.Frame) string {
+func functionName(f alloc.Frame) string {
 	if f.Function == "" {
 		return "(anonymous)"
 	}
@@ -27,7 +28,7 @@ func functionName(f analysis.Frame) string {
 
 // frameLocation is script:line:column, one-based, as DevTools and
 // editors write it; the script alone when the position is unknown.
-func frameLocation(f analysis.Frame) string {
+func frameLocation(f alloc.Frame) string {
 	s := f.URL
 	if f.Line > 0 {
 		s += ":" + strconv.Itoa(int(f.Line))
@@ -52,9 +53,9 @@ var profileColumns = []Column{
 // view (SitesTop, SitesTree or SitesBottomUp) with at most limit rows per
 // level (0: all).
 func ProfileSites(path string, p *model.SamplingProfile, view string, limit int) (*Result, error) {
-	t := analysis.SumProfile(p)
+	t := alloc.SumProfile(p)
 	total := t.Total[0]
-	row := func(f analysis.Frame, self, tot uint64, samples int) []any {
+	row := func(f alloc.Frame, self, tot uint64, samples int) []any {
 		return []any{functionName(f), frameLocation(f), self, Share(self, total), tot, Share(tot, total), samples}
 	}
 	r := &Result{Query: "sites", Header: []string{
@@ -68,7 +69,7 @@ func ProfileSites(path string, p *model.SamplingProfile, view string, limit int)
 	}
 	switch view {
 	case SitesTop:
-		sites := analysis.ProfileSites(p, t)
+		sites := alloc.ProfileSites(p, t)
 		tab := &Table{Columns: profileColumns}
 		for _, s := range sites[:cut(len(sites))] {
 			tab.Rows = append(tab.Rows, row(s.Frame, s.Self, s.Total, s.Samples))
@@ -87,7 +88,7 @@ func ProfileSites(path string, p *model.SamplingProfile, view string, limit int)
 		}
 		var build func(i int32) *TreeNode
 		build = func(i int32) *TreeNode {
-			n := &TreeNode{Values: row(analysis.ProfileFrame(p, i), p.Nodes[i].SelfSize, t.Total[i], t.Samples[i])}
+			n := &TreeNode{Values: row(alloc.ProfileFrame(p, i), p.Nodes[i].SelfSize, t.Total[i], t.Samples[i])}
 			ks := kids[i]
 			sortByTotal(ks, t.Total)
 			for _, k := range ks[:cut(len(ks))] {
@@ -103,8 +104,8 @@ func ProfileSites(path string, p *model.SamplingProfile, view string, limit int)
 		}
 		r.Sections = []*Section{{Heading: "Call tree (top-down)", Tree: tree}}
 	case SitesBottomUp:
-		var build func(b *analysis.BottomUpNode) *TreeNode
-		build = func(b *analysis.BottomUpNode) *TreeNode {
+		var build func(b *alloc.BottomUpNode) *TreeNode
+		build = func(b *alloc.BottomUpNode) *TreeNode {
 			n := &TreeNode{Values: row(b.Frame, b.Self, b.Self, b.Samples)}
 			for _, c := range b.Children[:cut(len(b.Children))] {
 				n.Children = append(n.Children, build(c))
@@ -114,7 +115,7 @@ func ProfileSites(path string, p *model.SamplingProfile, view string, limit int)
 		// Below a function, a row is the bytes the function allocated
 		// when called through that chain: self and total are the same.
 		tree := &Tree{Columns: profileColumns}
-		roots := analysis.ProfileBottomUp(p, t)
+		roots := alloc.ProfileBottomUp(p, t)
 		for _, b := range roots[:cut(len(roots))] {
 			tree.Roots = append(tree.Roots, build(b))
 		}
@@ -149,7 +150,7 @@ var allocationSiteColumns = []Column{
 // at most limit rows (0: all). The error is analysis.ErrNoAllocationStacks
 // for a dump without them.
 func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, error) {
-	sites, err := analysis.AllocationSites(a)
+	sites, err := alloc.AllocationSites(a)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -198,7 +199,7 @@ func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, err
 // are most gone first (analysis.AllocationChurn), at most limit rows (0:
 // all).
 func AllocationChurn(path string, a *analysis.Analysis, limit int) (*Result, error) {
-	sites, err := analysis.AllocationChurn(a.Graph)
+	sites, err := alloc.AllocationChurn(a.Graph)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
@@ -48,7 +49,7 @@ requests, after repeating an action). --all lists every site.`,
 }
 
 func runTimeline(c *Context) (*Result, error) {
-	opt := analysis.TimelineOptions{Buckets: c.Int("buckets"), Sites: c.Int("sites")}
+	opt := alloc.TimelineOptions{Buckets: c.Int("buckets"), Sites: c.Int("sites")}
 	if opt.Buckets < 1 {
 		return nil, fmt.Errorf("--buckets must be 1 or more, not %d", opt.Buckets)
 	}
@@ -72,7 +73,7 @@ func runTimeline(c *Context) (*Result, error) {
 // capture kept V8's heap statistics beside the timeline
 // (v8.HeapStatsPath) and opt has none, they are read from there, and the
 // buckets say how many objects were alive at their end.
-func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOptions) (*Result, error) {
+func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions) (*Result, error) {
 	if opt.Stats == nil {
 		stats, err := readTimelineStats(path)
 		if err != nil {
@@ -80,7 +81,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 		}
 		opt.Stats = stats
 	}
-	tl, err := analysis.Timeline(a, opt)
+	tl, err := alloc.Timeline(a, opt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -206,8 +207,8 @@ func seconds(us uint64) string {
 
 // siteName is a site as one short text: "makeOrder (app.js:5:10)", or
 // "(no allocation stack)".
-func siteName(f analysis.Frame) string {
-	if f == (analysis.Frame{}) {
+func siteName(f alloc.Frame) string {
+	if f == (alloc.Frame{}) {
 		return "(no allocation stack)"
 	}
 	s := functionName(f)
@@ -244,7 +245,7 @@ func SiteGrowthResult(snaps []Snapshot, limit int, all bool) (*Result, error) {
 	for i, s := range snaps {
 		as[i] = s.Analysis
 	}
-	sites, err := analysis.SitesOverSeries(as)
+	sites, err := alloc.SitesOverSeries(as)
 	if err != nil {
 		return nil, err
 	}

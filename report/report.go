@@ -17,6 +17,9 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/inspect"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -134,19 +137,19 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	}
 	var unreachable *analysis.UnreachableReport
 	tasks = append(tasks, func() error { unreachable = a.Unreachable(); return nil })
-	var largest []analysis.Suspect
+	var largest []leak.Suspect
 	part("suspects", "Leak suspects", func() (*query.Result, error) {
 		res, all, err := query.SuspectsResult(sn, opt.Threshold, 10)
 		largest = all
 		return res, err
 	})
-	var leaks *analysis.LeakResult
+	var leaks *leak.LeakResult
 	if n := len(baselines); n > 0 {
 		first, last := baselines[0], baselines[n-1]
 		lastSn := query.Snapshot{Path: last.Path, Analysis: last.A}
 		if n >= 2 {
 			part("leaks", "Leaks: allocated between the first and last baseline, still alive", func() (*query.Result, error) {
-				lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, analysis.LeakOptions{})
+				lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, leak.LeakOptions{})
 				if err != nil {
 					return nil, err
 				}
@@ -185,7 +188,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	// stacks names the sites that grow at every snapshot.
 	if g.Trace != nil && len(g.Trace.Samples) > 0 {
 		part("timeline", "Allocation timeline: objects still alive, by when they were allocated", func() (*query.Result, error) {
-			return query.TimelineResult(file.Path, a, analysis.TimelineOptions{})
+			return query.TimelineResult(file.Path, a, alloc.TimelineOptions{})
 		})
 	}
 	if len(baselines) > 0 && hasStacks(g) {
@@ -204,7 +207,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		}
 	}
 	// A heap without DOM (Node.js, Java) has nothing to say here.
-	if analysis.DetachednessSource(a) != analysis.NoDOM {
+	if inspect.DetachednessSource(a) != inspect.NoDOM {
 		part("detached", "Detached DOM", func() (*query.Result, error) { return query.DetachedResult(sn, opt.Rows, false) })
 	}
 	if err := runAll(tasks); err != nil {
@@ -227,11 +230,11 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	if n := len(baselines); n > 0 {
 		bt := baselines[0].A.TotalSize()
 		switch {
-		case leaks != nil && leaks.Matching == analysis.MatchByClass:
+		case leaks != nil && leaks.Matching == leak.MatchByClass:
 			// Objects cannot be matched by id (a JVM, or not one process):
 			// what the classes kept is all that can be told.
 			r.LeakedSize, r.LeakedSizeBasis = 0, "shallow size of the instances the classes kept since the first baseline (objects not matched by id)"
-			for _, c := range analysis.ClassLeaks(analysis.ClassCounts(baselines[0].A), analysis.ClassCounts(baselines[n-1].A), a) {
+			for _, c := range leak.ClassLeaks(leak.ClassCounts(baselines[0].A), leak.ClassCounts(baselines[n-1].A), a) {
 				r.LeakedSize += c.KeptSize
 			}
 		case leaks != nil:

@@ -24,6 +24,8 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/leak"
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
@@ -128,7 +130,7 @@ type Session struct {
 	prepOnce sync.Once
 	classes  []analysis.ClassSummary // the Summary, largest retained first
 	rowOf    []int32                 // class index -> row in classes, -1 if none
-	sites    []analysis.SiteShare    // per class, where most of it was allocated; nil without allocation stacks
+	sites    []alloc.SiteShare       // per class, where most of it was allocated; nil without allocation stacks
 	instFrom []uint32                // instances of class c: inst[instFrom[c]:instFrom[c+1]]
 	inst     []int32                 // by class, largest retained size first
 	byID     []int32                 // every node, by id
@@ -138,7 +140,7 @@ type Session struct {
 	reportErr  error
 
 	diffOnce     sync.Once
-	diff         *analysis.DiffResult
+	diff         *leak.DiffResult
 	diffWarnings []query.Warning
 	targetClass  map[string]int // the file's class index of each class key
 
@@ -254,7 +256,7 @@ func (s *Session) Prepare() error {
 func (s *Session) prepare() {
 	s.prepOnce.Do(func() {
 		s.classes = s.a.Summary()
-		s.sites = analysis.ClassSites(s.a)
+		s.sites = alloc.ClassSites(s.a)
 		s.rowOf = make([]int32, len(s.a.Classes.Names))
 		for i := range s.rowOf {
 			s.rowOf[i] = -1
@@ -292,7 +294,7 @@ type Words struct {
 
 // wordsOf returns the runtime's words.
 func wordsOf(g *model.Graph) Words {
-	if analysis.Runtime(g) == "v8" {
+	if leak.Runtime(g) == "v8" {
 		return Words{Class: "Constructor", Classes: "Constructors"}
 	}
 	return Words{Class: "Class", Classes: "Classes"}
@@ -395,10 +397,10 @@ func (s *Session) makeInfo() *InfoJSON {
 		return s.traceInfo()
 	}
 	g := s.g
-	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: analysis.Runtime(g),
+	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: leak.Runtime(g),
 		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.NodeID(g.Root),
 		Warnings: s.warnings, DefaultPage: DefaultPage, MaxPage: MaxPage}
-	if analysis.IDKindOf(g) == analysis.AddressIDs {
+	if leak.IDKindOf(g) == leak.AddressIDs {
 		info.IDs = "address"
 	}
 	input := func(in report.Input, role string) InputJSON {

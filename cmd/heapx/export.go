@@ -17,6 +17,8 @@ import (
 
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
@@ -270,7 +272,7 @@ func partitionOf(d *hx.Dump, a *analysis.Analysis, path, id, sum string, labels 
 	}
 	pd := &parquet.Dump{Graph: g, Results: a.Results(), Info: info,
 		ClassOf: a.Classes.Of, ClassNames: a.Classes.Names, Generator: generator()}
-	if of, frames := analysis.AllocatingFunctions(a); of != nil {
+	if of, frames := alloc.AllocatingFunctions(a); of != nil {
 		pd.SiteOf = of
 		for _, f := range frames {
 			pd.SiteNames = append(pd.SiteNames, query.FrameText(f))
@@ -352,11 +354,11 @@ func exportSeries(stderr *os.File, dir string, dumps []string, labels []parquet.
 	results := make([]exported, len(dumps))
 	last := len(dumps) - 1
 	snaps := make([]query.Snapshot, len(dumps))
-	var prev *analysis.Digest
+	var prev *leak.Digest
 	for i, path := range dumps[:last] {
 		snaps[i].Path = path
 		results[i] = exportOne(dir, path, labels, mu, have, func(a *analysis.Analysis, _ *parquet.Dump) error {
-			snaps[i].Digest = analysis.DigestOf(a, prev)
+			snaps[i].Digest = leak.DigestOf(a, prev)
 			return nil
 		})
 		if r := results[i]; r.err == nil && r.skipped {
@@ -400,11 +402,11 @@ func exportSeries(stderr *os.File, dir string, dumps []string, labels []parquet.
 // snaps (BASELINE and TARGET as digests, FINAL analysed), with its
 // default options, as rows of the leaks table.
 func leakRows(snaps []query.Snapshot) ([]parquet.LeakRow, error) {
-	res, lr, err := query.LeaksResult(snaps[0], snaps[1], snaps[2], 0, analysis.LeakOptions{})
+	res, lr, err := query.LeaksResult(snaps[0], snaps[1], snaps[2], 0, leak.LeakOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if lr.Matching == analysis.MatchByClass {
+	if lr.Matching == leak.MatchByClass {
 		return nil, errors.New("the series' objects cannot be matched by id (not one process?), so heapx leaks compares class counts, which the leaks table does not hold")
 	}
 	a := snaps[2].Analysis

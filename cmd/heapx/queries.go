@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 )
@@ -40,7 +40,7 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 				return err
 			}
 			ctx := &query.Context{Values: values}
-			var prev *analysis.Digest
+			var prev *leak.Digest
 			for i, path := range args {
 				if q.Traces {
 					// A memory trace is read by the query itself.
