@@ -389,7 +389,7 @@ func TestLeakSuspectsShared(t *testing.T) {
 // of a million items (each with a data object), nearly all of them above
 // the threshold: it must stay linear in the list's length.
 func BenchmarkLeakSuspectsLinkedList(b *testing.B) {
-	a := analyzeList(b, 1000000)
+	a := analysistest.AnalyzeList(b, 1000000)
 	b.ResetTimer()
 	for range b.N {
 		if got := leak.LeakSuspects(a, leak.SuspectOptions{}); len(got) != 1 || got[0].Count != 1000000 {
@@ -425,49 +425,6 @@ func TestLeakSuspectsFirefoxShape(t *testing.T) {
 		if s.Holder != s.Point || g.NodeName(s.Point) != c.point || a.Classes.Names[s.Class] != "Object" || s.Count != c.count ||
 			strings.Join(s.Shape, " ") != c.shape || s.ShapeCount != c.count || fieldsText(g, s) != c.fields {
 			t.Errorf("%s: suspect %+v (fields %s), want %d Object {%s} in the %s %s", c.dump, s, fieldsText(g, s), c.count, c.shape, c.point, c.fields)
-		}
-	}
-}
-
-// TestShortestPathsMatchFind checks ShortestPaths against PathFinder.Find
-// on every fixture: for a sample of nodes the costs and System flags are
-// equal, each path is a chain of real edges from the root, and
-// unreachable nodes have none.
-func TestShortestPathsMatchFind(t *testing.T) {
-	for _, name := range []string{"node-leak-3", "chromium-small-page", "node-internals"} {
-		a := analysistest.AnalyzeFixture(t, name)
-		g := a.Graph
-		var targets []model.NodeIndex
-		for v := 0; v < g.NumNodes(); v += 97 {
-			targets = append(targets, model.NodeIndex(v))
-		}
-		got := a.ShortestPaths(targets)
-		pf := analysis.NewPathFinder(g, a.Retainers(), a.Roots, analysis.PathOptions{K: 1})
-		for i, v := range targets {
-			want := pf.Find(v)
-			p := got[i]
-			if len(want) == 0 {
-				if p.Cost != -1 && v != g.Root {
-					t.Errorf("%s: node %d has a path of cost %d, Find none", name, v, p.Cost)
-				}
-				continue
-			}
-			if p.Cost != want[0].Cost || p.System != want[0].System || len(p.Steps) != len(want[0].Steps) {
-				t.Errorf("%s: node %d: cost %d system %v %d steps, Find %d %v %d", name, v, p.Cost, p.System, len(p.Steps),
-					want[0].Cost, want[0].System, len(want[0].Steps))
-				continue
-			}
-			from := g.Root
-			for _, st := range p.Steps {
-				s, end := g.EdgeRange(st.From)
-				if st.From != from || st.Edge < s || st.Edge >= end || g.Edges.To[st.Edge] != st.To {
-					t.Fatalf("%s: node %d: broken step %+v", name, v, st)
-				}
-				from = st.To
-			}
-			if len(p.Steps) > 0 && from != v {
-				t.Errorf("%s: node %d: path ends at %d", name, v, from)
-			}
 		}
 	}
 }
