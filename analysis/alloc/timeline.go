@@ -158,7 +158,40 @@ var ageEdges = []uint64{100e3, 1e6, 10e6, 60e6, 600e6, 3600e6}
 // young.
 func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error) {
 	g := a.Graph
-	t := g.Trace
+	ss, err := timelineSamples(g.Trace)
+	if err != nil {
+		return nil, err
+	}
+	r := &TimelineResult{Duration: ss[len(ss)-1].TimestampMicros - ss[0].TimestampMicros, Samples: len(ss)}
+	if err := r.makeBuckets(opt); err != nil {
+		return nil, err
+	}
+	r.makeAges()
+	// A live object's site is its trace node's function.
+	r.Stacks = len(g.Trace.Tree) > 0 && len(g.TraceNodeID) == g.NumNodes()
+	tracked := r.countObjects(a, ss)
+	r.addLive(opt.Stats)
+	r.addSurviving()
+	if !r.Stacks {
+		return r, nil
+	}
+	slices.SortFunc(tracked, func(x, y objectSite) int {
+		switch {
+		case x.key < y.key:
+			return -1
+		case x.key > y.key:
+			return 1
+		}
+		return 0
+	})
+	perSite := r.addBucketSites(g, tracked, opt.Sites)
+	r.addSeries(g, tracked, perSite, opt.Series)
+	return r, nil
+}
+
+// timelineSamples returns t's samples, with an error saying how to record
+// some when it has none, or when they are out of order.
+func timelineSamples(t *model.AllocationTrace) ([]model.TraceSample, error) {
 	if t == nil || len(t.Samples) == 0 {
 		return nil, fmt.Errorf("%w: record one with heapx capture --timeline, or DevTools' \"Allocation instrumentation on timeline\" (node --track-heap-objects writes allocation stacks but no samples)", ErrNoTimeline)
 	}
@@ -169,8 +202,12 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 				i, ss[i].TimestampMicros, ss[i].LastAssignedID, i-1, ss[i-1].TimestampMicros, ss[i-1].LastAssignedID)
 		}
 	}
-	t0 := ss[0].TimestampMicros
-	r := &TimelineResult{Duration: ss[len(ss)-1].TimestampMicros - t0, Samples: len(ss)}
+	return ss, nil
+}
+
+// makeBuckets divides the timeline into opt.Buckets buckets (10 by
+// default), or buckets of opt.BucketMicros.
+func (r *TimelineResult) makeBuckets(opt TimelineOptions) error {
 	n := opt.Buckets
 	if n <= 0 {
 		n = 10
@@ -182,7 +219,7 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 		w = max((r.Duration+uint64(n)-1)/uint64(n), 1)
 	}
 	if n > maxTimelineBuckets {
-		return nil, fmt.Errorf("%d buckets of %d µs for a timeline of %d µs: at most %d", n, w, r.Duration, maxTimelineBuckets)
+		return fmt.Errorf("%d buckets of %d µs for a timeline of %d µs: at most %d", n, w, r.Duration, maxTimelineBuckets)
 	}
 	r.BucketMicros = w
 	r.Buckets = make([]TimelineBucket, n)
@@ -190,6 +227,11 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 		r.Buckets[i].Start, r.Buckets[i].End = uint64(i)*w, uint64(i+1)*w
 	}
 	r.Buckets[n-1].End = max(r.Buckets[n-1].End, r.Duration)
+	return nil
+}
+
+// makeAges makes the age histogram's bins up to the timeline's duration.
+func (r *TimelineResult) makeAges() {
 	var prev uint64
 	for _, e := range ageEdges {
 		r.Ages = append(r.Ages, AgeBin{Min: prev, Max: e})
@@ -200,18 +242,25 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 	if last := &r.Ages[len(r.Ages)-1]; last.Max <= r.Duration {
 		r.Ages = append(r.Ages, AgeBin{Min: last.Max})
 	}
+}
 
-	// A live object's site is its trace node's function; nf stands for
-	// "no allocation stack".
-	r.Stacks = len(t.Tree) > 0 && len(g.TraceNodeID) == g.NumNodes()
+// objectSite is a tracked object's bucket and site (bucket<<32 |
+// function, the function len(Functions) for no allocation stack) with its
+// size: 16 bytes an object and no map.
+type objectSite struct{ key, size uint64 }
+
+// countObjects counts the live objects of a by when they were allocated:
+// before the first sample, after the last, or into a bucket and an age
+// bin. With stacks, it returns each tracked object's bucket and site.
+func (r *TimelineResult) countObjects(a *analysis.Analysis, ss []model.TraceSample) []objectSite {
+	g, t := a.Graph, a.Graph.Trace
+	t0 := ss[0].TimestampMicros
+	n, w := len(r.Buckets), r.BucketMicros
 	nf := uint32(len(t.Functions))
 	var treeIndex func(uint32) int32
 	if r.Stacks {
 		treeIndex = newTraceIndex(t).of
 	}
-	// (bucket, site) of every tracked object with its size, sorted and
-	// summed below: 16 bytes an object and no map.
-	type objectSite struct{ key, size uint64 }
 	var tracked []objectSite
 	for v := range g.Nodes.ID.Len() {
 		id := g.Nodes.ID.At(v)
@@ -253,39 +302,44 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 			tracked = append(tracked, objectSite{uint64(b)<<32 | uint64(fn), size})
 		}
 	}
-	r.Live = liveCurve(opt.Stats)
+	return tracked
+}
+
+// addLive adds the live heap after each of stats, and to each bucket the
+// last one at its end.
+func (r *TimelineResult) addLive(stats []model.HeapStatsUpdate) {
+	r.Live = liveCurve(stats)
 	for i, j := 0, 0; i < len(r.Buckets) && len(r.Live) > 0; i++ {
 		for j+1 < len(r.Live) && r.Live[j+1].Micros <= r.Buckets[i].End {
 			j++
 		}
 		r.Buckets[i].LiveCount, r.Buckets[i].LiveSize = r.Live[j].Count, r.Live[j].Size
 	}
+}
+
+// addSurviving sums into each bucket the objects allocated by its end.
+func (r *TimelineResult) addSurviving() {
 	surviving, survivingSize := r.BeforeCount, r.BeforeSize
 	for i := range r.Buckets {
 		surviving += r.Buckets[i].Count
 		survivingSize += r.Buckets[i].Size
 		r.Buckets[i].Surviving, r.Buckets[i].SurvivingSize = surviving, survivingSize
 	}
-	if !r.Stacks {
-		return r, nil
+}
+
+// siteFrame returns the frame of trace function fn, none for the "no
+// allocation stack" function len(Functions).
+func siteFrame(g *model.Graph, fn uint32) Frame {
+	if fn == uint32(len(g.Trace.Functions)) {
+		return Frame{}
 	}
-	slices.SortFunc(tracked, func(x, y objectSite) int {
-		switch {
-		case x.key < y.key:
-			return -1
-		case x.key > y.key:
-			return 1
-		}
-		return 0
-	})
-	frame := func(fn uint32) Frame {
-		if fn == nf {
-			return Frame{}
-		}
-		return traceFrame(g, &t.Functions[fn])
-	}
-	perSite := make([]int, nf+1)
-	sites := opt.Sites
+	return traceFrame(g, &g.Trace.Functions[fn])
+}
+
+// addBucketSites adds to each bucket its top sites (3 by default) from
+// tracked, sorted by key, and returns each site's tracked objects.
+func (r *TimelineResult) addBucketSites(g *model.Graph, tracked []objectSite, sites int) []int {
+	perSite := make([]int, len(g.Trace.Functions)+1)
 	if sites <= 0 {
 		sites = 3
 	}
@@ -311,12 +365,18 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 		sort.SliceStable(order, func(x, y int) bool { return bucket[order[x]].Count > bucket[order[y]].Count })
 		for _, j := range order[:min(sites, len(order))] {
 			s := bucket[j]
-			s.Frame = frame(fns[j])
+			s.Frame = siteFrame(g, fns[j])
 			r.Buckets[b].Sites = append(r.Buckets[b].Sites, s)
 		}
 	}
-	// The chart's series: the sites with the most tracked live objects,
-	// objects without a stack not among them.
+	return perSite
+}
+
+// addSeries adds the chart's series: the sites with the most tracked live
+// objects (5 by default), objects without a stack not among them, with
+// their count per bucket.
+func (r *TimelineResult) addSeries(g *model.Graph, tracked []objectSite, perSite []int, series int) {
+	nf := uint32(len(g.Trace.Functions))
 	top := make([]uint32, 0, nf)
 	for fn := uint32(0); fn < nf; fn++ {
 		if perSite[fn] > 0 {
@@ -324,13 +384,12 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 		}
 	}
 	sort.SliceStable(top, func(x, y int) bool { return perSite[top[x]] > perSite[top[y]] })
-	series := opt.Series
 	if series <= 0 {
 		series = 5
 	}
 	top = top[:min(series, len(top))]
 	for _, fn := range top {
-		s := TimelineSeries{Frame: frame(fn), Counts: make([]int, n)}
+		s := TimelineSeries{Frame: siteFrame(g, fn), Counts: make([]int, len(r.Buckets))}
 		for _, o := range tracked {
 			if uint32(o.key) == fn {
 				s.Counts[o.key>>32]++
@@ -338,7 +397,6 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 		}
 		r.Series = append(r.Series, s)
 	}
-	return r, nil
 }
 
 // liveCurve sums V8's heap statistics updates into the live heap after

@@ -165,16 +165,56 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 		r.Matching = MatchByClass
 		return r
 	}
+	r.Allocated = countNew(bIDs, tIDs)
+	s := &leakSearch{a: final, g: final.Graph, k: kinds.New(final.Graph), opt: opt, r: r}
+	s.findCandidates(bIDs, tIDs)
+	s.findTops()
+	groups := s.groupByTrace()
+	clusters := s.clusterGroups(groups)
+	s.buildClusters(groups, clusters)
+	sortClusters(r.Clusters)
+	return r
+}
+
+// countNew counts the ids of tIDs that are not in bIDs: the objects
+// allocated between the baseline and the target.
+func countNew(bIDs, tIDs []uint64) int {
+	n := 0
 	for _, id := range tIDs {
 		if !hasID(bIDs, id) {
-			r.Allocated++
+			n++
 		}
 	}
-	g := final.Graph
-	n := g.NumNodes()
-	k := kinds.New(g)
-	cand := analysis.NewBits(n)
-	var cands []model.NodeIndex // in node order
+	return n
+}
+
+// leakSearch holds what Leaks' phases share.
+type leakSearch struct {
+	a   *analysis.Analysis // the final snapshot
+	g   *model.Graph
+	k   *kinds.Table
+	opt LeakOptions
+	r   *LeakResult
+	// The candidates: the leaked objects that are neither trivial nor
+	// small, in node order, and the same as a set.
+	cands []model.NodeIndex
+	cand  analysis.Bits
+	// top[i] is the candidate index of candidate i's top, the outermost
+	// leaked object dominating it (itself when none does); size[i] counts
+	// the candidates under top i.
+	top  []int32
+	size []int32
+	// The traces of the tops and their shapes.
+	tree   *leakTree
+	shapes *traceShapes
+}
+
+// findCandidates counts the objects of the final snapshot that are in
+// the target and not in the baseline, and keeps those that are neither
+// trivial nor too small as candidates.
+func (s *leakSearch) findCandidates(bIDs, tIDs []uint64) {
+	g, r := s.g, s.r
+	s.cand = analysis.NewBits(g.NumNodes())
 	for v := range g.Nodes.ID.Len() {
 		id := g.Nodes.ID.At(v)
 		if !hasID(tIDs, id) || hasID(bIDs, id) {
@@ -182,27 +222,35 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 		}
 		r.Leaked++
 		switch {
-		case isTrivialLeak(k, g, int32(v)):
+		case isTrivialLeak(s.k, g, int32(v)):
 			r.Trivial++
-		case final.Dominators.Retained[v] <= opt.MinRetained:
+		case s.a.Dominators.Retained[v] <= s.opt.MinRetained:
 			r.Small++
 		default:
-			cand.Set(v)
-			cands = append(cands, int32(v))
+			s.cand.Set(v)
+			s.cands = append(s.cands, int32(v))
 		}
 	}
-	candIndex := func(v int32) int {
-		i := sort.Search(len(cands), func(i int) bool { return cands[i] >= v })
-		if i < len(cands) && cands[i] == v {
-			return i
-		}
-		return -1
-	}
+}
 
-	// Each candidate's top: the outermost leaked object dominating it
-	// (itself when none does).
-	near := analysis.NearestMarkedDominators(final.Dominators.IDom, cand, cands, func(v int32) int32 { return v })
-	top := make([]int32, len(cands)) // candidate index of the top
+// candIndex returns the index of node v among the candidates, -1 when it
+// is none.
+func (s *leakSearch) candIndex(v int32) int {
+	i := sort.Search(len(s.cands), func(i int) bool { return s.cands[i] >= v })
+	if i < len(s.cands) && s.cands[i] == v {
+		return i
+	}
+	return -1
+}
+
+// findTops finds each candidate's top, the outermost leaked object
+// dominating it (itself when none does), and counts the candidates under
+// each top.
+func (s *leakSearch) findTops() {
+	cands := s.cands
+	near := analysis.NearestMarkedDominators(s.a.Dominators.IDom, s.cand, cands, func(v int32) int32 { return v })
+	s.top = make([]int32, len(cands))
+	top := s.top
 	for i := range top {
 		top[i] = -1
 	}
@@ -211,84 +259,100 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 		j := i
 		for top[j] < 0 && near[j] >= 0 {
 			stack = append(stack, j)
-			j = candIndex(near[j])
+			j = s.candIndex(near[j])
 		}
 		if top[j] < 0 {
 			top[j] = int32(j)
 		}
-		for _, s := range stack {
-			top[s] = top[j]
+		for _, k := range stack {
+			top[k] = top[j]
 		}
 		stack = stack[:0]
 	}
-	size := make([]int32, len(cands)) // objects per top
+	s.size = make([]int32, len(cands))
 	for _, t := range top {
-		size[t]++
+		s.size[t]++
 	}
+}
 
-	// Trace the tops and group them by trace shape.
-	tree := newLeakTree(final)
-	shapes := newTraceShapes(tree)
+// traceGroup is the tops whose traces have one shape.
+type traceGroup struct {
+	shape int32
+	tops  []int // candidate indexes, in node order
+	count int   // objects
+}
+
+// isEngineObject reports whether v is the engine's own (an object shape,
+// a "system / ..." object other than a closure context), left out without
+// Internals.
+func (s *leakSearch) isEngineObject(v int32) bool {
+	switch s.k.NodeOf(s.g, v) {
+	case kinds.Shape:
+		return true
+	case kinds.Object:
+		name := s.g.NodeName(v)
+		return strings.HasPrefix(name, "system / ") && name != "system / Context"
+	}
+	return false
+}
+
+// groupByTrace traces the tops and groups them by trace shape, counting
+// those of the engine's own objects and those without a short enough
+// trace apart.
+func (s *leakSearch) groupByTrace() []traceGroup {
+	r := s.r
+	s.tree = newLeakTree(s.a)
+	s.shapes = newTraceShapes(s.tree)
 	groupOf := map[int32]int32{} // shape -> group
-	type group struct {
-		shape int32
-		tops  []int // candidate indexes, in node order
-		count int   // objects
-	}
-	var groups []group
-	internal := func(v int32) bool {
-		switch k.NodeOf(g, v) {
-		case kinds.Shape:
-			return true
-		case kinds.Object:
-			name := g.NodeName(v)
-			return strings.HasPrefix(name, "system / ") && name != "system / Context"
-		}
-		return false
-	}
-	for i, v := range cands {
-		if top[i] != int32(i) {
+	var groups []traceGroup
+	for i, v := range s.cands {
+		if s.top[i] != int32(i) {
 			continue
 		}
-		if !opt.Internals && internal(v) {
-			r.Internal += int(size[i])
+		if !s.opt.Internals && s.isEngineObject(v) {
+			r.Internal += int(s.size[i])
 			continue
 		}
-		if tree.cost[v] < 0 {
-			r.NoPath += int(size[i])
+		if s.tree.cost[v] < 0 {
+			r.NoPath += int(s.size[i])
 			continue
 		}
-		sh := shapes.shape(v)
-		if int(shapes.depth[sh]) > opt.MaxPathLength {
-			r.NoPath += int(size[i])
+		sh := s.shapes.shape(v)
+		if int(s.shapes.depth[sh]) > s.opt.MaxPathLength {
+			r.NoPath += int(s.size[i])
 			continue
 		}
 		gi, ok := groupOf[sh]
 		if !ok {
 			gi = int32(len(groups))
 			groupOf[sh] = gi
-			groups = append(groups, group{shape: sh})
+			groups = append(groups, traceGroup{shape: sh})
 		}
 		groups[gi].tops = append(groups[gi].tops, i)
-		groups[gi].count += int(size[i])
+		groups[gi].count += int(s.size[i])
 	}
-	groupOf = nil
+	return groups
+}
 
-	// Cluster the groups, largest first, each joining the first cluster
-	// whose representative trace is similar.
+// traceCluster is the groups of similar traces: the first group's trace
+// represents them.
+type traceCluster struct {
+	trace  []traceElem
+	groups []int
+}
+
+// clusterGroups sorts the groups largest first and clusters them, each
+// joining the first cluster whose representative trace is similar.
+func (s *leakSearch) clusterGroups(groups []traceGroup) []traceCluster {
 	sort.SliceStable(groups, func(a, b int) bool {
 		if groups[a].count != groups[b].count {
 			return groups[a].count > groups[b].count
 		}
 		return groups[a].tops[0] < groups[b].tops[0]
 	})
-	type cluster struct {
-		trace  []traceElem
-		groups []int
-	}
-	var clusters []cluster
+	var clusters []traceCluster
 	for gi := range groups {
-		tr := shapes.elements(groups[gi].shape)
+		tr := s.shapes.elements(groups[gi].shape)
 		joined := false
 		for ci := range clusters {
 			if ci >= maxClusterComparisons {
@@ -301,82 +365,117 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 			}
 		}
 		if !joined {
-			clusters = append(clusters, cluster{trace: tr, groups: []int{gi}})
+			clusters = append(clusters, traceCluster{trace: tr, groups: []int{gi}})
 		}
 	}
+	return clusters
+}
 
-	// Build the clusters: their tops, then every candidate under them.
-	clusterOfTop := make([]int32, len(cands))
-	for i := range clusterOfTop {
-		clusterOfTop[i] = -1
+// buildClusters makes the result's clusters: their tops, the classes of
+// every candidate under them, and each one's representative, trace and
+// allocation site.
+func (s *leakSearch) buildClusters(groups []traceGroup, clusters []traceCluster) {
+	tops := s.clusterTops(groups, clusters)
+	hist := s.classHistograms(tops)
+	sites := alloc.NewSiteFinder(s.a)
+	for ci := range s.r.Clusters {
+		s.describeCluster(&s.r.Clusters[ci], tops[ci], hist[ci], sites)
 	}
-	r.Clusters = make([]LeakCluster, len(clusters))
-	hist := make([]map[uint32]LeakClass, len(clusters))
+}
+
+// clusterTops fills in each cluster's count of tops, their retained size
+// and the examples, and returns each cluster's tops in node order.
+func (s *leakSearch) clusterTops(groups []traceGroup, clusters []traceCluster) [][]int {
+	s.r.Clusters = make([]LeakCluster, len(clusters))
 	tops := make([][]int, len(clusters))
 	for ci, c := range clusters {
-		lc := &r.Clusters[ci]
+		lc := &s.r.Clusters[ci]
 		for _, gi := range c.groups {
 			tops[ci] = append(tops[ci], groups[gi].tops...)
 		}
 		sort.Ints(tops[ci])
 		for _, i := range tops[ci] {
-			clusterOfTop[i] = int32(ci)
-			v := cands[i]
+			v := s.cands[i]
 			lc.Count++
-			lc.Retained += final.Dominators.Retained[v]
-			if len(lc.Examples) < opt.Examples {
+			lc.Retained += s.a.Dominators.Retained[v]
+			if len(lc.Examples) < s.opt.Examples {
 				lc.Examples = append(lc.Examples, v)
 			}
 		}
+	}
+	return tops
+}
+
+// classHistograms counts, per cluster, every candidate under its tops by
+// class (and the cluster's objects), the tops themselves as reported.
+func (s *leakSearch) classHistograms(tops [][]int) []map[uint32]LeakClass {
+	clusterOfTop := make([]int32, len(s.cands))
+	for i := range clusterOfTop {
+		clusterOfTop[i] = -1
+	}
+	hist := make([]map[uint32]LeakClass, len(tops))
+	for ci := range tops {
+		for _, i := range tops[ci] {
+			clusterOfTop[i] = int32(ci)
+		}
 		hist[ci] = map[uint32]LeakClass{}
 	}
-	for i, v := range cands {
-		ci := clusterOfTop[top[i]]
+	for i, v := range s.cands {
+		ci := clusterOfTop[s.top[i]]
 		if ci < 0 {
 			continue
 		}
-		r.Clusters[ci].Objects++
-		cl := final.Classes.Of[v]
+		s.r.Clusters[ci].Objects++
+		cl := s.a.Classes.Of[v]
 		h := hist[ci][cl]
 		h.Count++
-		if top[i] == int32(i) {
+		if s.top[i] == int32(i) {
 			h.Reported++
 		}
-		h.Shallow += final.Self[v]
+		h.Shallow += s.a.Self[v]
 		hist[ci][cl] = h
 	}
-	sites := alloc.NewSiteFinder(final)
-	for ci := range r.Clusters {
-		lc := &r.Clusters[ci]
-		lc.Classes = leakClasses(final, hist[ci])
-		// The representative is of the cluster's leading class, so it
-		// and its path show what leaked, not an engine object that
-		// joined it (a closure's map, with --internals).
-		lc.Representative = model.NoNode
-		for _, i := range tops[ci] {
-			v := cands[i]
-			if final.Classes.Of[v] != lc.Classes[0].Class {
-				continue
-			}
-			ret := final.Dominators.Retained[v]
-			if rep := lc.Representative; rep < 0 || ret > final.Dominators.Retained[rep] ||
-				ret == final.Dominators.Retained[rep] && tree.cost[v] < tree.cost[rep] {
-				lc.Representative = v
-			}
+	return hist
+}
+
+// describeCluster sets a cluster's classes, its representative and its
+// trace, and the allocation site most of its tops share (sites nil: the
+// dump has no allocation stacks).
+func (s *leakSearch) describeCluster(lc *LeakCluster, tops []int, hist map[uint32]LeakClass, sites *alloc.SiteFinder) {
+	final, tree := s.a, s.tree
+	lc.Classes = leakClasses(final, hist)
+	// The representative is of the cluster's leading class, so it and
+	// its path show what leaked, not an engine object that joined it (a
+	// closure's map, with --internals).
+	lc.Representative = model.NoNode
+	for _, i := range tops {
+		v := s.cands[i]
+		if final.Classes.Of[v] != lc.Classes[0].Class {
+			continue
 		}
-		lc.Path = tree.path(lc.Representative)
-		if sites != nil {
-			reported := make([]model.NodeIndex, len(tops[ci]))
-			for j, i := range tops[ci] {
-				reported[j] = cands[i]
-			}
-			if site, ok := sites.Dominant(reported); ok {
-				lc.Site = &site
-			}
+		ret := final.Dominators.Retained[v]
+		if rep := lc.Representative; rep < 0 || ret > final.Dominators.Retained[rep] ||
+			ret == final.Dominators.Retained[rep] && tree.cost[v] < tree.cost[rep] {
+			lc.Representative = v
 		}
 	}
-	sort.SliceStable(r.Clusters, func(a, b int) bool {
-		x, y := &r.Clusters[a], &r.Clusters[b]
+	lc.Path = tree.path(lc.Representative)
+	if sites != nil {
+		reported := make([]model.NodeIndex, len(tops))
+		for j, i := range tops {
+			reported[j] = s.cands[i]
+		}
+		if site, ok := sites.Dominant(reported); ok {
+			lc.Site = &site
+		}
+	}
+}
+
+// sortClusters orders clusters by retained size, then objects, largest
+// first.
+func sortClusters(cs []LeakCluster) {
+	sort.SliceStable(cs, func(a, b int) bool {
+		x, y := &cs[a], &cs[b]
 		if x.Retained != y.Retained {
 			return x.Retained > y.Retained
 		}
@@ -385,7 +484,6 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 		}
 		return x.Representative < y.Representative
 	})
-	return r
 }
 
 // maxClusterComparisons bounds the clusters a trace group is compared
