@@ -20,7 +20,8 @@ import (
 func newReportCmd(stderr *os.File) *cobra.Command {
 	var asJSON, asCSV bool
 	var htmlPath, failOver string
-	var opt report.Options
+	// Failures name the limits by the flags that set them.
+	opt := report.Options{FailOverName: "--fail-over", FailGrowthName: "--fail-growth"}
 	c := &cobra.Command{
 		Use:   "report FILE [BASELINE...]",
 		Short: "Report what holds the memory and what looks like a leak (text, --json or --html)",
