@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/humanize"
 )
 
 // FrameJSON is one frame of an allocation stack: the function and where
@@ -49,7 +50,7 @@ func NewSiteJSON(s *alloc.SiteShare) SiteJSON {
 	if s == nil || s.Count == 0 {
 		return SiteJSON{}
 	}
-	return SiteJSON{FrameJSON: NewFrameJSON(s.Frame), Count: s.Count, Percent: Share(uint64(s.Count), uint64(s.Of))}
+	return SiteJSON{FrameJSON: NewFrameJSON(s.Frame), Count: s.Count, Percent: humanize.Share(uint64(s.Count), uint64(s.Of))}
 }
 
 // siteJSONText is a site as a table cell: "makeRecord app.js:4:20

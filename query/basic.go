@@ -13,6 +13,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
@@ -310,19 +311,19 @@ func runSummary(c *Context) (*Result, error) {
 			t.Rows = append(t.Rows, []any{u.Constructor, u.Count, u.Size})
 		}
 		r.Sections = []*Section{{Table: t}}
-		r.Notes = []string{fmt.Sprintf("%s objects (%s) unreachable from the roots", Thousands(uint64(s.Unreachable.Count)), HumanSize(s.Unreachable.Size))}
+		r.Notes = []string{fmt.Sprintf("%s objects (%s) unreachable from the roots", humanize.Thousands(uint64(s.Unreachable.Count)), humanize.Size(s.Unreachable.Size))}
 		return r, nil
 	}
 	r.Sections = []*Section{{Table: summaryTable(s), Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
 	r.Notes = []string{fmt.Sprintf("%d of %s classes; total size %s (%s bytes)",
-		len(s.Classes), Thousands(uint64(s.ClassCount)), HumanSize(s.TotalSize), Thousands(s.TotalSize))}
+		len(s.Classes), humanize.Thousands(uint64(s.ClassCount)), humanize.Size(s.TotalSize), humanize.Thousands(s.TotalSize))}
 	if u := s.Unreachable; u.Count > 0 {
 		as := ", as DevTools counts them"
 		if s.Policy != analysis.DevToolsPolicy.Name {
 			as = ""
 		}
 		r.Notes = append(r.Notes, fmt.Sprintf("%s objects (%s) are unreachable from the roots; they are counted above%s (see --unreachable)",
-			Thousands(uint64(u.Count)), HumanSize(u.Size), as))
+			humanize.Thousands(uint64(u.Count)), humanize.Size(u.Size), as))
 	}
 	return r, nil
 }
@@ -347,8 +348,8 @@ func summaryTable(s *SummaryJSON) *Table {
 		if l := c.Location; l != nil && seen[c.Constructor] > 1 {
 			name += fmt.Sprintf(" (script %d:%d:%d)", l.ScriptID, l.Line+1, l.Column+1)
 		}
-		row := []any{name, c.Count, c.Distance, c.ShallowSize, Share(c.ShallowSize, s.TotalSize),
-			c.RetainedSize, Share(c.RetainedSize, s.TotalSize)}
+		row := []any{name, c.Count, c.Distance, c.ShallowSize, humanize.Share(c.ShallowSize, s.TotalSize),
+			c.RetainedSize, humanize.Share(c.RetainedSize, s.TotalSize)}
 		if sites {
 			row = append(row, siteJSONText(c.AllocationSite))
 		}
@@ -371,10 +372,10 @@ func runTop(c *Context) (*Result, error) {
 	tb := &Table{Columns: []Column{colObject, colClass, colDistance, colShallow, colRetained, colPercent}}
 	for _, n := range t.Nodes {
 		tb.Rows = append(tb.Rows, []any{ObjectName(n), Shorten(n.Constructor, MaxNameWidth), n.Distance, n.ShallowSize, n.RetainedSize,
-			Share(n.RetainedSize, t.TotalSize)})
+			humanize.Share(n.RetainedSize, t.TotalSize)})
 	}
 	return &Result{JSON: t, Sections: []*Section{{Table: tb}},
-		Notes: []string{fmt.Sprintf("total size %s (%s bytes)", HumanSize(t.TotalSize), Thousands(t.TotalSize))}}, nil
+		Notes: []string{fmt.Sprintf("total size %s (%s bytes)", humanize.Size(t.TotalSize), humanize.Thousands(t.TotalSize))}}, nil
 }
 
 // ParseID reads a node id as users write it: "12345" or "@12345" in
@@ -423,7 +424,7 @@ func runPaths(c *Context) (*Result, error) {
 	t := NewNodeJSON(a.Graph, a.Row(nm, target))
 	r := &Result{JSON: pathsDoc{file: sn.Path, a: a, nm: nm, target: target, paths: paths},
 		Header: []string{fmt.Sprintf("Retainers of %s (%s; shallow size %s, retained size %s, distance %s)",
-			ObjectName(t), t.Constructor, HumanSize(t.ShallowSize), HumanSize(t.RetainedSize), DistanceText(t.Distance))}}
+			ObjectName(t), t.Constructor, humanize.Size(t.ShallowSize), humanize.Size(t.RetainedSize), DistanceText(t.Distance))}}
 	if len(paths) == 0 {
 		r.Notes = []string{"No retainer path: nothing reachable from the roots keeps this object alive (it is garbage or only weakly held)."}
 	}
@@ -532,13 +533,13 @@ func labelledPathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path
 			t.Rows = append(t.Rows, row(x))
 		}
 		hidden := s.end - s.start - 2*ends
-		text := fmt.Sprintf("%s more %s", Thousands(uint64(hidden)), hop(p.Steps[s.start]))
+		text := fmt.Sprintf("%s more %s", humanize.Thousands(uint64(hidden)), hop(p.Steps[s.start]))
 		if s.k > 1 {
 			block := make([]string, s.k)
 			for x := range block {
 				block[x] = hop(p.Steps[s.start+ends+x])
 			}
-			text = fmt.Sprintf("%s more hops of %s", Thousands(uint64(hidden)), strings.Join(block, ", "))
+			text = fmt.Sprintf("%s more hops of %s", humanize.Thousands(uint64(hidden)), strings.Join(block, ", "))
 		}
 		t.Rows = append(t.Rows, []any{"…", text, nil, nil, nil})
 		for x := s.end - ends; x < s.end; x++ {
@@ -581,7 +582,7 @@ func labelledPathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path
 	for _, sg := range front {
 		emit(sg)
 	}
-	t.Rows = append(t.Rows, []any{"…", fmt.Sprintf("%s more hops", Thousands(uint64(resume-cut))), nil, nil, nil})
+	t.Rows = append(t.Rows, []any{"…", fmt.Sprintf("%s more hops", humanize.Thousands(uint64(resume-cut))), nil, nil, nil})
 	for _, sg := range back {
 		emit(sg)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -149,7 +150,7 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 	if rev := chk.Reversed(); len(rev) > 0 {
 		i := rev[0]
 		msg := fmt.Sprintf("The snapshots look out of order: %s holds %s objects V8 created after everything in %s (V8 numbers objects in the order it first sees them), so it was taken later, yet it is given as the earlier one. %s expects %s.",
-			names[i], Thousands(uint64(chk.Pairs[i].Newer)), names[i+1], rules.Command(nil), rules.Expected)
+			names[i], humanize.Thousands(uint64(chk.Pairs[i].Newer)), names[i+1], rules.Command(nil), rules.Expected)
 		if order := chk.TakenOrder(); order != nil {
 			taken := make([]string, len(order))
 			for j, k := range order {
@@ -263,17 +264,17 @@ func DiffResult(base, target Snapshot, limit int, changedOnly bool) (*Result, er
 			c.SizeDelta, c.BaseCount, c.TargetCount})
 	}
 	r := &Result{Sections: []*Section{{Table: t, Chart: &Chart{Label: "constructor", Value: "size_delta"}}}}
-	objects := fmt.Sprintf("%s new objects (%s), %s deleted (%s)", Thousands(uint64(d.New)), HumanSize(d.AllocSize),
-		Thousands(uint64(d.Deleted)), HumanSize(d.FreedSize))
+	objects := fmt.Sprintf("%s new objects (%s), %s deleted (%s)", humanize.Thousands(uint64(d.New)), humanize.Size(d.AllocSize),
+		humanize.Thousands(uint64(d.Deleted)), humanize.Size(d.FreedSize))
 	if d.Matching == leak.MatchByClass {
 		objects = "# New, # Deleted and their sizes are 0: objects were not matched"
 	}
 	r.Notes = []string{matchingNote(d.Matching, d.Pair.SameShare(), d.Pair.IDs),
-		fmt.Sprintf("%d of %s changed classes; %s; total %s -> %s", len(rows), Thousands(uint64(len(d.Classes))), objects,
-			HumanSize(base.Analysis.TotalSize()), HumanSize(target.Analysis.TotalSize()))}
+		fmt.Sprintf("%d of %s changed classes; %s; total %s -> %s", len(rows), humanize.Thousands(uint64(len(d.Classes))), objects,
+			humanize.Size(base.Analysis.TotalSize()), humanize.Size(target.Analysis.TotalSize()))}
 	if replaced > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("Not shown: %s classes whose objects were only replaced, as many new as deleted and of the same size (heapx diff shows them).",
-			Thousands(uint64(replaced))))
+			humanize.Thousands(uint64(replaced))))
 	}
 	return r, nil
 }
@@ -319,27 +320,27 @@ func LeaksResult(base, target, final Snapshot, limit int, opt leak.LeakOptions) 
 	}
 	for i, cl := range clusters {
 		ex := objectName(a, nm, cl.Representative)
-		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
-		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, Thousands(uint64(cl.Objects)), HumanSize(cl.Retained)),
+		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, humanize.Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
+		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, humanize.Thousands(uint64(cl.Objects)), humanize.Size(cl.Retained)),
 			Table: pathTable(a, nm, cl.Path)}
 		if sites {
 			site := siteJSONText(NewSiteJSON(cl.Site))
 			t.Rows[i] = append(t.Rows[i], site)
 			if site != "" {
 				sec.Notes = []string{fmt.Sprintf("%s of the %s reported objects were allocated in %s.",
-					Thousands(uint64(cl.Site.Count)), Thousands(uint64(cl.Count)), site)}
+					humanize.Thousands(uint64(cl.Site.Count)), humanize.Thousands(uint64(cl.Count)), site)}
 			}
 		}
 		r.Sections = append(r.Sections, sec)
 	}
 	internals := ""
 	if !opt.Internals {
-		internals = fmt.Sprintf(", %s of the engine's own (--internals shows them)", Thousands(uint64(lr.Internal)))
+		internals = fmt.Sprintf(", %s of the engine's own (--internals shows them)", humanize.Thousands(uint64(lr.Internal)))
 	}
 	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap, leak.CountedIDs),
 		fmt.Sprintf("%s objects allocated between %s and %s, %s of them alive in %s; not reported: %s numbers, strings, code and VM internals, %s too small, %s without a retainer path%s.",
-			Thousands(uint64(lr.Allocated)), names[0], names[1], Thousands(uint64(lr.Leaked)), names[2], Thousands(uint64(lr.Trivial)),
-			Thousands(uint64(lr.Small)), Thousands(uint64(lr.NoPath)), internals)}
+			humanize.Thousands(uint64(lr.Allocated)), names[0], names[1], humanize.Thousands(uint64(lr.Leaked)), names[2], humanize.Thousands(uint64(lr.Trivial)),
+			humanize.Thousands(uint64(lr.Small)), humanize.Thousands(uint64(lr.NoPath)), internals)}
 	return r, lr, nil
 }
 
@@ -377,7 +378,7 @@ func classLeaksResult(earlier []*leak.Digest, final Snapshot, names []string, li
 		}
 		c := rows[i]
 		r.Sections = append(r.Sections, &Section{Heading: fmt.Sprintf("Class %d: %s, %s more instances; the path of its largest in %s",
-			i+1, Shorten(c.Name, MaxNameWidth), Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p)})
+			i+1, Shorten(c.Name, MaxNameWidth), humanize.Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p)})
 	}
 	chk := leak.CheckDigests(earlier, a.Graph)
 	share := 0.0
@@ -389,7 +390,7 @@ func classLeaksResult(earlier []*leak.Digest, final Snapshot, names []string, li
 	ids := leak.IDKindOf(a.Graph)
 	r.Notes = []string{matchingNote(leak.MatchByClass, share, ids),
 		fmt.Sprintf("%s classes have more instances in %s and %s than in %s: # Kept is the smaller of the two increases (memlab's rule, allocated by %s and still alive in %s, on counts), which cannot tell a leaked object from a replaced one.",
-			Thousands(uint64(len(all))), names[1], names[2], names[0], names[1], names[2])}
+			humanize.Thousands(uint64(len(all))), names[1], names[2], names[0], names[1], names[2])}
 	return r
 }
 
@@ -404,7 +405,7 @@ func leakClassesText(cs []leak.LeakClass) string {
 		if i > 0 {
 			s += ", "
 		}
-		s += fmt.Sprintf("%s %s", Shorten(c.Name, 24), Thousands(uint64(c.Count)))
+		s += fmt.Sprintf("%s %s", Shorten(c.Name, 24), humanize.Thousands(uint64(c.Count)))
 	}
 	return s
 }
@@ -447,7 +448,7 @@ func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Resul
 		classes.Notes = []string{"No class of the program's objects grows at every step."}
 	}
 	if gr.Internal > 0 {
-		what := Thousands(uint64(gr.Internal)) + " classes"
+		what := humanize.Thousands(uint64(gr.Internal)) + " classes"
 		if gr.Internal == 1 {
 			what = "1 class"
 		}
@@ -483,7 +484,7 @@ func series(v []int) string {
 		if i > 0 {
 			s += " → "
 		}
-		s += Thousands(uint64(x))
+		s += humanize.Thousands(uint64(x))
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -28,11 +29,11 @@ func FormatValue(k Kind, v any) string {
 	switch k {
 	case Count:
 		if n, ok := asInt64(v); ok && n >= 0 {
-			return Thousands(uint64(n))
+			return humanize.Thousands(uint64(n))
 		}
 	case Bytes:
 		if n, ok := asInt64(v); ok && n >= 0 {
-			return HumanSize(uint64(n))
+			return humanize.Size(uint64(n))
 		}
 	case Percent:
 		if f, ok := v.(float64); ok {
@@ -55,9 +56,9 @@ func FormatValue(k Kind, v any) string {
 				sign = ""
 			}
 			if k == Delta {
-				return sign + Thousands(m)
+				return sign + humanize.Thousands(m)
 			}
-			return sign + HumanSize(m)
+			return sign + humanize.Size(m)
 		}
 	}
 	return fmt.Sprint(v)

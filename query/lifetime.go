@@ -9,6 +9,7 @@ import (
 
 	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/humanize"
 )
 
 // GroupLifetimes is the `heapx list` group of the queries of a memory
@@ -178,8 +179,8 @@ func analyzeTrace(path string, opt lifetime.Options) (*lifetime.Result, error) {
 // traceHeader says what was analysed and what the trace did not see.
 func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 	h := []string{fmt.Sprintf("Trace: %s: %s events, %s objects from %s allocation sites, %s idle points, end at time %s",
-		path, Thousands(res.Events), Thousands(uint64(len(res.Objects))), Thousands(uint64(len(res.Sites))),
-		Thousands(uint64(len(res.Idles))), Thousands(res.End))}
+		path, humanize.Thousands(res.Events), humanize.Thousands(uint64(len(res.Objects))), humanize.Thousands(uint64(len(res.Sites))),
+		humanize.Thousands(uint64(len(res.Idles))), humanize.Thousands(res.End))}
 	var ws []Warning
 	for _, u := range res.Unseen {
 		ws = append(ws, Warning{Code: "trace_unseen", Message: fmt.Sprintf("the trace does not show %s (%s) at %s: objects it touched are counted as allocated where the traced code first saw them", unseenWhat(u.How), u.Text, u.Pos)})
@@ -196,7 +197,7 @@ func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 		h = append(h, "The program ended with an uncaught exception: "+res.Exit.Text)
 	}
 	if res.FirstSeenLate > 0 {
-		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", Thousands(res.FirstSeenLate)))
+		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", humanize.Thousands(res.FirstSeenLate)))
 	}
 	return h, ws
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -56,10 +57,10 @@ func ProfileSites(path string, p *model.SamplingProfile, view string, limit int)
 	t := alloc.SumProfile(p)
 	total := t.Total[0]
 	row := func(f alloc.Frame, self, tot uint64, samples int) []any {
-		return []any{functionName(f), frameLocation(f), self, Share(self, total), tot, Share(tot, total), samples}
+		return []any{functionName(f), frameLocation(f), self, humanize.Share(self, total), tot, humanize.Share(tot, total), samples}
 	}
 	r := &Result{Query: "sites", Header: []string{
-		fmt.Sprintf("%s: sampling heap profile, %s allocated (V8's estimate from %s samples)", path, HumanSize(total), Thousands(uint64(len(p.Samples)))),
+		fmt.Sprintf("%s: sampling heap profile, %s allocated (V8's estimate from %s samples)", path, humanize.Size(total), humanize.Thousands(uint64(len(p.Samples)))),
 	}}
 	cut := func(n int) int {
 		if limit > 0 && n > limit {
@@ -124,7 +125,7 @@ func ProfileSites(path string, p *model.SamplingProfile, view string, limit int)
 		return nil, fmt.Errorf("unknown view %q (want %s, %s or %s)", view, SitesTop, SitesTree, SitesBottomUp)
 	}
 	if t.Outside > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d samples (%s) name a call tree node the profile does not have, so are in no row.", t.Outside, HumanSize(t.OutsideBytes)))
+		r.Notes = append(r.Notes, fmt.Sprintf("%d samples (%s) name a call tree node the profile does not have, so are in no row.", t.Outside, humanize.Size(t.OutsideBytes)))
 	}
 	r.Notes = append(r.Notes, "Sizes are V8's estimates scaled up from the samples; a sampling profile does not say which sampled objects were collected since.")
 	return r, nil
@@ -179,10 +180,10 @@ func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, err
 				stack += " (" + l + ")"
 			}
 		}
-		tab.Rows = append(tab.Rows, []any{functionName(s.Frame), frameLocation(s.Frame), s.Count, s.Shallow, s.Retained, Share(s.Retained, total), stack})
+		tab.Rows = append(tab.Rows, []any{functionName(s.Frame), frameLocation(s.Frame), s.Count, s.Shallow, s.Retained, humanize.Share(s.Retained, total), stack})
 	}
 	r := &Result{Query: "sites",
-		Header: []string{fmt.Sprintf("%s: %s live objects with an allocation stack, in %d functions", path, Thousands(uint64(count)), len(sites))},
+		Header: []string{fmt.Sprintf("%s: %s live objects with an allocation stack, in %d functions", path, humanize.Thousands(uint64(count)), len(sites))},
 		Sections: []*Section{{Heading: "Allocation sites (live objects)", Table: tab,
 			Chart: &Chart{Label: "function", Value: "retained_size"}}},
 		Notes: []string{"Retained size counts each object once: objects dominated by another object of the same site are in its size."},
@@ -218,10 +219,10 @@ func AllocationChurn(path string, a *analysis.Analysis, limit int) (*Result, err
 	}
 	for _, s := range shown {
 		tab.Rows = append(tab.Rows, []any{functionName(s.Frame), frameLocation(s.Frame), s.Allocated, s.AllocatedSize,
-			s.Live, s.LiveSize, s.FreedSize(), Share(s.LiveSize, s.AllocatedSize)})
+			s.Live, s.LiveSize, s.FreedSize(), humanize.Share(s.LiveSize, s.AllocatedSize)})
 	}
 	r := &Result{Query: "sites",
-		Header: []string{fmt.Sprintf("%s: %s allocated while tracked, %s of it gone (V8's allocation tracker)", path, HumanSize(allocated), HumanSize(freed))},
+		Header: []string{fmt.Sprintf("%s: %s allocated while tracked, %s of it gone (V8's allocation tracker)", path, humanize.Size(allocated), humanize.Size(freed))},
 		Sections: []*Section{{Heading: "Churn: allocation sites by bytes allocated and gone", Table: tab,
 			Chart: &Chart{Label: "function", Value: "freed_size"}}},
 		Notes: []string{"Allocated counts what V8 tracked (allocations its optimizing compiler removed are not in it); alive is the snapshot's objects of the site. An object a GC moved can lose its allocation stack, which lowers Alive."},

@@ -9,6 +9,7 @@ import (
 	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/analysis/inspect"
 	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -71,7 +72,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.
 		t.Columns = append(t.Columns, colAllocatedIn)
 	}
 	hasDOM := inspect.DetachednessSource(a) != inspect.NoDOM
-	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, HumanSize(total))
+	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, humanize.Size(total))
 	if hasDOM {
 		heading += fmt.Sprintf(", detached DOM trees %g%%", threshold/10)
 	}
@@ -95,7 +96,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.
 			class = Shorten(listClasses(a, s), MaxNameWidth)
 		}
 		point := node(s.Point)
-		t.Rows = append(t.Rows, []any{i + 1, suspectKind(s), holder, s.Retained, Share(s.Retained, total), ObjectName(point),
+		t.Rows = append(t.Rows, []any{i + 1, suspectKind(s), holder, s.Retained, humanize.Share(s.Retained, total), ObjectName(point),
 			Shorten(heldBy(a, s, " "), MaxNameWidth), class, Shorten(shape, MaxNameWidth), Shorten(via, MaxNameWidth),
 			Shorten(linkedBy(a, s), MaxNameWidth), s.Count, s.ClassRetained})
 		if sites {
@@ -110,7 +111,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.
 		}
 		if s.Site != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%s of the %s accumulated objects were allocated in %s.",
-				Thousands(uint64(s.Site.Count)), Thousands(uint64(s.Site.Of)), siteJSONText(NewSiteJSON(s.Site))))
+				humanize.Thousands(uint64(s.Site.Count)), humanize.Thousands(uint64(s.Site.Of)), siteJSONText(NewSiteJSON(s.Site))))
 		}
 		r.Sections = append(r.Sections, sec)
 	}
@@ -214,7 +215,7 @@ func heldBy(a *analysis.Analysis, s leak.Suspect, sep string) string {
 	for _, f := range s.Fields {
 		name := fieldName(a, f)
 		if len(s.Fields) > 1 {
-			name += fmt.Sprintf(" (%s)", Thousands(uint64(f.Count)))
+			name += fmt.Sprintf(" (%s)", humanize.Thousands(uint64(f.Count)))
 		}
 		parts = append(parts, name)
 	}
@@ -228,15 +229,15 @@ func heldBy(a *analysis.Analysis, s leak.Suspect, sep string) string {
 // MAT's report: who holds the memory, where it accumulates, what
 // accumulates there and through which fields.
 func suspectSentence(a *analysis.Analysis, s leak.Suspect, holder string, point NodeJSON, class, shape, via string, total uint64) string {
-	what := fmt.Sprintf("%s instances of %s", Thousands(uint64(s.Count)), class)
+	what := fmt.Sprintf("%s instances of %s", humanize.Thousands(uint64(s.Count)), class)
 	if s.Links != nil {
-		what = fmt.Sprintf("a linked list of %s %s", Thousands(uint64(s.Count)), class)
+		what = fmt.Sprintf("a linked list of %s %s", humanize.Thousands(uint64(s.Count)), class)
 	}
 	if shape != "" {
 		if s.ShapeCount == s.Count {
 			what += " " + shape
 		} else {
-			what += fmt.Sprintf(" (%s of them %s)", Thousands(uint64(s.ShapeCount)), shape)
+			what += fmt.Sprintf(" (%s of them %s)", humanize.Thousands(uint64(s.ShapeCount)), shape)
 		}
 	}
 	if via != "" {
@@ -246,14 +247,16 @@ func suspectSentence(a *analysis.Analysis, s leak.Suspect, holder string, point 
 		what += fmt.Sprintf(" (via %s)", linkedBy(a, s))
 	}
 	if s.Detached {
-		what = fmt.Sprintf("%s detached DOM trees (%s, %s nodes)", Thousands(uint64(s.Count)), class, Thousands(uint64(s.DetachedNodes)))
+		what = fmt.Sprintf("%s detached DOM trees (%s, %s nodes)", humanize.Thousands(uint64(s.Count)), class, humanize.Thousands(uint64(s.DetachedNodes)))
 	}
-	what += " retaining " + HumanSize(s.ClassRetained)
+	what += " retaining " + humanize.Size(s.ClassRetained)
 	fields := heldBy(a, s, " and ")
-	share := func(n uint64) string { return fmt.Sprintf("%s (%s of the heap)", HumanSize(n), PercentOf(n, total)) }
+	share := func(n uint64) string {
+		return fmt.Sprintf("%s (%s of the heap)", humanize.Size(n), humanize.Percent(n, total))
+	}
 	if s.Shared {
 		return fmt.Sprintf("%s (%s of the heap) are held by %s, so no one object retains them: %s, which holds the most, retains %s.",
-			what, PercentOf(s.ClassRetained, total), fields, holder, HumanSize(s.Retained))
+			what, humanize.Percent(s.ClassRetained, total), fields, holder, humanize.Size(s.Retained))
 	}
 	if s.Links != nil {
 		if s.Holder == s.Point {
@@ -265,7 +268,7 @@ func suspectSentence(a *analysis.Analysis, s leak.Suspect, holder string, point 
 	own := len(s.Fields) > 0 && s.Fields[0].Owner == s.Point // the point's own fields hold the objects
 	text := fmt.Sprintf("%s retains %s", holder, share(s.Retained))
 	if s.Holder != s.Point {
-		text += fmt.Sprintf(". The memory is accumulated in %s (%s)", ObjectName(point), HumanSize(point.RetainedSize))
+		text += fmt.Sprintf(". The memory is accumulated in %s (%s)", ObjectName(point), humanize.Size(point.RetainedSize))
 		if fields != "" && !own {
 			text += ", held by " + fields
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -90,7 +91,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions
 		tracked += b.Count
 	}
 	r := &Result{Header: []string{fmt.Sprintf("%s: allocation timeline of %s, %d samples; %s live objects allocated while tracked, %s from before the first sample",
-		path, seconds(tl.Duration), tl.Samples, Thousands(uint64(tracked)), Thousands(uint64(tl.BeforeCount)))}}
+		path, seconds(tl.Duration), tl.Samples, humanize.Thousands(uint64(tracked)), humanize.Thousands(uint64(tl.BeforeCount)))}}
 
 	bt := &Table{Columns: []Column{{Key: "time", Title: "Allocated", Kind: Text},
 		{Key: "start_ms", Title: "From ms", Kind: Count}, {Key: "end_ms", Title: "To ms", Kind: Count},
@@ -106,7 +107,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions
 	for _, b := range tl.Buckets {
 		var sites []string
 		for _, s := range b.Sites {
-			sites = append(sites, fmt.Sprintf("%s %s", siteName(s.Frame), Thousands(uint64(s.Count))))
+			sites = append(sites, fmt.Sprintf("%s %s", siteName(s.Frame), humanize.Thousands(uint64(s.Count))))
 		}
 		row := []any{seconds(b.Start) + " – " + seconds(b.End), int64(b.Start / 1000), int64(b.End / 1000),
 			b.Count, b.Size, b.Surviving, b.SurvivingSize}
@@ -118,7 +119,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions
 	buckets := &Section{Heading: "Objects still alive, by when they were allocated", Table: bt,
 		Chart: &Chart{Label: "time", Value: "count"},
 		Notes: []string{fmt.Sprintf("Before the first sample: %s live objects (%s), alive by then in every row. After the last sample (while the snapshot was taken): %s (%s), in no row.",
-			Thousands(uint64(tl.BeforeCount)), HumanSize(tl.BeforeSize), Thousands(uint64(tl.AfterCount)), HumanSize(tl.AfterSize))}}
+			humanize.Thousands(uint64(tl.BeforeCount)), humanize.Size(tl.BeforeSize), humanize.Thousands(uint64(tl.AfterCount)), humanize.Size(tl.AfterSize))}}
 	if withLive {
 		peak := tl.Live[0]
 		for _, p := range tl.Live {
@@ -128,8 +129,8 @@ func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions
 		}
 		first, last := tl.Live[0], tl.Live[len(tl.Live)-1]
 		buckets.Notes = append(buckets.Notes, fmt.Sprintf("\"Live then\" is every object alive at the bucket's end, from V8's %d heap statistics updates (%s): %s objects (%s) at the start, at most %s (%s) at %s, %s (%s) at the end.",
-			len(tl.Live), v8.HeapStatsPath(path), Thousands(uint64(first.Count)), HumanSize(first.Size), Thousands(uint64(peak.Count)), HumanSize(peak.Size),
-			seconds(peak.Micros), Thousands(uint64(last.Count)), HumanSize(last.Size)))
+			len(tl.Live), v8.HeapStatsPath(path), humanize.Thousands(uint64(first.Count)), humanize.Size(first.Size), humanize.Thousands(uint64(peak.Count)), humanize.Size(peak.Size),
+			seconds(peak.Micros), humanize.Thousands(uint64(last.Count)), humanize.Size(last.Size)))
 	}
 	r.Sections = append(r.Sections, buckets)
 
@@ -163,9 +164,9 @@ func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions
 		case b.Max > 0:
 			age = seconds(b.Min) + " – " + seconds(b.Max)
 		}
-		at.Rows = append(at.Rows, []any{age, b.Count, b.Size, Share(uint64(b.Count), live)})
+		at.Rows = append(at.Rows, []any{age, b.Count, b.Size, humanize.Share(uint64(b.Count), live)})
 	}
-	at.Rows = append(at.Rows, []any{"older (before the first sample)", tl.BeforeCount, tl.BeforeSize, Share(uint64(tl.BeforeCount), live)})
+	at.Rows = append(at.Rows, []any{"older (before the first sample)", tl.BeforeCount, tl.BeforeSize, humanize.Share(uint64(tl.BeforeCount), live)})
 	r.Sections = append(r.Sections, &Section{Heading: "Age of the live objects at the end of the timeline", Table: at,
 		Chart: &Chart{Label: "age", Value: "count"}})
 	note := "A timeline keeps which objects allocated in each bucket are alive at the end, not how many were alive at each moment: \"Alive by then\" is the final heap as it was built up. Native (embedder) objects are left out, as DevTools leaves them out."
@@ -279,6 +280,6 @@ func SiteGrowthResult(snaps []Snapshot, limit int, all bool) (*Result, error) {
 	}
 	r := &Result{Sections: []*Section{sec}, Notes: []string{
 		fmt.Sprintf("%d of %s sites grow at every step. Sites are matched by function and script:line:column; an object a GC moved can lose its allocation stack, which makes counts lower, never higher.",
-			growing, Thousands(uint64(len(sites))))}}
+			growing, humanize.Thousands(uint64(len(sites))))}}
 	return r, nil
 }

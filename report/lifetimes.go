@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 )
 
@@ -36,11 +37,11 @@ func BuildTrace(path string, opt Options) (*Report, error) {
 	r.Overview = [][2]string{
 		{"File", path},
 		{"Format", "memtrace (heapx trace)"},
-		{"Events", query.Thousands(res.Events)},
-		{"Objects", query.Thousands(uint64(len(res.Objects)))},
-		{"Allocation sites", query.Thousands(uint64(len(res.Sites)))},
-		{"Idle points", query.Thousands(uint64(len(res.Idles)))},
-		{"End time", query.Thousands(res.End)},
+		{"Events", humanize.Thousands(res.Events)},
+		{"Objects", humanize.Thousands(uint64(len(res.Objects)))},
+		{"Allocation sites", humanize.Thousands(uint64(len(res.Sites)))},
+		{"Idle points", humanize.Thousands(uint64(len(res.Idles)))},
+		{"End time", humanize.Thousands(res.End)},
 	}
 	for _, p := range traceParts {
 		vals := map[string]any{"limit": opt.Rows}

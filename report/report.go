@@ -21,6 +21,7 @@ import (
 	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/analysis/inspect"
 	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -118,7 +119,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	}
 	r.addParts(p.slots)
 	if u := p.unreachable; u != nil && u.Count > 0 {
-		r.Overview = append(r.Overview, [2]string{"Unreachable", fmt.Sprintf("%s objects (%s)", query.Thousands(uint64(u.Count)), query.HumanSize(u.Size))})
+		r.Overview = append(r.Overview, [2]string{"Unreachable", fmt.Sprintf("%s objects (%s)", humanize.Thousands(uint64(u.Count)), humanize.Size(u.Size))})
 	}
 	r.measureLeak(p.largest, p.leaks)
 	r.checkGates(opt)
@@ -150,9 +151,9 @@ func overview(file Input) [][2]string {
 	return [][2]string{
 		{"File", file.Path},
 		{"Format", file.Format},
-		{"Objects", query.Thousands(uint64(g.NumNodes()))},
-		{"References", query.Thousands(uint64(g.NumEdges()))},
-		{"Total size", fmt.Sprintf("%s (%s bytes)", query.HumanSize(total), query.Thousands(total))},
+		{"Objects", humanize.Thousands(uint64(g.NumNodes()))},
+		{"References", humanize.Thousands(uint64(g.NumEdges()))},
+		{"Total size", fmt.Sprintf("%s (%s bytes)", humanize.Size(total), humanize.Thousands(total))},
 		{"Retained-size policy", a.Policy.Name},
 	}
 }
@@ -332,7 +333,7 @@ func (r *Report) measureLeak(largest []leak.Suspect, leaks *leak.LeakResult) {
 func (r *Report) checkGates(opt Options) {
 	if opt.FailOver > 0 && r.LeakedSize > opt.FailOver {
 		r.Failures = append(r.Failures, fmt.Sprintf("leaked size %s (%s) is over the %s limit %s",
-			query.HumanSize(r.LeakedSize), r.LeakedSizeBasis, cmp.Or(opt.FailOverName, "leaked-size"), query.HumanSize(opt.FailOver)))
+			humanize.Size(r.LeakedSize), r.LeakedSizeBasis, cmp.Or(opt.FailOverName, "leaked-size"), humanize.Size(opt.FailOver)))
 	}
 	if opt.FailGrowth > 0 && r.Growth > opt.FailGrowth {
 		r.Failures = append(r.Failures, fmt.Sprintf("the heap grew %.1f%% since %s, over the %s limit %g%%",

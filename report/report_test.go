@@ -15,6 +15,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
 	_ "github.com/heapx/heapx/formats/all"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -225,9 +226,9 @@ func checkOverview(t *testing.T, r *report.Report, want *devtoolsGolden) {
 	for k, v := range map[string]string{
 		"File":                 r.File.Path,
 		"Format":               "v8",
-		"Objects":              query.Thousands(uint64(want.NodeCount)),
-		"References":           query.Thousands(uint64(want.EdgeCount)),
-		"Total size":           query.HumanSize(want.TotalSize) + " (" + query.Thousands(want.TotalSize) + " bytes)",
+		"Objects":              humanize.Thousands(uint64(want.NodeCount)),
+		"References":           humanize.Thousands(uint64(want.EdgeCount)),
+		"Total size":           humanize.Size(want.TotalSize) + " (" + humanize.Thousands(want.TotalSize) + " bytes)",
 		"Retained-size policy": "devtools",
 	} {
 		if got[k] != v {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 )
 
@@ -129,7 +130,7 @@ func queryValues(q *query.Query, args map[string]string) (map[string]any, error)
 		case query.FloatArg:
 			v, err = strconv.ParseFloat(strings.TrimSpace(text), 64)
 		case query.SizeArg:
-			v, err = query.ParseSize(text)
+			v, err = humanize.ParseSize(text)
 		}
 		if err != nil {
 			return nil, invalid("%s: %s=%q is not a valid %s", q.Name, name, text, a.Kind)

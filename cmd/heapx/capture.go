@@ -19,7 +19,7 @@ import (
 
 	"github.com/heapx/heapx/capture"
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/humanize"
 )
 
 // captureOptions are the flags of `heapx capture`.
@@ -204,7 +204,7 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 	if err != nil {
 		return err
 	}
-	interval, err := query.ParseSize(o.interval)
+	interval, err := humanize.ParseSize(o.interval)
 	if err != nil || interval == 0 || interval > 1<<30 {
 		return fmt.Errorf("--sampling-interval: %q is not a size from 1 byte to 1 GiB", o.interval)
 	}
@@ -336,7 +336,7 @@ func captureV8(ctx context.Context, cancel context.CancelCauseFunc, o captureOpt
 		prog.finish()
 		fmt.Fprintf(said, "wrote %s (%s): allocations tracked for %.1f s%s in %d intervals; live objects %s at the start, %s at the end (at most %s)\n",
 			out, fileSize(out), st.Duration.Seconds(), finishedNote(st.Finished), st.Updates,
-			query.Thousands(uint64(st.StartObjects)), query.Thousands(uint64(st.Objects)), query.Thousands(uint64(st.PeakObjects)))
+			humanize.Thousands(uint64(st.StartObjects)), humanize.Thousands(uint64(st.Objects)), humanize.Thousands(uint64(st.PeakObjects)))
 		return nil
 	case modeSampling:
 		st, err := s.Sampling(ctx, out, o.sampling, interval, prog)
@@ -348,7 +348,7 @@ func captureV8(ctx context.Context, cancel context.CancelCauseFunc, o captureOpt
 		if !st.Collected {
 			fmt.Fprintln(stderr, "heapx: warning: this V8 cannot keep samples of objects the garbage collector freed (V8 11 and later can): the profile has only what was alive at its end")
 		}
-		fmt.Fprintf(said, "wrote %s (%s): %s samples standing for %s allocated%s\n", out, fileSize(out), query.Thousands(uint64(st.Samples)), query.HumanSize(uint64(st.Bytes)), finishedNote(st.Finished))
+		fmt.Fprintf(said, "wrote %s (%s): %s samples standing for %s allocated%s\n", out, fileSize(out), humanize.Thousands(uint64(st.Samples)), humanize.Size(uint64(st.Bytes)), finishedNote(st.Finished))
 		return nil
 	}
 	if err := s.RunProgram(ctx); err != nil {
@@ -407,7 +407,7 @@ func fileSize(path string) string {
 	if err != nil {
 		return "?"
 	}
-	return query.HumanSize(uint64(st.Size()))
+	return humanize.Size(uint64(st.Size()))
 }
 
 // errInterrupted is the cause of a capture a signal ended.

@@ -20,6 +20,7 @@ import (
 	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/formats/parquet"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -192,7 +193,7 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 		default:
 			wrote++
 			bytes += sizes[i]
-			fmt.Fprintf(stdout, "wrote %s: %s nodes from %s\n", parquet.PartitionDir(dir, r.id), query.Thousands(uint64(r.nodes)), r.path)
+			fmt.Fprintf(stdout, "wrote %s: %s nodes from %s\n", parquet.PartitionDir(dir, r.id), humanize.Thousands(uint64(r.nodes)), r.path)
 		}
 	}
 	secs := time.Since(start).Seconds()
@@ -330,7 +331,7 @@ func suspectRows(a *analysis.Analysis, path string) ([]parquet.SuspectRow, error
 	for i, row := range t.Rows {
 		s := sus[i]
 		rows[i] = parquet.SuspectRow{Rank: int32(i + 1), Kind: text(row, "kind"), Holder: text(row, "holder"),
-			HolderID: int64(g.Nodes.ID.At(int(s.Holder))), RetainedSize: int64(s.Retained), Share: query.Share(s.Retained, total) / 100,
+			HolderID: int64(g.Nodes.ID.At(int(s.Holder))), RetainedSize: int64(s.Retained), Share: humanize.Share(s.Retained, total) / 100,
 			Point: text(row, "point"), PointID: int64(g.Nodes.ID.At(int(s.Point))), HeldBy: text(row, "held_by"),
 			Class: text(row, "class"), Count: int64(s.Count), ClassRetainedSize: int64(s.ClassRetained)}
 		if site := text(row, "allocated_in"); site != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 )
@@ -131,7 +132,7 @@ func sizeDefault(n uint64) string {
 	if n == 0 {
 		return "0"
 	}
-	return query.HumanSize(n)
+	return humanize.Size(n)
 }
 
 // argValues reads the flag variables into the typed values queries get.
@@ -150,7 +151,7 @@ func argValues(q *query.Query, vals map[string]any) (map[string]any, error) {
 				out[a.Name] = *p
 				continue
 			}
-			n, err := query.ParseSize(*p)
+			n, err := humanize.ParseSize(*p)
 			if err != nil {
 				return nil, fmt.Errorf("--%s: %w", a.Name, err)
 			}

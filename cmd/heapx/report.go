@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
 )
@@ -55,7 +55,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 				return fmt.Errorf("--fail-growth must be 0 or more, not %g", opt.FailGrowth)
 			}
 			if failOver != "" {
-				n, err := query.ParseSize(failOver)
+				n, err := humanize.ParseSize(failOver)
 				if err != nil {
 					return fmt.Errorf("--fail-over: %w", err)
 				}

@@ -1,4 +1,8 @@
-package query
+// Package humanize writes sizes and counts for people, as every heapx
+// front end and report shows them: sizes in DevTools' decimal units
+// ("3.6 MB"), counts with thousands separators, shares of a total in
+// percent; and it reads sizes as people write them ("10MB", "1GiB").
+package humanize
 
 import (
 	"fmt"
@@ -6,10 +10,10 @@ import (
 	"strings"
 )
 
-// HumanSize formats a byte count the way the DevTools Memory panel does
+// Size formats a byte count the way the DevTools Memory panel does
 // (i18n.ByteUtilities.bytesToString: decimal units, one decimal below 100),
 // so numbers can be compared with the browser at a glance.
-func HumanSize(n uint64) string {
+func Size(n uint64) string {
 	if n < 1000 {
 		return strconv.FormatUint(n, 10) + " B"
 	}
@@ -39,8 +43,8 @@ func Thousands(n uint64) string {
 	return b.String()
 }
 
-// PercentOf formats part/total as a percentage with one decimal.
-func PercentOf(part, total uint64) string {
+// Percent formats part/total as a percentage with one decimal.
+func Percent(part, total uint64) string {
 	if total == 0 {
 		return "0.0%"
 	}
@@ -56,7 +60,7 @@ func Share(part, total uint64) float64 {
 }
 
 // ParseSize reads a byte size as people write it: "1500", "10MB", "512kB",
-// "1.5 GB" (decimal units, as HumanSize prints) or "64MiB" (binary).
+// "1.5 GB" (decimal units, as Size prints) or "64MiB" (binary).
 func ParseSize(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
 	i := len(t)
