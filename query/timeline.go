@@ -11,7 +11,7 @@ import (
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
-	"github.com/heapx/heapx/formats/v8"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
