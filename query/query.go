@@ -189,8 +189,11 @@ type Snapshot struct {
 	Analysis *analysis.Analysis
 	// Digest stands for Analysis for a snapshot other than the last of
 	// a query that sets EarlierAsDigests: made after the digest of the
-	// snapshot before it (analysis.NewDigest).
+	// snapshot before it (leak.NewDigest).
 	Digest *leak.Digest
+	// Trace stands for Analysis for a query of memory traces
+	// (Query.Traces).
+	Trace *Trace
 }
 
 // Context is what a query's Run receives: its snapshots, in command-line
@@ -233,7 +236,7 @@ type Query struct {
 	// about what its last snapshot does.
 	EarlierAsDigests bool
 	// Traces says the inputs are memory traces (heapx trace), not heap
-	// snapshots: front ends load nothing and give only Snapshot.Path.
+	// snapshots: front ends give them as Snapshot.Trace.
 	Traces bool
 	Args   []Arg
 	Run    func(c *Context) (*Result, error)

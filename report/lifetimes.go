@@ -22,17 +22,14 @@ var traceParts = []struct {
 	{"unused", "unused", "Objects never used", nil},
 }
 
-// BuildTrace composes the report of a memory trace written by heapx
-// trace: MemInsight's analyses (the lifetime queries) in place of a
-// snapshot's, with the timeline drawn as a chart in HTML.
-func BuildTrace(path string, opt Options) (*Report, error) {
+// BuildTrace composes the report of the memory trace t at path, written
+// by heapx trace: MemInsight's analyses (the lifetime queries) in place of
+// a snapshot's, with the timeline drawn as a chart in HTML.
+func BuildTrace(path string, t *query.Trace, opt Options) (*Report, error) {
 	if opt.Rows == 0 {
 		opt.Rows = 15
 	}
-	res, err := query.Lifetimes(path)
-	if err != nil {
-		return nil, err
-	}
+	res := t.Lifetimes
 	r := &Report{File: Input{Path: path, Format: "memtrace"}}
 	r.Overview = [][2]string{
 		{"File", path},
@@ -49,7 +46,7 @@ func BuildTrace(path string, opt Options) (*Report, error) {
 			vals[k] = v
 		}
 		q := query.Lookup(p.query)
-		pr, err := q.Exec(&query.Context{Snapshots: []query.Snapshot{{Path: path}}, Values: vals})
+		pr, err := q.Exec(&query.Context{Snapshots: []query.Snapshot{{Path: path, Trace: t}}, Values: vals})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.query, err)
 		}

@@ -93,7 +93,7 @@ func (s *Session) Query(name string, args map[string]string) (*QueryResult, erro
 // queryInputs picks the snapshots query q runs on (see Query).
 func (s *Session) queryInputs(q *query.Query) ([]query.Snapshot, error) {
 	if s.trace != nil {
-		return []query.Snapshot{{Path: s.file.Path}}, nil
+		return []query.Snapshot{{Path: s.file.Path, Trace: s.traceIn}}, nil
 	}
 	all := series(s.file, s.baselines)
 	n := len(all)

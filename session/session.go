@@ -119,6 +119,7 @@ type Session struct {
 	opt       Options
 	warnings  []query.Warning // what is wrong with the series (query.CheckSeries)
 	trace     *TraceJSON      // a session on a memory trace (OpenTrace); nil on snapshots
+	traceIn   *query.Trace    // that trace, as its queries read it
 
 	a  *analysis.Analysis // file's analysis
 	g  *model.Graph
@@ -454,7 +455,7 @@ func (s *Session) Report() (*report.Doc, error) {
 		var r *report.Report
 		var err error
 		if s.trace != nil {
-			r, err = report.BuildTrace(s.file.Path, report.Options{})
+			r, err = report.BuildTrace(s.file.Path, s.traceIn, report.Options{})
 		} else {
 			r, err = report.Build(s.file, s.baselines, report.Options{})
 		}

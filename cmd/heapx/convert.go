@@ -17,6 +17,7 @@ import (
 
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/parquet"
 	v8 "github.com/heapx/heapx/formats/v8"
@@ -419,7 +420,7 @@ func cleanUpOnInterrupt(stderr *os.File, out string, remove ...string) (stop fun
 }
 
 // convertTrace writes the object lifetimes of the memory trace in as an
-// exchange-format dump (query.LifetimeGraph).
+// exchange-format dump (lifetime.Graph).
 func convertTrace(stdout io.Writer, in, out string, of *formats.Format, analyze bool) error {
 	if !of.Results {
 		return fmt.Errorf("%s: a memory trace converts to the exchange format only (.jsonl, .db), not %s", in, of.Name)
@@ -428,10 +429,11 @@ func convertTrace(stdout io.Writer, in, out string, of *formats.Format, analyze 
 		return fmt.Errorf("--analyze: %s is a memory trace: its dump has no references to analyse", in)
 	}
 	start := time.Now()
-	g, fields, err := query.LifetimeGraph(in)
+	t, err := hx.OpenTrace(in)
 	if err != nil {
 		return err
 	}
+	g, fields := lifetime.Graph(t.Lifetimes)
 	err = formats.Save(out, of, g, formats.WriteOptions{Sources: []string{in}, Generator: generator(), NodeFields: fields})
 	if err != nil {
 		return fmt.Errorf("%s: %w", out, err)

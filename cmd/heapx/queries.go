@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
@@ -44,8 +45,11 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 			var prev *leak.Digest
 			for i, path := range args {
 				if q.Traces {
-					// A memory trace is read by the query itself.
-					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path})
+					t, err := hx.OpenTrace(path)
+					if err != nil {
+						return err
+					}
+					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Trace: t})
 					continue
 				}
 				if q.EarlierAsDigests && i < len(args)-1 {

@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
 )
@@ -67,7 +69,10 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			var r *report.Report
 			var err error
 			if len(args) == 1 && isMemoryTrace(args[0]) {
-				r, err = report.BuildTrace(args[0], opt)
+				var t *query.Trace
+				if t, err = hx.OpenTrace(args[0]); err == nil {
+					r, err = report.BuildTrace(args[0], t, opt)
+				}
 			} else {
 				r, err = buildReport(args, opt, stderr)
 			}
