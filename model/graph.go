@@ -78,6 +78,9 @@ type Graph struct {
 	// taken for one naming node 0.
 	LocationScripts []NodeIndex
 	Trace           *AllocationTrace
+	// HeapStats are V8's heap statistics recorded with an allocation
+	// timeline, read from their side file; nil without one.
+	HeapStats *HeapStats
 
 	// Sections keeps numeric top-level sections a reader understood only as
 	// tables (for example V8's scopes), so a writer can carry them through.

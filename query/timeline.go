@@ -1,19 +1,14 @@
 package query
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
-	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/humanize"
-	"github.com/heapx/heapx/model"
 )
 
 func init() {
@@ -68,19 +63,19 @@ func runTimeline(c *Context) (*Result, error) {
 	return TimelineResult(sn.Path, sn.Analysis, opt)
 }
 
-// TimelineResult lays out analysis.Timeline of the dump at path: the
+// TimelineResult lays out alloc.Timeline of the dump at path: the
 // buckets (a bar chart, as DevTools draws them), the live heap over time
 // with its top sites (a line chart) and the age histogram. When heapx
-// capture kept V8's heap statistics beside the timeline
-// (v8.HeapStatsPath) and opt has none, they are read from there, and the
+// capture kept V8's heap statistics beside the timeline (the graph's
+// HeapStats) and opt has none, they are taken from there, and the
 // buckets say how many objects were alive at their end.
 func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions) (*Result, error) {
-	if opt.Stats == nil {
-		stats, err := readTimelineStats(path)
-		if err != nil {
-			return nil, err
+	statsFile := "given"
+	if hs := a.Graph.HeapStats; opt.Stats == nil && hs != nil {
+		if hs.Err != nil {
+			return nil, hs.Err
 		}
-		opt.Stats = stats
+		opt.Stats, statsFile = hs.Updates, hs.File
 	}
 	tl, err := alloc.Timeline(a, opt)
 	if err != nil {
@@ -129,7 +124,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions
 		}
 		first, last := tl.Live[0], tl.Live[len(tl.Live)-1]
 		buckets.Notes = append(buckets.Notes, fmt.Sprintf("\"Live then\" is every object alive at the bucket's end, from V8's %d heap statistics updates (%s): %s objects (%s) at the start, at most %s (%s) at %s, %s (%s) at the end.",
-			len(tl.Live), v8.HeapStatsPath(path), humanize.Thousands(uint64(first.Count)), humanize.Size(first.Size), humanize.Thousands(uint64(peak.Count)), humanize.Size(peak.Size),
+			len(tl.Live), statsFile, humanize.Thousands(uint64(first.Count)), humanize.Size(first.Size), humanize.Thousands(uint64(peak.Count)), humanize.Size(peak.Size),
 			seconds(peak.Micros), humanize.Thousands(uint64(last.Count)), humanize.Size(last.Size)))
 	}
 	r.Sections = append(r.Sections, buckets)
@@ -175,20 +170,6 @@ func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions
 	}
 	r.Notes = append(r.Notes, note)
 	return r, nil
-}
-
-// readTimelineStats reads the heap statistics heapx capture --timeline
-// keeps beside the timeline at path, or returns nil when there are none.
-func readTimelineStats(path string) ([]model.HeapStatsUpdate, error) {
-	f, err := os.Open(v8.HeapStatsPath(path))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return v8.ReadHeapStats(f, f.Name())
 }
 
 // seconds writes microseconds for people: "850 ms", "1.25 s", "3 min".
