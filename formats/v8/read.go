@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
