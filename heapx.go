@@ -263,7 +263,7 @@ func (d *Dump) Analysis() (*analysis.Analysis, error) {
 // Digest returns what comparing the dump with later ones of a series
 // needs of it, made after prev's (the dump before it; nil for the first):
 // its ids, class counts and the sample the series checks use (see
-// analysis.Digest). It is a few bytes a node, so a caller that needs no
+// leak.Digest). It is a few bytes a node, so a caller that needs no
 // more of the dump (query.Query.EarlierAsDigests) can drop the Dump and
 // keep the digest. It computes shallow sizes and classes, not the
 // dominators: Analysis(...).Digest gives the same from an analysed dump.

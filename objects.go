@@ -139,7 +139,7 @@ func (d *Dump) Paths(id uint64, k int) ([]Path, error) {
 // Diff compares d with base, an earlier dump of the same program, as
 // DevTools' Comparison view does with d selected and base as the
 // baseline: per class, the objects new in d and those deleted since base,
-// with their sizes (heapx diff BASE TARGET; analysis.Diff says how
+// with their sizes (heapx diff BASE TARGET; leak.Diff says how
 // objects are matched). The query "diff" (Query) lays the same out as a
 // table, with warnings when the dumps look out of order or of two
 // processes.

@@ -72,7 +72,7 @@ func analyses(c *Context) []*analysis.Analysis {
 
 // matchingNote says how objects were matched across snapshots; share is
 // the smallest share of a snapshot's objects found again as the same
-// objects in the next (analysis.PairCheck.SameShare).
+// objects in the next (leak.PairCheck.SameShare).
 func matchingNote(m leak.Matching, share float64, ids leak.IDKind) string {
 	switch {
 	case m == leak.MatchByID:
@@ -99,7 +99,7 @@ type SeriesRules struct {
 	Command func(oldestFirst []string) string
 }
 
-// runtimeNames say what each runtime's dumps are (analysis.Runtime).
+// runtimeNames say what each runtime's dumps are (leak.Runtime).
 var runtimeNames = map[string]string{
 	"v8":           "a V8 heap snapshot (Node.js, Chrome)",
 	"hprof":        "a Java heap dump (HPROF)",
@@ -163,7 +163,7 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 	return ws, nil
 }
 
-// seriesCheck is analysis.CheckSeries over snapshots some of which may be
+// seriesCheck is leak.CheckSeries over snapshots some of which may be
 // digests (Snapshot.Digest).
 func seriesCheck(snaps []Snapshot) *leak.SeriesCheck {
 	last := len(snaps) - 1
@@ -291,7 +291,7 @@ func runDiff(c *Context) (*Result, error) {
 
 // LeaksResult runs memlab's leak detection over the three snapshots and
 // lays out one section per leak cluster. When objects cannot be matched
-// by id (see analysis.SeriesCheck.MatchesObjects) it compares class counts
+// by id (see leak.SeriesCheck.MatchesObjects) it compares class counts
 // instead (classLeaksResult). Headings and notes name the files.
 func LeaksResult(base, target, final Snapshot, limit int, opt leak.LeakOptions) (*Result, *leak.LeakResult, error) {
 	opt.Examples = 5
@@ -348,7 +348,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt leak.LeakOptions) 
 // of their largest instance.
 const maxClassLeakPaths = 3
 
-// classLeaksResult is memlab's rule on class counts (analysis.ClassLeaks),
+// classLeaksResult is memlab's rule on class counts (leak.ClassLeaks),
 // for snapshots whose objects cannot be matched: the classes with more
 // instances in the target and the final snapshot than in the baseline,
 // and the retainer path of the largest instance of the first few.

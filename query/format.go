@@ -65,7 +65,7 @@ func FormatValue(k Kind, v any) string {
 }
 
 // Address is a node id that is an address (HPROF object ids, SpiderMonkey
-// node ids: analysis.AddressIDs) as a value of an ID column. People see
+// node ids: leak.AddressIDs) as a value of an ID column. People see
 // it in hex, "@0x7f3a10", as MAT and Firefox's memory tool show
 // addresses and as a pointer is written; JSON and CSV keep the number.
 type Address uint64

@@ -222,7 +222,7 @@ const maxPathSections = 10
 
 // DetachedResult lays out the detached DOM trees of sn, at most limit
 // (0 or less: all), largest first: a table of the trees, then a retainer
-// path per group of trees held the same way (analysis.GroupPaths), for
+// path per group of trees held the same way (inspect.GroupPaths), for
 // the first maxPathSections groups. internals keeps the embedder's own
 // objects V8 marks detached. A heap without DOM, or without a way to tell
 // detached nodes, gets a note saying so and no table.
@@ -508,7 +508,7 @@ func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, []str
 }
 
 // maxMergedDepth bounds the depth of the merged-paths tree shown. Repeats
-// fold (see analysis.MergedPaths), so real trees are shallow, but a chain
+// fold (see inspect.MergedPaths), so real trees are shallow, but a chain
 // of classes in no repeating order is a tree as deep as itself, and a
 // million nested levels are no use to read and overflow the stack of
 // every renderer.

@@ -148,7 +148,7 @@ var allocationSiteColumns = []Column{
 
 // AllocationSites is `heapx sites` on a heap dump with allocation stacks:
 // its live objects by allocating function (DevTools' Allocation view),
-// at most limit rows (0: all). The error is analysis.ErrNoAllocationStacks
+// at most limit rows (0: all). The error is alloc.ErrNoAllocationStacks
 // for a dump without them.
 func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, error) {
 	sites, err := alloc.AllocationSites(a)
@@ -197,7 +197,7 @@ func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, err
 // AllocationChurn is `heapx sites --churn` on a dump with allocation
 // stacks: per allocating function, what it allocated while V8 tracked
 // allocations and what of it is alive, the functions whose allocations
-// are most gone first (analysis.AllocationChurn), at most limit rows (0:
+// are most gone first (alloc.AllocationChurn), at most limit rows (0:
 // all).
 func AllocationChurn(path string, a *analysis.Analysis, limit int) (*Result, error) {
 	sites, err := alloc.AllocationChurn(a.Graph)

@@ -219,7 +219,7 @@ func runSiteGrowth(c *Context) (*Result, error) {
 	})
 }
 
-// SiteGrowthResult lays out analysis.SitesOverSeries over snaps, oldest
+// SiteGrowthResult lays out alloc.SitesOverSeries over snaps, oldest
 // first: the sites growing at every step (every site with all), at most
 // limit rows (0: all).
 func SiteGrowthResult(snaps []Snapshot, limit int, all bool) (*Result, error) {

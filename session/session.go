@@ -361,7 +361,7 @@ type InfoJSON struct {
 	// Baselines are the earlier snapshots, oldest first.
 	Baselines []string    `json:"baselines"`
 	Inputs    []InputJSON `json:"inputs"`
-	// Runtime is "v8", "hprof" or "spidermonkey" (analysis.Runtime), or
+	// Runtime is "v8", "hprof" or "spidermonkey" (leak.Runtime), or
 	// "memtrace" for a memory trace (OpenTrace).
 	Runtime string `json:"runtime"`
 	// IDs is "counted" when ids are V8's numbers (shown "@123") and

@@ -461,7 +461,7 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 	}
 }
 
-// leaksOf runs analysis.Leaks on three analysed snapshots, the baseline
+// leaksOf runs leak.Leaks on three analysed snapshots, the baseline
 // and the target as digests, as the leaks command passes them.
 func leaksOf(baseline, target, final *analysis.Analysis, opt leak.LeakOptions) *leak.LeakResult {
 	bd := leak.DigestOf(baseline, nil)
