@@ -6,9 +6,10 @@
 // result without knowing the query, so adding an analysis is writing one
 // Run function and registering it.
 //
-// Queries read analysed snapshots (*analysis.Analysis) and never print or
-// touch files; the front end loads the inputs and renders the Result
-// (package render).
+// Queries read analysed snapshots (*analysis.Analysis) or opened memory
+// traces (Trace) and never print or touch files; the front end loads the
+// inputs (heapx.Open, heapx.OpenTrace) and renders the Result (package
+// render, which writes sizes and counts as package humanize does).
 package query
 
 import (
