@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/formats"
 	_ "github.com/heapx/heapx/formats/all" // every format, for Open
 	"github.com/heapx/heapx/model"
@@ -262,13 +263,13 @@ func (d *Dump) Analysis() (*analysis.Analysis, error) {
 // Digest returns what comparing the dump with later ones of a series
 // needs of it, made after prev's (the dump before it; nil for the first):
 // its ids, class counts and the sample the series checks use (see
-// analysis.Digest). It is a few bytes a node, so a caller that needs no
+// leak.Digest). It is a few bytes a node, so a caller that needs no
 // more of the dump (query.Query.EarlierAsDigests) can drop the Dump and
 // keep the digest. It computes shallow sizes and classes, not the
 // dominators: Analysis(...).Digest gives the same from an analysed dump.
-func (d *Dump) Digest(prev *analysis.Digest) *analysis.Digest {
+func (d *Dump) Digest(prev *leak.Digest) *leak.Digest {
 	d.progress(Analyzing, 0, -1)
-	return analysis.NewDigest(d.graph, prev)
+	return leak.NewDigest(d.graph, prev)
 }
 
 // Results returns the dump's analysis as the results a file stores

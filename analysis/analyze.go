@@ -93,7 +93,7 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	}()
 	// The page-owned set is derived by the dominator pass (see
 	// computeDominators), which saves a walk over the whole graph.
-	a.Roots = findRoots(g, !a.Policy.SkipIntoPageOwned)
+	a.Roots = FindRootsWith(g, !a.Policy.SkipIntoPageOwned)
 	a.DOM = PropagateDOMState(g)
 	var wg sync.WaitGroup
 	rest := func() {
@@ -167,7 +167,7 @@ func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, erro
 	}
 	a := &Analysis{Graph: g, Policy: p, sc: &scratch{}, Self: r.Shallow, Distances: r.Distance}
 	a.Dominators = &Dominators{Root: g.Root, IDom: r.Dominator, Self: r.Shallow, Retained: r.Retained}
-	a.Roots = findRoots(g, false)
+	a.Roots = FindRootsWith(g, false)
 	a.DOM = PropagateDOMState(g)
 	if !opt.NoClasses {
 		a.Classes = ClassifyNodes(g, a.DOM)

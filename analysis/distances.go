@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"github.com/heapx/heapx/analysis/internal/jsstr"
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -50,7 +52,7 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 	for i := range dist {
 		dist[i] = NoDistance
 	}
-	k := newKinds(g)
+	k := kinds.New(g)
 	wm := newWeakMapNames(g)
 	pending := map[string]struct{}{}
 	queue := sc.get(n, false)[:0]
@@ -62,26 +64,26 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 		if ignore != nil && ignore.Has(int(to[e])) {
 			return false
 		}
-		srcKind := k.node[g.Nodes.Type[src]]
+		srcKind := k.Node[g.Nodes.Type[src]]
 		et := typ[e]
-		if srcKind == kHidden && !k.indexed[et] && g.Strings.At(ename[e]) == "sloppy_function_map" &&
+		if srcKind == kinds.Hidden && !k.Indexed[et] && g.Strings.At(ename[e]) == "sloppy_function_map" &&
 			g.NodeName(src) == "system / NativeContext" {
 			return false
 		}
-		if srcKind == kArray && g.NodeName(src) == "(map descriptors)" {
+		if srcKind == kinds.Array && g.NodeName(src) == "(map descriptors)" {
 			var idx int64
 			ok := true
-			if k.indexed[et] {
+			if k.Indexed[et] {
 				idx = int64(ename[e])
 			} else {
-				idx, ok = jsParseInt(g.Strings.At(ename[e]))
+				idx, ok = jsstr.ParseInt(g.Strings.At(ename[e]))
 			}
 			if !ok {
 				return true
 			}
 			return idx < 2 || idx%3 != 1
 		}
-		if k.edge[et] == eInternal {
+		if k.Edge[et] == kinds.EdgeInternal {
 			if d, ok := wm.match(ename[e]); ok {
 				if _, seen := pending[d]; seen {
 					delete(pending, d)
@@ -98,7 +100,7 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 			v := queue[i]
 			nd := dist[v] + 1
 			for e := fe[v]; e < fe[v+1]; e++ {
-				if k.weak[typ[e]] {
+				if k.Weak[typ[e]] {
 					continue
 				}
 				t := to[e]
@@ -142,11 +144,11 @@ func reachableFromDistances(g *model.Graph, roots *Roots, dist, refused []int32)
 	if n == 0 || len(dist) != n {
 		return nil
 	}
-	k := newKinds(g)
+	k := kinds.New(g)
 	seen := NewBits(n)
 	start, end := g.EdgeRange(g.Root)
 	for e := start; e < end; e++ {
-		if !k.weak[g.Edges.Type[e]] {
+		if !k.Weak[g.Edges.Type[e]] {
 			seen.Set(int(g.Edges.To[e]))
 		}
 	}

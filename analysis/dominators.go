@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/heapx/heapx/analysis/internal/parallel"
 	"github.com/heapx/heapx/model"
 )
 
@@ -138,7 +139,7 @@ func touchPages(p unsafe.Pointer, size uintptr) {
 // uses yet, on all cores.
 func prefault(p unsafe.Pointer, size uintptr) {
 	const chunk = 4 << 20
-	parallelChunks(int(size), chunk, func(lo, hi int) {
+	parallel.Chunks(int(size), chunk, func(lo, hi int) {
 		if !populate(unsafe.Add(p, lo), uintptr(hi-lo)) {
 			touchPages(unsafe.Add(p, lo), uintptr(hi-lo))
 		}
@@ -682,7 +683,7 @@ func fillPredecessors(g *model.Graph, f *edgeFilter, num []int32, pf []uint32, c
 	// random spots by the fill below were measured to cost twice as much.
 	prefault(unsafe.Pointer(&pred.buf[0]), bytes)
 	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
-	w := workers()
+	w := parallel.Workers()
 	m := uint64(fe[n])
 	var wg sync.WaitGroup
 	for i := 0; i < w; i++ {
@@ -716,4 +717,43 @@ func fillPredecessors(g *model.Graph, f *edgeFilter, num []int32, pf []uint32, c
 	}
 	wg.Wait()
 	return pred
+}
+
+// NearestMarkedDominators returns, for each item, the nearest strict
+// dominator of its node that is marked, or -1. Results for the nodes on
+// the way are cached in one int32 per graph node, so every dominator chain
+// is walked once in all.
+func NearestMarkedDominators[T any](idom []int32, marked Bits, items []T, node func(T) int32) []int32 {
+	const unknown = -2
+	near := make([]int32, len(idom))
+	for i := range near {
+		near[i] = unknown
+	}
+	var stack []int32
+	res := make([]int32, len(items))
+	for i, it := range items {
+		v := node(it)
+		// Climb until a node whose answer is known (or the root).
+		for near[v] == unknown {
+			p := idom[v]
+			if p < 0 {
+				near[v] = -1
+				break
+			}
+			if marked.Has(int(p)) {
+				near[v] = p
+				break
+			}
+			stack = append(stack, v)
+			v = p
+		}
+		for len(stack) > 0 {
+			u := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			near[u] = near[v]
+			v = u
+		}
+		res[i] = near[node(it)]
+	}
+	return res
 }

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"unsafe"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -55,7 +56,7 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, di
 	// (Firefox's JS::ubi::RootList has 1 byte): a row for the root would
 	// top every summary at 100%. V8's root has none, as DevTools expects.
 	root := -1
-	if !isV8(g) {
+	if !kinds.IsV8(g) {
 		root = int(g.Root)
 	}
 	for i := 0; i < n; i++ {
@@ -244,4 +245,11 @@ func TopRetained(doms *Dominators, n int) []int32 {
 	}
 	sort.Slice(h, func(a, b int) bool { return less(h[b], h[a]) })
 	return h
+}
+
+// GroupRetained sums per group the retained sizes of its members that no
+// other member of the group dominates, over a's dominator tree (see
+// groupRetained); groupOf gives a node's group, -1 for none.
+func (a *Analysis) GroupRetained(groupOf func(v int32) int32, groups int) []uint64 {
+	return groupRetained(a.Dominators, groupOf, groups, a.sc)
 }

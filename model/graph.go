@@ -14,6 +14,10 @@
 // input said is lost. Edge strength (strong, weak, shortcut, ephemeron) is a
 // property of the edge type, so retained-size policies read it as data.
 //
+// Beside graphs it holds the other data readers produce for the analyses:
+// V8's heap statistics updates (HeapStatsUpdate) and sampling heap
+// profiles (SamplingProfile), so no analysis depends on a reader.
+//
 // The model performs no I/O; readers and writers live in formats/*.
 package model
 
@@ -74,6 +78,9 @@ type Graph struct {
 	// taken for one naming node 0.
 	LocationScripts []NodeIndex
 	Trace           *AllocationTrace
+	// HeapStats are V8's heap statistics recorded with an allocation
+	// timeline, read from their side file; nil without one.
+	HeapStats *HeapStats
 
 	// Sections keeps numeric top-level sections a reader understood only as
 	// tables (for example V8's scopes), so a writer can carry them through.

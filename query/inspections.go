@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/inspect"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -158,7 +160,7 @@ func shownNote(shown, total int, what string) []string {
 	if shown >= total {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s of %s %s shown (-n 0 shows all).", Thousands(uint64(shown)), Thousands(uint64(total)), what)}
+	return []string{fmt.Sprintf("%s of %s %s shown (-n 0 shows all).", humanize.Thousands(uint64(shown)), humanize.Thousands(uint64(total)), what)}
 }
 
 // DuplicatesResult lays out the duplicated strings of sn, at most limit
@@ -167,10 +169,10 @@ func shownNote(shown, total int, what string) []string {
 // no table.
 func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 	a := sn.Analysis
-	if !a.HasStringContents() {
+	if !inspect.HasStringContents(a) {
 		return &Result{Notes: []string{noStringContents}}, nil
 	}
-	all := a.DuplicateStrings(0)
+	all := inspect.DuplicateStrings(a, 0)
 	rows := all
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -196,7 +198,7 @@ func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 		return r, nil
 	}
 	r.Notes = []string{fmt.Sprintf("%s texts held by %s string objects (%s); keeping one copy of each would save %s (%s of the heap).",
-		Thousands(uint64(len(all))), Thousands(uint64(copies)), HumanSize(total), HumanSize(wasted), PercentOf(wasted, a.TotalSize()))}
+		humanize.Thousands(uint64(len(all))), humanize.Thousands(uint64(copies)), humanize.Size(total), humanize.Size(wasted), humanize.Percent(wasted, a.TotalSize()))}
 	return r, nil
 }
 
@@ -220,26 +222,26 @@ const maxPathSections = 10
 
 // DetachedResult lays out the detached DOM trees of sn, at most limit
 // (0 or less: all), largest first: a table of the trees, then a retainer
-// path per group of trees held the same way (analysis.GroupPaths), for
+// path per group of trees held the same way (inspect.GroupPaths), for
 // the first maxPathSections groups. internals keeps the embedder's own
 // objects V8 marks detached. A heap without DOM, or without a way to tell
 // detached nodes, gets a note saying so and no table.
 func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 	a := sn.Analysis
 	g := a.Graph
-	dr := a.DetachedDOM(analysis.DetachedOptions{Limit: limit, Internals: internals})
+	dr := inspect.DetachedDOM(a, inspect.DetachedOptions{Limit: limit, Internals: internals})
 	trees := dr.Trees
 	r := &Result{}
 	leftOut := ""
 	if dr.Internal > 0 {
 		leftOut = fmt.Sprintf("V8 marks %s of Node.js's own objects detached (\"Detached Node / BindingData\" and the like in the summary); they are not DOM and are left out (--internals lists them).",
-			Thousands(uint64(dr.Internal)))
+			humanize.Thousands(uint64(dr.Internal)))
 	}
 	if len(trees) == 0 {
 		switch dr.Source {
-		case analysis.NoDOM:
+		case inspect.NoDOM:
 			r.Notes = append(r.Notes, "This heap has no DOM (no node of the dump is a DOM node), so nothing can be detached.")
-		case analysis.DOMNamesOnly:
+		case inspect.DOMNamesOnly:
 			r.Notes = append(r.Notes, "No detached DOM node found. This dump does not say which DOM nodes are detached (Chrome's snapshots mark them, Firefox's have their child edges), so only nodes already named \"Detached ...\" could be found.")
 		default:
 			r.Notes = append(r.Notes, "No detached DOM node: every DOM node in the snapshot is attached to a document.")
@@ -268,9 +270,9 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 			last := s[len(s)-1]
 			heldBy = objectName(a, nm, last.From) + " " + Shorten(analysis.EdgeString(g, last.Edge), MaxNameWidth)
 		}
-		t.Rows = append(t.Rows, []any{i + 1, objectName(a, nm, tr.Root), tr.Elements, tr.Nodes, tr.Retained, Share(tr.Retained, total), heldBy})
+		t.Rows = append(t.Rows, []any{i + 1, objectName(a, nm, tr.Root), tr.Elements, tr.Nodes, tr.Retained, humanize.Share(tr.Retained, total), heldBy})
 	}
-	groups := a.GroupPaths(paths)
+	groups := inspect.GroupPaths(a, paths)
 	for gi, gr := range groups {
 		if gi == maxPathSections {
 			break
@@ -283,16 +285,16 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		which = "The largest" // -n cut the list
 	}
 	r.Notes = append(r.Notes, fmt.Sprintf("%s %s trees hold %s detached elements (%s nodes with their text and data) and retain %s.",
-		which, Thousands(uint64(len(trees))), Thousands(uint64(elements)), Thousands(uint64(nodes)), HumanSize(retained)))
+		which, humanize.Thousands(uint64(len(trees))), humanize.Thousands(uint64(elements)), humanize.Thousands(uint64(nodes)), humanize.Size(retained)))
 	if more {
-		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", Thousands(uint64(dr.Total))))
+		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", humanize.Thousands(uint64(dr.Total))))
 	}
 	switch dr.Source {
-	case analysis.DOMChildEdges:
+	case inspect.DOMChildEdges:
 		r.Notes = append(r.Notes, "Firefox does not mark detached nodes: these are the DOM nodes no document reaches through child-node edges.")
-	case analysis.DOMNamesOnly:
+	case inspect.DOMNamesOnly:
 		r.Notes = append(r.Notes, "This dump does not say which DOM nodes are detached: only nodes already named \"Detached ...\" were found.")
-	case analysis.NoDOM:
+	case inspect.NoDOM:
 		r.Notes = append(r.Notes, "This heap has no DOM: these are the embedder's own objects V8 marks detached (--internals).")
 	}
 	if leftOut != "" {
@@ -307,7 +309,7 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 // detachedPathSection lays out the retainer path of one group of trees:
 // the first member's path, with the edges where the members differ
 // written as the range of their indexes ("[0…9]").
-func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []analysis.DetachedTree, gr analysis.PathGroup) *Section {
+func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []inspect.DetachedTree, gr inspect.PathGroup) *Section {
 	first := trees[gr.Members[0]]
 	ranks := make([]int, len(gr.Members))
 	var retained uint64
@@ -315,10 +317,10 @@ func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []analy
 		ranks[i] = m + 1
 		retained += trees[m].Retained
 	}
-	sec := &Section{Heading: fmt.Sprintf("Tree %d: %s, retaining %s", ranks[0], Shorten(first.Name, MaxNameWidth), HumanSize(retained))}
+	sec := &Section{Heading: fmt.Sprintf("Tree %d: %s, retaining %s", ranks[0], Shorten(first.Name, MaxNameWidth), humanize.Size(retained))}
 	if len(ranks) > 1 {
-		sec.Heading = fmt.Sprintf("Trees %s: %s trees like %s, retaining %s", rankList(ranks), Thousands(uint64(len(ranks))),
-			Shorten(first.Name, MaxNameWidth), HumanSize(retained))
+		sec.Heading = fmt.Sprintf("Trees %s: %s trees like %s, retaining %s", rankList(ranks), humanize.Thousands(uint64(len(ranks))),
+			Shorten(first.Name, MaxNameWidth), humanize.Size(retained))
 	}
 	if len(first.Path.Steps) == 0 {
 		sec.Notes = []string{"No retainer path reaches the tree's root from the roots."}
@@ -407,13 +409,13 @@ func closuresResult(sn Snapshot, limit int) (*Result, error) {
 		t.Columns = append(t.Columns, Column{Key: "location", Title: "Defined at", Kind: Text},
 			Column{Key: "places", Title: "Places", Kind: Count})
 	}
-	for _, r := range a.Closures(limit) {
+	for _, r := range inspect.Closures(a, limit) {
 		largest := ""
 		if r.Largest != model.NoNode {
 			largest = Shorten(r.LargestVar, 24) + " = " + objectName(a, nm, r.Largest)
 		}
 		row := []any{Shorten(r.Name, MaxNameWidth), r.Count, r.Contexts, r.ContextRetained,
-			Share(r.ContextRetained, total), Shorten(strings.Join(r.Variables, ", "), MaxNameWidth), largest, r.LargestRetained}
+			humanize.Share(r.ContextRetained, total), Shorten(strings.Join(r.Variables, ", "), MaxNameWidth), largest, r.LargestRetained}
 		if located {
 			row = append(row, frameLocation(r.Location), r.Places)
 		}
@@ -428,8 +430,8 @@ func collectionsResult(sn Snapshot, limit int) (*Result, error) {
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{colObject, colClass, {Key: "elements", Title: "Elements", Kind: Count}, colRetained, colPercent}}
-	for _, r := range a.Collections(limit) {
-		t.Rows = append(t.Rows, []any{objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth), r.Elements, r.Retained, Share(r.Retained, total)})
+	for _, r := range inspect.Collections(a, limit) {
+		t.Rows = append(t.Rows, []any{objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth), r.Elements, r.Retained, humanize.Share(r.Retained, total)})
 	}
 	return &Result{Sections: []*Section{{Heading: "Collections by element count", Table: t,
 		Chart: &Chart{Label: "object", Value: "retained_size"}}}}, nil
@@ -440,10 +442,10 @@ func shapesResult(sn Snapshot, limit int) (*Result, error) {
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "shape", Title: "Shape", Kind: Text}, {Key: "properties", Title: "Properties", Kind: Count},
 		colCount, colShallow, colRetained, colPercent, {Key: "example", Title: "Example", Kind: ID}}}
-	for _, r := range a.ObjectShapes(limit) {
+	for _, r := range inspect.ObjectShapes(a, limit) {
 		shape := r.Name + " {" + strings.Join(r.Properties, ", ") + "}"
 		t.Rows = append(t.Rows, []any{Shorten(shape, MaxNameWidth), len(r.Properties), r.Count, r.Shallow, r.Retained,
-			Share(r.Retained, total), IDValue(a.Graph, a.Graph.NodeID(r.Example))})
+			humanize.Share(r.Retained, total), IDValue(a.Graph, a.Graph.NodeID(r.Example))})
 	}
 	return &Result{Sections: []*Section{{Heading: "Object shapes (constructor and property names), largest retained size first", Table: t,
 		Chart: &Chart{Label: "shape", Value: "retained_size"}}}}, nil
@@ -454,9 +456,9 @@ func globalsResult(sn Snapshot, limit int) (*Result, error) {
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "name", Title: "Variable", Kind: Text}, colObject, colClass, colRetained, colPercent}}
-	for _, r := range a.GlobalVariables(limit) {
+	for _, r := range inspect.GlobalVariables(a, limit) {
 		t.Rows = append(t.Rows, []any{Shorten(r.Name, MaxNameWidth), objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth),
-			r.Retained, Share(r.Retained, total)})
+			r.Retained, humanize.Share(r.Retained, total)})
 	}
 	r := &Result{Sections: []*Section{{Heading: "Global variables, largest retained size first", Table: t,
 		Chart: &Chart{Label: "name", Value: "retained_size"}}}}
@@ -506,7 +508,7 @@ func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, []str
 }
 
 // maxMergedDepth bounds the depth of the merged-paths tree shown. Repeats
-// fold (see analysis.MergedPaths), so real trees are shallow, but a chain
+// fold (see inspect.MergedPaths), so real trees are shallow, but a chain
 // of classes in no repeating order is a tree as deep as itself, and a
 // million nested levels are no use to read and overflow the stack of
 // every renderer.
@@ -527,7 +529,7 @@ func runMergedPaths(c *Context) (*Result, error) {
 	if len(matched) > 1 || matched[0] != name {
 		name = strings.Join(matched, ", ")
 	}
-	merged := a.MergedPaths(targets)
+	merged := inspect.MergedPaths(a, targets)
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	tree := &Tree{Columns: []Column{{Key: "edge", Title: "Edge", Kind: Text}, colClass,
 		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
@@ -547,7 +549,7 @@ func runMergedPaths(c *Context) (*Result, error) {
 		shown++
 		edge := Shorten(m.Edge, MaxNameWidth)
 		if m.Hops > 1 {
-			edge += fmt.Sprintf(" (up to %s hops)", Thousands(uint64(m.Hops)))
+			edge += fmt.Sprintf(" (up to %s hops)", humanize.Thousands(uint64(m.Hops)))
 		}
 		nodes[i] = &TreeNode{Values: []any{edge, Shorten(m.Class, MaxNameWidth), m.Objects, m.Retained, m.Ends,
 			objectName(a, nm, m.Example)}}
@@ -561,15 +563,15 @@ func runMergedPaths(c *Context) (*Result, error) {
 	reached := merged[0].Objects
 	r := &Result{
 		Header: []string{fmt.Sprintf("Shortest retainer paths of the %s instances of %s, merged by class and edge",
-			Thousands(uint64(len(targets))), Shorten(name, MaxNameWidth))},
+			humanize.Thousands(uint64(len(targets))), Shorten(name, MaxNameWidth))},
 		Sections: []*Section{{Tree: tree, Notes: shownNote(shown, len(merged)-deep, "tree nodes")}},
 	}
 	if deep > 0 {
 		r.Sections[0].Notes = append(r.Sections[0].Notes, fmt.Sprintf("%s tree nodes more than %d edges from the root are not shown.",
-			Thousands(uint64(deep)), maxMergedDepth))
+			humanize.Thousands(uint64(deep)), maxMergedDepth))
 	}
 	if un := len(targets) - reached; un > 0 {
-		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", Thousands(uint64(un)))}
+		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", humanize.Thousands(uint64(un)))}
 	}
 	return r, nil
 }
@@ -591,7 +593,7 @@ func runDominators(c *Context) (*Result, error) {
 	total := a.TotalSize()
 	pr := ShownNode(a, nm, parent)
 	r := &Result{Header: []string{fmt.Sprintf("Children of %s in the dominator tree (its retained size %s, shallow size %s)",
-		ObjectName(pr), HumanSize(pr.RetainedSize), HumanSize(pr.ShallowSize))}}
+		ObjectName(pr), humanize.Size(pr.RetainedSize), humanize.Size(pr.ShallowSize))}}
 	var sum uint64
 	if c.Bool("by-class") {
 		if a.Classes == nil {
@@ -599,19 +601,19 @@ func runDominators(c *Context) (*Result, error) {
 		}
 		t := &Table{Columns: []Column{colClass, colCount, colShallow, colRetained, colPercent,
 			{Key: "example", Title: "Largest", Kind: Text}}}
-		for _, cg := range a.DominatedByClass(parent, n) {
+		for _, cg := range inspect.DominatedByClass(a, parent, n) {
 			sum += cg.Retained
-			t.Rows = append(t.Rows, []any{Shorten(cg.Class, MaxNameWidth), cg.Count, cg.Shallow, cg.Retained, Share(cg.Retained, total),
+			t.Rows = append(t.Rows, []any{Shorten(cg.Class, MaxNameWidth), cg.Count, cg.Shallow, cg.Retained, humanize.Share(cg.Retained, total),
 				objectName(a, nm, cg.Example)})
 		}
 		r.Sections = []*Section{{Heading: "Dominator-tree children by class", Table: t, Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
 	} else {
 		t := &Table{Columns: []Column{colObject, colClass, colDistance, colShallow, colRetained, colPercent}}
-		for _, row := range a.DominatedBy(parent, n) {
+		for _, row := range inspect.DominatedBy(a, parent, n) {
 			sum += row.Retained
 			o := NewNodeJSON(a.Graph, row)
 			t.Rows = append(t.Rows, []any{ObjectName(o), Shorten(o.Constructor, MaxNameWidth), o.Distance, o.ShallowSize, o.RetainedSize,
-				Share(o.RetainedSize, total)})
+				humanize.Share(o.RetainedSize, total)})
 		}
 		r.Sections = []*Section{{Heading: "Dominator-tree children", Table: t, Chart: &Chart{Label: "object", Value: "retained_size"}}}
 	}
@@ -623,6 +625,6 @@ func runDominators(c *Context) (*Result, error) {
 	if sum+pr.ShallowSize < pr.RetainedSize {
 		rest += " and the children -n left out"
 	}
-	r.Notes = []string{fmt.Sprintf("The rows retain %s of the node's %s; the rest is %s.", HumanSize(sum), HumanSize(pr.RetainedSize), rest)}
+	r.Notes = []string{fmt.Sprintf("The rows retain %s of the node's %s; the rest is %s.", humanize.Size(sum), humanize.Size(pr.RetainedSize), rest)}
 	return r, nil
 }

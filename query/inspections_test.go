@@ -11,7 +11,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
 	_ "github.com/heapx/heapx/formats/all"
-	"github.com/heapx/heapx/formats/v8"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/query"
 )

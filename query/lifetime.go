@@ -2,13 +2,12 @@ package query
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/humanize"
 )
 
 // GroupLifetimes is the `heapx list` group of the queries of a memory
@@ -133,53 +132,20 @@ the time it became unreachable (empty: alive at the end).`,
 	})
 }
 
-// traceCache keeps the last trace analysed, so the report's parts and a
-// session's queries do not replay it once each.
-var traceCache struct {
-	sync.Mutex
-	path string
-	mod  int64
-	size int64
-	res  *lifetime.Result
-}
-
-// Lifetimes returns the lifetime analysis of the trace at path.
-func Lifetimes(path string) (*lifetime.Result, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	traceCache.Lock()
-	defer traceCache.Unlock()
-	if traceCache.res != nil && traceCache.path == path && traceCache.mod == st.ModTime().UnixNano() && traceCache.size == st.Size() {
-		return traceCache.res, nil
-	}
-	res, err := analyzeTrace(path, lifetime.Options{})
-	if err != nil {
-		return nil, err
-	}
-	traceCache.path, traceCache.mod, traceCache.size, traceCache.res = path, st.ModTime().UnixNano(), st.Size(), res
-	return res, nil
-}
-
-func analyzeTrace(path string, opt lifetime.Options) (*lifetime.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := memtrace.NewReader(f, path)
-	if err != nil {
-		return nil, err
-	}
-	return lifetime.Analyze(r, path, opt)
+// Trace is a memory trace as the lifetime queries read it, opened by the
+// front end (heapx.OpenTrace): its lifetime analysis, and Replay, which
+// analyses it again with other options (the heap of a moment, for
+// access-paths).
+type Trace struct {
+	Lifetimes *lifetime.Result
+	Replay    func(lifetime.Options) (*lifetime.Result, error)
 }
 
 // traceHeader says what was analysed and what the trace did not see.
 func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 	h := []string{fmt.Sprintf("Trace: %s: %s events, %s objects from %s allocation sites, %s idle points, end at time %s",
-		path, Thousands(res.Events), Thousands(uint64(len(res.Objects))), Thousands(uint64(len(res.Sites))),
-		Thousands(uint64(len(res.Idles))), Thousands(res.End))}
+		path, humanize.Thousands(res.Events), humanize.Thousands(uint64(len(res.Objects))), humanize.Thousands(uint64(len(res.Sites))),
+		humanize.Thousands(uint64(len(res.Idles))), humanize.Thousands(res.End))}
 	var ws []Warning
 	for _, u := range res.Unseen {
 		ws = append(ws, Warning{Code: "trace_unseen", Message: fmt.Sprintf("the trace does not show %s (%s) at %s: objects it touched are counted as allocated where the traced code first saw them", unseenWhat(u.How), u.Text, u.Pos)})
@@ -196,7 +162,7 @@ func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 		h = append(h, "The program ended with an uncaught exception: "+res.Exit.Text)
 	}
 	if res.FirstSeenLate > 0 {
-		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", Thousands(res.FirstSeenLate)))
+		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", humanize.Thousands(res.FirstSeenLate)))
 	}
 	return h, ws
 }
@@ -219,11 +185,11 @@ func unseenWhat(how uint64) string {
 
 // traceResult starts a result for the trace of c.
 func traceResult(c *Context) (*Result, *lifetime.Result, error) {
-	path := c.Snapshots[0].Path
-	res, err := Lifetimes(path)
-	if err != nil {
-		return nil, nil, err
+	path, t := c.Snapshots[0].Path, c.Snapshots[0].Trace
+	if t == nil {
+		return nil, nil, fmt.Errorf("%s: the memory trace was not given (Snapshot.Trace)", path)
 	}
+	res := t.Lifetimes
 	h, ws := traceHeader(path, res)
 	return &Result{Header: h, Warnings: ws}, res, nil
 }
@@ -566,7 +532,7 @@ func runAccessPaths(c *Context) (*Result, error) {
 	if at == 0 {
 		at = res.End
 	}
-	stopped, err := analyzeTrace(c.Snapshots[0].Path, lifetime.Options{StopAt: at})
+	stopped, err := c.Snapshots[0].Trace.Replay(lifetime.Options{StopAt: at})
 	if err != nil {
 		return nil, err
 	}

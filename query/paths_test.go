@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
@@ -205,7 +206,7 @@ func TestMergedPathsQueryDeepChain(t *testing.T) {
 			}
 			nodes = nodes[0].Children
 		}
-		want := fmt.Sprintf("%s tree nodes more than 100 edges from the root are not shown.", query.Thousands(uint64(last-100)))
+		want := fmt.Sprintf("%s tree nodes more than 100 edges from the root are not shown.", humanize.Thousands(uint64(last-100)))
 		if notes := r.Sections[0].Notes; depth != 101 || len(notes) != 1 || notes[0] != want {
 			t.Errorf("%s: depth %d, notes %q", class, depth, notes)
 		}

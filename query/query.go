@@ -6,9 +6,10 @@
 // result without knowing the query, so adding an analysis is writing one
 // Run function and registering it.
 //
-// Queries read analysed snapshots (*analysis.Analysis) and never print or
-// touch files; the front end loads the inputs and renders the Result
-// (package render).
+// Queries read analysed snapshots (*analysis.Analysis) or opened memory
+// traces (Trace) and never print or touch files; the front end loads the
+// inputs (heapx.Open, heapx.OpenTrace) and renders the Result (package
+// render, which writes sizes and counts as package humanize does).
 package query
 
 import (
@@ -17,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 )
 
 // Kind says what a column's values are, so every front end formats them
@@ -188,8 +190,11 @@ type Snapshot struct {
 	Analysis *analysis.Analysis
 	// Digest stands for Analysis for a snapshot other than the last of
 	// a query that sets EarlierAsDigests: made after the digest of the
-	// snapshot before it (analysis.NewDigest).
-	Digest *analysis.Digest
+	// snapshot before it (leak.NewDigest).
+	Digest *leak.Digest
+	// Trace stands for Analysis for a query of memory traces
+	// (Query.Traces).
+	Trace *Trace
 }
 
 // Context is what a query's Run receives: its snapshots, in command-line
@@ -232,7 +237,7 @@ type Query struct {
 	// about what its last snapshot does.
 	EarlierAsDigests bool
 	// Traces says the inputs are memory traces (heapx trace), not heap
-	// snapshots: front ends load nothing and give only Snapshot.Path.
+	// snapshots: front ends give them as Snapshot.Trace.
 	Traces bool
 	Args   []Arg
 	Run    func(c *Context) (*Result, error)

@@ -6,6 +6,10 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/inspect"
+	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -40,13 +44,13 @@ Node's C++ objects) are never suspects; "no leak suspect" is an answer.`,
 // the suspects, then one section per suspect with its sentence and the
 // path to its accumulation point. It also returns every suspect found,
 // largest first, before limit cut the list.
-func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analysis.Suspect, error) {
+func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.Suspect, error) {
 	if threshold <= 0 || threshold > 100 {
 		return nil, nil, fmt.Errorf("--threshold must be above 0 and at most 100, not %g", threshold)
 	}
 	a := sn.Analysis
 	g := a.Graph
-	all := analysis.LeakSuspects(a, analysis.SuspectOptions{Threshold: threshold / 100})
+	all := leak.LeakSuspects(a, leak.SuspectOptions{Threshold: threshold / 100})
 	total := a.Dominators.Retained[g.Root]
 	sus := all
 	if limit > 0 && len(sus) > limit {
@@ -63,12 +67,12 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
 	// Dumps with allocation stacks say where each accumulation was
 	// allocated; others keep the table they always had.
-	sites := a.HasAllocationStacks()
+	sites := alloc.HasAllocationStacks(a)
 	if sites {
 		t.Columns = append(t.Columns, colAllocatedIn)
 	}
-	hasDOM := a.DetachednessSource() != analysis.NoDOM
-	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, HumanSize(total))
+	hasDOM := inspect.DetachednessSource(a) != inspect.NoDOM
+	heading := fmt.Sprintf("Leak suspects (accumulations retaining at least %g%% of %s", threshold, humanize.Size(total))
 	if hasDOM {
 		heading += fmt.Sprintf(", detached DOM trees %g%%", threshold/10)
 	}
@@ -85,14 +89,14 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		if s.Shape != nil {
 			shape = "{" + strings.Join(s.Shape, ", ") + "}"
 		}
-		if s.Via != analysis.NoClass {
+		if s.Via != leak.NoClass {
 			via = a.Classes.Names[s.Via]
 		}
 		if s.Links != nil {
 			class = Shorten(listClasses(a, s), MaxNameWidth)
 		}
 		point := node(s.Point)
-		t.Rows = append(t.Rows, []any{i + 1, suspectKind(s), holder, s.Retained, Share(s.Retained, total), ObjectName(point),
+		t.Rows = append(t.Rows, []any{i + 1, suspectKind(s), holder, s.Retained, humanize.Share(s.Retained, total), ObjectName(point),
 			Shorten(heldBy(a, s, " "), MaxNameWidth), class, Shorten(shape, MaxNameWidth), Shorten(via, MaxNameWidth),
 			Shorten(linkedBy(a, s), MaxNameWidth), s.Count, s.ClassRetained})
 		if sites {
@@ -107,7 +111,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 		}
 		if s.Site != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%s of the %s accumulated objects were allocated in %s.",
-				Thousands(uint64(s.Site.Count)), Thousands(uint64(s.Site.Of)), siteJSONText(NewSiteJSON(s.Site))))
+				humanize.Thousands(uint64(s.Site.Count)), humanize.Thousands(uint64(s.Site.Of)), siteJSONText(NewSiteJSON(s.Site))))
 		}
 		r.Sections = append(r.Sections, sec)
 	}
@@ -125,7 +129,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []analy
 // suspectKind names what a suspect's accumulation is: "accumulation"
 // (objects of a class below its point), "linked list", "shared" (objects
 // no one object retains) or "detached DOM".
-func suspectKind(s analysis.Suspect) string {
+func suspectKind(s leak.Suspect) string {
 	switch {
 	case s.Detached:
 		return "detached DOM"
@@ -139,7 +143,7 @@ func suspectKind(s analysis.Suspect) string {
 
 // listClasses names the classes of a linked list's items in the order
 // they come from its head: "Item", or "Item and Link" for two in turn.
-func listClasses(a *analysis.Analysis, s analysis.Suspect) string {
+func listClasses(a *analysis.Analysis, s leak.Suspect) string {
 	g := a.Graph
 	names := []string{a.Classes.Names[s.Class]}
 	for _, e := range s.Links {
@@ -155,7 +159,7 @@ func listClasses(a *analysis.Analysis, s analysis.Suspect) string {
 
 // linkedBy spells the edges that chain a linked list's items, each once
 // (".next"), element indexes as "[]"; "" for other suspects.
-func linkedBy(a *analysis.Analysis, s analysis.Suspect) string {
+func linkedBy(a *analysis.Analysis, s leak.Suspect) string {
 	var parts []string
 	for _, e := range s.Links {
 		edge := "[]"
@@ -175,7 +179,7 @@ func linkedBy(a *analysis.Analysis, s analysis.Suspect) string {
 // a closure's context holds, the root group and its edge for an object
 // the runtime holds ("(GC roots){JNI global}"), else the owner's class or
 // function and the field ("Session.history").
-func fieldName(a *analysis.Analysis, f analysis.SuspectField) string {
+func fieldName(a *analysis.Analysis, f leak.SuspectField) string {
 	g := a.Graph
 	edge := analysis.EdgeString(g, f.Edge)
 	if f.Base != model.NoNode {
@@ -206,12 +210,12 @@ func fieldName(a *analysis.Analysis, f analysis.SuspectField) string {
 
 // heldBy lists a suspect's fields, with how many objects each holds where
 // there are several, joined by sep.
-func heldBy(a *analysis.Analysis, s analysis.Suspect, sep string) string {
+func heldBy(a *analysis.Analysis, s leak.Suspect, sep string) string {
 	var parts []string
 	for _, f := range s.Fields {
 		name := fieldName(a, f)
 		if len(s.Fields) > 1 {
-			name += fmt.Sprintf(" (%s)", Thousands(uint64(f.Count)))
+			name += fmt.Sprintf(" (%s)", humanize.Thousands(uint64(f.Count)))
 		}
 		parts = append(parts, name)
 	}
@@ -224,16 +228,16 @@ func heldBy(a *analysis.Analysis, s analysis.Suspect, sep string) string {
 // suspectSentence says what a suspect is in one sentence, in the words of
 // MAT's report: who holds the memory, where it accumulates, what
 // accumulates there and through which fields.
-func suspectSentence(a *analysis.Analysis, s analysis.Suspect, holder string, point NodeJSON, class, shape, via string, total uint64) string {
-	what := fmt.Sprintf("%s instances of %s", Thousands(uint64(s.Count)), class)
+func suspectSentence(a *analysis.Analysis, s leak.Suspect, holder string, point NodeJSON, class, shape, via string, total uint64) string {
+	what := fmt.Sprintf("%s instances of %s", humanize.Thousands(uint64(s.Count)), class)
 	if s.Links != nil {
-		what = fmt.Sprintf("a linked list of %s %s", Thousands(uint64(s.Count)), class)
+		what = fmt.Sprintf("a linked list of %s %s", humanize.Thousands(uint64(s.Count)), class)
 	}
 	if shape != "" {
 		if s.ShapeCount == s.Count {
 			what += " " + shape
 		} else {
-			what += fmt.Sprintf(" (%s of them %s)", Thousands(uint64(s.ShapeCount)), shape)
+			what += fmt.Sprintf(" (%s of them %s)", humanize.Thousands(uint64(s.ShapeCount)), shape)
 		}
 	}
 	if via != "" {
@@ -243,14 +247,16 @@ func suspectSentence(a *analysis.Analysis, s analysis.Suspect, holder string, po
 		what += fmt.Sprintf(" (via %s)", linkedBy(a, s))
 	}
 	if s.Detached {
-		what = fmt.Sprintf("%s detached DOM trees (%s, %s nodes)", Thousands(uint64(s.Count)), class, Thousands(uint64(s.DetachedNodes)))
+		what = fmt.Sprintf("%s detached DOM trees (%s, %s nodes)", humanize.Thousands(uint64(s.Count)), class, humanize.Thousands(uint64(s.DetachedNodes)))
 	}
-	what += " retaining " + HumanSize(s.ClassRetained)
+	what += " retaining " + humanize.Size(s.ClassRetained)
 	fields := heldBy(a, s, " and ")
-	share := func(n uint64) string { return fmt.Sprintf("%s (%s of the heap)", HumanSize(n), PercentOf(n, total)) }
+	share := func(n uint64) string {
+		return fmt.Sprintf("%s (%s of the heap)", humanize.Size(n), humanize.Percent(n, total))
+	}
 	if s.Shared {
 		return fmt.Sprintf("%s (%s of the heap) are held by %s, so no one object retains them: %s, which holds the most, retains %s.",
-			what, PercentOf(s.ClassRetained, total), fields, holder, HumanSize(s.Retained))
+			what, humanize.Percent(s.ClassRetained, total), fields, holder, humanize.Size(s.Retained))
 	}
 	if s.Links != nil {
 		if s.Holder == s.Point {
@@ -262,7 +268,7 @@ func suspectSentence(a *analysis.Analysis, s analysis.Suspect, holder string, po
 	own := len(s.Fields) > 0 && s.Fields[0].Owner == s.Point // the point's own fields hold the objects
 	text := fmt.Sprintf("%s retains %s", holder, share(s.Retained))
 	if s.Holder != s.Point {
-		text += fmt.Sprintf(". The memory is accumulated in %s (%s)", ObjectName(point), HumanSize(point.RetainedSize))
+		text += fmt.Sprintf(". The memory is accumulated in %s (%s)", ObjectName(point), humanize.Size(point.RetainedSize))
 		if fields != "" && !own {
 			text += ", held by " + fields
 		}

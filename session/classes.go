@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/query"
 )
 
@@ -20,7 +21,7 @@ func instanceIndex(a *analysis.Analysis) (from []uint32, inst []int32) {
 	g := a.Graph
 	nc := len(a.Classes.Names)
 	root := int32(-1)
-	if analysis.Runtime(g) != "v8" {
+	if leak.Runtime(g) != "v8" {
 		root = g.Root
 	}
 	counted := func(n int32) bool { return a.Self[n] != 0 && n != root }

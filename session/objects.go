@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -105,7 +106,7 @@ func (s *Session) Object(ref string) (*ObjectJSON, error) {
 	rs, re := s.a.Retainers().Of(n)
 	o.Retainers = int(re - rs)
 	o.Children = len(s.dominated(n))
-	o.AllocationStack = query.StackJSON(s.a.AllocationStack(n))
+	o.AllocationStack = query.StackJSON(alloc.AllocationStack(s.a, n))
 	return o, nil
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/heapx/heapx/capture"
 	"github.com/heapx/heapx/capture/cdp"
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/humanize"
 )
 
 // captureOptions are the flags of `heapx capture`.
@@ -168,7 +168,7 @@ func checkCapture(cmd *cobra.Command, o captureOptions, argv []string) (capture.
 	if cmd.Flags().Changed("count") {
 		co.Count = o.count
 	}
-	interval, err := query.ParseSize(o.interval)
+	interval, err := humanize.ParseSize(o.interval)
 	if err != nil || interval == 0 || interval > 1<<30 {
 		return co, fmt.Errorf("--sampling-interval: %q is not a size from 1 byte to 1 GiB", o.interval)
 	}
@@ -270,19 +270,19 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 
 // sayWritten says a file was written, with what it holds.
 func sayWritten(said io.Writer, stderr *os.File, f capture.File) {
-	size := query.HumanSize(uint64(f.Size))
+	size := humanize.Size(uint64(f.Size))
 	switch {
 	case f.Timeline != nil:
 		st := f.Timeline
 		fmt.Fprintf(said, "wrote %s (%s): allocations tracked for %.1f s%s in %d intervals; live objects %s at the start, %s at the end (at most %s)\n",
 			f.Path, size, st.Duration.Seconds(), finishedNote(st.Finished), st.Updates,
-			query.Thousands(uint64(st.StartObjects)), query.Thousands(uint64(st.Objects)), query.Thousands(uint64(st.PeakObjects)))
+			humanize.Thousands(uint64(st.StartObjects)), humanize.Thousands(uint64(st.Objects)), humanize.Thousands(uint64(st.PeakObjects)))
 	case f.Sampling != nil:
 		st := f.Sampling
 		if !st.Collected {
 			fmt.Fprintln(stderr, "heapx: warning: this V8 cannot keep samples of objects the garbage collector freed (V8 11 and later can): the profile has only what was alive at its end")
 		}
-		fmt.Fprintf(said, "wrote %s (%s): %s samples standing for %s allocated%s\n", f.Path, size, query.Thousands(uint64(st.Samples)), query.HumanSize(uint64(st.Bytes)), finishedNote(st.Finished))
+		fmt.Fprintf(said, "wrote %s (%s): %s samples standing for %s allocated%s\n", f.Path, size, humanize.Thousands(uint64(st.Samples)), humanize.Size(uint64(st.Bytes)), finishedNote(st.Finished))
 	default:
 		fmt.Fprintf(said, "wrote %s (%s)\n", f.Path, size)
 	}
@@ -303,7 +303,7 @@ func fileSize(path string) string {
 	if err != nil {
 		return "?"
 	}
-	return query.HumanSize(uint64(st.Size()))
+	return humanize.Size(uint64(st.Size()))
 }
 
 // errInterrupted is the cause of a capture a signal ended.

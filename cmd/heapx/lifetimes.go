@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats/memtrace"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -13,7 +14,7 @@ import (
 // written by heapx trace does; heapx report then reports on its object
 // lifetimes (report.BuildTrace) instead of reading a heap snapshot. The
 // lifetime queries themselves (heapx lifetimes, stale-sites...) are
-// registered queries that read their trace (query.Query.Traces).
+// registered queries of traces (query.Query.Traces).
 func isMemoryTrace(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -28,8 +29,12 @@ func isMemoryTrace(path string) bool {
 // printLifetimes writes what heapx lifetimes says of the trace at path
 // (heapx trace --report).
 func printLifetimes(w io.Writer, path string) error {
+	t, err := hx.OpenTrace(path)
+	if err != nil {
+		return err
+	}
 	q := query.Lookup("lifetimes")
-	r, err := q.Exec(&query.Context{Snapshots: []query.Snapshot{{Path: path}}, Values: map[string]any{}})
+	r, err := q.Exec(&query.Context{Snapshots: []query.Snapshot{{Path: path, Trace: t}}, Values: map[string]any{}})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	// The library, as hx: heapx is what the tests call the command.
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 )
 
 // binaries maps a run's stderr to its root --binary flag (the node
@@ -82,7 +83,7 @@ func loadAndAnalyze(path string, stderr *os.File) (*dump, *analysis.Analysis, er
 // heapx.Dump.Digest), made after prev's, for a query that needs no more
 // of it (query.Query.EarlierAsDigests): the graph is garbage before the
 // next file is read.
-func loadDigest(path string, prev *analysis.Digest, stderr *os.File) (*analysis.Digest, error) {
+func loadDigest(path string, prev *leak.Digest, stderr *os.File) (*leak.Digest, error) {
 	d, err := load(path, stderr, hx.Options{Stored: hx.SkipStored})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	hsql "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -214,7 +215,7 @@ func writeCopy(source, target string, g *model.Graph, opt hsql.WriteOptions, tem
 		what, when = "a temporary SQL cache", "deleted after the query"
 	}
 	fmt.Fprintf(stderr, "heapx: building %s of %s at %s (about %s; %s)\n", what, source, target,
-		query.HumanSize(uint64(hsql.EstimateSize(g, opt))), when)
+		humanize.Size(uint64(hsql.EstimateSize(g, opt))), when)
 	// An interrupt must not leave a temporary file behind (the copy is
 	// renamed into place only once complete).
 	defer cleanUpOnInterrupt(stderr, target)()
@@ -228,7 +229,7 @@ func writeCopy(source, target string, g *model.Graph, opt hsql.WriteOptions, tem
 		return err
 	}
 	if st, err := os.Stat(target); err == nil {
-		fmt.Fprintf(stderr, "heapx: SQL cache ready: %s (%s, %.1f s)\n", target, query.HumanSize(uint64(st.Size())), time.Since(start).Seconds())
+		fmt.Fprintf(stderr, "heapx: SQL cache ready: %s (%s, %.1f s)\n", target, humanize.Size(uint64(st.Size())), time.Since(start).Seconds())
 	}
 	return nil
 }

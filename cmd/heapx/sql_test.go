@@ -19,6 +19,7 @@ import (
 	"time"
 
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
@@ -614,7 +615,7 @@ func TestSQLBigCacheInUserCacheDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(r.stderr, "at "+dbs[0]+" (about 283 MB;") || !strings.Contains(r.stderr, "SQL cache ready: "+dbs[0]+" ("+query.HumanSize(uint64(st.Size()))+", ") {
+	if !strings.Contains(r.stderr, "at "+dbs[0]+" (about 283 MB;") || !strings.Contains(r.stderr, "SQL cache ready: "+dbs[0]+" ("+humanize.Size(uint64(st.Size()))+", ") {
 		t.Errorf("the note does not say where the cache goes and how large it is (%d bytes):\n%s", st.Size(), r.stderr)
 	}
 	if st.Size() > 275<<20 || st.Size() < sqlquery.BesideLimit {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 	"github.com/heapx/heapx/model"
 )
 

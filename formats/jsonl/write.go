@@ -10,7 +10,7 @@ import (
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/exchange"
-	"github.com/heapx/heapx/internal/jsonstr"
+	"github.com/heapx/heapx/formats/internal/jsonstr"
 	"github.com/heapx/heapx/model"
 )
 

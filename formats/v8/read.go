@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 	"github.com/heapx/heapx/internal/termtext"
 	"github.com/heapx/heapx/model"
 )
@@ -73,7 +73,11 @@ func Detect(head []byte) bool {
 // ReadFile reads the snapshot at path. Gzip input is recognized by its magic
 // bytes.
 func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
-	return input.ReadFile(path, opt.Progress, opt.read)
+	g, err := input.ReadFile(path, opt.Progress, opt.read)
+	if err == nil {
+		g.HeapStats = heapStatsBeside(path)
+	}
+	return g, err
 }
 
 // Read reads a snapshot from r; name is used in error messages. Gzip input

@@ -8,7 +8,7 @@ import (
 	"testing/iotest"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 )
 
 // TestUnknownSectionSkipped: strings in a section the reader skips are
