@@ -138,6 +138,9 @@ func TestKeysAndCollections(t *testing.T) {
 		{Kind: CollClear, At: base + 2, Obj: 9},
 		{Kind: FreeVars, At: base + 1, AnyVars: true},
 		{Kind: Unseen, At: base + 2, How: UnseenEval, Text: "eval at m.mjs:1:2"},
+		{Kind: Idle, Millis: 1500},
+		{Kind: Signal, Text: "SIGTERM"},
+		{Kind: Exit, Code: -1, How: ExitSignal, Text: "SIGTERM"},
 		{Kind: End, Code: -1, Signal: 9, Flags: EndCutOff | EndNoExit},
 	} {
 		if err := w.Write(&ev); err != nil {
@@ -160,6 +163,9 @@ func TestKeysAndCollections(t *testing.T) {
 		"6 COLL_CLEAR file:///m.mjs:1:2 9",
 		"6 FREE_VARS file:///m.mjs:3:5 any",
 		`6 UNSEEN file:///m.mjs:1:2 what 1 "eval at m.mjs:1:2"`,
+		"6 IDLE 1500 ms",
+		"6 SIGNAL SIGTERM",
+		`6 EXIT code -1 how 3 "SIGTERM"`,
 		"6 END code -1 signal 9 flags 3",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -207,6 +213,7 @@ func TestBadInput(t *testing.T) {
 		{"truncated inside a record", good[:len(good)-2], "the trace ends inside field"},
 		{"no END", good[:len(good)-4], "truncated: it ends without an END record"},
 		{"unknown kind", append(append([]byte{}, good[:5]...), 0x7f), "byte 5: unknown record kind 0x7f"},
+		{"IDLE in version 1", append([]byte(Magic+"\x01"), byte(Idle), 5), "byte 5: unknown record kind 0x09 in a version 1 trace"},
 		{"undefined string", append([]byte(Magic+"\x01"), byte(Declare), 0, 2, 5, 0), "byte 8: DECLARE record at byte 5: field name: string id 5 is not defined"},
 		{"undefined iid", append([]byte(Magic+"\x01"), byte(TopLevelFlush), 3), "byte 6: TOP_LEVEL_FLUSH record at byte 5: iid 3 is not defined by a SCRIPT record"},
 		{"sparse string ids", append([]byte(Magic+"\x01"), byte(StringDef), 2, 1, 'a'), "defines string id 2 where 1 was expected"},
