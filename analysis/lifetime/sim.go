@@ -61,6 +61,14 @@ type Lifetime struct {
 	// have been allocated in the same call and to have died together.
 	OwnerSite uint64
 	Owned     bool
+	// Late says the trace first saw the object after its allocation: it
+	// was made by code the trace does not show (Node's own objects, such
+	// as requests and sockets, or an uninstrumented module).
+	Late bool
+	// Suspended, for an object alive at the end, is the iid of the await
+	// (or yield) of a suspended call that alone held it then: nothing the
+	// program's variables reach did.
+	Suspended uint64
 	// Context is the calling-context node (see Result.Contexts) of the
 	// allocation.
 	Context int32
@@ -90,6 +98,7 @@ const (
 	fModule   // a script's scope: a root for the rest of the run
 	fCallee   // a function first seen when called: made and held by untraced code
 	fLate     // first seen after its allocation
+	fPlaced   // an UPDATE_IID gave its site: traced code made it (a constructor's this)
 )
 
 // node is one vertex of the simulated heap: an object or a context.
@@ -212,10 +221,26 @@ type Simulator struct {
 	// Unseen are the trace's UNSEEN records: code that ran untraced.
 	Unseen []memtrace.Event
 	// Exit and EndRecord are the trace's EXIT and END records (Kind 0
-	// when missing).
+	// when missing); Signals the names of the signals the program
+	// received (SIGNAL records).
 	Exit, EndRecord memtrace.Event
-	// Idles are the idle points: times the call stack became empty.
-	Idles []uint64
+	Signals         []string
+	// Idles are the idle points: the IDLE records' times (returns to the
+	// event loop with an empty stack), and IdleMillis their wall-clock
+	// times. A trace without IDLE records (version 1, or a program that
+	// never returned to its event loop) has as idle points the times the
+	// call stack became empty, and no IdleMillis.
+	Idles      []uint64
+	IdleMillis []uint64
+	depthIdles []uint64
+	// heldBy, set at the end, is per node the iid of the await of the
+	// suspended call that alone holds it (see Lifetime.Suspended).
+	heldBy []uint64
+	// HeldAtEnd is, per allocation site with objects alive at the end,
+	// the access path to one of them (AccessPath.Steps).
+	HeldAtEnd map[uint64][]string
+	// Positions names iids in access paths (nil: by number).
+	Positions func(uint64) (memtrace.Pos, bool)
 
 	ctxIDs      map[uint64]int32
 	scriptKinds map[uint64]memtrace.ScriptKind
@@ -519,6 +544,11 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 	case memtrace.UpdateIID:
 		if i, ok := s.ids[ev.Obj]; ok {
 			s.nodes[i].site = ev.At
+			s.nodes[i].flags |= fPlaced
+		} else if ev.Obj != memtrace.NoObject {
+			// Numbered by its constructor but first reported here (the
+			// constructor stored only primitives in it): allocated now.
+			s.allocate(ev.Obj, ev.At)
 		}
 	case memtrace.ScriptDef:
 		s.scriptKinds[ev.Script] = ev.ScriptKind
@@ -543,6 +573,11 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 		s.Unseen[len(s.Unseen)-1].Names = nil
 	case memtrace.Exit:
 		s.Exit = *ev
+	case memtrace.Idle:
+		s.Idles = append(s.Idles, t)
+		s.IdleMillis = append(s.IdleMillis, ev.Millis)
+	case memtrace.Signal:
+		s.Signals = append(s.Signals, ev.Text)
 	case memtrace.End:
 		s.EndRecord = *ev
 		s.End(s.now)
@@ -695,6 +730,7 @@ func (s *Simulator) leave(ev *memtrace.Event, complete bool) error {
 	if !complete {
 		s.pin(f.ctx)
 		s.incRef(f.ctx)
+		s.nodes[f.ctx].site = ev.At // where it waits (a context has no allocation site)
 	}
 	s.exit(ev.Time, complete)
 	if ev.Kind == memtrace.ScriptExit {
@@ -707,7 +743,7 @@ func (s *Simulator) leave(ev *memtrace.Event, complete bool) error {
 	}
 	if len(s.stack) == 0 {
 		s.flush(ev.Time, false)
-		s.Idles = append(s.Idles, ev.Time)
+		s.depthIdles = append(s.depthIdles, ev.Time)
 	}
 	return nil
 }
@@ -906,8 +942,11 @@ func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
 	// s.lt, not a local: a pointer to a local handed to the sink would
 	// escape, an allocation per object.
 	s.lt = Lifetime{ID: n.id, Site: n.site, Alloc: n.alloc, LastUse: n.lastUse, Unreachable: t, AtEnd: atEnd,
-		Function: n.flags&fFunction != 0, Context: n.ctxTree, Frame: n.frame}
+		Function: n.flags&fFunction != 0, Late: n.flags&(fLate|fPlaced) == fLate, Context: n.ctxTree, Frame: n.frame}
 	l := &s.lt
+	if atEnd && s.heldBy != nil {
+		l.Suspended = s.heldBy[i]
+	}
 	if fe, ok := s.frames[n.frame]; ok && n.frame != 0 {
 		l.NonEscaping = !atEnd && !fe.script && (!fe.returned || t <= fe.exit)
 		fe.live--
