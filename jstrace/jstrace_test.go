@@ -396,6 +396,49 @@ console.log(m.size, s.size, arr.length, t.x === a, t.y === b);
 		PUTFIELD n.js:5:40 11.y = 3`)
 }
 
+// TestHolders: event emitters hold the listeners the program made, and
+// timers their callbacks, as the trace models them (docs/trace.md,
+// "Native models"): a listener is a property on('NAME') of its emitter (a
+// second one held at once on('NAME')#1) until it is removed or, for once,
+// has run; process is held by globalThis; a timer's callback is a
+// property of globalThis until it has run or is cleared. The program sees
+// its emitters and timers as without the trace.
+func TestHolders(t *testing.T) {
+	evs, out, _ := traceOf(t, Options{}, "h.js", `const { EventEmitter } = require('events');
+const e = new EventEmitter(), a = () => 1, b = () => 2;
+e.on('x', a); e.on('x', b); e.once('y', a); e.off('x', a); e.emit('y'); e.on('x', a); e.removeAllListeners('x');
+process.on('warning', b);
+const t = setTimeout(a, 1); const i = setInterval(b, 1); clearInterval(i);
+setImmediate(() => console.log(e.listenerCount('x'), e.listenerCount('y'), typeof t.ref, process.listenerCount('warning'), setTimeout.name));
+`)
+	if out != "0 0 function 2 setTimeout\n" { // Node has a warning listener of its own
+		t.Errorf("program printed %q", out)
+	}
+	var got []string
+	for _, e := range evs {
+		if strings.Contains(e, "PUTFIELD") {
+			got = append(got, e[strings.IndexByte(e, ' ')+1:])
+		}
+	}
+	sameEvents(t, got, `
+		PUTFIELD h.js:3:1 4.on('x') = 5
+		PUTFIELD h.js:3:15 4.on('x')#1 = 6
+		PUTFIELD h.js:3:29 4.on('y') = 5
+		PUTFIELD h.js:3:45 4.on('x') = 0
+		PUTFIELD h.js:3:60 4.on('y') = 0
+		PUTFIELD h.js:3:73 4.on('x') = 5
+		PUTFIELD h.js:3:87 4.on('x') = 0
+		PUTFIELD h.js:3:87 4.on('x')#1 = 0
+		PUTFIELD 1.process = 7
+		PUTFIELD h.js:4:1 7.on('warning') = 6
+		PUTFIELD h.js:5:11 1.setTimeout()#0 = 5
+		PUTFIELD h.js:5:39 1.setInterval()#0 = 6
+		PUTFIELD h.js:5:58 1.setInterval()#0 = 0
+		PUTFIELD h.js:6:1 1.setImmediate()#0 = 14
+		PUTFIELD h.js:6:1 1.setImmediate()#0 = 0
+		PUTFIELD h.js:6:124 1.setTimeout()#0 = 0`)
+}
+
 // TestCancel: cancelling Run interrupts the program (SIGINT, as Ctrl-C);
 // the runtime records the signal and ends the trace with it, and the
 // program dies of it as it would untraced.

@@ -433,8 +433,15 @@ function listenerKey(ev, k) {
   const name = typeof ev === 'symbol' ? '@@' + (ev.description || '') : String(ev);
   return 2 * sid(k === 0 ? `on('${name}')` : `on('${name}')#${k}`);
 }
+let processHeld = false;
 function holdListener(em, ev, fn) {
   if (typeof fn !== 'function' || getId(fn) === undefined || em === null || typeof em !== 'object') return;
+  if (em === process && !processHeld) {
+    // process lives as long as the program: globalThis.process, made
+    // before any traced code (at no place, iid 0).
+    processHeld = true;
+    put(0, 1, 2 * sid('process'), val(process));
+  }
   let byEvent = listenerSlots.get(em);
   if (byEvent === undefined) { byEvent = new Map(); listenerSlots.set(em, byEvent); }
   let slots = byEvent.get(ev);
