@@ -39,8 +39,8 @@ type tracedServer struct {
 	cmd    *exec.Cmd
 	trace  string
 	port   int
-	node   int // the server's pid
-	before int // the signal listeners the server saw before adding its own
+	node   int         // the server's pid
+	before int         // the signal listeners the server saw before adding its own
 	stdout *syncBuffer // what heapx printed after the server's first line
 	stderr *syncBuffer
 	exited chan error
