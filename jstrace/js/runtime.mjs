@@ -113,16 +113,25 @@ class Stamp extends Returns {
 let nextId = 2;
 // holds has bit id set once the trace showed an object stored in one of
 // object id's properties: a primitive stored in an object that never held
-// one removes no edge, and is not recorded. One bit per object ever made
-// is the only state of the runtime that grows with the run.
-let holds = new Int32Array(1 << 12);
+// one removes no edge, and is not recorded. It covers the HOLDS_WINDOW
+// latest ids, a ring, so the runtime's memory does not grow with the
+// objects a program makes: older objects count as holding one (their
+// primitive stores are recorded, which costs a record and loses nothing).
+const HOLDS_WINDOW = 1 << 24, HOLDS_PAGE = 1 << 16;
+const holds = new Int32Array(HOLDS_WINDOW >>> 5);
+let holdsFloor = 0; // ids below it are out of the window
 function newId(o) {
   const id = nextId++; setId(o, id);
-  if (id >>> 5 >= holds.length) { const h = new Int32Array(holds.length * 2); h.set(holds); holds = h; }
+  if (id - holdsFloor >= HOLDS_WINDOW) {
+    // The oldest page leaves the window; its bits are the new ids'.
+    const from = (holdsFloor % HOLDS_WINDOW) >>> 5;
+    holds.fill(0, from, from + (HOLDS_PAGE >>> 5));
+    holdsFloor += HOLDS_PAGE;
+  }
   return id;
 }
-function holdsObject(id) { return (holds[id >>> 5] & (1 << (id & 31))) !== 0; }
-function setHolds(id) { holds[id >>> 5] |= 1 << (id & 31); }
+function holdsObject(id) { if (id < holdsFloor) return true; const i = id % HOLDS_WINDOW; return (holds[i >>> 5] & (1 << (i & 31))) !== 0; }
+function setHolds(id) { if (id >= holdsFloor) { const i = id % HOLDS_WINDOW; holds[i >>> 5] |= 1 << (i & 31); } }
 // val is the id of a value, 0 for a primitive; an object seen the first
 // time gets its id here (the analysis counts it allocated where it is first seen).
 // A two-entry cache in front of the id lookup (a megamorphic load): code
