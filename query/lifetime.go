@@ -200,8 +200,11 @@ func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 	if line := endingLine(res); line != "" {
 		h = append(h, line)
 	}
-	if res.FirstSeenLate > 0 {
-		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", Thousands(res.FirstSeenLate)))
+	if n := res.FirstSeenLate - res.Revived; n > 0 {
+		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", Thousands(n)))
+	}
+	if res.Revived > 0 {
+		h = append(h, fmt.Sprintf("Objects used again after the analysis found them unreachable, held meanwhile by what the trace does not see (a promise, a callback given to native code): %s, counted anew where used again", Thousands(res.Revived)))
 	}
 	return h, ws
 }
@@ -280,11 +283,22 @@ func siteWarnings(res *lifetime.Result) []Warning {
 				"%s of the %s objects of %s alive at the end were held only by calls suspended at %s that never resumed; the trace cannot see the promises they wait for: if nothing holds those promises or can settle them, V8 frees the calls and these objects with them (the program leaks pending work, not memory)",
 				Thousands(uint64(s.Suspended)), Thousands(uint64(s.AtEnd)), traceSiteName(s), at)})
 		}
+		if s.Revived > 0 {
+			ws = append(ws, Warning{Code: "trace_revived", Message: fmt.Sprintf(
+				"%s of the %s objects of %s had been found unreachable and were then used there again: something the trace does not see held them meanwhile (a promise's value or reaction, a callback given to native code), so they were made elsewhere, earlier; the trace counts them anew from there",
+				Thousands(uint64(s.Revived)), Thousands(uint64(s.Count)), traceSiteName(s))})
+		}
 		if s.Late > 0 {
 			ws = append(ws, Warning{Code: "trace_made_untraced", Message: fmt.Sprintf(
 				"%s of the %s objects of %s were made by code the trace does not show (Node's own objects, such as requests, responses and sockets, or an uninstrumented module) and first touched there; native code may hold them too, which the trace does not see",
 				Thousands(uint64(s.Late)), Thousands(uint64(s.Count)), traceSiteName(s))})
 		}
+	}
+	for _, e := range res.NativeEmitters {
+		at, _ := res.Positions(e.Site)
+		ws = append(ws, Warning{Code: "trace_native_emitter", Message: fmt.Sprintf(
+			"up to %d of the program's functions were held at once as %s listeners by an emitter Node made (a socket, a request), first touched at %s, which the program does not hold itself: Node keeps them as long as the emitter lives (a socket: its connection), the trace only as long as the program holds the emitter, so this leak is not measured",
+			e.Most, e.Event, at)})
 	}
 	return ws
 }

@@ -52,14 +52,19 @@ type Result struct {
 	// Positions resolves iids to source positions.
 	Positions func(iid uint64) (memtrace.Pos, bool)
 	// FirstSeenLate counts objects first seen at a write or a use rather
-	// than their allocation (made by untraced code).
-	FirstSeenLate uint64
+	// than their allocation (made by untraced code); Revived those seen
+	// again after they were found unreachable (Lifetime.Revived).
+	FirstSeenLate, Revived uint64
 	// Unseen are the trace's UNSEEN records; Exit and EndRecord its EXIT
 	// and END records (Kind 0 when missing); Signals the signals the
 	// program received.
 	Unseen          []memtrace.Event
 	Exit, EndRecord memtrace.Event
 	Signals         []string
+	// NativeEmitters are the emitters made by untraced code that held
+	// more of the program's listeners at once than Node's MaxListeners
+	// (Simulator.NativeEmitters).
+	NativeEmitters []NativeEmitter
 	// Heap is the simulation stopped at Options.StopAt, or at the END
 	// record before it reports what is alive (nil without StopAt).
 	Heap *Simulator
@@ -121,7 +126,9 @@ type Site struct {
 	// Late counts the objects the trace first saw after their allocation
 	// (made by code it does not show, such as Node's requests and
 	// sockets): the site is where the program first touched them.
-	Late int
+	// Revived counts those seen again after they were found unreachable
+	// (Lifetime.Revived).
+	Late, Revived int
 	// Suspended counts the objects alive at the end that only suspended
 	// calls held (Lifetime.Suspended); SuspendedAt is the await of one.
 	Suspended   int
@@ -187,8 +194,8 @@ func Analyze(r *memtrace.Reader, name string, opt Options) (*Result, error) {
 	res.End = sim.Now()
 	res.Idles = sim.Idles
 	res.Contexts = &sim.Contexts
-	res.IdleMillis = sim.IdleMillis
-	res.FirstSeenLate, res.Unseen, res.Exit, res.EndRecord, res.Signals = sim.FirstSeenLate, sim.Unseen, sim.Exit, sim.EndRecord, sim.Signals
+	res.IdleMillis, res.NativeEmitters = sim.IdleMillis, sim.NativeEmitters
+	res.FirstSeenLate, res.Revived, res.Unseen, res.Exit, res.EndRecord, res.Signals = sim.FirstSeenLate, sim.Revived, sim.Unseen, sim.Exit, sim.EndRecord, sim.Signals
 	for i := range res.Sites {
 		res.Sites[i].Pos, _ = r.Position(res.Sites[i].IID)
 		res.Sites[i].HeldBy = sim.HeldAtEnd[res.Sites[i].IID]
@@ -247,6 +254,9 @@ func (res *Result) add(l *Lifetime) {
 	}
 	if l.Late {
 		s.Late++
+	}
+	if l.Revived {
+		s.Revived++
 	}
 	if l.Suspended != 0 {
 		if s.Suspended == 0 {

@@ -65,6 +65,11 @@ type Lifetime struct {
 	// was made by code the trace does not show (Node's own objects, such
 	// as requests and sockets, or an uninstrumented module).
 	Late bool
+	// Revived says the analysis had found the object unreachable, and
+	// the program then used it again: something the trace does not show
+	// held it (a promise's value or reaction, a callback given to native
+	// code). It is counted anew from where it was seen again.
+	Revived bool
 	// Suspended, for an object alive at the end, is the iid of the await
 	// (or yield) of a suspended call that alone held it then: nothing the
 	// program's variables reach did.
@@ -99,6 +104,7 @@ const (
 	fCallee   // a function first seen when called: made and held by untraced code
 	fLate     // first seen after its allocation
 	fPlaced   // an UPDATE_IID gave its site: traced code made it (a constructor's this)
+	fRevived  // found unreachable before, then seen again: held by what the trace does not show
 )
 
 // node is one vertex of the simulated heap: an object or a context.
@@ -218,6 +224,14 @@ type Simulator struct {
 	FirstSeenLate uint64
 	// Callees counts the functions first seen when called (see callee).
 	Callees uint64
+	// Revived counts the objects seen again after they were found
+	// unreachable (Lifetime.Revived); dead has a bit set per object id
+	// found unreachable, to tell them.
+	Revived uint64
+	dead    []uint64
+	// NativeEmitters are the emitters made by untraced code on which
+	// the program's listeners piled up (see listener).
+	NativeEmitters []NativeEmitter
 	// Unseen are the trace's UNSEEN records: code that ran untraced.
 	Unseen []memtrace.Event
 	// Exit and EndRecord are the trace's EXIT and END records (Kind 0
@@ -319,6 +333,10 @@ func (s *Simulator) object(id uint64, site uint64) int32 {
 	s.FirstSeenLate++
 	i := s.allocate(id, site)
 	s.nodes[i].flags |= fLate
+	if w := id / 64; w < uint64(len(s.dead)) && s.dead[w]&(1<<(id%64)) != 0 {
+		s.nodes[i].flags |= fRevived
+		s.Revived++
+	}
 	return i
 }
 
@@ -477,6 +495,9 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 		val := s.object(ev.Value, ev.At)
 		if val >= 0 {
 			s.own(base, val)
+			if ev.Key.Kind == memtrace.KeyName && strings.HasPrefix(ev.Key.Name, "on('") {
+				s.listener(base, ev.Key.Name)
+			}
 		}
 		s.setEdge(base, s.keyName(ev.Key, 0), val, t)
 	case memtrace.CollSet:
@@ -603,6 +624,46 @@ func (s *Simulator) callee(id, site uint64) {
 	s.nodes[i].flags |= fCallee | fFunction
 	s.pin(i)
 	s.incRef(i)
+}
+
+// MaxListeners is Node's default limit of listeners for one event of one
+// emitter (EventEmitter.defaultMaxListeners), past which it warns of a
+// leak.
+const MaxListeners = 10
+
+// NativeEmitter says that an emitter the trace did not see made held more
+// listeners of the program at once than Node's MaxListeners.
+type NativeEmitter struct {
+	Site  uint64 // where the program first touched the emitter
+	Event string // the event (its on('NAME') property)
+	Most  int    // the most listeners held at once
+}
+
+// listener notes a listener stored in an emitter's property key (the
+// runtime's on('NAME')#k, docs/trace.md): an emitter made by untraced
+// code (a socket, a request) lives in the analysis only as long as the
+// program holds it, so listeners that pile up on it past MaxListeners are
+// a leak the trace cannot measure, said instead (NativeEmitters).
+func (s *Simulator) listener(emitter int32, key string) {
+	n := &s.nodes[emitter]
+	if n.flags&(fLate|fPlaced) != fLate {
+		return
+	}
+	event, k := key, 0
+	if i := strings.LastIndex(key, ")#"); i >= 0 {
+		k, _ = strconv.Atoi(key[i+2:])
+		event = key[:i+1]
+	}
+	if k+1 <= MaxListeners {
+		return
+	}
+	for i := range s.NativeEmitters {
+		if e := &s.NativeEmitters[i]; e.Site == n.site && e.Event == event {
+			e.Most = max(e.Most, k+1)
+			return
+		}
+	}
+	s.NativeEmitters = append(s.NativeEmitters, NativeEmitter{Site: n.site, Event: event, Most: k + 1})
 }
 
 // keyName interns the edge name of a property key (prefix 0) or of a
@@ -942,7 +1003,7 @@ func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
 	// s.lt, not a local: a pointer to a local handed to the sink would
 	// escape, an allocation per object.
 	s.lt = Lifetime{ID: n.id, Site: n.site, Alloc: n.alloc, LastUse: n.lastUse, Unreachable: t, AtEnd: atEnd,
-		Function: n.flags&fFunction != 0, Late: n.flags&(fLate|fPlaced) == fLate, Context: n.ctxTree, Frame: n.frame}
+		Function: n.flags&fFunction != 0, Late: n.flags&(fLate|fPlaced|fRevived) == fLate, Revived: n.flags&fRevived != 0, Context: n.ctxTree, Frame: n.frame}
 	l := &s.lt
 	if atEnd && s.heldBy != nil {
 		l.Suspended = s.heldBy[i]
@@ -957,6 +1018,13 @@ func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
 		l.Owned = n.flags&fOwnerDied != 0 && n.ownerDied == t && n.owFrame == n.frame
 	}
 	delete(s.ids, n.id)
+	if !atEnd {
+		w := n.id / 64
+		for uint64(len(s.dead)) <= w {
+			s.dead = append(s.dead, 0)
+		}
+		s.dead[w] |= 1 << (n.id % 64)
+	}
 	s.freeNode = append(s.freeNode, i)
 	if s.InlineUses || atEnd {
 		s.emit(l)

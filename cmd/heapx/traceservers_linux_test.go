@@ -339,3 +339,23 @@ func TestTraceGracefulServer(t *testing.T) {
 		t.Errorf("exit %v, signals %v; want process.exit after one SIGINT", res.Exit, res.Signals)
 	}
 }
+
+// TestTraceListenersOnSocket: listeners that pile up on a keep-alive
+// connection's socket, one a request, are a leak the trace cannot
+// measure (Node made the socket and holds it; the program does not), and
+// heapx says so.
+func TestTraceListenersOnSocket(t *testing.T) {
+	s := startTracedServer(t, "socket-listeners.js")
+	for i := range 30 {
+		s.get(t, fmt.Sprintf("/r%d", i)) // one keep-alive connection
+	}
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGINT)
+	if code := s.wait(t); code != 130 {
+		t.Errorf("heapx trace: exit %d, stderr %s", code, s.stderr.String())
+	}
+	out := queryTrace(t, "trace-leaks", s.trace)
+	if !strings.Contains(out, "up to 30 of the program's functions were held at once as on('close') listeners by an emitter Node made") ||
+		!strings.Contains(out, "socket-listeners.js:14:") {
+		t.Errorf("heapx trace-leaks: no warning about the socket's listeners:\n%s", out)
+	}
+}
