@@ -348,7 +348,7 @@ func TestRevived(t *testing.T) {
 	s.InlineUses = true
 	run(t, s, []mt.Event{
 		obj(5, 10), flush(), // made at 10, held by nothing: dead
-		put(mt.GlobalObject, "err", 5), // seen again
+		put(mt.GlobalObject, "err", 5),               // seen again
 		obj(6, 11), put(mt.GlobalObject, "other", 7), // 7: first seen here, made by untraced code
 	})
 	if len(got) != 4 || s.Revived != 1 {
