@@ -39,10 +39,17 @@ node_modules only when they match --include. The program's output and exit
 status are its own; it runs several times slower.
 
 The trace is written to FILE (default: the script's name with .hxtrace)
-as it streams in, and renamed into place when the program has ended, also
-when it threw, called process.exit or was killed: the trace then ends with
-what happened. What the trace cannot show (eval'd code, worker threads,
-child processes, uninstrumented modules) is recorded as such.`,
+as it streams in (the program sends what it recorded at least every
+tenth of a second), and renamed into place when the program has ended,
+however it ended: its event loop ran out, it called process.exit or
+threw, a signal ended it (Ctrl-C, SIGTERM or SIGHUP, sent to the
+program, to heapx or to both: heapx passes it on only when the program
+did not get it), or it was killed (only its last fraction of a second is
+lost). heapx then says how it ended. What the trace cannot show (eval'd
+code, worker threads, child processes, uninstrumented modules) is
+recorded as such. Servers are traced as they run: leave one under real
+requests for a while, stop it, and heapx trace-leaks (or --report) says
+which allocation sites leak.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 				return errors.New("trace needs a program to run after --, as in heapx trace -- node app.js")

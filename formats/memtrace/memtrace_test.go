@@ -261,7 +261,9 @@ func FuzzReader(f *testing.F) {
 // TestRealTraces: the traces heapx trace wrote decode to their END record,
 // every program event with a place in the source.
 func TestRealTraces(t *testing.T) {
-	for _, name := range []string{"features.hxtrace", "closure.hxtrace"} {
+	for name, end := range map[string]string{"features.hxtrace": "code 0 signal 0", "closure.hxtrace": "code 0 signal 0",
+		"server.hxtrace": "code -1 signal 2"} { // Ctrl-C
+		idles := 0
 		raw, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -280,6 +282,9 @@ func TestRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if ev.Kind == Idle {
+				idles++
+			}
 			if ev.Kind.IsEvent() {
 				events++
 				if ev.Kind != UpdateIID && ev.Kind != Resume && ev.At != 0 && ev.Pos.Line == 0 {
@@ -288,8 +293,11 @@ func TestRealTraces(t *testing.T) {
 			}
 			last = ev
 		}
-		if last.Kind != End || last.Code != 0 || uint64(events) != r.Time() || events < 20 {
-			t.Errorf("%s: last %v, %d events, clock %d", name, last, events, r.Time())
+		if last.Kind != End || !strings.Contains(last.String(), end) || uint64(events) != r.Time() || events < 20 {
+			t.Errorf("%s: last %v, %d events, clock %d; want an END with %s", name, last, events, r.Time(), end)
+		}
+		if name == "server.hxtrace" && idles != 6 {
+			t.Errorf("%s: %d idle points, want 6 (listening, five requests)", name, idles)
 		}
 	}
 }
