@@ -79,7 +79,7 @@ func TestLifetimeQueries(t *testing.T) {
 
 func TestReportOfTrace(t *testing.T) {
 	page := ok(t, "report", handlerTrace, "--html", "-")
-	for _, want := range []string{"memtrace (heapx trace)", "Leaks: stale objects growing at every idle point", `<svg class="chart`, "/app/handler.js:3:14"} {
+	for _, want := range []string{"memtrace (heapx trace)", "Leaks: stale objects that keep growing over the idle points", `<svg class="chart`, "/app/handler.js:3:14"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("heapx report --html of a trace: no %q", want)
 		}
