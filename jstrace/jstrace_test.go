@@ -401,17 +401,20 @@ console.log(m.size, s.size, arr.length, t.x === a, t.y === b);
 // "Native models"): a listener is a property on('NAME') of its emitter (a
 // second one held at once on('NAME')#1) until it is removed or, for once,
 // has run; process is held by globalThis; a timer's callback is a
-// property of globalThis until it has run or is cleared. The program sees
-// its emitters and timers as without the trace.
+// property of globalThis until it has run or is cleared; a bound function
+// is made where bind is called and holds its target and arguments. The
+// program sees its emitters, timers and bound functions as without the
+// trace.
 func TestHolders(t *testing.T) {
 	evs, out, _ := traceOf(t, Options{}, "h.js", `const { EventEmitter } = require('events');
 const e = new EventEmitter(), a = () => 1, b = () => 2;
 e.on('x', a); e.on('x', b); e.once('y', a); e.off('x', a); e.emit('y'); e.on('x', a); e.removeAllListeners('x');
 process.on('warning', b);
 const t = setTimeout(a, 1); const i = setInterval(b, 1); clearInterval(i);
-setImmediate(() => console.log(e.listenerCount('x'), e.listenerCount('y'), typeof t.ref, process.listenerCount('warning'), setTimeout.name));
+setImmediate(() => console.log(e.listenerCount('x'), e.listenerCount('y'), typeof t.ref, process.listenerCount('warning'), setTimeout.name, bound.name));
+const bound = a.bind(null, e); e.on('z', bound);
 `)
-	if out != "0 0 function 2 setTimeout\n" { // Node has a warning listener of its own
+	if out != "0 0 function 2 setTimeout bound a\n" { // Node has a warning listener of its own
 		t.Errorf("program printed %q", out)
 	}
 	var got []string
@@ -435,8 +438,14 @@ setImmediate(() => console.log(e.listenerCount('x'), e.listenerCount('y'), typeo
 		PUTFIELD h.js:5:39 1.setInterval()#0 = 6
 		PUTFIELD h.js:5:58 1.setInterval()#0 = 0
 		PUTFIELD h.js:6:1 1.setImmediate()#0 = 14
-		PUTFIELD h.js:6:1 1.setImmediate()#0 = 0
-		PUTFIELD h.js:6:124 1.setTimeout()#0 = 0`)
+		PUTFIELD h.js:7:15 15.[[BoundTargetFunction]] = 5
+		PUTFIELD h.js:7:15 15.[[BoundArguments]][0] = 4
+		PUTFIELD h.js:7:32 4.on('z') = 15
+		PUTFIELD h.js:7:32 1.setImmediate()#0 = 0
+		PUTFIELD h.js:6:141 1.setTimeout()#0 = 0`)
+	if len(grep(evs, "CREATE_OBJ h.js:7:15 obj 15 kind 2")) != 1 {
+		t.Errorf("no allocation of the bound function at the bind:\n%s", strings.Join(evs, "\n"))
+	}
 }
 
 // TestCancel: cancelling Run interrupts the program (SIGINT, as Ctrl-C);

@@ -291,6 +291,24 @@ patch(Object, 'defineProperty', (orig) => function defineProperty(o, k) {
   putOwn(r, [k]);
   return r;
 });
+// Function.prototype.bind makes a function that holds its target, its
+// this and its arguments: a bound function of a traced function is an
+// allocation where bind was called, with those three as its properties
+// ([[BoundTargetFunction]], [[BoundThis]], [[BoundArguments]][i]).
+patch(Function.prototype, 'bind', (orig) => function bind(thisArg) {
+  const b = orig.apply(this, arguments);
+  if (getId(this) === undefined || getId(b) !== undefined) return b;
+  const id = newId(b);
+  ev3(CREATE_OBJ, lastIid, id, 2);
+  put(lastIid, id, 2 * sid('[[BoundTargetFunction]]'), val(this));
+  const t = val(thisArg);
+  if (t !== 0) put(lastIid, id, 2 * sid('[[BoundThis]]'), t);
+  for (let i = 1; i < arguments.length; i++) {
+    const a = val(arguments[i]);
+    if (a !== 0) put(lastIid, id, 2 * sid(`[[BoundArguments]][${i - 1}]`), a);
+  }
+  return b;
+});
 // putRange reports elements from..to-1 of array a, and removed ones up to
 // the old length as gone.
 function putRange(a, from, to, oldLength) {
