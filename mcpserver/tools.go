@@ -280,7 +280,8 @@ type openAnswer struct {
 func (s *Server) addTools() {
 	tool(s, "open", "Open a heap dump",
 		"Read and analyse a heap dump (V8 .heapsnapshot/.heaptimeline, Firefox .fxsnapshot, Java .hprof, heapx .jsonl/.db; "+
-			"plain or gzip), with earlier snapshots of the same program as baselines for leaks and diff. Takes seconds to minutes "+
+			"plain or gzip), with earlier snapshots of the same program as baselines for leaks and diff, or a memory trace "+
+			"written by heapx trace (its lifetime queries: lifetimes, trace-leaks, access-paths...; overview is its report). Takes seconds to minutes "+
 			"for a large dump; it is kept open, and opening it again returns at once. Answers the dump's id (pass it as \"dump\"; "+
 			"calls without one ask about the dump opened last), its runtime, how its ids are written, node count, total size "+
 			"in bytes, its objects by category (counts, shallow bytes), warnings about the series, and the names of the queries.",

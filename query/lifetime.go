@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -25,7 +26,7 @@ func init() {
 		Help: `Run the lifetime analysis (MemInsight's) over a memory trace written by
 heapx trace and show the allocation sites with a problem: objects that
 stay reachable long after their last use (staleness, drag), stale counts
-growing at every idle point (leaks), objects made once per call where one
+rising over the program's idle points (leaks, listed first), objects made once per call where one
 would do (one alive at a time), objects that never outlive their call
 (non-escaping) or live and die inside one owner (inlining), objects never
 used; then the timeline of live and stale objects. Times are the trace's
@@ -45,11 +46,15 @@ stale is the most of the site's objects stale at one time.`,
 	})
 	trace(&Query{
 		Name:  "trace-leaks",
-		Title: "Allocation sites whose stale objects grow at every idle point of a trace",
-		Help: `MemInsight's leak rule: a site leaks when the number of its stale
-objects (reachable, never used again) grows strictly from each idle point
-of the program (its call stack empty, between event-loop tasks) to the
-next, over at least three of them. Ranked by the most objects alive.`,
+		Title: "Allocation sites whose stale objects keep growing over the idle points of a trace",
+		Help: `A site leaks when the number of its stale objects (reachable, never used
+again) rises over the program's idle points (each return to its event
+loop with an empty stack): over at least 4 of them, with a rank
+correlation (Kendall's tau-b) of 0.5 or more, a Theil-Sen line gaining at
+least 3 objects, and still rising in the run's second half; plateaus and
+dips do not hide a leak, a cache that filled up and stayed is not one
+(docs/trace.md, "Leaks"). Ranked by growth, with what held one of the
+site's objects at the end. A run without a leak says so.`,
 		Args: []Arg{limitArg(20)},
 		Run:  runTraceLeaks,
 	})
@@ -158,11 +163,14 @@ func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 	case res.EndRecord.Flags&memtrace.EndNoExit != 0:
 		ws = append(ws, Warning{Code: "trace_no_exit", Message: fmt.Sprintf("the program did not end normally (exit code %d, signal %d): objects alive then are reported alive at the end", res.EndRecord.Code, res.EndRecord.Signal)})
 	}
-	if res.Exit.Kind != 0 && res.Exit.How == memtrace.ExitUncaught {
-		h = append(h, "The program ended with an uncaught exception: "+res.Exit.Text)
+	if line := endingLine(res); line != "" {
+		h = append(h, line)
 	}
-	if res.FirstSeenLate > 0 {
-		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", humanize.Thousands(res.FirstSeenLate)))
+	if n := res.FirstSeenLate - res.Revived; n > 0 {
+		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", humanize.Thousands(n)))
+	}
+	if res.Revived > 0 {
+		h = append(h, fmt.Sprintf("Objects used again after the analysis found them unreachable, held meanwhile by what the trace does not see (a promise, a callback given to native code): %s, counted anew where used again", humanize.Thousands(res.Revived)))
 	}
 	return h, ws
 }
@@ -183,6 +191,84 @@ func unseenWhat(how uint64) string {
 	return "code of an unknown kind"
 }
 
+// endingLine says how the program ended when it was not by running out of
+// work: a signal, process.exit, an uncaught exception, or killed outright.
+func endingLine(res *lifetime.Result) string {
+	got := ""
+	if len(res.Signals) > 0 {
+		got = "received " + strings.Join(res.Signals, ", ") + ", then "
+	}
+	switch e := res.Exit; {
+	case e.Kind == 0 && res.EndRecord.Kind != 0 && res.EndRecord.Signal != 0:
+		return fmt.Sprintf("The program %swas killed by signal %d: the trace holds what it wrote until a fraction of a second before", got, res.EndRecord.Signal)
+	case e.Kind == 0:
+		return ""
+	case e.How == memtrace.ExitSignal:
+		return fmt.Sprintf("The program was ended by %s (it had no listener for it); everything until then is in the trace", e.Text)
+	case e.How == memtrace.ExitUncaught:
+		return fmt.Sprintf("The program %sended with an uncaught exception: %s", got, e.Text)
+	case e.How == memtrace.ExitProcessExit:
+		return fmt.Sprintf("The program %scalled process.exit(%d)", got, e.Code)
+	case got != "":
+		return fmt.Sprintf("The program %sran out of work (exit status %d)", got, e.Code)
+	}
+	return ""
+}
+
+// leakVerdict is the one line that says whether the trace shows a leak.
+func leakVerdict(res *lifetime.Result) string {
+	var leaks []string
+	for i := range res.Sites {
+		if res.Sites[i].Leaking {
+			leaks = append(leaks, traceSiteName(&res.Sites[i]))
+		}
+	}
+	switch {
+	case len(leaks) == 1:
+		return "Leak found: " + leaks[0] + " (heapx trace-leaks says how it grew and what holds it)"
+	case len(leaks) > 1:
+		return fmt.Sprintf("Leaks found at %d allocation sites: %s (heapx trace-leaks says how they grew and what holds them)", len(leaks), strings.Join(leaks, ", "))
+	case len(res.Judged) < lifetime.LeakMinPoints:
+		return fmt.Sprintf("no leak found: the program was idle (back in its event loop, stack empty) %d times before its end; the rule needs %d (a server under requests, an async program through several rounds)", len(res.Judged), lifetime.LeakMinPoints)
+	}
+	return fmt.Sprintf("no leak found: no allocation site's stale objects kept growing over the %s idle points", humanize.Thousands(uint64(len(res.Idles))))
+}
+
+// siteWarnings say, for the leaking sites, what the trace cannot see of
+// what holds their objects.
+func siteWarnings(res *lifetime.Result) []Warning {
+	var ws []Warning
+	for i := range res.Sites {
+		s := &res.Sites[i]
+		if !s.Leaking {
+			continue
+		}
+		if s.Suspended > 0 {
+			at, _ := res.Positions(s.SuspendedAt)
+			ws = append(ws, Warning{Code: "trace_held_by_suspended", Message: fmt.Sprintf(
+				"%s of the %s objects of %s alive at the end were held only by calls suspended at %s that never resumed; the trace cannot see the promises they wait for: if nothing holds those promises or can settle them, V8 frees the calls and these objects with them (the program leaks pending work, not memory)",
+				humanize.Thousands(uint64(s.Suspended)), humanize.Thousands(uint64(s.AtEnd)), traceSiteName(s), at)})
+		}
+		if s.Revived > 0 {
+			ws = append(ws, Warning{Code: "trace_revived", Message: fmt.Sprintf(
+				"%s of the %s objects of %s had been found unreachable and were then used there again: something the trace does not see held them meanwhile (a promise's value or reaction, a callback given to native code), so they were made elsewhere, earlier; the trace counts them anew from there",
+				humanize.Thousands(uint64(s.Revived)), humanize.Thousands(uint64(s.Count)), traceSiteName(s))})
+		}
+		if s.Late > 0 {
+			ws = append(ws, Warning{Code: "trace_made_untraced", Message: fmt.Sprintf(
+				"%s of the %s objects of %s were made by code the trace does not show (Node's own objects, such as requests, responses and sockets, or an uninstrumented module) and first touched there; native code may hold them too, which the trace does not see",
+				humanize.Thousands(uint64(s.Late)), humanize.Thousands(uint64(s.Count)), traceSiteName(s))})
+		}
+	}
+	for _, e := range res.NativeEmitters {
+		at, _ := res.Positions(e.Site)
+		ws = append(ws, Warning{Code: "trace_native_emitter", Message: fmt.Sprintf(
+			"up to %d of the program's functions were held at once as %s listeners by an emitter Node made (a socket, a request), first touched at %s, which the program does not hold itself: Node keeps them as long as the emitter lives (a socket: its connection), the trace only as long as the program holds the emitter, so this leak is not measured",
+			e.Most, e.Event, at)})
+	}
+	return ws
+}
+
 // traceResult starts a result for the trace of c.
 func traceResult(c *Context) (*Result, *lifetime.Result, error) {
 	path, t := c.Snapshots[0].Path, c.Snapshots[0].Trace
@@ -191,7 +277,7 @@ func traceResult(c *Context) (*Result, *lifetime.Result, error) {
 	}
 	res := t.Lifetimes
 	h, ws := traceHeader(path, res)
-	return &Result{Header: h, Warnings: ws}, res, nil
+	return &Result{Header: h, Warnings: append(ws, siteWarnings(res)...)}, res, nil
 }
 
 func traceSiteName(s *lifetime.Site) string { return s.Pos.String() }
@@ -222,9 +308,15 @@ func runLifetimes(c *Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Header = append(r.Header, leakVerdict(res))
 	idx := res.SitesBy(func(s *lifetime.Site) bool {
 		return s.Leaking || s.Staleness > 0 || s.OneAliveAtATime() || s.AllNonEscaping() || s.Inlinable() || s.AllUnused()
-	}, func(a, b *lifetime.Site) bool { return a.Staleness > b.Staleness })
+	}, func(a, b *lifetime.Site) bool {
+		if a.Leaking != b.Leaking {
+			return a.Leaking
+		}
+		return a.Staleness > b.Staleness
+	})
 	sec, err := siteTable(c, res, idx, []Column{
 		{Key: "alive_at_end", Title: "Alive at end", Kind: Count},
 		{Key: "staleness", Title: "Staleness", Kind: Count},
@@ -237,6 +329,7 @@ func runLifetimes(c *Context) (*Result, error) {
 		return nil, err
 	}
 	sec.Heading = "Allocation sites with problems, by staleness"
+	sec.Notes = append(sec.Notes, "Leaking sites come first.")
 	r.Sections = append(r.Sections, sec)
 	tl, err := timelineSection(c.Int("samples"), 3, res)
 	if err != nil {
@@ -303,20 +396,39 @@ func runTraceLeaks(c *Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Header = append(r.Header, leakVerdict(res))
 	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.Leaking },
-		func(a, b *lifetime.Site) bool { return a.MaxAlive > b.MaxAlive })
+		func(a, b *lifetime.Site) bool { return a.Trend.Growth > b.Trend.Growth })
+	// A rate per minute where the idle points span a second or more.
+	minutes := 0.0
+	if n := len(res.Judged); n > 1 && len(res.IdleMillis) == len(res.Idles) {
+		if ms := res.IdleMillis[res.Judged[n-1]] - res.IdleMillis[res.Judged[0]]; ms >= 1000 {
+			minutes = float64(ms) / 60000
+		}
+	}
 	sec, err := siteTable(c, res, idx, []Column{
 		{Key: "max_alive", Title: "Max alive", Kind: Count},
 		{Key: "alive_at_end", Title: "Alive at end", Kind: Count},
+		{Key: "growth", Title: "Growth", Kind: Delta},
+		{Key: "rate", Title: "Rate", Kind: Text},
+		{Key: "tau", Title: "Tau", Kind: Text},
+		{Key: "held_by", Title: "Held at the end by", Kind: Text},
 		{Key: "stale_at_idle", Title: "Stale at idle points", Kind: Text},
-	}, func(s *lifetime.Site) []any { return []any{s.MaxAlive, s.AtEnd, idleCounts(s.StaleAtIdle)} })
+	}, func(s *lifetime.Site) []any {
+		rate := ""
+		if minutes > 0 {
+			rate = fmt.Sprintf("%+.1f a minute", s.Trend.Growth/minutes)
+		}
+		return []any{s.MaxAlive, s.AtEnd, int64(math.Round(s.Trend.Growth)), rate, strconv.FormatFloat(s.Trend.Tau, 'f', 2, 64),
+			strings.Join(s.HeldBy, " > "), idleCounts(s.StaleAtIdle)}
+	})
 	if err != nil {
 		return nil, err
 	}
-	r.Sections = append(r.Sections, sec)
-	if len(res.Idles) < 3 {
-		r.Notes = append(r.Notes, fmt.Sprintf("The program was idle %d times; the rule needs three or more (a program with an event loop, run through several tasks).", len(res.Idles)))
+	if len(res.Judged) < len(res.Idles)-1 {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("Stale counts at %d of the %s idle points, spread evenly.", len(res.Judged), humanize.Thousands(uint64(len(res.Idles)))))
 	}
+	r.Sections = append(r.Sections, sec)
 	return r, nil
 }
 

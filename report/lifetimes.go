@@ -14,7 +14,7 @@ var traceParts = []struct {
 	args              map[string]any
 }{
 	{"lifetimes", "lifetimes", "Problem sites and the timeline of live and stale objects", nil},
-	{"trace_leaks", "trace-leaks", "Leaks: stale objects growing at every idle point", nil},
+	{"trace_leaks", "trace-leaks", "Leaks: stale objects that keep growing over the idle points", nil},
 	{"stale_sites", "stale-sites", "Staleness (drag) by allocation site", nil},
 	{"churn", "churn", "Churn: one object alive at a time", map[string]any{"one": true}},
 	{"non_escaping", "non-escaping", "Objects that never outlive their call", nil},
