@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/heapx/heapx/formats"
@@ -54,8 +55,13 @@ const (
 	idGCRoots        = 3
 	idStackRoots     = 5
 	idNativeContexts = 7
-	idNativeRoots    = 9
+	idGlobalHandles  = 9
+	idMicrotasks     = 11
+	idNativeRoots    = 13
 )
+
+// gcRootNames are the children of "(GC roots)", in node order after it.
+var gcRootNames = []string{"(Stack roots)", "(Native contexts)", "(Global handles)", "(Microtask queue)", "(Native roots)"}
 
 // ReadFile reads the heap of the Node.js core at path into a graph shaped
 // like a V8 heap snapshot's: V8's node and edge types, objects named by
@@ -181,6 +187,7 @@ type builder struct {
 	ctorName map[uint64]model.StringID // by map
 	names    map[string]model.StringID // short names interned
 	sfiName  map[uint64]string
+	native   map[int]bool // object indexes of the native contexts
 }
 
 func newBuilder(p *Process, o *Objects) (*builder, error) {
@@ -273,9 +280,8 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 			return nil, err
 		}
 	}
-	b.base = 5
+	b.base = int32(2 + len(gcRootNames))
 	n := o.Len()
-	native := h.NativeReferences(b.pages, o)
 	// Columns sized up front (objects have about four references each),
 	// so appends rarely copy.
 	g.Nodes.Type = model.Alloc[uint8](n + 8)[:0]
@@ -287,38 +293,48 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	g.Edges.Name = model.Alloc[uint32](5 * n)[:0]
 	g.Edges.To = model.Alloc[model.NodeIndex](5 * n)[:0]
 	// Synthetic roots first: the CSR edge order follows node order.
-	var globals, natives []int32
+	var globals []int32
 	for i := range n {
-		switch t := o.Type[i]; {
-		case b.k.kind[t] == kindJSGlobalObject:
+		if b.k.kind[o.Type[i]] == kindJSGlobalObject {
 			globals = append(globals, b.base+int32(i))
-		case h.TypeName(t) == "NATIVE_CONTEXT_TYPE":
-			natives = append(natives, b.base+int32(i))
 		}
 	}
+	natives := b.nativeContexts()
+	native := h.NativeRoots(b.pages, o, natives)
 	b.addNode("synthetic", b.str(""), idRoot, 0)
 	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 1}, 1)
 	for j, gi := range globals {
 		b.addEdgeTo(Ref{Kind: EdgeShortcut, Name: strconv.Itoa(j + 1)}, gi)
 	}
 	b.addNode("synthetic", b.str("(GC roots)"), idGCRoots, 0)
-	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 1}, 2)
-	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 2}, 3)
-	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 3}, 4)
+	for j := range gcRootNames {
+		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, int32(2+j))
+	}
 	b.addNode("synthetic", b.str("(Stack roots)"), idStackRoots, 0)
 	for _, s := range stack {
 		if h.IsHeapObject(s.Value) {
 			b.addEdge(Ref{Kind: EdgeInternal, Name: s.Name, To: h.Untag(s.Value)})
 		}
 	}
-	b.addNode("synthetic", b.str("(Native contexts)"), idNativeContexts, 0)
-	for j, ni := range natives {
-		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, ni)
+	elements := func(id uint64, name string, kind EdgeKind, lists ...[]int32) {
+		b.addNode("synthetic", b.str(name), id, 0)
+		j := uint32(0)
+		for _, l := range lists {
+			for _, oi := range l {
+				j++
+				b.addEdgeTo(Ref{Kind: kind, Index: j, Name: strconv.Itoa(int(j))}, b.base+oi)
+			}
+			kind = EdgeWeak // a second list holds weak references
+		}
 	}
-	b.addNode("synthetic", b.str("(Native roots)"), idNativeRoots, 0)
-	for j, oi := range native {
-		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, b.base+oi)
+	nc := make([]int32, len(natives))
+	for j, i := range natives {
+		nc[j] = int32(i)
 	}
+	elements(idNativeContexts, "(Native contexts)", EdgeElement, nc)
+	elements(idGlobalHandles, "(Global handles)", EdgeElement, native.GlobalStrong, native.GlobalWeak)
+	elements(idMicrotasks, "(Microtask queue)", EdgeElement, native.Microtasks)
+	elements(idNativeRoots, "(Native roots)", EdgeElement, native.Other)
 	b.w.emit = b.addEdge
 	pg := 0 // the page the walk is in: objects are in address order
 	for i := range n {
@@ -349,6 +365,37 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 		return nil, fmt.Errorf("%s: %w", b.p.Path, err)
 	}
 	return g, nil
+}
+
+// nativeContexts returns the object indexes of the native contexts, in
+// address order. NATIVE_CONTEXT_TYPE has no name in the metadata (only
+// the range of context types does); a context's map names its native
+// context instead (Map::native_context, in the slot that other maps use
+// for their constructor).
+func (b *builder) nativeContexts() []int {
+	o, h := b.o, b.h
+	found := map[int]bool{}
+	maps := map[uint64]bool{}
+	for i := range o.Len() {
+		if b.k.kind[o.Type[i]] != kindContext || maps[o.Map[i]] {
+			continue
+		}
+		maps[o.Map[i]] = true
+		nc := b.w.word(o.Map[i] + uint64(h.OffConstructor))
+		if b.w.kindAt(nc) != kindContext {
+			continue
+		}
+		if j := o.Index(h.Untag(nc)); j >= 0 {
+			found[j] = true
+		}
+	}
+	out := make([]int, 0, len(found))
+	for j := range found {
+		out = append(out, j)
+	}
+	sort.Ints(out)
+	b.native = found
+	return out
 }
 
 // describe returns object i's V8 snapshot node type and name.
@@ -383,6 +430,9 @@ func (b *builder) describe(i int) (string, model.StringID) {
 	case kindMap:
 		return "object shape", b.str("system / Map")
 	case kindContext:
+		if b.native[i] {
+			return "hidden", b.str("system / NativeContext")
+		}
 		return "object", b.str("system / Context")
 	case kindJSGlobalObject, kindJSGlobalProxy:
 		return "object", b.str("global")
