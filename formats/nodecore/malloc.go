@@ -2,7 +2,9 @@ package nodecore
 
 import (
 	"encoding/binary"
+	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Live native memory: where the scan for native references looks.
@@ -59,7 +61,7 @@ func (h *Heap) liveNative(pages []Page) []liveRange {
 		return i < len(pages) && a >= pages[i].Addr
 	}
 	var out []liveRange
-	var tcaches []uint64 // user addresses of tcache_perthread_structs
+	var heaps []mallocHeap
 	for _, s := range h.p.Segments() {
 		if !s.Writable || s.FileSize == 0 || inPage(s.Addr) {
 			continue
@@ -68,12 +70,25 @@ func (h *Heap) liveNative(pages []Page) []liveRange {
 		if err != nil {
 			continue
 		}
-		r, tc := h.segmentRanges(s, data)
-		out = append(out, r...)
-		tcaches = append(tcaches, tc...)
+		if r, ok := h.stackRange(s, data); ok {
+			out = append(out, r)
+		} else if mh, ok := mallocChunks(s.Addr, data); ok {
+			out = append(out, mh.inUse...)
+			heaps = append(heaps, mh)
+		} else {
+			out = append(out, liveRange{s.Addr, s.Addr + uint64(len(data))})
+		}
 		h.p.Release(s.Addr, int(s.FileSize))
 	}
-	free := h.tcacheFree(tcaches)
+	free := map[uint64]bool{}
+	for _, r := range out {
+		if r.hi-r.lo == tcacheChunkSize-16 {
+			h.tcacheFree(r.lo, free)
+		}
+	}
+	for _, a := range h.arenas(heaps) {
+		h.fastbinFree(a, free)
+	}
 	live := out[:0]
 	for _, r := range out {
 		if !free[r.lo] {
@@ -84,132 +99,225 @@ func (h *Heap) liveNative(pages []Page) []liveRange {
 	return live
 }
 
-// segmentRanges returns the live parts of segment s (writable, not a V8
-// page): its in-use malloc chunks (and the tcaches among them) when it is
-// a malloc heap, the part above the stack pointer when it is a thread's
-// stack, else all of it. data is the segment's bytes in the core.
-func (h *Heap) segmentRanges(s Segment, data []byte) ([]liveRange, []uint64) {
+// stackRange returns the live part of a thread's stack: from the stack
+// pointer (less the red zone) up.
+func (h *Heap) stackRange(s Segment, data []byte) (liveRange, bool) {
 	for _, t := range h.p.Threads {
 		if sp := t.RSP(); sp >= s.Addr && sp < s.End() {
-			lo := max(sp-redZone, s.Addr)
-			return []liveRange{{lo, s.Addr + uint64(len(data))}}, nil
+			return liveRange{max(sp-redZone, s.Addr), s.Addr + uint64(len(data))}, true
 		}
 	}
-	if r, ok := mallocChunks(s.Addr, data); ok {
-		var tc []uint64
-		if len(r) > 0 && r[0].hi-r[0].lo == tcacheChunkSize-16 {
-			tc = append(tc, r[0].lo)
-		}
-		return r, tc
-	}
-	return []liveRange{{s.Addr, s.Addr + uint64(len(data))}}, nil
+	return liveRange{}, false
 }
 
-// mallocChunks returns the user bytes of the in-use chunks of a glibc
-// heap starting at addr, ok false when data is not one: the main arena's
-// brk heap walks from its first byte to its end; a thread arena's heap
-// (64 MB-aligned) walks from after its heap_info (and its malloc_state,
-// for an arena's first heap), to the heap_info's size.
-func mallocChunks(addr uint64, data []byte) ([]liveRange, bool) {
+// mallocHeap is one glibc heap: the user bytes of its chunks in use, the
+// address of its top chunk, and for a thread arena's heap, its
+// heap_info's arena pointer.
+type mallocHeap struct {
+	inUse []liveRange
+	top   uint64
+	arena uint64 // 0 for the main arena's brk heap
+}
+
+// mallocChunks walks the glibc heap starting at addr, ok false when data
+// is not one: the main arena's brk heap walks from its first byte to its
+// end; a thread arena's heap (64 MB-aligned) walks from after its
+// heap_info (and its malloc_state, for an arena's first heap), to the
+// heap_info's size.
+func mallocChunks(addr uint64, data []byte) (mallocHeap, bool) {
 	if len(data) < 4096 {
-		return nil, false
+		return mallocHeap{}, false
 	}
-	if r, ok := walkChunks(addr, data, 0, uint64(len(data))); ok {
-		return r, true
+	if mh, ok := walkChunks(addr, data, 0, uint64(len(data))); ok {
+		return mh, true
 	}
 	if addr%arenaHeapAlign != 0 {
-		return nil, false
+		return mallocHeap{}, false
 	}
-	size := binary.LittleEndian.Uint64(data[16:])
+	le := binary.LittleEndian
+	size := le.Uint64(data[16:])
 	if size < heapInfoSize || size > uint64(len(data)) {
-		return nil, false
+		return mallocHeap{}, false
 	}
 	// The first chunk follows the heap_info, or the arena's malloc_state
 	// (whose size changes between glibc versions) aligned to 16 bytes:
 	// the offset whose walk lands exactly on the heap's end.
 	for off := uint64(heapInfoSize); off < 4096 && off < size; off += 16 {
-		if r, ok := walkChunks(addr, data, off, size); ok {
-			return r, true
+		if mh, ok := walkChunks(addr, data, off, size); ok {
+			mh.arena = le.Uint64(data)
+			return mh, true
 		}
 	}
-	return nil, false
+	return mallocHeap{}, false
 }
 
-// walkChunks walks chunks from byte from to byte end of data and returns
-// the user bytes of those in use; ok false unless the walk ends exactly
-// at end with at least two chunks (the last, the top chunk, is free
-// space). The arena bit is not checked: glibc keeps it on chunks in use
-// only.
-func walkChunks(addr uint64, data []byte, from, end uint64) ([]liveRange, bool) {
+// walkChunks walks chunks from byte from to byte end of data; ok false
+// unless the walk ends exactly at end with at least two chunks (the last,
+// the top chunk, is free space). The arena bit is not checked: glibc
+// keeps it on chunks in use only.
+func walkChunks(addr uint64, data []byte, from, end uint64) (mallocHeap, bool) {
 	le := binary.LittleEndian
-	var out []liveRange
+	var mh mallocHeap
 	n := 0
 	for off := from; ; {
 		if off == end {
-			return out, n >= 2
+			return mh, n >= 2
 		}
 		if off+16 > end {
-			return nil, false
+			return mallocHeap{}, false
 		}
 		sz := le.Uint64(data[off+8:])
 		if sz&chunkIsMmapped != 0 {
-			return nil, false
+			return mallocHeap{}, false
 		}
 		size := sz &^ chunkFlags
 		if size < chunkMinSize || size%16 != 0 || size > end-off {
-			return nil, false
+			return mallocHeap{}, false
 		}
 		next := off + size
 		// The chunk is in use when the next one says so; the last chunk
 		// (top) is free.
 		if next+16 <= end && le.Uint64(data[next+8:])&chunkPrevInUse != 0 {
-			out = append(out, liveRange{addr + off + 16, addr + next})
+			mh.inUse = append(mh.inUse, liveRange{addr + off + 16, addr + next})
 		}
+		mh.top = addr + off
 		n++
 		off = next
 	}
 }
 
-// tcacheFree returns the user addresses of the chunks the tcaches at the
-// given addresses hold. A candidate that is not a tcache (a count without
-// a list head or the reverse, a link that leads nowhere) is left alone.
-func (h *Heap) tcacheFree(tcaches []uint64) map[uint64]bool {
-	free := map[uint64]bool{}
+// chunkSizeIs reports whether the chunk whose user bytes start at user
+// has size size.
+func (h *Heap) chunkSizeIs(user, size uint64) bool {
+	w, err := h.p.ReadWord(user - 8)
+	return err == nil && w&^chunkFlags == size
+}
+
+// nextFree follows the link of a free chunk of size size stored at
+// address at (a tcache entry's first word, which links user bytes to user
+// bytes; a fastbin chunk's fd, which links chunk headers, user false): 0
+// at the list's end, ok false when the link leads nowhere. From glibc
+// 2.32 a link is stored xor its own address shifted by 12; the reading
+// that lands on a chunk of the right size is taken.
+func (h *Heap) nextFree(at, size uint64, user bool) (next uint64, ok bool) {
+	w, err := h.p.ReadWord(at)
+	if err != nil {
+		return 0, false
+	}
+	for _, next := range []uint64{w ^ at>>12, w} {
+		u := next
+		if !user {
+			u += 16
+		}
+		if next == 0 || (next%16 == 0 && h.chunkSizeIs(u, size)) {
+			return next, true
+		}
+	}
+	return 0, false
+}
+
+// tcacheFree adds to free the user addresses of the chunks the tcache
+// whose user bytes start at tc holds, when tc is one: 64 counts, then 64
+// list heads, each empty or the user bytes of a chunk of its bin's size
+// (32 + 16*bin).
+func (h *Heap) tcacheFree(tc uint64, free map[uint64]bool) {
+	b, err := h.p.ReadBytes(tc, tcacheChunkSize-16)
+	if err != nil {
+		return
+	}
 	le := binary.LittleEndian
-	for _, tc := range tcaches {
-		b, err := h.p.ReadBytes(tc, tcacheChunkSize-16)
+	for i := range tcacheBins {
+		c, e := le.Uint16(b[2*i:]), le.Uint64(b[2*tcacheBins+8*i:])
+		if (c == 0) != (e == 0) || (e != 0 && (e%16 != 0 || !h.chunkSizeIs(e, uint64(32+16*i)))) {
+			return
+		}
+	}
+	for i := range tcacheBins {
+		e := le.Uint64(b[2*tcacheBins+8*i:])
+		for k := 0; k < int(le.Uint16(b[2*i:])) && e != 0; k++ {
+			free[e] = true
+			next, ok := h.nextFree(e, uint64(32+16*i), true)
+			if !ok {
+				break
+			}
+			e = next
+		}
+	}
+}
+
+// malloc_state (glibc 2.27 on): a lock, flags and have_fastchunks (4
+// bytes each, padded), then fastbinsY[10], then top.
+const (
+	arenaFastbins = 16
+	arenaTop      = 96
+	fastbinCount  = 10
+	maxFreeList   = 1 << 20
+)
+
+// arenas returns the addresses of the malloc_states of the heaps: a
+// thread arena's from its heap_info, the main arena's by its top pointer
+// (the brk heap's top chunk) in libc's data.
+func (h *Heap) arenas(heaps []mallocHeap) []uint64 {
+	var out []uint64
+	tops := map[uint64]bool{}
+	for _, mh := range heaps {
+		if mh.arena != 0 {
+			if w, err := h.p.ReadWord(mh.arena + arenaTop); err == nil && w == mh.top {
+				out = append(out, mh.arena)
+			}
+		} else {
+			tops[mh.top] = true
+		}
+	}
+	if len(tops) == 0 {
+		return out
+	}
+	for _, f := range h.p.Files {
+		if !strings.HasPrefix(filepath.Base(f.Path), "libc.so") && !strings.HasPrefix(filepath.Base(f.Path), "libc-") {
+			continue
+		}
+		s := h.p.Segment(f.Start)
+		if s == nil || !s.Writable || s.FileSize == 0 {
+			continue
+		}
+		data, err := h.p.ReadBytes(s.Addr, int(s.FileSize))
 		if err != nil {
 			continue
 		}
-		ok := true
-		for i := range tcacheBins {
-			c, e := le.Uint16(b[2*i:]), le.Uint64(b[2*tcacheBins+8*i:])
-			if (c == 0) != (e == 0) || e%16 != 0 {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		for i := range tcacheBins {
-			e := le.Uint64(b[2*tcacheBins+8*i:])
-			for k := 0; k < int(le.Uint16(b[2*i:])) && e != 0 && e%16 == 0; k++ {
-				free[e] = true
-				w, err := h.p.ReadWord(e)
-				if err != nil {
-					break
-				}
-				// glibc 2.32+ stores next ^ (its own address >> 12).
-				if m := w ^ e>>12; m%16 == 0 && (m == 0 || h.p.Mapped(m, 16)) {
-					e = m
-				} else {
-					e = w
-				}
+		for off := arenaTop; off+8 <= len(data); off += 8 {
+			if tops[binary.LittleEndian.Uint64(data[off:])] {
+				out = append(out, s.Addr+uint64(off-arenaTop))
 			}
 		}
 	}
-	return free
+	return out
+}
+
+// fastbinFree adds to free the user addresses of the chunks in the
+// fastbins of the malloc_state at arena, when every list head is empty or
+// a chunk of its bin's size.
+func (h *Heap) fastbinFree(arena uint64, free map[uint64]bool) {
+	b, err := h.p.ReadBytes(arena+arenaFastbins, 8*fastbinCount)
+	if err != nil {
+		return
+	}
+	le := binary.LittleEndian
+	for i := range fastbinCount {
+		if c := le.Uint64(b[8*i:]); c != 0 && (c%16 != 0 || !h.chunkSizeIs(c+16, uint64(32+16*i))) {
+			return
+		}
+	}
+	for i := range fastbinCount {
+		c := le.Uint64(b[8*i:])
+		for k := 0; k < maxFreeList && c != 0; k++ {
+			free[c+16] = true
+			next, ok := h.nextFree(c+16, uint64(32+16*i), false)
+			if !ok {
+				break
+			}
+			c = next
+		}
+	}
 }
 
 // trimHandleBlock cuts the live range of V8's current handle block at

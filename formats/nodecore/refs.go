@@ -442,22 +442,24 @@ func (w *refWalker) promise(a uint64, skip *slots) {
 // recognised by its fields: a JSFunction, a Context, two Smis and a
 // FixedArray at the offsets above (a Context is never a JavaScript
 // value, so no ordinary object has this shape).
-func (w *refWalker) generator(a uint64, size int64, skip *slots) {
+// It reports whether the object is one.
+func (w *refWalker) generator(a uint64, size int64, skip *slots) bool {
 	if size < offGeneratorSize {
-		return
+		return false
 	}
 	h := w.h
 	if !h.IsSmi(w.word(a+offGeneratorResumeMode)) || !h.IsSmi(w.word(a+offGeneratorContinue)) ||
 		w.kindAt(w.word(a+offGeneratorFunction)) != kindJSFunction ||
 		w.kindAt(w.word(a+offGeneratorContext)) != kindContext ||
 		w.kindAt(w.word(a+offGeneratorRegisters)) != kindFixedArray {
-		return
+		return false
 	}
 	for _, f := range []field{{offGeneratorFunction, "function"}, {offGeneratorContext, "context"},
 		{offGeneratorReceiver, "receiver"}, {offGeneratorRegisters, "parameters_and_registers"}} {
 		skip.add(f.off)
 		w.add(EdgeInternal, f.name, 0, w.word(a+uint64(f.off)))
 	}
+	return true
 }
 
 // kindAt is the kind of the object the tagged word v points to
