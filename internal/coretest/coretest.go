@@ -319,9 +319,13 @@ func extractNode(tgz, dst string) error {
 }
 
 // Program is the known-state program's path.
-func Program() string {
+func Program() string { return Script("core-state.js") }
+
+// Script is the path of a program of testdata/gen for MakeOf, such as
+// core-promises.js.
+func Script(name string) string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "gen", "core-state.js")
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "gen", name)
 }
 
 // Make runs core-state.js under the official node of major, gcores it at
