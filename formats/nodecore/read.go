@@ -281,6 +281,7 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 		{Key: "producer", Value: b.p.RuntimeName() + " core dump"},
 		{Key: "nodecore:binary", Value: b.p.Binary},
 		{Key: "nodecore:threads", Value: strconv.Itoa(len(b.p.Threads))},
+		{Key: model.MetaIDs, Value: "address"},
 	}
 	var stack []StackRoot
 	if StackRoots != nil {
