@@ -211,6 +211,12 @@ func (h *Heap) Scan(pages []Page) (*Objects, error) {
 			}
 			addr := pg.AreaStart + uint64(off)
 			size := uint64(mi.words) * 8
+			free := false
+			if size == 0 && k.kind[mi.typ] == kindUnknown {
+				if c, ok := h.freeSpaceSize(w, data[off:]); ok && h.confirmed(data, uint64(off)+c, false, info) {
+					size, free = c, true
+				}
+			}
 			if size == 0 {
 				// A variable-sized object: its size is one of the
 				// layouts' formulas, confirmed by the next object's map
@@ -226,7 +232,7 @@ func (h *Heap) Scan(pages []Page) (*Objects, error) {
 			if size > uint64(len(data)-off) {
 				size = 0
 			}
-			if kd := k.kind[mi.typ]; kd != kindFiller && kd != kindFreeSpace {
+			if kd := k.kind[mi.typ]; kd != kindFiller && kd != kindFreeSpace && !free {
 				o.Addr = append(o.Addr, addr)
 				o.Map = append(o.Map, h.Untag(w))
 				o.Type = append(o.Type, mi.typ)
@@ -272,6 +278,32 @@ func (h *Heap) confirmed(data []byte, end uint64, known bool, info func(uint64) 
 		end += uint64(mi.words) * 8
 	}
 	return true
+}
+
+// freeSpaceSize returns the size of a free-list block of a type the
+// metadata does not name (FREE_SPACE_TYPE is not in Node 24's): its size
+// word is a Smi counting tagged words (V8 12.5 on), its next word the
+// list's next block, of the same map, or 0. The block must be confirmed
+// by the objects after it, like a guessed size; a misjudged one would
+// swallow the objects it covers.
+func (h *Heap) freeSpaceSize(mapWord uint64, obj []byte) (uint64, bool) {
+	if len(obj) < 24 {
+		return 0, false
+	}
+	le := binary.LittleEndian
+	sw, next := le.Uint64(obj[8:]), le.Uint64(obj[16:])
+	if !h.IsSmi(sw) || h.SmiValue(sw) < 3 || h.SmiValue(sw) > int64(len(obj)/8) {
+		return 0, false
+	}
+	if next != 0 {
+		if !h.IsHeapObject(next) {
+			return 0, false
+		}
+		if w, err := h.p.ReadWord(h.Untag(next)); err != nil || w != mapWord {
+			return 0, false
+		}
+	}
+	return 8 * uint64(h.SmiValue(sw)), true
 }
 
 // variableSizes returns the sizes an object of variable size (its map
