@@ -75,37 +75,88 @@ func nativeClasses(g *model.Graph) map[string]bool {
 func TestPendingPromises(t *testing.T) {
 	for _, major := range coretest.Majors(t) {
 		t.Run("node"+coretest.Pinned[major], func(t *testing.T) {
-			c := coretest.MakeOf(t, major, coretest.Script("core-promises.js"))
-			var report struct {
-				Classes          map[string]int `json:"classes"`
-				QueuedMicrotasks int            `json:"queued_microtasks"`
-			}
-			if err := json.Unmarshal(c.Report, &report); err != nil || len(report.Classes) == 0 {
-				t.Fatalf("the program's report %s: %v", c.Report, err)
-			}
-			g, err := ReadFile(c.Core, ReadOptions{Binary: c.Binary})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sg, _, err := formats.Open(c.Snapshot, formats.ReadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			core, a := classTotals(t, g)
-			snap, _ := classTotals(t, sg)
-			for class, n := range report.Classes {
-				cc, sc := core[class], snap[class]
-				t.Logf("%s: core %d instances, retained %d; snapshot %d, retained %d", class, cc.count, cc.retained, sc.count, sc.retained)
-				if cc.count != n || sc.count != n {
-					t.Errorf("%s: %d in the core, %d in the snapshot, want %d", class, cc.count, sc.count, n)
-				}
-				if d := math.Abs(float64(cc.retained)-float64(sc.retained)) / float64(sc.retained); d > 0.02 {
-					t.Errorf("%s: retained %d in the core, %d in the snapshot (%.1f%% apart)", class, cc.retained, sc.retained, 100*d)
-				}
-			}
-			checkAllClasses(t, core, snap, nativeClasses(sg))
-			checkPendingRoots(t, g, a, report.Classes, report.QueuedMicrotasks)
+			r := readBoth(t, major, "core-promises.js")
+			r.checkProgramClasses(t, r.report.Classes)
+			checkAllClasses(t, r.core, r.snap, nativeClasses(r.snapshot))
+			checkPendingRoots(t, r.g, r.a, r.report.Classes, r.report.QueuedMicrotasks)
 		})
+	}
+}
+
+// TestStuckServer is TestPendingPromises's comparison on core-server.js,
+// a program written after the rules: an HTTP server whose 300 handlers
+// await a connection pool that never frees one, under real requests from
+// the same process, and async generator pipelines stalled on the same
+// pool. The program's classes (Session, Batch, Record) and Node's HTTP
+// objects (IncomingMessage, ServerResponse, ClientRequest, their
+// Sockets) have the same counts in the core and the snapshot, the
+// program's retained sizes within 2%. Node's sockets retain less in a
+// core (no embedder graph: their TCP wrap's C++ object is a native node
+// of the snapshot), so their retained sizes are not compared.
+func TestStuckServer(t *testing.T) {
+	for _, major := range coretest.Majors(t) {
+		t.Run("node"+coretest.Pinned[major], func(t *testing.T) {
+			r := readBoth(t, major, "core-server.js")
+			r.checkProgramClasses(t, r.report.Classes)
+			// At least the program's count: stdout is a Socket too when
+			// it is a pipe.
+			for class, n := range r.report.HTTP {
+				if c, s := r.core[class].count, r.snap[class].count; c != s || c < n {
+					t.Errorf("%s: %d in the core, %d in the snapshot, want the same, at least %d", class, c, s, n)
+				}
+			}
+		})
+	}
+}
+
+// bothRead is a core of a program and the snapshot it wrote just before,
+// read and summarised.
+type bothRead struct {
+	report struct {
+		Classes          map[string]int `json:"classes"`
+		HTTP             map[string]int `json:"http"`
+		QueuedMicrotasks int            `json:"queued_microtasks"`
+	}
+	g, snapshot *model.Graph
+	a           *analysis.Analysis
+	core, snap  map[string]classTotal
+}
+
+// readBoth cores the program of testdata/gen under the major's node and
+// reads the core and the snapshot.
+func readBoth(t *testing.T, major int, program string) *bothRead {
+	t.Helper()
+	c := coretest.MakeOf(t, major, coretest.Script(program))
+	r := &bothRead{}
+	if err := json.Unmarshal(c.Report, &r.report); err != nil || len(r.report.Classes) == 0 {
+		t.Fatalf("the program's report %s: %v", c.Report, err)
+	}
+	var err error
+	if r.g, err = ReadFile(c.Core, ReadOptions{Binary: c.Binary}); err != nil {
+		t.Fatal(err)
+	}
+	if r.snapshot, _, err = formats.Open(c.Snapshot, formats.ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.core, r.a = classTotals(t, r.g)
+	r.snap, _ = classTotals(t, r.snapshot)
+	return r
+}
+
+// checkProgramClasses checks that each of the program's classes has its
+// count of instances in the core and the snapshot, and retained sizes
+// within 2% of each other.
+func (r *bothRead) checkProgramClasses(t *testing.T, classes map[string]int) {
+	t.Helper()
+	for class, n := range classes {
+		cc, sc := r.core[class], r.snap[class]
+		t.Logf("%s: core %d instances, retained %d; snapshot %d, retained %d", class, cc.count, cc.retained, sc.count, sc.retained)
+		if cc.count != n || sc.count != n {
+			t.Errorf("%s: %d in the core, %d in the snapshot, want %d", class, cc.count, sc.count, n)
+		}
+		if d := math.Abs(float64(cc.retained)-float64(sc.retained)) / float64(sc.retained); d > 0.02 {
+			t.Errorf("%s: retained %d in the core, %d in the snapshot (%.1f%% apart)", class, cc.retained, sc.retained, 100*d)
+		}
 	}
 }
 
