@@ -359,6 +359,15 @@ func (h *Heap) variableSizes(t uint16, obj []byte, k *kinds) (sizes []uint64, kn
 		if n < 1<<20 {
 			return []uint64{uint64(16 + 8*n), uint64(24 + 8*n)}, false
 		}
+		// A larger one is taken only where it fills the rest of its page
+		// exactly: a large-object page holds one object (a Map's or a
+		// Set's OrderedHashTable of hundreds of thousands of entries,
+		// whose type the metadata does not name).
+		for _, c := range []uint64{uint64(16 + 8*n), uint64(24 + 8*n)} {
+			if c == uint64(len(obj)) {
+				return []uint64{c}, true
+			}
+		}
 	}
 	return nil, false
 }
