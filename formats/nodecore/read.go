@@ -480,7 +480,7 @@ func (b *builder) describe(i int) (string, model.StringID) {
 	case kindJSRegExp:
 		return "regexp", b.str(b.regexpSource(a))
 	case kindMap:
-		return "object shape", b.str("system / Map")
+		return b.shapeType(), b.str("system / Map")
 	case kindContext:
 		if b.native[i] {
 			return "hidden", b.str("system / NativeContext")
@@ -492,7 +492,14 @@ func (b *builder) describe(i int) (string, model.StringID) {
 		return "code", b.str(b.sfiNameOf(a))
 	case kindCode:
 		return "code", b.str("(code)")
-	case kindFixedArray, kindHashTable, kindPropertyArray, kindWeakArrayList, kindFixedDoubleArray, kindByteArray, kindDescriptorArray:
+	case kindPropertyArray:
+		return "hidden", b.str("system / PropertyArray")
+	case kindDescriptorArray:
+		return b.shapeType(), b.str("system / DescriptorArray")
+	case kindFixedArray, kindHashTable, kindWeakArrayList, kindFixedDoubleArray, kindByteArray:
+		if typ := systemTypes[h.TypeName(t)]; typ != "" {
+			break
+		}
 		return "array", b.str("")
 	case kindOddball:
 		return "hidden", b.str("system / Oddball")
@@ -505,7 +512,43 @@ func (b *builder) describe(i int) (string, model.StringID) {
 	if c == "" {
 		c = h.TypeName(t)
 	}
-	return "hidden", b.str("system / " + c)
+	typ := systemTypes[h.TypeName(t)]
+	switch typ {
+	case "":
+		typ = "hidden"
+	case "object shape":
+		typ = b.shapeType()
+	}
+	return typ, b.str("system / " + c)
+}
+
+// shapeType is the node type of maps and their kin: "object shape" from
+// V8 11 (Node 20) on, "hidden" in V8 10's snapshots, which have no such
+// type.
+func (b *builder) shapeType() string {
+	if b.p.V8[0] < 11 {
+		return "hidden"
+	}
+	return "object shape"
+}
+
+// systemTypes are the snapshot node types V8 gives its internal objects
+// other than hidden (V8HeapExplorer::GetSystemEntryType): code-like
+// objects are "code", shape-like ones "object shape". DevTools sums them
+// as "(compiled code)" and "(object shape)", not "(system)".
+var systemTypes = map[string]string{
+	"ALLOCATION_SITE_TYPE": "code", "ARRAY_BOILERPLATE_DESCRIPTION_TYPE": "code", "BYTECODE_ARRAY_TYPE": "code",
+	"BYTECODE_WRAPPER_TYPE": "code", "CLOSURE_FEEDBACK_CELL_ARRAY_TYPE": "code", "CODE_TYPE": "code",
+	"CODE_WRAPPER_TYPE": "code", "FEEDBACK_CELL_TYPE": "code", "FEEDBACK_METADATA_TYPE": "code",
+	"FEEDBACK_VECTOR_TYPE": "code", "INSTRUCTION_STREAM_TYPE": "code", "INTERPRETER_DATA_TYPE": "code",
+	"LOAD_HANDLER_TYPE": "code", "OBJECT_BOILERPLATE_DESCRIPTION_TYPE": "code", "PREPARSE_DATA_TYPE": "code",
+	"REG_EXP_BOILERPLATE_DESCRIPTION_TYPE": "code", "SCOPE_INFO_TYPE": "code", "STORE_HANDLER_TYPE": "code",
+	"TEMPLATE_OBJECT_DESCRIPTION_TYPE": "code", "TRUSTED_BYTE_ARRAY_TYPE": "code",
+	"UNCOMPILED_DATA_WITHOUT_PREPARSE_DATA_TYPE": "code", "UNCOMPILED_DATA_WITH_PREPARSE_DATA_TYPE": "code",
+	"UNCOMPILED_DATA_WITHOUT_PREPARSE_DATA_WITH_JOB_TYPE": "code", "UNCOMPILED_DATA_WITH_PREPARSE_DATA_AND_JOB_TYPE": "code",
+	"TURBOFAN_BITSET_TYPE_TYPE": "code", "TURBOFAN_HEAP_CONSTANT_TYPE_TYPE": "code",
+	"TURBOFAN_OTHER_NUMBER_CONSTANT_TYPE_TYPE": "code", "TURBOFAN_RANGE_TYPE_TYPE": "code", "TURBOFAN_UNION_TYPE_TYPE": "code",
+	"TRANSITION_ARRAY_TYPE": "object shape", "PROTOTYPE_INFO_TYPE": "object shape", "ENUM_CACHE_TYPE": "object shape",
 }
 
 // functionName is a JSFunction's name, from its SharedFunctionInfo.
