@@ -198,6 +198,12 @@ func (g *Graph) EdgeName(e uint32) string {
 	return g.Strings.At(g.Edges.Name[e])
 }
 
+// MetaIDs is the metadata key under which a reader says what its node ids
+// are when they are not what its node types' runtime usually numbers:
+// "address" for a Node.js core, whose V8 nodes have the objects'
+// addresses as ids rather than V8's counted ids.
+const MetaIDs = "ids"
+
 // MetaValue returns the first metadata value stored under key, and whether
 // there is one.
 func (g *Graph) MetaValue(key string) (string, bool) {

@@ -65,10 +65,15 @@ func FormatValue(k Kind, v any) string {
 }
 
 // Address is a node id that is an address (HPROF object ids, SpiderMonkey
-// node ids: leak.AddressIDs) as a value of an ID column. People see
-// it in hex, "@0x7f3a10", as MAT and Firefox's memory tool show
-// addresses and as a pointer is written; JSON and CSV keep the number.
+// node ids, a Node.js core's objects: leak.AddressIDs) as a value of
+// an ID column. People see it in hex, "@0x7f3a10", as MAT, Firefox's
+// memory tool and `heapx stack` show addresses and as a pointer is
+// written; CSV writes "0x7f3a10" (String), which --id reads back; JSON
+// keeps the number.
 type Address uint64
+
+// String is the address in hex, as CSV writes it.
+func (a Address) String() string { return "0x" + strconv.FormatUint(uint64(a), 16) }
 
 // IDValue is node id id of g as the value of an ID column: an Address
 // where g's ids are addresses, else the number.

@@ -46,10 +46,14 @@ func Runtime(g *model.Graph) string {
 	return ""
 }
 
-// IDKindOf returns what g's node ids are: CountedIDs for V8 dumps,
-// AddressIDs for every other runtime (no order is claimed for ids whose
-// meaning is not known).
+// IDKindOf returns what g's node ids are: AddressIDs where the reader
+// says so (model.MetaIDs "address": a Node.js core, a V8 heap read from
+// memory), CountedIDs for V8 dumps, AddressIDs for every other runtime (no
+// order is claimed for ids whose meaning is not known).
 func IDKindOf(g *model.Graph) IDKind {
+	if v, ok := g.MetaValue(model.MetaIDs); ok && v == "address" {
+		return AddressIDs
+	}
 	if Runtime(g) == kinds.V8Namespace {
 		return CountedIDs
 	}
