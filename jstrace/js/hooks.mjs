@@ -6,6 +6,7 @@ import { instrument } from './instrument.mjs';
 import { selector } from './select.mjs';
 
 let instrumented = selector([]);
+let scripts = 0; // keys of the scripts instrumented here: m0, m1, ... (CommonJS ones are c0, c1, ...)
 
 export function initialize(data) { instrumented = selector(data.include); }
 
@@ -26,7 +27,7 @@ export async function load(url, context, next) {
   const source = typeof r.source === 'string' ? r.source : new TextDecoder().decode(r.source);
   if (!which) return { ...r, source: prefix(source, `__heapx.n(3,${JSON.stringify(file)});`) };
   try {
-    return { ...r, source: instrument(source, file, 'esm') };
+    return { ...r, source: instrument(source, file, 'esm', 'm' + scripts++) };
   } catch (e) {
     return { ...r, source: prefix(source, `__heapx.n(4,${JSON.stringify(file)},${JSON.stringify(String(e.message))});`) };
   }
