@@ -129,6 +129,7 @@ class Instrumenter {
     this.fnInfo = []; // flat: fn iid, n+1 or 0 (any), name ids...
     this.scopeOf = new Map(); // function or Program node -> Scope
     this.spans = []; // [from, to] of each function and class (output)
+    this.redirects = []; // flat: where V8 places a position in the instrumented text, where it would in the original
     this.outer = new Map(); // expression in parentheses -> [parent, key] of the parentheses
   }
 
@@ -308,7 +309,38 @@ class Instrumenter {
       parts.push(src.slice(pos, at), text); pos = at;
     }
     parts.push(src.slice(pos));
-    return parts.join('') + `\n;${H}.x(${C}0);function __hx$map(){return[${map}]}`;
+    return parts.join('') + `\n;${H}.x(${C}0);function __hx$map(){return[[${map}],[${this.redirected(ins, map)}]]}`;
+  }
+
+  // redirected lists, for each redirect, the line and instrumented column
+  // (0-based) of its place and the original column (1-based) V8 would
+  // give: flat line, column, column.
+  redirected(ins, map) {
+    const r = this.redirects, out = [];
+    if (r.length === 0) return out;
+    const order = [];
+    for (let k = 0; k < r.length; k += 2) if (r[k] >= 0) order.push(k);
+    order.sort((a, b) => r[a] - r[b]);
+    const lineEnd = /\r\n?|[\n\u2028\u2029]/g, src = this.src;
+    let line = 1, lineStart = 0, j = 0, shift = 0, shiftLine = 0, insLine = 1;
+    for (const k of order) {
+      const at = r[k], to = r[k + 1];
+      lineEnd.lastIndex = lineStart;
+      for (let m; (m = lineEnd.exec(src)) !== null && m.index < at;) { line++; lineStart = m.index + m[0].length; lineEnd.lastIndex = lineStart; }
+      // Insertions before the place (at it too: they come before its character).
+      for (; j < map.length / 3; j++) {
+        const l = insLine + map[3 * j];
+        if (l > line) break;
+        if (l === line && map[3 * j + 1] - (shiftLine === line ? shift : 0) > at - lineStart) break;
+        if (l !== shiftLine) { shift = 0; shiftLine = l; }
+        shift += map[3 * j + 2]; insLine = l;
+      }
+      if (shiftLine !== line) { shift = 0; shiftLine = line; }
+      const toCol = to - lineStart;
+      if (toCol < 0) continue; // on another line
+      out.push(line, at - lineStart + shift, toCol + 1);
+    }
+    return out;
   }
 
   // visit instruments n and its subtree; scope is the function (or
@@ -373,6 +405,8 @@ class Instrumenter {
           this.open(n.start, `(${H}.ev(${this.iid(n)}),`); this.close(n.end, ')');
         } else if (n.callee.type === 'Identifier') {
           this.wrap(n.callee, `${H}.c(${this.iid(n)},`, ')');
+          // V8 places a call of a call at its parenthesis, of a name at the name.
+          this.redirects.push(this.src.indexOf('(', n.callee.end), n.callee.start);
         }
         break;
       case 'ReturnStatement': {
@@ -620,6 +654,8 @@ class Instrumenter {
       this.useSeen.add(k);
     }
     this.wrap(o, `${H}.u(${this.iid(n)},`, ')');
+    // V8 places o.f at f when o is a name, at the dot when it is a call.
+    if (!n.computed && !n.optional && this.simple(o)) this.redirects.push(this.src.indexOf('.', o.end), n.property.start);
   }
 
   inChain(e) {

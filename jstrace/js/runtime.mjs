@@ -5,6 +5,8 @@
 // (4-byte little-endian length, then whole records; the last chunk has the
 // length's top bit set), which heapx reads while the program runs.
 import fs from 'node:fs';
+import workerThreads from 'node:worker_threads';
+import { syncBuiltinESMExports } from 'node:module';
 
 const FD = Number(process.env.HEAPX_TRACE_FD || 3);
 
@@ -389,17 +391,17 @@ import('node:child_process').then(({ ChildProcess }) => {
 });
 
 // Not seen: worker threads (started by file or by eval, where Node runs
-// no --import).
+// no --require). The module has no top-level await: heapx's preload
+// loads it with require().
 {
-  const wt = await import('node:worker_threads');
-  const Base = wt.Worker;
-  wt.default.Worker = class Worker extends Base {
+  const Base = workerThreads.Worker;
+  workerThreads.Worker = class Worker extends Base {
     constructor(what, options) {
       super(what, options);
       unseen(lastIid, 2, `worker thread ${options && options.eval ? 'eval' : String(what)}`);
     }
   };
-  (await import('node:module')).syncBuiltinESMExports();
+  syncBuiltinESMExports();
 }
 
 export const runtime = {

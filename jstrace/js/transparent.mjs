@@ -32,7 +32,7 @@ const byKey = new Map(), byFile = new Map();
 // __heapx.m before anything else of the script runs) and returns what the
 // script's throw statements call (__hx$m.th).
 export function script(key, file, length, map) {
-  const s = { key, file, length, map, lines: null, cols: null, lens: null };
+  const s = { key, file, length, map, lines: null, cols: null, lens: null, redirects: null };
   byKey.set(key, s);
   byFile.set(file, s);
   if (file.startsWith('/')) byFile.set(pathToFileURL(file).href, s);
@@ -41,8 +41,12 @@ export function script(key, file, length, map) {
 
 function decode(s) {
   if (s.lines === null) {
-    const m = s.map();
+    const [m, r] = s.map();
     const n = m.length / 3;
+    // Redirects: where V8 places a call or a property read of a wrapped
+    // name in the instrumented text, and where it would in the original.
+    s.redirects = new Map();
+    for (let i = 0; i < r.length; i += 3) s.redirects.set(r[i] + ':' + r[i + 1], r[i + 2]);
     s.lines = new Int32Array(n); s.cols = new Int32Array(n); s.lens = new Int32Array(n);
     let line = 1;
     for (let i = 0; i < n; i++) { line += m[3 * i]; s.lines[i] = line; s.cols[i] = m[3 * i + 1]; s.lens[i] = m[3 * i + 2]; }
@@ -65,6 +69,8 @@ export function originalColumn(file, line, col) {
   if (s === undefined || typeof line !== 'number' || typeof col !== 'number') return col;
   decode(s);
   const c = col - 1;
+  const to = s.redirects.get(line + ':' + c);
+  if (to !== undefined) return to;
   let shift = 0;
   for (let i = firstOnLine(s, line); i < s.lines.length && s.lines[i] === line; i++) {
     const at = s.cols[i];
@@ -220,7 +226,7 @@ function prepare(error, trace) {
   remember(error, trace);
   let sites = trace;
   if (Array.isArray(trace)) {
-    if (trace.some((cs) => isOwn(apply(site.getFileName, cs, [])))) sites = trace.filter((cs) => !isOwn(apply(site.getFileName, cs, [])));
+    if (trace.some((cs) => isOwn(apply(site.getFileName, cs, [])))) sites = complete(trace, trace.filter((cs) => !isOwn(apply(site.getFileName, cs, []))));
     if (byFile.size !== 0) for (const cs of sites) mapSite(cs);
   }
   if (typeof programs === 'function') return programs(error, sites);
@@ -231,6 +237,36 @@ function prepare(error, trace) {
   if (sites.length === 0) return head;
   return `${head}\n    at ${sites.join('\n    at ')}`;
 }
+// A stack trace holds at most Error.stackTraceLimit frames: one cut there
+// that had heapx's frames has lost as many of the program's at its end.
+// heapx's loader records the frames below it as a module loads (loading);
+// complete appends the lost ones from the latest record that continues
+// the trace's last frames.
+const loads = [];
+export function loading(wrapper) {
+  const limit = Error.stackTraceLimit;
+  if (typeof limit !== 'number' || !(limit > 0)) return;
+  probing = true;
+  const holder = {};
+  Error.captureStackTrace(holder, wrapper);
+  const below = holder.stack;
+  probing = false;
+  if (Array.isArray(below)) { loads.push(below); if (loads.length > 64) loads.shift(); }
+}
+function complete(trace, sites) {
+  const limit = Error.stackTraceLimit, lost = trace.length - sites.length;
+  if (typeof limit !== 'number' || trace.length < limit || lost === 0) return sites;
+  let last = trace.length - 1;
+  while (last >= 0 && !isOwn(apply(site.getFileName, trace[last], []))) last--;
+  const tail = trace.slice(last + 1).map(String);
+  for (let i = loads.length - 1; i >= 0; i--) {
+    const below = loads[i];
+    if (below.length < tail.length || !tail.every((t, k) => String(below[k]) === t)) continue;
+    return sites.concat(below.slice(tail.length, tail.length + lost).filter((cs) => !isOwn(apply(site.getFileName, cs, []))));
+  }
+  return sites;
+}
+
 // readByNode says whether the getter of Error.prepareStackTrace was called
 // by Node's stack formatting (node:internal/errors) rather than by the
 // program: the frame below the getter is Node's. Inside Node's
@@ -294,7 +330,7 @@ function arrow(file, line, col) {
   const s = byFile.get(file);
   if (s === undefined || !hasInsertions(s, line)) return null;
   const text = sourceLine(s, line);
-  if (text === null) return null;
+  if (text === null || text.includes('node-do-not-add-exception-line')) return null;
   const bytes = Buffer.from(text, 'utf8');
   let under = '';
   const start = col - 1;
