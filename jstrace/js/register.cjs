@@ -62,7 +62,6 @@ if (traced && isMainThread && process.env.HEAPX_TRACE_FD) {
       }
     });
     disguise();
-    setImmediate(disguise).unref(); // the runtime patches child_process once its import() is done
     for (const p of ours) delete require.cache[p];
   };
   const names = ['transparent.mjs', 'runtime.mjs', 'instrument.mjs', 'select.mjs'];

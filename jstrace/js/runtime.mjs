@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import workerThreads from 'node:worker_threads';
 import { syncBuiltinESMExports } from 'node:module';
+import { ChildProcess } from 'node:child_process';
 
 const FD = Number(process.env.HEAPX_TRACE_FD || 3);
 
@@ -383,11 +384,9 @@ process.on('exit', (code) => {
 });
 
 // Not seen: child processes (their own code is not traced).
-import('node:child_process').then(({ ChildProcess }) => {
-  patch(ChildProcess.prototype, 'spawn', (orig) => function spawn(options) {
-    unseen(lastIid, 5, options && options.file ? [options.file].concat(options.args ? options.args.slice(1) : []).join(' ') : 'child process');
-    return orig.apply(this, arguments);
-  });
+patch(ChildProcess.prototype, 'spawn', (orig) => function spawn(options) {
+  unseen(lastIid, 5, options && options.file ? [options.file].concat(options.args ? options.args.slice(1) : []).join(' ') : 'child process');
+  return orig.apply(this, arguments);
 });
 
 // Not seen: worker threads (started by file or by eval, where Node runs
