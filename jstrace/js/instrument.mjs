@@ -279,7 +279,7 @@ class Instrumenter {
   // its text, which depends on the prelude's own length, is known).
   output(key) {
     const head = `const ${H}=__heapx.s(${JSON.stringify(this.file)},${this.kind === 'esm' ? 1 : 0},[${this.positions}],${JSON.stringify(this.names)},[${this.fnInfo}]),` +
-      `${H}m=__heapx.m(${JSON.stringify(key)},${JSON.stringify(this.file)},${this.src.length},__hx$map),`;
+      `${H}m=__heapx.m(${JSON.stringify(key)},${JSON.stringify(this.file)},${this.src.length},__hx$map,${this.kind === 'esm'}),`;
     this.inserts.push([this.registerAt, 4, -Infinity, head]);
     this.inserts.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
     const ins = this.inserts, src = this.src;
@@ -654,8 +654,8 @@ class Instrumenter {
       this.useSeen.add(k);
     }
     this.wrap(o, `${H}.u(${this.iid(n)},`, ')');
-    // V8 places o.f at f when o is a name, at the dot when it is a call.
-    if (!n.computed && !n.optional && this.simple(o)) this.redirects.push(this.src.indexOf('.', o.end), n.property.start);
+    // V8 places o.f at f, but at the dot when o is a call (as the wrapped o is).
+    if (!n.computed && !n.optional && o.type !== 'CallExpression') this.redirects.push(this.src.indexOf('.', o.end), n.property.start);
   }
 
   inChain(e) {

@@ -48,7 +48,7 @@ if (traced && isMainThread && process.env.HEAPX_TRACE_FD) {
       }
       const args = Array.prototype.slice.call(arguments);
       args[0] = content;
-      transparent.loading(_compile);
+      transparent.loading(_compile, filename);
       return Reflect.apply(compile, this, args);
     };
     // module.register came with node 20.6 (and 18.19): without it ES

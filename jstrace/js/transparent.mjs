@@ -31,8 +31,9 @@ const byKey = new Map(), byFile = new Map();
 // script registers an instrumented script (the prelude calls it through
 // __heapx.m before anything else of the script runs) and returns what the
 // script's throw statements call (__hx$m.th).
-export function script(key, file, length, map) {
-  const s = { key, file, length, map, lines: null, cols: null, lens: null, redirects: null };
+export function script(key, file, length, map, esm) {
+  // An ES module's frames and source lines name it by URL.
+  const s = { key, file, name: esm ? pathToFileURL(file).href : file, length, map, lines: null, cols: null, lens: null, redirects: null };
   byKey.set(key, s);
   byFile.set(file, s);
   if (file.startsWith('/')) byFile.set(pathToFileURL(file).href, s);
@@ -243,7 +244,7 @@ function prepare(error, trace) {
 // complete appends the lost ones from the latest record that continues
 // the trace's last frames.
 const loads = [];
-export function loading(wrapper) {
+export function loading(wrapper, file) {
   const limit = Error.stackTraceLimit;
   if (typeof limit !== 'number' || !(limit > 0)) return;
   probing = true;
@@ -251,7 +252,7 @@ export function loading(wrapper) {
   Error.captureStackTrace(holder, wrapper);
   const below = holder.stack;
   probing = false;
-  if (Array.isArray(below)) { loads.push(below); if (loads.length > 64) loads.shift(); }
+  if (Array.isArray(below)) { loads.push([file, below]); if (loads.length > 64) loads.shift(); }
 }
 function complete(trace, sites) {
   const limit = Error.stackTraceLimit, lost = trace.length - sites.length;
@@ -259,9 +260,11 @@ function complete(trace, sites) {
   let last = trace.length - 1;
   while (last >= 0 && !isOwn(apply(site.getFileName, trace[last], []))) last--;
   const tail = trace.slice(last + 1).map(String);
+  // The module being loaded is the frame above Node's _compile, above heapx's.
+  const module = last >= 2 ? apply(site.getFileName, trace[last - 2], []) : undefined;
   for (let i = loads.length - 1; i >= 0; i--) {
-    const below = loads[i];
-    if (below.length < tail.length || !tail.every((t, k) => String(below[k]) === t)) continue;
+    const [file, below] = loads[i];
+    if (file !== module || below.length < tail.length || !tail.every((t, k) => String(below[k]) === t)) continue;
     return sites.concat(below.slice(tail.length, tail.length + lost).filter((cs) => !isOwn(apply(site.getFileName, cs, []))));
   }
   return sites;
@@ -338,7 +341,7 @@ function arrow(file, line, col) {
     for (let i = 0; i < start && bytes[i] !== 0; i++) under += bytes[i] === 9 ? '\t' : ' ';
     under += '^';
   }
-  return `${s.file}:${line}\n${text}\n${under}${under ? '\n' : ''}`;
+  return `${s.name}:${line}\n${text}\n${under}${under ? '\n' : ''}`;
 }
 function placeOf(err, fromPromise) {
   if (!fromPromise && err === lastThrown && lastThrowFile !== '') return [lastThrowFile, lastThrowLine, lastThrowCol, false];
