@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-// runBoth runs argv (node and its arguments) in dir plainly and traced,
-// and returns both runs' stdout, stderr and exit status.
-func runBoth(t *testing.T, dir string, argv ...string) (plain, traced [3]string) {
+// runBoth runs argv (node and its arguments) in dir plainly and traced
+// (instrumenting what include matches too), and returns both runs' stdout, stderr and exit status.
+func runBoth(t *testing.T, dir string, include []string, argv ...string) (plain, traced [3]string) {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -35,7 +35,7 @@ func runBoth(t *testing.T, dir string, argv ...string) (plain, traced [3]string)
 	}
 	defer os.Chdir(wd)
 	var trace bytes.Buffer
-	res, err := Run(context.Background(), argv, Options{Stdout: &out, Stderr: &errOut}, &trace)
+	res, err := Run(context.Background(), argv, Options{Include: include, Stdout: &out, Stderr: &errOut}, &trace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +84,73 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			plain, traced := runBoth(t, dir, "node", name)
+			plain, traced := runBoth(t, dir, nil, "node", name)
 			sameRun(t, name, plain, traced)
 		})
 		ran++
 	}
 	if ran < 6 {
 		t.Errorf("ran %d programs", ran)
+	}
+}
+
+// suitePackages are pure-JavaScript packages whose npm tarballs hold their
+// own test suites (tape), pinned with the test dependencies those suites
+// require.
+var suitePackages = []string{"minimist@1.2.8", "qs@6.17.1", "side-channel@1.1.1", "tape@5.10.2",
+	"es-value-fixtures@1.7.1", "for-each@0.3.5", "has-bigints@1.1.0", "has-override-mistake@1.0.1",
+	"has-property-descriptors@1.0.2", "has-proto@1.2.0", "has-symbols@1.1.0", "iconv-lite@0.7.3",
+	"mock-property@1.1.2", "safer-buffer@2.1.2"}
+
+// TestPackageSuites runs the real test suites of minimist, qs and
+// side-channel (installed with npm at test time) with the packages and
+// their test runner instrumented (--include): every test file prints the
+// same, byte for byte, and ends the same traced as untraced. Written after
+// the rules, they found one: the runtime read inherited getters of an
+// object literal (qs's tests put one on Object.prototype).
+func TestPackageSuites(t *testing.T) {
+	needNode(t)
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("npm is not installed (CI installs it)")
+		}
+		t.Skip("npm not installed")
+	}
+	if testing.Short() {
+		t.Skip("installs packages with npm")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"private":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	install := exec.Command(npm, append([]string{"install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-save"}, suitePackages...)...)
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("npm install: %v\n%s", err, out)
+		}
+		t.Skipf("npm install (no registry?): %v\n%s", err, out)
+	}
+	var include []string
+	for _, p := range []string{"minimist", "qs", "side-channel", "tape"} {
+		include = append(include, "**/node_modules/"+p+"/**")
+	}
+	suites := 0 // files that ran tests (one of qs's is data)
+	for _, p := range []string{"minimist", "qs", "side-channel"} {
+		tests, _ := filepath.Glob(filepath.Join(dir, "node_modules", p, "test", "*.js"))
+		for _, f := range tests {
+			rel, _ := filepath.Rel(dir, f)
+			t.Run(rel, func(t *testing.T) {
+				plain, traced := runBoth(t, dir, include, "node", rel)
+				sameRun(t, rel, plain, traced)
+				if strings.Contains(plain[0], "# pass") {
+					suites++
+				}
+			})
+		}
+	}
+	if suites < 19 {
+		t.Errorf("%d test files ran tests, want the 19 of the pinned packages", suites)
 	}
 }

@@ -19,7 +19,7 @@ const DECLARE = 0x10, WRITE = 0x11, CREATE_OBJ = 0x12, CREATE_FUN = 0x13, PUTFIE
   COLL_SET = 0x1f, COLL_DELETE = 0x20, COLL_CLEAR = 0x21;
 
 // The runtime's own definitions use the original, not the model below.
-const defineProperty = Object.defineProperty;
+const defineProperty = Object.defineProperty, hasOwn = Object.hasOwn;
 
 const LAST_USE_PERIOD = 10000;
 const CHUNK = 1 << 16;
@@ -315,7 +315,9 @@ function script(file, kind, positions, names, fns) {
     },
     o(iid, mode, o) {
       create(iid, o, 0);
-      if (mode === 1) { for (const k in o) { const v = o[k]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, getId(o), 2 * sid(k), val(v)); } }
+      // for-in would also list (and read) inherited enumerable properties,
+      // such as a getter the program put on Object.prototype: own ones only.
+      if (mode === 1) { for (const k in o) { if (!hasOwn(o, k)) continue; const v = o[k]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, getId(o), 2 * sid(k), val(v)); } }
       else if (mode === 2) {
         for (const k of Reflect.ownKeys(o)) {
           const d = Object.getOwnPropertyDescriptor(o, k);
