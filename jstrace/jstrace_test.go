@@ -428,3 +428,27 @@ func TestCancel(t *testing.T) {
 		t.Errorf("trace ends with %q", last)
 	}
 }
+
+// TestBigSource: a file over HEAPX_TRACE_MAX_SOURCE runs uninstrumented,
+// CommonJS or ES module, its output unchanged, and the trace names it
+// (UNSEEN what 3, with its size); a smaller one beside it is traced.
+func TestBigSource(t *testing.T) {
+	t.Setenv("HEAPX_TRACE_MAX_SOURCE", "2000")
+	big := "exports.make = () => ({ v: {} });\n" + strings.Repeat("// padding of a large bundle\n", 100)
+	evs, out, res := traceOf(t, Options{}, "a.js", "const m = require('./big.js');\nimport('./big.mjs').then((e) => console.log(m.make().v, e.made()));\n",
+		"big.js", big, "big.mjs", strings.Replace(big, "exports.make =", "export const made =", 1))
+	if res.ExitCode != 0 || out != "{} { v: {} }\n" {
+		t.Errorf("exit %d, printed %q", res.ExitCode, out)
+	}
+	for _, f := range []string{"big.js", "big.mjs"} {
+		if len(grep(evs, "UNSEEN", "what 3", f+": 0.0 MB is over the 0.0 MB heapx instruments")) != 1 {
+			t.Errorf("no UNSEEN for %s in:\n%s", f, strings.Join(evs, "\n"))
+		}
+		if len(grep(evs, "SCRIPT "+f)) != 0 {
+			t.Errorf("%s was instrumented", f)
+		}
+	}
+	if len(grep(evs, "SCRIPT a.js")) != 1 {
+		t.Errorf("a.js was not instrumented:\n%s", strings.Join(evs, "\n"))
+	}
+}

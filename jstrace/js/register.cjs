@@ -34,7 +34,7 @@ if (traced && isMainThread && process.env.HEAPX_TRACE_FD) {
   const before = holders.map((o) => new Map(Reflect.ownKeys(o).map((k) => [k, Object.getOwnPropertyDescriptor(o, k)?.value])));
   const ours = new Set([__filename]);
   const load = (name) => { const p = require.resolve('./' + name); ours.add(p); return require(p); };
-  const setup = (transparent, { runtime }, { instrument }, { selector, include }) => {
+  const setup = (transparent, { runtime }, { instrument }, { selector, include, tooBig }) => {
     runtime.m = transparent.script;
     process.env.HEAPX_TRACE_PID = String(process.pid);
     const instrumented = selector(include);
@@ -44,7 +44,9 @@ if (traced && isMainThread && process.env.HEAPX_TRACE_FD) {
       const which = instrumented(filename);
       if (which === false) runtime.n(3, filename);
       else if (which) {
-        try { content = instrument(content, filename, 'cjs', 'c' + scripts++); } catch (e) { runtime.n(4, filename, e.message); }
+        const big = tooBig(content);
+        if (big) runtime.n(3, filename, big);
+        else try { content = instrument(content, filename, 'cjs', 'c' + scripts++); } catch (e) { runtime.n(4, filename, e.message); }
       }
       const args = Array.prototype.slice.call(arguments);
       args[0] = content;
