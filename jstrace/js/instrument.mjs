@@ -232,9 +232,12 @@ class Instrumenter {
     const scope = this.scopeOf.get(ast);
     const top = this.iid(ast);
     this.freeVars(top, scope);
+    // The prelude goes after the directives, or before the first statement
+    // (not before comments: an HTML-like --> comment must start its line).
     let at = this.prologueEnd(ast.body, ast.start);
-    if (at === 0 && this.src.startsWith('#!')) { const nl = this.src.indexOf('\n'); at = nl < 0 ? this.src.length : nl + 1; }
+    if (at === ast.start) at = ast.body.length ? ast.body[0].start : this.src.length;
     this.registerAt = at;
+    this.registerSep = this.separator(ast.body, at);
     const start = this.open(at, '');
     for (const st of ast.body) {
       this.visit(st, scope, ast, 'body');
@@ -250,6 +253,13 @@ class Instrumenter {
     let at = start;
     for (const st of body) { if (!st.directive) break; at = st.end; }
     return at;
+  }
+
+  // separator is what code inserted at a body's prologue end needs first:
+  // a semicolon after a directive that has none ("use strict"\n stays a
+  // directive only if a statement cannot continue it).
+  separator(body, at) {
+    return body.length && body[0].directive && this.src[at - 1] !== ';' ? ';' : '';
   }
 
   // hoisted creates the function declarations of a statement list where it
@@ -278,7 +288,7 @@ class Instrumenter {
   // function declared at the end (hoisted: the prelude can pass it before
   // its text, which depends on the prelude's own length, is known).
   output(key) {
-    const head = `const ${H}=__heapx.s(${JSON.stringify(this.file)},${this.kind === 'esm' ? 1 : 0},[${this.positions}],${JSON.stringify(this.names)},[${this.fnInfo}]),` +
+    const head = `${this.registerSep}const ${H}=__heapx.s(${JSON.stringify(this.file)},${this.kind === 'esm' ? 1 : 0},[${this.positions}],${JSON.stringify(this.names)},[${this.fnInfo}]),` +
       `${H}m=__heapx.m(${JSON.stringify(key)},${JSON.stringify(this.file)},${this.src.length},__hx$map,${this.kind === 'esm'}),`;
     this.inserts.push([this.registerAt, 4, -Infinity, head]);
     this.inserts.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
@@ -521,7 +531,7 @@ class Instrumenter {
       const enter = this.open(this.prologueEnd(n.body.body, n.body.start + 1), '');
       this.bodyEnd(n.body.end - 1, (flag ? `;${flag}=0` : '') + exit);
       children(n.body, (ch, p, k) => this.visit(ch, inner, p, k));
-      enter[3] = head + this.declareTemps(inner) + tryOpen + this.hoisted(n.body.body, inner);
+      enter[3] = this.separator(n.body.body, enter[0]) + head + this.declareTemps(inner) + tryOpen + this.hoisted(n.body.body, inner);
     } else {
       const enter = this.open(n.body.start, '');
       this.close(n.body.end, `${flag ? `,${flag}=0` : ''})${exit}}`);
