@@ -79,7 +79,9 @@ if (traced && isMainThread && process.env.HEAPX_TRACE_FD) {
     const runMain = Module.runMain;
     Module.runMain = function () {
       const args = arguments;
-      ready.then((m) => { setup(...m); Module.runMain = runMain; Reflect.apply(runMain, this, args); });
+      // From an immediate, not the promise's callback: a throw of the
+      // main module is then an uncaught exception, not a rejection.
+      ready.then((m) => { setup(...m); Module.runMain = runMain; setImmediate(() => Reflect.apply(runMain, this, args)); });
     };
   }
 }

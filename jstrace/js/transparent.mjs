@@ -227,7 +227,10 @@ function prepare(error, trace) {
   remember(error, trace);
   let sites = trace;
   if (Array.isArray(trace)) {
-    if (trace.some((cs) => isOwn(apply(site.getFileName, cs, [])))) sites = complete(trace, trace.filter((cs) => !isOwn(apply(site.getFileName, cs, []))));
+    for (const cs of trace) if (apply(site.getFileName, cs, []) === 'node:internal/modules/cjs/loader') renamed(cs);
+    if (trace.some((cs) => isOwn(apply(site.getFileName, cs, [])))) {
+      sites = complete(trace, trace.filter((cs) => !isOwn(apply(site.getFileName, cs, []))));
+    }
     if (byFile.size !== 0) for (const cs of sites) mapSite(cs);
   }
   if (typeof programs === 'function') return programs(error, sites);
@@ -238,6 +241,21 @@ function prepare(error, trace) {
   if (sites.length === 0) return head;
   return `${head}\n    at ${sites.join('\n    at ')}`;
 }
+// renamed gives the frame of Node's Module.prototype._compile, which heapx
+// replaced, its name: V8 names the frame of an anonymous function (Node
+// 22's) by the property of its receiver that holds it, which now holds
+// heapx's. The loader's only such frame of a Module is _compile's.
+function renamed(cs) {
+  const name = '_compile';
+  if (apply(CallSite.getFunctionName, cs, []) || apply(CallSite.getMethodName, cs, []) || apply(CallSite.getTypeName, cs, []) !== 'Module') return;
+  if (!Object.isExtensible(cs)) return;
+  const method = { getMethodName() { return name; } }.getMethodName;
+  const text = { toString() { return apply(ownSite.toString, this, []).replace(/^([\w$]+)\.<anonymous> \(/, `$1.${name} (`); } }.toString;
+  disguise(method, CallSite.getMethodName); disguise(text, CallSite.toString);
+  defineProperty(cs, 'getMethodName', { value: method, writable: true, configurable: true, enumerable: false });
+  defineProperty(cs, 'toString', { value: text, writable: true, configurable: true, enumerable: false });
+}
+
 // A stack trace holds at most Error.stackTraceLimit frames: one cut there
 // that had heapx's frames has lost as many of the program's at its end.
 // heapx's loader records the frames below it as a module loads (loading);
