@@ -65,6 +65,12 @@ if (traced && isMainThread && process.env.HEAPX_TRACE_FD) {
     });
     disguise();
     for (const p of ours) delete require.cache[p];
+    // The program's environment as untraced: heapx's variables go, and its
+    // preload leaves NODE_OPTIONS (a child process, which is not traced,
+    // then does not load it either).
+    for (const k of ['HEAPX_TRACE_FD', 'HEAPX_TRACE_INCLUDE', 'HEAPX_TRACE_PID']) delete process.env[k];
+    const options = (process.env.NODE_OPTIONS || '').replace(`--require="${__filename}"`, '').trim();
+    if (options) process.env.NODE_OPTIONS = options; else delete process.env.NODE_OPTIONS;
   };
   const names = ['transparent.mjs', 'runtime.mjs', 'instrument.mjs', 'select.mjs'];
   let modules;

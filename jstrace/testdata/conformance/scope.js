@@ -33,3 +33,4 @@ console.log(order.join(','));
 console.log(Object.keys(globalThis).join(','));
 const own = []; for (const k in globalThis) own.push(k);
 console.log(own.join(','));
+console.log(Object.keys(require.cache).map((f) => require('path').basename(f)), Object.keys(process.env).filter((k) => /HEAPX/.test(k)), process.env.NODE_OPTIONS);
