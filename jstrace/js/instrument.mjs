@@ -129,6 +129,7 @@ class Instrumenter {
     this.fnInfo = []; // flat: fn iid, n+1 or 0 (any), name ids...
     this.scopeOf = new Map(); // function or Program node -> Scope
     this.spans = []; // [from, to] of each function and class (output)
+    this.statementStarts = new Set(); // where expression statements of statement lists start (output)
     this.redirects = []; // flat: where V8 places a position in the instrumented text, where it would in the original
     this.outer = new Map(); // expression in parentheses -> [parent, key] of the parentheses
   }
@@ -145,7 +146,12 @@ class Instrumenter {
   flush(pos, text) { this.inserts.push([pos, 2, -(this.seq++), text]); }
   bodyEnd(pos, text) { const i = [pos, 5, -(this.seq++), text]; this.inserts.push(i); return i; }
   fid(n) { return n.iid ??= this.iid(n); }
-  wrap(n, before, after) { this.open(n.start, before); this.close(n.end, after); }
+  // wrap puts code around expression n, which becomes an argument of a
+  // call: a sequence (a, b) keeps its own parentheses.
+  wrap(n, before, after) {
+    if (n.type === 'SequenceExpression') { before += '('; after = ')' + after; }
+    this.open(n.start, before); this.close(n.end, after);
+  }
 
   iid(n) {
     this.positions.push(n.loc.start.line, n.loc.start.column + 1);
@@ -303,7 +309,7 @@ class Instrumenter {
     const lineEnd = /\r\n?|[\n\u2028\u2029]/g;
     let line = 1, lineStart = 0, shift = 0, lastLine = 0, prevLine = 1;
     const parts = [], map = [];
-    let pos = 0;
+    let pos = 0, lastChar = '';
     for (let j = 0; j < ins.length; j++) {
       const at = ins[j][0];
       // Advance the line count to the insertion's place.
@@ -312,11 +318,17 @@ class Instrumenter {
       if (line !== lastLine) { shift = 0; }
       let text = ins[j][3];
       if (text === '') continue;
+      // A statement that now starts with a parenthesis would continue the
+      // one before it if that has no semicolon (a(b)\n(c) is a call).
+      if (text[0] === '(' && this.statementStarts.has(at)) text = ';' + text;
+      // Code after a keyword with no space (return(x), yield[a]) must not
+      // join it into one name.
+      else if (/^[\w$]/.test(text) && at > 0 && /[\w$]/.test(at > pos ? src[at - 1] : lastChar)) text = ' ' + text;
       if (line !== lastLine) text = ' /*node-do-not-add-exception-line*/' + text;
       if (marked[j]) text = ` /*hx:${key}:${map.length / 3}*/` + text;
       map.push(line - prevLine, at - lineStart + shift, text.length);
       prevLine = line; lastLine = line; shift += text.length;
-      parts.push(src.slice(pos, at), text); pos = at;
+      parts.push(src.slice(pos, at), text); pos = at; lastChar = text[text.length - 1];
     }
     parts.push(src.slice(pos));
     return parts.join('') + `\n;${H}.x(${C}0);function __hx$map(){return[[${map}],[${this.redirected(ins, map)}]]}`;
@@ -356,6 +368,7 @@ class Instrumenter {
   // visit instruments n and its subtree; scope is the function (or
   // script) n is in.
   visit(n, scope, parent, key) {
+    if (n.type === 'ExpressionStatement' && statementList(parent.type)) this.statementStarts.add(n.start);
     if (n.type === 'ExpressionStatement' || n.type === 'ReturnStatement' || (n.type === 'VariableDeclaration' && statementList(parent.type))) {
       // In a statement that records no event, one use of each variable's
       // object is enough: they all happen at one time.
