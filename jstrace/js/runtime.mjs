@@ -12,6 +12,9 @@
 import fs from 'node:fs';
 import { EventEmitter } from 'node:events';
 import timers from 'node:timers';
+import workerThreads from 'node:worker_threads';
+import { syncBuiltinESMExports } from 'node:module';
+import { ChildProcess } from 'node:child_process';
 
 const FD = Number(process.env.HEAPX_TRACE_FD || 3);
 
@@ -26,7 +29,7 @@ const EXIT_SIGNAL = 3;
 
 // The runtime's own definitions and timers use the originals, not the
 // models below.
-const defineProperty = Object.defineProperty;
+const defineProperty = Object.defineProperty, hasOwn = Object.hasOwn;
 const setImmediate_ = setImmediate, setTimeout_ = setTimeout, now = () => performance.now();
 
 const LAST_USE_PERIOD = 10000;
@@ -400,7 +403,9 @@ function script(file, kind, positions, names, fns) {
     },
     o(iid, mode, o) {
       create(iid, o, 0);
-      if (mode === 1) { for (const k in o) { const v = o[k]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, getId(o), 2 * sid(k), val(v)); } }
+      // for-in would also list (and read) inherited enumerable properties,
+      // such as a getter the program put on Object.prototype: own ones only.
+      if (mode === 1) { for (const k in o) { if (!hasOwn(o, k)) continue; const v = o[k]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, getId(o), 2 * sid(k), val(v)); } }
       else if (mode === 2) {
         for (const k of Reflect.ownKeys(o)) {
           const d = Object.getOwnPropertyDescriptor(o, k);
@@ -603,25 +608,23 @@ if (process.platform !== 'win32') {
 }
 
 // Not seen: child processes (their own code is not traced).
-import('node:child_process').then(({ ChildProcess }) => {
-  patch(ChildProcess.prototype, 'spawn', (orig) => function spawn(options) {
-    unseen(lastIid, 5, options && options.file ? [options.file].concat(options.args ? options.args.slice(1) : []).join(' ') : 'child process');
-    return orig.apply(this, arguments);
-  });
+patch(ChildProcess.prototype, 'spawn', (orig) => function spawn(options) {
+  unseen(lastIid, 5, options && options.file ? [options.file].concat(options.args ? options.args.slice(1) : []).join(' ') : 'child process');
+  return orig.apply(this, arguments);
 });
 
 // Not seen: worker threads (started by file or by eval, where Node runs
-// no --import).
+// no --require). The module has no top-level await: heapx's preload
+// loads it with require().
 {
-  const wt = await import('node:worker_threads');
-  const Base = wt.Worker;
-  wt.default.Worker = class Worker extends Base {
+  const Base = workerThreads.Worker;
+  workerThreads.Worker = class Worker extends Base {
     constructor(what, options) {
       super(what, options);
       unseen(lastIid, 2, `worker thread ${options && options.eval ? 'eval' : String(what)}`);
     }
   };
-  (await import('node:module')).syncBuiltinESMExports();
+  syncBuiltinESMExports();
 }
 
 export const runtime = {
