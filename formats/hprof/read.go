@@ -48,6 +48,9 @@ type reader struct {
 	rootIDs  []uint64
 	rootTags []byte
 
+	threadRoots []threadRoot // the GC roots that name a thread
+	thr         threadLayout
+
 	// Strings registered for decoding: the String node, its coder, and the
 	// next String sharing the same value array (-1 ends the chain);
 	// wanted maps value array ids to the chain's head.
@@ -201,6 +204,7 @@ func (rd *reader) read() (*model.Graph, error) {
 	rd.ids = nil
 	rd.wanted = nil
 	rd.sizes()
+	rd.stacks()
 	rd.meta()
 	return g, nil
 }
@@ -404,6 +408,9 @@ func (rd *reader) heapDump(end int64) error {
 			if rd.pass == 1 {
 				rd.rootIDs = append(rd.rootIDs, rd.id(in.buf[in.r:]))
 				rd.rootTags = append(rd.rootTags, st)
+				if isThreadRoot(st) {
+					rd.addThreadRoot(st, in.buf[in.r:in.r+size])
+				}
 			}
 			in.r += size
 		}
@@ -548,6 +555,7 @@ func (rd *reader) endPass1() error {
 	if err := rd.layouts(rd.slotNamed("java.lang.ref.Reference")); err != nil {
 		return err
 	}
+	rd.resolveThreads()
 	edges := uint64(len(rd.rootIDs)) + rd.objArrElems + rd.primArrays
 	bound := edges + rd.instRefs
 	for s := range rd.classes {
