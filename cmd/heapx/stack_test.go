@@ -13,6 +13,7 @@ import (
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/coretest"
 	"github.com/heapx/heapx/internal/testfixtures"
+	"github.com/heapx/heapx/query"
 )
 
 // TestStackCommand runs `heapx stack` on a core of core-state.js as a user
@@ -29,14 +30,14 @@ func TestStackCommand(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
-			var out stackJSON
+			var out query.ThreadsJSON
 			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 				t.Fatal(err)
 			}
 			if out.SchemaVersion != 1 || out.Binary != c.Binary || !strings.HasPrefix(out.Runtime, "Node "+strconv.Itoa(major)+" (V8 ") {
 				t.Errorf("header: schema %d, binary %q, runtime %q", out.SchemaVersion, out.Binary, out.Runtime)
 			}
-			var main *threadJSON
+			var main *query.ThreadJSON
 			for i := range out.Threads {
 				if out.Threads[i].Thread == uint64(c.PID) {
 					main = &out.Threads[i]
@@ -45,7 +46,7 @@ func TestStackCommand(t *testing.T) {
 			if main == nil || main.Name != "main" {
 				t.Fatalf("no main thread %d in %d threads", c.PID, len(out.Threads))
 			}
-			var js []frameJSON
+			var js []query.ThreadFrameJSON
 			for _, f := range main.Frames {
 				if f.Kind == "javascript" {
 					js = append(js, f)
@@ -118,7 +119,7 @@ func TestStackCommand(t *testing.T) {
 			}
 			for _, file := range []string{flat, db} {
 				x := heapx(t, "stack", file, "--json")
-				var back stackJSON
+				var back query.ThreadsJSON
 				if err := json.Unmarshal([]byte(x.stdout), &back); err != nil {
 					t.Fatalf("%s: exit %d %s: %v", file, x.code, x.stderr, err)
 				}
@@ -213,7 +214,7 @@ func TestConvertStacks(t *testing.T) {
 	}
 	snap := filepath.Join(dir, "stacks.heapsnapshot")
 	r := heapx(t, "convert", flat, snap)
-	if r.code != 0 || !strings.Contains(r.stderr, "the 3 threads' stacks are left out: a V8 heap snapshot has no place for them") {
+	if r.code != 0 || !strings.Contains(r.stderr, "the 4 threads' stacks are left out: a V8 heap snapshot has no place for them") {
 		t.Errorf("convert to .heapsnapshot: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
