@@ -239,6 +239,10 @@ func ThreadsResult(sn Snapshot, limit int) (*Result, error) {
 	return r, nil
 }
 
+// maxFrameValues bounds the values of a frame the tree shows: a frame
+// holds a few, and a crafted dump must not make a page of millions.
+const maxFrameValues = 100
+
 // threadNode is one thread of the tree, its frames below it and their
 // values below them.
 func threadNode(a *analysis.Analysis, nm *analysis.Namer, t *analysis.ThreadStack) *TreeNode {
@@ -260,6 +264,11 @@ func threadNode(a *analysis.Analysis, nm *analysis.Namer, t *analysis.ThreadStac
 		f := &s.Frames[fi]
 		fn := &TreeNode{Values: []any{fmt.Sprintf("#%d %s", fi, frameLabel(f)), frameWhere(f), nil, nil, nil}}
 		for vi, v := range f.Values {
+			if vi == maxFrameValues {
+				fn.Children = append(fn.Children, &TreeNode{Values: []any{fmt.Sprintf("… %s more (heapx stack lists every one)",
+					Thousands(uint64(len(f.Values)-vi))), "", nil, nil, nil}})
+				break
+			}
 			hv := t.Values[fi][vi]
 			text := v.Text
 			var sh, rt any

@@ -50,6 +50,7 @@ type reader struct {
 
 	threadRoots []threadRoot // the GC roots that name a thread
 	thr         threadLayout
+	orphanRoots uint64 // thread roots of a thread the dump has no object or trace of
 
 	// Strings registered for decoding: the String node, its coder, and the
 	// next String sharing the same value array (-1 ends the chain);
@@ -634,6 +635,9 @@ func (rd *reader) meta() {
 	kv("hprof:dangling_refs", strconv.FormatUint(rd.dangling, 10))
 	if rd.danglRt > 0 {
 		kv("hprof:dangling_roots", strconv.FormatUint(rd.danglRt, 10))
+	}
+	if rd.orphanRoots > 0 {
+		kv("hprof:orphan_thread_roots", strconv.FormatUint(rd.orphanRoots, 10))
 	}
 	strs := 0
 	for _, t := range g.Nodes.Type {

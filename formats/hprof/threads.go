@@ -140,6 +140,9 @@ func (rd *reader) extends(s, sup int32) bool {
 // thread without one. A frame's values are the objects the Java frame and
 // JNI local roots of its depth name, each once; those of no frame (depth
 // -1, or past the stack's frames) go to a last frame of kind runtime.
+// Roots of a thread with neither an object nor a stack trace are counted
+// (metadata hprof:orphan_thread_roots), not made a stack each: a crafted
+// file could name millions of threads.
 func (rd *reader) stacks() {
 	g := rd.g
 	traceBySerial := map[uint32]int{}
@@ -195,6 +198,7 @@ func (rd *reader) stacks() {
 			add(t.thread, i, nil)
 		}
 	}
+	seen := map[valueKey]bool{}
 	for i := range rd.threadRoots {
 		r := &rd.threadRoots[i]
 		if r.tag == rootThreadObject || r.node < 0 {
@@ -202,16 +206,24 @@ func (rd *reader) stacks() {
 		}
 		si, ok := bySerial[r.thread]
 		if !ok {
-			add(r.thread, -1, nil)
-			si = bySerial[r.thread]
+			rd.orphanRoots++
+			continue
 		}
-		rd.addFrameValue(&g.Stacks[si], r)
+		rd.addFrameValue(&g.Stacks[si], r, si, seen)
 	}
 }
 
+// valueKey is a frame value as addFrameValue keeps it once: its stack,
+// frame, role and object.
+type valueKey struct {
+	stack, frame int
+	role         model.ValueRole
+	id           uint64
+}
+
 // addFrameValue adds the object of Java frame or JNI local root r to its
-// frame of s, unless that frame has it already.
-func (rd *reader) addFrameValue(s *model.Stack, r *threadRoot) {
+// frame of s (stack si), unless that frame has it already (seen).
+func (rd *reader) addFrameValue(s *model.Stack, r *threadRoot, si int, seen map[valueKey]bool) {
 	fi := int(r.num)
 	if r.num < 0 || fi >= len(s.Frames) || s.Frames[fi].Kind != model.FrameJava {
 		fi = len(s.Frames) - 1
@@ -225,11 +237,11 @@ func (rd *reader) addFrameValue(s *model.Stack, r *threadRoot) {
 	if r.tag == rootJNILocal {
 		role = model.RoleJNILocal
 	}
-	for _, v := range f.Values {
-		if v.Node == r.id && v.Role == role {
-			return
-		}
+	key := valueKey{si, fi, role, r.id}
+	if seen[key] {
+		return
 	}
+	seen[key] = true
 	f.Values = append(f.Values, model.FrameValue{Role: role, Node: r.id, Text: rd.valueText(r.node, r.id)})
 }
 

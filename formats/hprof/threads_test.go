@@ -17,8 +17,9 @@ import (
 // an Item (named twice: once is kept) and which holds its name String as
 // a JNI local outside its frames; thread 2, a plain Thread with id 78,
 // blocked, with no frames and a local of a frame it does not have; a
-// stack trace of thread 3, which has no thread object; and a Java frame
-// root of an object not in the dump.
+// stack trace of thread 3, which has no thread object; a Java frame root
+// of an object not in the dump; and a JNI local of a thread the dump has
+// no object nor stack trace of.
 func threadsDump(idSize int, holder bool) []byte {
 	w := newBuilder(idSize)
 	names := []string{1: "java/lang/Object", "java/lang/Thread", "java/lang/Thread$FieldHolder", "Worker", "java/lang/String",
@@ -65,6 +66,7 @@ func threadsDump(idSize int, holder bool) []byte {
 		b.U1(rootJNILocal).ID(0x1200).U4(1).U4(uint32(0xffffffff))
 		b.U1(rootJavaFrame).ID(0x1400).U4(2).U4(5)
 		b.U1(rootJavaFrame).ID(0xdead).U4(1).U4(0)
+		b.U1(rootJNILocal).ID(0x1400).U4(9).U4(0) // thread 9 is not in the dump
 		// Worker: its own count, then Thread's tid, name, status or holder.
 		b.U1(subInstanceDump).ID(0x1000).U4(0).ID(0x400).U4(4 + 8 + uint32(idSize) + lastLen).U4(3).U4(0).U4(77).ID(0x1200)
 		status(b, 0x1100, 0xe1) // alive, waiting with a timeout, sleeping
@@ -103,7 +105,7 @@ func stackText(stacks []model.Stack) string {
 // their Java ids and states; frames with class, method, file and line;
 // values on the frame their depth names, each once, and the ones of no
 // frame on a last one; a stack trace without a thread object is a stack
-// too.
+// too, and the roots of a thread the dump does not have are counted.
 func TestThreadsCrafted(t *testing.T) {
 	want := `thread 77 "worker-1" object 0x1000 TIMED_WAITING
   java hprof:native method java.lang.Thread.sleep Thread.java:0
@@ -122,6 +124,9 @@ thread 3 "" object 0x0
 			}
 			if got := stackText(g.Stacks); got != want {
 				t.Errorf("holder %v, id size %d: stacks\n%s\nwant\n%s", holder, idSize, got, want)
+			}
+			if v, _ := g.MetaValue("hprof:orphan_thread_roots"); v != "1" {
+				t.Errorf("holder %v, id size %d: hprof:orphan_thread_roots %q, want 1", holder, idSize, v)
 			}
 		}
 	}
