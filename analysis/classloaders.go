@@ -229,11 +229,9 @@ func loaderName(g *model.Graph, v model.NodeIndex) string {
 // its subclasses, walking and marking its superclass chain.
 func loaderClass(classes []classInfo, slot []int32, i int) bool {
 	var walk []int
-	for j := i; ; {
+	j := i
+	for classes[j].isLoader == 0 {
 		c := &classes[j]
-		if c.isLoader != 0 {
-			break
-		}
 		if c.name == classLoaderClass {
 			c.isLoader = 1
 			break
@@ -245,12 +243,10 @@ func loaderClass(classes []classInfo, slot []int32, i int) bool {
 		}
 		j = int(slot[c.super] - 1)
 	}
-	end := classes[i].isLoader
-	if len(walk) > 0 {
-		end = classes[walk[len(walk)-1]].isLoader
-	}
-	for _, j := range walk {
-		classes[j].isLoader = end
+	// j is where the walk stopped: a class already known, or the chain's
+	// end.
+	for _, k := range walk {
+		classes[k].isLoader = classes[j].isLoader
 	}
 	return classes[i].isLoader > 0
 }

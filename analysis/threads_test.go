@@ -140,8 +140,14 @@ func TestClassLoadersOfAJVM(t *testing.T) {
 	}
 	byName := map[string]analysis.ClassLoader{}
 	loaderName := map[model.NodeIndex]string{}
+	var boot analysis.ClassLoader
 	for _, l := range rep.Loaders {
-		byName[l.Name] = l
+		if l.Name != "" {
+			byName[l.Name] = l
+		}
+		if l.Node == model.NoNode {
+			boot = l
+		}
 		loaderName[l.Node] = l.Name
 	}
 	widgets := rep.Loaders[0]
@@ -157,7 +163,12 @@ func TestClassLoadersOfAJVM(t *testing.T) {
 	if app := byName["app"]; app.Classes < 2 || app.Instances < 1000 {
 		t.Errorf("the application loader (ThreadsDemo, its 1,000 Items): %+v", app)
 	}
-	if boot := byName[""]; boot.Node != model.NoNode || boot.Classes < 500 {
+	// The platform loader defined no class here: it is found as an
+	// instance of a ClassLoader subclass.
+	if platform, ok := byName["platform"]; !ok || platform.Node == model.NoNode || g.NodeName(platform.Node) != "jdk.internal.loader.ClassLoaders$PlatformClassLoader" {
+		t.Errorf("the platform loader: %+v", platform)
+	}
+	if boot.Classes < 500 || boot.Instances < 10000 {
 		t.Errorf("the bootstrap loader: %+v", boot)
 	}
 	if len(rep.Duplicates) != 1 || rep.Duplicates[0].Name != "Plugin" || len(rep.Duplicates[0].Definitions) != 2 {
