@@ -273,7 +273,7 @@ func threadNode(a *analysis.Analysis, nm *analysis.Namer, t *analysis.ThreadStac
 			text := v.Text
 			var sh, rt any
 			if hv.Node != model.NoNode {
-				text = objectName(a, nm, hv.Node)
+				text = heldName(a, nm, hv.Node)
 				sh, rt = hv.Shallow, hv.Retained
 			}
 			role := v.Role.String()
@@ -285,6 +285,17 @@ func threadNode(a *analysis.Analysis, nm *analysis.Namer, t *analysis.ThreadStac
 		n.Children = append(n.Children, fn)
 	}
 	return n
+}
+
+// heldName is an object a frame holds as the tree names it: a string
+// quoted after its class, so that a local "GET" does not read as a class
+// GET; any other object as everywhere.
+func heldName(a *analysis.Analysis, nm *analysis.Namer, n model.NodeIndex) string {
+	g := a.Graph
+	if !g.NodeType(n).Category.IsString() || a.Classes == nil {
+		return objectName(a, nm, n)
+	}
+	return a.Classes.Name(n) + " " + strconv.Quote(Shorten(nm.Name(n), MaxNameWidth)) + " " + IDText(g, g.NodeID(n))
 }
 
 // frameLabel is a frame's function as the threads view names it.

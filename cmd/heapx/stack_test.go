@@ -84,6 +84,29 @@ func TestStackCommand(t *testing.T) {
 				t.Errorf("caller frame %s:%d, want %s:%d", f.Function, f.Line, want.Caller.Function, want.Caller.Line)
 			}
 
+			// heapx threads reads the heap too: the same main thread,
+			// with the classes and retained sizes of what its frames
+			// hold (the string argument of the recursion's frames).
+			var sized query.ThreadsJSON
+			okJSON(t, &sized, "threads", "--json", "-n", "0", c.Core, "--binary", c.Binary)
+			var sizedMain *query.ThreadJSON
+			for i := range sized.Threads {
+				if sized.Threads[i].Thread == uint64(c.PID) {
+					sizedMain = &sized.Threads[i]
+				}
+			}
+			if sizedMain == nil || len(sizedMain.Frames) != len(main.Frames) {
+				t.Fatalf("threads: no main thread of %d frames: %+v", len(main.Frames), sizedMain)
+			}
+			for i, f := range sizedMain.Frames {
+				if f.Function != main.Frames[i].Function || len(f.Values) != len(main.Frames[i].Values) {
+					t.Fatalf("threads: frame %d is %s with %d values, stack says %s with %d", i, f.Function, len(f.Values), main.Frames[i].Function, len(main.Frames[i].Values))
+				}
+			}
+			if v := sizedMain.Frames[js[1].Index].Values[2]; v.Class != "(string)" || v.RetainedSize == nil || *v.RetainedSize == 0 {
+				t.Errorf("threads: the recursion's string argument is %+v, want a string with its retained size", v)
+			}
+
 			// Text, the binary taken from the core's NT_FILE note when it
 			// is here (Node 20 runs as /usr/bin/node or from the cache).
 			text := heapx(t, "stack", c.Core, "--all")
