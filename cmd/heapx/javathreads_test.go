@@ -250,7 +250,8 @@ func sameThreads(t *testing.T, what string, got, want []query.ThreadJSON) {
 }
 
 // TestThreadsOfAJavaDump: the committed dump of ThreadsDemo
-// (testdata/gen/java-threads.sh) against what the program said then.
+// (testdata/gen/java-threads.sh) against what the program said then; info
+// says it has the 9 threads the JVM had.
 func TestThreadsOfAJavaDump(t *testing.T) {
 	dump := filepath.Join("..", "..", "testdata", "hprof", "java-threads.hprof.gz")
 	out, err := os.ReadFile(dump + ".stdout.txt")
@@ -258,6 +259,15 @@ func TestThreadsOfAJavaDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkThreadsDemo(t, dump, parseDemo(t, string(out)))
+	if info := ok(t, "info", dump); !strings.Contains(info, "\nThread stacks     yes (9 threads: heapx stack)\n") {
+		t.Errorf("info does not say the dump has 9 threads:\n%s", info)
+	}
+	var info struct {
+		ThreadCount int `json:"thread_count"`
+	}
+	if okJSON(t, &info, "info", "--json", dump); info.ThreadCount != 9 {
+		t.Errorf("info --json: thread_count %d, want 9", info.ThreadCount)
+	}
 }
 
 // TestThreadsOfARunningJVM compiles and runs ThreadsDemo on this
