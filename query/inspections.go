@@ -105,6 +105,24 @@ of every class, named Class.field.`,
 		Run:  withLimit(globalsResult),
 	})
 	Register(&Query{
+		Name: "class-loaders", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Show the class loaders keeping the most alive, and the classes defined by more than one loader",
+		Help: `Java heap dumps (HPROF): list the class loaders, keeping the most alive
+first (Eclipse MAT's Class Loader Explorer): each loader object with the
+number of classes it defined and of their instances, its retained size,
+what it keeps alive together with its classes (their statics, and the
+loader when a class holds it), and the shortest way a GC root holds it.
+A loader that should be gone (an undeployed web application, a plugin
+reloaded) and is still here shows what it keeps and who holds it: a
+static cache, a thread, a ThreadLocal. Then the classes defined by more
+than one loader (MAT's Duplicate Classes): the same name, different class
+objects, each with its loader and instances; one application's classes
+loaded twice, or a library in two places on the class path. Other
+runtimes have no class loaders.`,
+		Args: []Arg{limitArg(20)},
+		Run:  withLimit(classLoadersResult),
+	})
+	Register(&Query{
 		Name: "merged-paths", Group: GroupInspections, Usage: "FILE --class NAME", MinInputs: 1, MaxInputs: 1,
 		Title: "Merge the shortest retainer paths of all instances of a class into one tree",
 		Help: `Take the shortest retainer path of every instance of a class and merge
@@ -627,4 +645,132 @@ func runDominators(c *Context) (*Result, error) {
 	}
 	r.Notes = []string{fmt.Sprintf("The rows retain %s of the node's %s; the rest is %s.", humanize.Size(sum), humanize.Size(pr.RetainedSize), rest)}
 	return r, nil
+}
+
+// notJava is what the class-loader view says about a heap that is not
+// Java's.
+const notJava = "Class loaders are Java's: this is not a Java heap dump (HPROF), so there are none to show."
+
+// classLoadersResult lays out inspect.ClassLoaders: the loaders, at most
+// limit (0 or less: all), with the way each is held, then the classes
+// defined by more than one loader, at most limit names.
+func classLoadersResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	rep := inspect.ClassLoaders(a)
+	if rep == nil {
+		return &Result{Notes: []string{notJava}}, nil
+	}
+	g := a.Graph
+	nm := analysis.NewNamer(g, a.DOM)
+	loaders := rep.Loaders
+	if limit > 0 && len(loaders) > limit {
+		loaders = loaders[:limit]
+	}
+	var targets []model.NodeIndex
+	for _, l := range loaders {
+		if l.Node != model.NoNode {
+			targets = append(targets, l.Node)
+		}
+	}
+	paths := a.ShortestPaths(targets)
+	total := a.TotalSize()
+	t := &Table{Columns: []Column{{Key: "loader", Title: "Class loader", Kind: Text}, {Key: "classes", Title: "Classes", Kind: Count},
+		{Key: "instances", Title: "Instances", Kind: Count}, colRetained,
+		{Key: "with_classes", Title: "With its classes", Kind: Bytes}, colPercent, {Key: "held_by", Title: "Held by", Kind: Text}}}
+	for _, l := range loaders {
+		if l.Node == model.NoNode {
+			t.Rows = append(t.Rows, []any{loaderLabel(a, nm, l.Node, ""), l.Classes, l.Instances, nil, l.WithClasses, humanize.Share(l.WithClasses, total), "the JVM"})
+			continue
+		}
+		t.Rows = append(t.Rows, []any{loaderLabel(a, nm, l.Node, l.Name), l.Classes, l.Instances, l.Retained, l.WithClasses,
+			humanize.Share(l.WithClasses, total), rootedBy(a, nm, paths[0])})
+		paths = paths[1:]
+	}
+	r := &Result{Sections: []*Section{{Heading: "Class loaders, keeping the most alive first", Table: t,
+		Chart: &Chart{Label: "loader", Value: "with_classes"}, Notes: shownNote(len(loaders), len(rep.Loaders), "class loaders")}}}
+	names := map[model.NodeIndex]string{}
+	for _, l := range rep.Loaders {
+		names[l.Node] = l.Name
+	}
+	r.Sections = append(r.Sections, duplicateClassesSection(a, nm, rep.Duplicates, names, limit))
+	return r, nil
+}
+
+// loaderLabel is a class loader as the class-loader view names it: its
+// object with the name it was given, "java.net.URLClassLoader "plugins"
+// @0x1f08".
+func loaderLabel(a *analysis.Analysis, nm *analysis.Namer, v model.NodeIndex, name string) string {
+	if v == model.NoNode {
+		return "(bootstrap loader)"
+	}
+	label := objectName(a, nm, v)
+	if name == "" {
+		return label
+	}
+	class, id, _ := strings.Cut(label, " @")
+	return class + " " + strconv.Quote(name) + " @" + id
+}
+
+// rootedBy writes how a retainer path leaves the GC roots, the last
+// static field it goes through (what a leak of a class loader most often
+// is) and how it reaches its target: "sticky class: class Main @0x10
+// .app → … → class Cache @0x18 .MAP → … → class Widget @0x20
+// {<classloader>}".
+func rootedBy(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) string {
+	g := a.Graph
+	s := p.Steps
+	switch {
+	case p.Cost < 0:
+		return "unreachable"
+	case len(s) == 0:
+		return ""
+	case len(s) == 1:
+		return "GC root: " + g.EdgeName(s[0].Edge)
+	}
+	hop := func(i int) string {
+		return objectName(a, nm, s[i].From) + " " + Shorten(analysis.EdgeString(g, s[i].Edge), MaxNameWidth)
+	}
+	text := g.EdgeName(s[0].Edge) + ": " + hop(1)
+	last := len(s) - 1
+	shown := 1
+	for i := last - 1; i > 1; i-- {
+		if g.EdgeType(s[i].Edge).Name == "static" {
+			if i > shown+1 {
+				text += " → …"
+			}
+			text += " → " + hop(i)
+			shown = i
+			break
+		}
+	}
+	if last > shown {
+		if last > shown+1 {
+			text += " → …"
+		}
+		text += " → " + hop(last)
+	}
+	return text
+}
+
+// duplicateClassesSection lays out the classes defined by more than one
+// loader, a row per definition, at most limit names (0 or less: all).
+func duplicateClassesSection(a *analysis.Analysis, nm *analysis.Namer, dups []inspect.DuplicateClass, names map[model.NodeIndex]string, limit int) *Section {
+	shown := dups
+	if limit > 0 && len(shown) > limit {
+		shown = shown[:limit]
+	}
+	t := &Table{Columns: []Column{{Key: "class", Title: "Class", Kind: Text}, {Key: "class_id", Title: "Class object", Kind: ID},
+		{Key: "loader", Title: "Defined by", Kind: Text}, {Key: "instances", Title: "Instances", Kind: Count}, colRetained}}
+	for _, d := range shown {
+		for _, def := range d.Definitions {
+			t.Rows = append(t.Rows, []any{Shorten(d.Name, MaxNameWidth), IDValue(a.Graph, a.Graph.NodeID(def.Class)),
+				loaderLabel(a, nm, def.Loader, names[def.Loader]), def.Instances, def.Retained})
+		}
+	}
+	sec := &Section{Heading: "Classes defined by more than one loader", Table: t, Notes: shownNote(len(shown), len(dups), "class names")}
+	if len(dups) == 0 {
+		sec.Table = nil
+		sec.Notes = []string{"No class is defined by more than one loader."}
+	}
+	return sec
 }

@@ -247,9 +247,6 @@ func newSuspectFinder(a *analysis.Analysis, opt SuspectOptions) *suspectFinder {
 	return f
 }
 
-// hprofNamespace is the namespace of the HPROF reader's node and edge types.
-const hprofNamespace = "hprof"
-
 // isOpaque reports whether v is never a holder nor a point.
 func (f *suspectFinder) isOpaque(v model.NodeIndex) bool {
 	return f.opaque.Has(int(v)) || f.k.NodeOf(f.g, v) == kinds.Synthetic

@@ -16,7 +16,7 @@ type engineRules struct {
 func engineRulesFor(g *model.Graph) engineRules {
 	r := engineRules{v8: kinds.IsV8(g)}
 	for _, t := range g.NodeTypes {
-		r.hprof = r.hprof || t.Namespace == hprofNamespace
+		r.hprof = r.hprof || t.Namespace == kinds.HPROFNamespace
 	}
 	return r
 }

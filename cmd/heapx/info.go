@@ -44,6 +44,9 @@ type infoJSON struct {
 	HasDetachedness    bool    `json:"has_detachedness"`
 	DetachedNodeCount  int     `json:"detached_node_count"`
 	ReadSeconds        float64 `json:"read_seconds"`
+	// ThreadCount is how many thread stacks the dump records (a Java
+	// heap dump's, a core's): heapx stack and heapx threads show them.
+	ThreadCount int `json:"thread_count"`
 }
 
 type metaJSON struct {
@@ -114,6 +117,7 @@ func buildInfo(d *dump) *infoJSON {
 		HasAllocationTrace: g.Trace != nil && (len(g.Trace.Tree) > 0 || len(g.Trace.Samples) > 0),
 		HasDetachedness:    g.Detachedness != nil,
 		ReadSeconds:        d.ReadTime().Seconds(),
+		ThreadCount:        len(g.Stacks),
 	}
 	if d.Gzip() {
 		info.Compression = "gzip"
@@ -165,6 +169,7 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 	kv.Add("Locations", yesNo(info.HasLocations, humanize.Thousands(uint64(info.LocationCount))))
 	kv.Add("Allocation trace", yesNo(info.HasAllocationTrace, ""))
 	kv.Add("Detachedness", yesNo(info.HasDetachedness, humanize.Thousands(uint64(info.DetachedNodeCount))+" detached"))
+	kv.Add("Thread stacks", yesNo(info.ThreadCount > 0, humanize.Thousands(uint64(info.ThreadCount))+" threads: heapx stack"))
 	kv.Add("Read time", strconv.FormatFloat(info.ReadSeconds, 'f', 2, 64)+" s")
 	if err := kv.WriteRows(w); err != nil {
 		return err
