@@ -111,6 +111,24 @@ func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table
 	return labelledPathTable(a, nm, p, nil)
 }
 
+// PathText writes retainer path p on one line, root first, as heapx
+// paths and leaks show it in a table (long runs elided alike), hops
+// joined by " → ": "(root) @1 → .2 global @6049 → .bus EventEmitter
+// @51427".
+func PathText(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) string {
+	var b strings.Builder
+	for i, row := range pathTable(a, nm, p).Rows {
+		if i > 0 {
+			b.WriteString(" → ")
+			if edge := fmt.Sprint(row[0]); edge != "" {
+				b.WriteString(edge + " ")
+			}
+		}
+		b.WriteString(fmt.Sprint(row[1]))
+	}
+	return b.String()
+}
+
 // labelledPathTable is pathTable with the edges of some steps (by index
 // in p.Steps) written as labels gives them: the index range of a group
 // of like paths.
