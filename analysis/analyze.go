@@ -196,7 +196,19 @@ func (a *Analysis) Summary() []ClassSummary {
 	if a.Classes == nil {
 		return nil
 	}
-	return summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances, a.sc)
+	return summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances, nil, a.sc)
+}
+
+// SummaryOf is Summary restricted to the nodes in keep, as DevTools'
+// Summary view with a filter ("Objects allocated between Snapshot 1 and
+// Snapshot 2"): rows count the kept instances, and a kept instance's
+// retained size counts in its class's unless a kept instance of the
+// class dominates it (calculateClassesRetainedSize with a filter).
+func (a *Analysis) SummaryOf(keep Bits) []ClassSummary {
+	if a.Classes == nil {
+		return nil
+	}
+	return summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances, keep, a.sc)
 }
 
 // NodeRow describes one node with the columns of DevTools' object grids.

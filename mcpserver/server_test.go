@@ -136,8 +136,9 @@ type page struct {
 
 type classPage struct {
 	page
-	ClassCount int                `json:"class_count"`
-	Classes    []session.ClassRow `json:"classes"`
+	ClassCount int                  `json:"class_count"`
+	Classes    []session.ClassRow   `json:"classes"`
+	Allocated  *query.AllocatedJSON `json:"allocated"`
 }
 
 type objectPage struct {
@@ -231,6 +232,24 @@ func TestLeakSeries(t *testing.T) {
 		t.Fatalf("summary of LeakedItem: %+v", classes)
 	}
 	leaked := classes.Classes[0]
+
+	// The objects allocated between the two baselines (DevTools' filter):
+	// 500 of the 1,500, with open's key for it.
+	keys := []string{}
+	for _, f := range opened.AllocationFilters {
+		keys = append(keys, f.Key)
+	}
+	var between classPage
+	call(t, cs, "summary", map[string]any{"filter": "leakeditem", "allocated": "between:1:2"}, &between)
+	if !slices.Equal(keys, []string{"before:1", "between:1:2", "between:2:0"}) || len(between.Classes) != 1 || between.Classes[0].Count != 500 ||
+		between.Allocated == nil || between.Allocated.Count != 3004 {
+		t.Errorf("filters %v; summary between the baselines: %+v", keys, between)
+	}
+	var kept objectPage
+	call(t, cs, "instances", map[string]any{"class": leaked.Index, "allocated": "between:1:2", "limit": 10}, &kept)
+	if kept.Total != 500 || kept.Class.Count != 500 {
+		t.Errorf("instances between the baselines: total %d, class %+v", kept.Total, kept.Class)
+	}
 
 	// Its instances, 50 a page, followed by cursor: 1,500 distinct
 	// objects, largest first, the last page without a cursor.

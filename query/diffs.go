@@ -122,10 +122,7 @@ func runtimeName(rt string) string {
 // warning that says why heapx thinks so, what it did instead and, when the
 // ids tell, the command line in the order they were taken.
 func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
-	paths := make([]string, len(snaps))
-	for i, sn := range snaps {
-		paths[i] = sn.Path
-	}
+	paths := snapshotPaths(snaps)
 	names := fileNames(paths)
 	chk := seriesCheck(snaps)
 	if !chk.SameRuntime() {

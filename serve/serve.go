@@ -85,7 +85,7 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return s.Instances(c, off, lim)
+		return s.Instances(c, r.URL.Query().Get("allocated"), off, lim)
 	})
 	// An object's views answer about the snapshot ?snapshot=N names (0,
 	// the file, unless given; 1 on, the baselines), so a deleted object
@@ -421,7 +421,7 @@ func listQuery(r *http.Request) (session.ListQuery, error) {
 	if err != nil {
 		return session.ListQuery{}, err
 	}
-	lq := session.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: off, Limit: lim}
+	lq := session.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: off, Limit: lim, Allocated: q.Get("allocated")}
 	switch q.Get("order") {
 	case "", "desc":
 		lq.Desc = true

@@ -46,7 +46,7 @@ func TestInstancesAreTheSummarys(t *testing.T) {
 				seen := map[uint64]bool{}
 				last := ^uint64(0)
 				for io := 0; io < c.Count; {
-					ip, err := s.Instances(c.Index, io, session.MaxPage)
+					ip, err := s.Instances(c.Index, "", io, session.MaxPage)
 					if err != nil {
 						t.Fatal(err)
 					}
