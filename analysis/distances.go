@@ -32,7 +32,7 @@ const (
 //   - edges to nodes in ignore (may be nil) are skipped, which gives the
 //     distances of DevTools' retainers view after "Ignore this retainer".
 func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
-	dist, _ := distances(g, roots, ignore, nil)
+	dist, _ := distances(g, roots, ignore)
 	return dist
 }
 
@@ -41,7 +41,7 @@ func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
 // edges its filter or ignore refused), so that reachability can be
 // completed from them instead of searching the whole graph once more
 // (reachableFromDistances).
-func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, refused []int32) {
+func distances(g *model.Graph, roots *Roots, ignore Bits) (dist, refused []int32) {
 	n := g.NumNodes()
 	dist = model.Alloc[int32](n)
 	if n == 0 {
@@ -53,7 +53,7 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 	k := newKinds(g)
 	wm := newWeakMapNames(g)
 	pending := map[string]struct{}{}
-	queue := sc.get(n, false)[:0]
+	var queue fifo
 	fe, to, typ, ename := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type, g.Edges.Name
 	// filter is JSHeapSnapshot.calculateDistances' filter; it runs only for
 	// edges that would reach an unvisited node, as in DevTools, because the
@@ -94,8 +94,8 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 		return true
 	}
 	bfs := func() {
-		for i := 0; i < len(queue); i++ {
-			v := queue[i]
+		for !queue.empty() {
+			v := queue.pop()
 			nd := dist[v] + 1
 			for e := fe[v]; e < fe[v+1]; e++ {
 				if k.weak[typ[e]] {
@@ -110,24 +110,75 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 					continue
 				}
 				dist[t] = nd
-				queue = append(queue, t)
+				queue.push(t)
 			}
 		}
 	}
 	for _, u := range roots.User {
 		dist[u] = 1
-		queue = append(queue, u)
+		queue.push(u)
 	}
 	bfs()
-	if len(queue) > 0 {
+	if len(roots.User) > 0 {
 		dist[g.Root] = BaseSystemDistance
 	} else {
 		dist[g.Root] = 0
 	}
-	queue = append(queue[:0], g.Root)
+	queue.push(g.Root)
 	bfs()
-	sc.put(queue)
 	return dist, refused
+}
+
+// fifo is the BFS queue of distances: a list of fixed-size chunks, those
+// emptied reused, so it holds the largest frontier of the search (about a
+// quarter of the nodes on the synthetic snapshots) rather than one entry
+// per node, and it needs no buffer from the dominator pass: the search
+// can run beside that pass from its start instead of waiting for it to
+// release its predecessor array.
+type fifo struct {
+	chunks [][]int32 // chunks[0][head:] are the oldest entries
+	head   int
+	spare  []int32 // an emptied chunk, for the next one needed
+}
+
+// fifoChunk is the entries per chunk (256 KB).
+const fifoChunk = 1 << 16
+
+func (q *fifo) empty() bool { return len(q.chunks) == 0 }
+
+func (q *fifo) push(v int32) {
+	last := len(q.chunks) - 1
+	if last < 0 || len(q.chunks[last]) == fifoChunk {
+		c := q.spare
+		q.spare = nil
+		if c == nil {
+			c = make([]int32, 0, fifoChunk)
+		}
+		q.chunks = append(q.chunks, c[:0])
+		last++
+	}
+	q.chunks[last] = append(q.chunks[last], v)
+}
+
+// pop removes and returns the oldest entry; the queue must not be empty.
+func (q *fifo) pop() int32 {
+	c := q.chunks[0]
+	v := c[q.head]
+	q.head++
+	if q.head == len(c) {
+		q.head = 0
+		if len(q.chunks) == 1 {
+			q.chunks = q.chunks[:0]
+			q.spare = c
+		} else {
+			copy(q.chunks, q.chunks[1:])
+			q.chunks = q.chunks[:len(q.chunks)-1]
+			if len(c) == fifoChunk {
+				q.spare = c
+			}
+		}
+	}
+	return v
 }
 
 // reachableFromDistances returns Reachable(g) from what the distances

@@ -87,18 +87,6 @@ type domBuffers struct {
 	idom     []int32
 	retained []uint64
 	vp       []uint64
-	// released, when not nil, is closed once the pass has put its
-	// predecessor array in the scratch (or has none), so that a pass
-	// running beside it can wait to take that memory instead of fresh.
-	released chan struct{}
-}
-
-// release closes b.released, if any.
-func (b *domBuffers) release() {
-	if b.released != nil {
-		close(b.released)
-		b.released = nil
-	}
 }
 
 func newDomBuffers(n int) *domBuffers {
@@ -151,7 +139,6 @@ func prefault(p unsafe.Pointer, size uintptr) {
 func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf *domBuffers, sc *scratch) *Dominators {
 	doms := &Dominators{Root: g.Root}
 	if g.NumNodes() == 0 {
-		buf.release()
 		return doms
 	}
 	dp := newDominatorPass(g, newEdgeFilter(g, roots, p), buf, doms)
@@ -161,7 +148,6 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf
 	dp.semidominators()
 	sc.put(dp.pred.buf)
 	dp.pred = nil
-	buf.release()
 	dp.immediateDominators()
 	redistributed := p.RedistributeShallow && roots != nil && roots.HasUserRoots()
 	dp.retainedSizes(redistributed, roots, ds)
