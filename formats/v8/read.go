@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/internal/input"
@@ -772,18 +774,31 @@ func (r *reader) markEphemerons() {
 		return
 	}
 	internal := uint8(r.internal)
-	fe := g.Nodes.FirstEdge
-	for n := 0; n+1 < len(fe); n++ {
-		for e := fe[n]; e < fe[n+1]; e++ {
-			name := g.Edges.Name[e]
-			if g.Edges.Type[e] != internal || int(name) >= ns || isPair[name/64]&(1<<(name%64)) == 0 {
-				continue
+	fe, typ, names := g.Nodes.FirstEdge, g.Edges.Type, g.Edges.Name
+	// The edges in chunks on every core, by edge index: a pair's source,
+	// whose id the name must give, is found by a binary search in the
+	// first-edge offsets, for the few edges that are pairs at all.
+	var wg sync.WaitGroup
+	m := len(typ)
+	w := r.p.workers
+	for i := range w {
+		lo, hi := m*i/w, m*(i+1)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := lo; e < hi; e++ {
+				name := names[e]
+				if typ[e] != internal || int(name) >= ns || isPair[name/64]&(1<<(name%64)) == 0 {
+					continue
+				}
+				src := sort.Search(len(fe)-1, func(n int) bool { return int(fe[n+1]) > e })
+				if table[name] == g.Nodes.ID.At(src) {
+					typ[e] = r.ephemeron
+				}
 			}
-			if table[name] == g.Nodes.ID.At(n) {
-				g.Edges.Type[e] = r.ephemeron
-			}
-		}
+		}()
 	}
+	wg.Wait()
 }
 
 // NodeType returns the model's node type for V8's snapshot node type name
