@@ -129,58 +129,6 @@ func distances(g *model.Graph, roots *Roots, ignore Bits) (dist, refused []int32
 	return dist, refused
 }
 
-// fifo is the BFS queue of distances: a list of fixed-size chunks, those
-// emptied reused, so it holds the largest frontier of the search (about a
-// quarter of the nodes on the synthetic snapshots) rather than one entry
-// per node, and it needs no buffer from the dominator pass: the search
-// can run beside that pass from its start instead of waiting for it to
-// release its predecessor array.
-type fifo struct {
-	chunks [][]int32 // chunks[0][head:] are the oldest entries
-	head   int
-	spare  []int32 // an emptied chunk, for the next one needed
-}
-
-// fifoChunk is the entries per chunk (256 KB).
-const fifoChunk = 1 << 16
-
-func (q *fifo) empty() bool { return len(q.chunks) == 0 }
-
-func (q *fifo) push(v int32) {
-	last := len(q.chunks) - 1
-	if last < 0 || len(q.chunks[last]) == fifoChunk {
-		c := q.spare
-		q.spare = nil
-		if c == nil {
-			c = make([]int32, 0, fifoChunk)
-		}
-		q.chunks = append(q.chunks, c[:0])
-		last++
-	}
-	q.chunks[last] = append(q.chunks[last], v)
-}
-
-// pop removes and returns the oldest entry; the queue must not be empty.
-func (q *fifo) pop() int32 {
-	c := q.chunks[0]
-	v := c[q.head]
-	q.head++
-	if q.head == len(c) {
-		q.head = 0
-		if len(q.chunks) == 1 {
-			q.chunks = q.chunks[:0]
-			q.spare = c
-		} else {
-			copy(q.chunks, q.chunks[1:])
-			q.chunks = q.chunks[:len(q.chunks)-1]
-			if len(c) == fifoChunk {
-				q.spare = c
-			}
-		}
-	}
-	return v
-}
-
 // reachableFromDistances returns Reachable(g) from what the distances
 // search found: the nodes it gave a distance, and those a non-weak edge
 // leads to from there although its filter refused the edge (refused, as
@@ -215,4 +163,50 @@ func reachableFromDistances(g *model.Graph, roots *Roots, dist, refused []int32)
 	// The refused targets and what they alone lead to: few nodes, as the
 	// filter refuses few edges.
 	return markFrom(g, k, seen, refused)
+}
+
+// fifo is the BFS queue of distances: a list of fixed-size chunks, those
+// emptied reused, so it holds the largest frontier of the search rather
+// than one entry per node, and it needs no buffer from the dominator pass:
+// the search can run beside that pass from its start instead of waiting
+// for it to release its predecessor array.
+type fifo struct {
+	chunks [][]int32 // chunks[0][head:] are the oldest entries
+	head   int
+	free   [][]int32 // emptied chunks, for the next ones needed
+}
+
+// fifoChunk is the entries per chunk (256 KB).
+const fifoChunk = 1 << 16
+
+func (q *fifo) empty() bool { return len(q.chunks) == 0 }
+
+func (q *fifo) push(v int32) {
+	last := len(q.chunks) - 1
+	if last < 0 || len(q.chunks[last]) == fifoChunk {
+		var c []int32
+		if k := len(q.free); k > 0 {
+			c, q.free = q.free[k-1][:0], q.free[:k-1]
+		} else {
+			c = make([]int32, 0, fifoChunk)
+		}
+		q.chunks = append(q.chunks, c)
+		last++
+	}
+	q.chunks[last] = append(q.chunks[last], v)
+}
+
+// pop removes and returns the oldest entry; the queue must not be empty.
+func (q *fifo) pop() int32 {
+	c := q.chunks[0]
+	v := c[q.head]
+	q.head++
+	if q.head == len(c) {
+		// Only the last chunk can be partly filled: this one is used up.
+		q.head = 0
+		q.free = append(q.free, c)
+		copy(q.chunks, q.chunks[1:])
+		q.chunks = q.chunks[:len(q.chunks)-1]
+	}
+	return v
 }
