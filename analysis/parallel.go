@@ -44,3 +44,17 @@ func parallelChunks(n, chunk int, fn func(lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// parallelWorkers runs fn on every core at once and waits for all.
+func parallelWorkers(fn func()) {
+	w := workers()
+	var wg sync.WaitGroup
+	for i := 0; i < w; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn()
+		}()
+	}
+	wg.Wait()
+}
