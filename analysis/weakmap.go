@@ -74,9 +74,23 @@ func endsWithAtDigits(s string) bool {
 }
 
 // hasLineTerminator reports whether s has a character JavaScript's "."
-// does not match: \n, \r, U+2028 or U+2029.
+// does not match: \n, \r, U+2028 or U+2029 (E2 80 A8 and E2 80 A9 in
+// UTF-8). A byte loop: strings.ContainsAny with runes outside ASCII
+// decodes s rune by rune and searches the set for each, which made this
+// check a sixth of the distance pass on a 1 GB snapshot, where every
+// WeakMap entry's edges have a name of their own.
 func hasLineTerminator(s string) bool {
-	return strings.ContainsAny(s, "\n\r\u2028\u2029")
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n', '\r':
+			return true
+		case 0xE2:
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // weakMapNames caches, per string, whether it names a WeakMap entry edge
