@@ -163,10 +163,11 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf
 // holding in turn what the phase at hand needs (ComputeDominators says
 // why); each phase says what it finds in them and what it leaves:
 //
-//	buf.idom      num (node -> DFS number + 1, 0 if unreached), then anc
-//	              (DFS number -> forest ancestor), then the output IDom
-//	buf.retained  pb (DFS number -> DFS parent, best semidominator
-//	              candidate), then self sizes, then the output Retained
+//	buf.idom      num (node -> DFS number + 1, 0 if unreached), then
+//	              parent (DFS number -> DFS parent), then the output IDom
+//	buf.retained  pb (DFS number -> DFS parent, then forest ancestor;
+//	              best semidominator candidate), then self sizes, then
+//	              the output Retained
 //	buf.vp        vertex (DFS number -> node) in its first n words and pf
 //	              (DFS number -> higher-predecessor count, then offset,
 //	              semidominator, immediate dominator; then the
@@ -184,8 +185,8 @@ type dominatorPass struct {
 	typ  []uint8
 
 	num    []int32  // buf.idom while numbering: node -> DFS number + 1
-	anc    []int32  // buf.idom after numbering: DFS number -> forest ancestor
-	pb     []int32  // buf.retained: DFS number i -> parent at 2i, best at 2i+1
+	parent []int32  // buf.idom after numbering: DFS number -> DFS parent
+	pb     []int32  // buf.retained: DFS number i -> parent, then forest ancestor, at 2i; best at 2i+1
 	vertex []int32  // buf.vp's first n words: DFS number -> node
 	pf     []uint32 // buf.vp's next n+1 words, indexed by DFS number
 
@@ -427,7 +428,7 @@ func (dp *dominatorPass) number(roots *Roots, derive bool) {
 // stored predecessor, and mostly finds v's ancestor unlinked: that case
 // is kept small enough to be inlined.
 func (dp *dominatorPass) eval(v, w int32) int32 {
-	if dp.anc[v] <= w {
+	if dp.pb[2*v] <= w {
 		return dp.pb[2*v+1]
 	}
 	return dp.compress(v, w)
@@ -435,18 +436,18 @@ func (dp *dominatorPass) eval(v, w int32) int32 {
 
 // compress is eval for a v whose ancestor is linked.
 func (dp *dominatorPass) compress(v, w int32) int32 {
-	anc, pb := dp.anc, dp.pb
+	pb := dp.pb
 	cstack := dp.cstack[:0]
 	x := v
-	for anc[x] > w {
+	for pb[2*x] > w {
 		cstack = append(cstack, x)
-		x = anc[x]
+		x = pb[2*x]
 	}
 	p := x
 	pbest := pb[2*p+1]
 	for i := len(cstack) - 1; i >= 0; i-- {
 		y := cstack[i]
-		anc[y] = anc[p]
+		pb[2*y] = pb[2*p]
 		if pbest < pb[2*y+1] {
 			pb[2*y+1] = pbest
 		} else {
@@ -463,17 +464,20 @@ func (dp *dominatorPass) compress(v, w int32) int32 {
 // and what eval finds from each higher predecessor.
 //
 // It finds num dead, pb as number left it, pf holding the offsets of each
-// DFS number's slots in pred (fillPredecessors). idom's memory becomes
-// anc, the path-compressed ancestor array of the link-eval forest
-// (starting as the DFS parents). It leaves each DFS number's
-// semidominator in pf (and in pb's best, which eval uses), pb's parents
-// as they were, and pred free.
+// DFS number's slots in pred (fillPredecessors). The DFS parents move to
+// idom's memory (parent), and pb's parent slots become the path-compressed
+// ancestors of the link-eval forest, which start as the parents: eval
+// reads a node's ancestor and best candidate from one pair, in one cache
+// line, where with the ancestors in an array of their own it missed the
+// cache twice (4-7% of this loop's time on the synthetic snapshots). It
+// leaves each DFS number's semidominator in pf (and in pb's best), the
+// parents in parent, and pred free.
 func (dp *dominatorPass) semidominators() {
 	cnt, pb, pf, pred := dp.numbered, dp.pb, dp.pf, dp.pred
-	dp.anc = dp.buf.idom
+	dp.parent = dp.buf.idom[:cnt]
 	dp.num = nil
 	for w := int32(0); w < cnt; w++ {
-		dp.anc[w] = pb[2*w]
+		dp.parent[w] = pb[2*w]
 	}
 	end := pf[cnt]
 	for w := cnt - 1; w >= 1; w-- {
@@ -503,21 +507,21 @@ func (dp *dominatorPass) semidominators() {
 
 // immediateDominators turns the semidominators in pf into immediate
 // dominators, in DFS numbers and in place: the nearest dominator-tree
-// ancestor of the DFS parent (pb) that is not below the semidominator.
-// Then anc is dead and idom becomes the output IDom, by node (through
+// ancestor of the DFS parent that is not below the semidominator. Then
+// parent is dead and idom becomes the output IDom, by node (through
 // vertex); unreached nodes get the root.
 func (dp *dominatorPass) immediateDominators() {
-	cnt, pb, pf, vertex, idom, root := dp.numbered, dp.pb, dp.pf, dp.vertex, dp.buf.idom, dp.root
+	cnt, parent, pf, vertex, idom, root := dp.numbered, dp.parent, dp.pf, dp.vertex, dp.buf.idom, dp.root
 	pf[0] = 0
 	for w := int32(1); w < cnt; w++ {
 		sd := int32(pf[w])
-		c := pb[2*w]
+		c := parent[w]
 		for c > sd {
 			c = int32(pf[c])
 		}
 		pf[w] = uint32(c)
 	}
-	dp.anc = nil
+	dp.parent = nil
 	for i := range idom {
 		idom[i] = root
 	}
