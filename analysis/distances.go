@@ -126,6 +126,7 @@ func distances(g *model.Graph, roots *Roots, ignore Bits) (dist, refused []int32
 	}
 	queue.push(g.Root)
 	bfs()
+	queue.close()
 	return dist, refused
 }
 
@@ -165,15 +166,25 @@ func reachableFromDistances(g *model.Graph, roots *Roots, dist, refused []int32)
 	return markFrom(g, k, seen, refused)
 }
 
-// fifo is the BFS queue of distances: a list of fixed-size chunks, those
-// emptied reused, so it holds the largest frontier of the search rather
-// than one entry per node, and it needs no buffer from the dominator pass:
-// the search can run beside that pass from its start instead of waiting
-// for it to release its predecessor array.
+// fifo is the BFS queue of distances: a list of fixed-size chunks,
+// mapped outside the Go heap (newChunk) and unmapped as soon as they are
+// used up but for one kept for the next push, so the queue holds about
+// the search's current frontier, never one entry per node, and what it
+// held goes back to the system as the frontier shrinks and when the
+// search ends, for the Summary that comes next (Go allocations would stay
+// resident until a collection and the scavenger). It needs no buffer from
+// the dominator pass, so the search can run beside it from its start.
 type fifo struct {
-	chunks [][]int32 // chunks[0][head:] are the oldest entries
+	chunks []fifoBuf // chunks[0].c[head:] are the oldest entries
 	head   int
-	free   [][]int32 // emptied chunks, for the next ones needed
+	spare  fifoBuf // a used-up chunk, for the next push
+}
+
+// fifoBuf is a chunk and whether it is mapped (newChunk) rather than
+// allocated.
+type fifoBuf struct {
+	c      []int32
+	mapped bool
 }
 
 // fifoChunk is the entries per chunk (256 KB).
@@ -183,30 +194,54 @@ func (q *fifo) empty() bool { return len(q.chunks) == 0 }
 
 func (q *fifo) push(v int32) {
 	last := len(q.chunks) - 1
-	if last < 0 || len(q.chunks[last]) == fifoChunk {
-		var c []int32
-		if k := len(q.free); k > 0 {
-			c, q.free = q.free[k-1][:0], q.free[:k-1]
-		} else {
-			c = make([]int32, 0, fifoChunk)
+	if last < 0 || len(q.chunks[last].c) == fifoChunk {
+		b := q.spare
+		q.spare = fifoBuf{}
+		if b.c == nil {
+			if c := newChunk(fifoChunk); c != nil {
+				b = fifoBuf{c, true}
+			} else {
+				b = fifoBuf{make([]int32, fifoChunk), false}
+			}
 		}
-		q.chunks = append(q.chunks, c)
+		b.c = b.c[:0]
+		q.chunks = append(q.chunks, b)
 		last++
 	}
-	q.chunks[last] = append(q.chunks[last], v)
+	q.chunks[last].c = append(q.chunks[last].c, v)
 }
 
 // pop removes and returns the oldest entry; the queue must not be empty.
 func (q *fifo) pop() int32 {
-	c := q.chunks[0]
-	v := c[q.head]
+	b := q.chunks[0]
+	v := b.c[q.head]
 	q.head++
-	if q.head == len(c) {
+	if q.head == len(b.c) {
 		// Only the last chunk can be partly filled: this one is used up.
 		q.head = 0
-		q.free = append(q.free, c)
+		if q.spare.c == nil {
+			q.spare = b
+		} else {
+			q.release(b)
+		}
 		copy(q.chunks, q.chunks[1:])
 		q.chunks = q.chunks[:len(q.chunks)-1]
 	}
 	return v
+}
+
+// release gives a chunk back.
+func (q *fifo) release(b fifoBuf) {
+	if b.mapped {
+		freeChunk(b.c)
+	}
+}
+
+// close gives back every chunk the queue holds.
+func (q *fifo) close() {
+	for _, b := range q.chunks {
+		q.release(b)
+	}
+	q.release(q.spare)
+	*q = fifo{}
 }
