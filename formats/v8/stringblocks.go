@@ -40,6 +40,7 @@ var stringBlocks = true
 // decodedStrings is what decoding one block gave.
 type decodedStrings struct {
 	data []byte   // the strings, back to back
+	buf  []byte   // the buffer they were decoded in, to reuse
 	lens []uint32 // their lengths
 	// weakMap lists, for the strings that name a WeakMap entry's edges,
 	// their index in the block and the table's id (see markEphemerons).
@@ -57,8 +58,16 @@ type weakMapName struct {
 // one (and whitespace); it reports ok false otherwise. It decodes as
 // scanner.readString does, and with weakMap it also finds the names of
 // WeakMap entries' edges.
-func decodeStrings(b []byte, weakMap bool) decodedStrings {
-	d := decodedStrings{data: make([]byte, 0, len(b))}
+//
+// buf and lens are buffers for the strings and their lengths, reused from
+// an earlier block: the strings are then copied into a slice of their own
+// size, which the table keeps, and the table copies the lengths into its
+// index. Decoded straight into a block-sized slice each, with lengths
+// grown by appending, the strings took 435 MB of memory on the 3.5 GB
+// synthetic snapshot, 298 MB this way (215 MB read one at a time, without
+// the 20 MB of WeakMap names noted here).
+func decodeStrings(b []byte, weakMap bool, buf []byte, lens []uint32) decodedStrings {
+	d := decodedStrings{data: buf[:0], lens: lens[:0]}
 	i := 0
 	for {
 		for i < len(b) && isSpace(b[i]) {
@@ -67,6 +76,7 @@ func decodeStrings(b []byte, weakMap bool) decodedStrings {
 		if i == len(b) {
 			// Right after a comma, or an empty block.
 			d.ok = len(d.lens) > 0
+			d.buf, d.data = d.data, append([]byte(nil), d.data...)
 			return d
 		}
 		if b[i] != '"' {
@@ -118,8 +128,10 @@ func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\
 
 // stringsJob is a block of the strings array being decoded.
 type stringsJob struct {
-	raw  []byte // the block, the reader's buffer until done
-	off  int64  // its stream offset
+	raw  []byte   // the block, the reader's buffer until done
+	buf  []byte   // a buffer to decode it in
+	lens []uint32 // a buffer for its lengths
+	off  int64    // its stream offset
 	res  decodedStrings
 	done chan struct{}
 }
@@ -137,6 +149,8 @@ func (r *reader) readStringBlocks() bool {
 	s.pos = s.end
 	var inFlight []*stringsJob
 	var free [][]byte
+	var freeLens [][]uint32
+	var freeBufs [][]byte
 	sem := make(chan struct{}, r.p.workers)
 	took := false
 	// commit adds a decoded block's strings to the graph.
@@ -149,6 +163,10 @@ func (r *reader) readStringBlocks() bool {
 			r.weakMapTables[model.StringID(first+w.i)] = w.tableID
 		}
 		free = append(free, j.raw[:0])
+		freeLens = append(freeLens, j.res.lens[:0])
+		if j.res.buf != nil {
+			freeBufs = append(freeBufs, j.res.buf[:0])
+		}
 		took = true
 	}
 	// stop waits for the blocks in flight, takes those that decoded whole
@@ -205,10 +223,21 @@ func (r *reader) readStringBlocks() bool {
 		body := blk[:c+3]
 		pending = append([]byte(nil), blk[c+3:]...)
 		j := &stringsJob{raw: body, off: off, done: make(chan struct{})}
+		if k := len(freeLens); k > 0 {
+			j.lens, freeLens = freeLens[k-1], freeLens[:k-1]
+		} else {
+			// A string a line, in V8's layout.
+			j.lens = make([]uint32, 0, bytes.Count(body, []byte{'\n'})+1)
+		}
+		if k := len(freeBufs); k > 0 {
+			j.buf, freeBufs = freeBufs[k-1], freeBufs[:k-1]
+		} else {
+			j.buf = make([]byte, 0, len(body))
+		}
 		off += int64(len(body))
 		sem <- struct{}{}
 		go func() {
-			j.res = decodeStrings(j.raw, r.internal >= 0)
+			j.res = decodeStrings(j.raw, r.internal >= 0, j.buf, j.lens)
 			<-sem
 			close(j.done)
 		}()

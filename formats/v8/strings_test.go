@@ -186,12 +186,12 @@ func TestStringBlocks(t *testing.T) {
 // the WeakMap names it finds.
 func TestDecodeStrings(t *testing.T) {
 	name := "3 / part of key (K @5) -> value (V @7) pair in WeakMap (table @9)"
-	d := decodeStrings([]byte(`"a\u0041",`+"\n"+`"`+name+`",`+"\n"), true)
+	d := decodeStrings([]byte(`"a\u0041",`+"\n"+`"`+name+`",`+"\n"), true, nil, nil)
 	if !d.ok || len(d.lens) != 2 || string(d.data) != "aA"+name || len(d.weakMap) != 1 || d.weakMap[0] != (weakMapName{1, 9}) {
 		t.Errorf("decoded %+v", d)
 	}
 	for _, bad := range []string{`"a",` + "\n" + `"b"`, `"a"` + "\n", `x"a",`, `"a\q",`, `"a`, ``, `"a\u12",`} {
-		if d := decodeStrings([]byte(bad), true); d.ok {
+		if d := decodeStrings([]byte(bad), true, nil, nil); d.ok {
 			t.Errorf("%q taken as a whole block", bad)
 		}
 	}
