@@ -446,10 +446,9 @@ func TestSpareBuffers(t *testing.T) {
 	}
 }
 
-// TestAnalyzeReusesPredecessors checks that the distances' BFS queue is
-// the dominator pass's predecessor array, not fresh memory: Analyze leaves
-// that one array (at least 2N entries, for the Summary's dominator-tree
-// children) for later passes, and nothing else.
+// TestAnalyzeReusesPredecessors checks that Analyze leaves the dominator
+// pass's predecessor array (at least 2N entries, for the Summary's
+// dominator-tree children) for later passes, and nothing else.
 func TestAnalyzeReusesPredecessors(t *testing.T) {
 	g := analysistest.LoadFixture(t, fixtures[0])
 	a, err := analysis.Analyze(g, analysis.Options{})

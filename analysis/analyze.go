@@ -3,7 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
-	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/heapx/heapx/model"
@@ -77,15 +77,8 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	// Two cores: while one runs the dominator pass (its DFS and
 	// semidominator loop are sequential), the other first faults in the
 	// pass's arrays, then computes classes and distances, which do not
-	// depend on it. The distances wait for the pass's predecessor array,
-	// which their BFS queue then reuses: no GC frees memory for reuse on
-	// a heap this size, so 4 fresh bytes a node would add to the peak
-	// (57 MB on a 1.15 GB snapshot of 14.3M nodes). The wait is short: the
-	// array goes before the second half of the pass, which the distances
-	// then overlap.
+	// depend on it.
 	buf := newDomBuffers(n)
-	released := make(chan struct{})
-	buf.released = released
 	populated := make(chan struct{})
 	go func() {
 		defer close(populated)
@@ -96,34 +89,41 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	a.Roots = FindRootsWith(g, !a.Policy.SkipIntoPageOwned)
 	a.DOM = PropagateDOMState(g)
 	var wg sync.WaitGroup
-	rest := func() {
-		if !opt.NoClasses {
-			a.Classes = ClassifyNodes(g, a.DOM)
-		}
-		if !opt.NoDistances {
-			<-released
-			a.Distances, a.refused = distances(g, a.Roots, nil, a.sc)
-			a.computedDistances = true
-		}
-	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		<-populated
-		rest()
+		if !opt.NoClasses {
+			a.Classes = ClassifyNodes(g, a.DOM)
+			if n >= collectAfter {
+				// The class pass's tables by string (about 35 MB on
+				// a 1 GB snapshot of 14.3M nodes) are garbage now,
+				// while the dominator pass is about to take its
+				// largest array: given back to the system they do not
+				// add to the peak (-32 MB there).
+				debug.FreeOSMemory()
+			}
+		}
+		if !opt.NoDistances {
+			a.Distances, a.refused = distances(g, a.Roots, nil)
+			a.computedDistances = true
+		}
 	}()
 	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf, a.sc)
 	a.Self = a.Dominators.Self
 	wg.Wait()
 	if n >= collectAfter {
-		// The passes leave temporaries behind (the classes' and the
-		// distances' tables, about 66 MB on a 1.15 GB snapshot of 14.3M
-		// nodes), and on a heap this size the next collection comes only
-		// at twice the live heap: what runs next (a report's inspections
-		// and paths) would take fresh memory instead of theirs (-48 MB at
-		// the peak of heapx report there). The columns hold no pointers,
-		// so a collection costs milliseconds.
-		runtime.GC()
+		// The passes leave temporaries behind (the distances' tables of
+		// WeakMap names, the Summary's would-be memory), and on a heap
+		// this size the next collection comes only at twice the live
+		// heap: what runs next (the Summary's dominator-tree children, a
+		// report's inspections and paths) would take fresh memory beside
+		// them. Collected and given back to the system, they leave room
+		// under the peak for what comes next (-15 MB at the peak of heapx
+		// summary on a 1.15 GB snapshot of 14.3M nodes; a report's
+		// inspections reuse them as before). The columns hold no
+		// pointers, so a collection costs milliseconds.
+		debug.FreeOSMemory()
 	}
 	return a, nil
 }
