@@ -27,8 +27,8 @@ without reading it; dumps are read once and kept.
 FILE (with the earlier snapshots BASELINE..., oldest first) is read and
 analysed before the server answers, and is the dump the tools ask about
 by default; the agent opens others with the open tool. Progress and
-errors go to stderr; stdout carries only the protocol. See the README for
-a client's configuration.`,
+errors go to stderr; stdout carries only the protocol. See docs/cli.md
+("heapx mcp") for a client's configuration.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv := mcpserver.New(mcpserver.Options{
 				Open: func(file string, baselines []string) (*session.Session, error) {

@@ -19,8 +19,7 @@ import (
 // stackSchemaVersion is the version of the `heapx stack --json` object.
 const stackSchemaVersion = 1
 
-// stackJSON is the `heapx stack --json` output, a contract (README "JSON
-// output").
+// stackJSON is the `heapx stack --json` output, a contract (docs/json.md).
 type stackJSON struct {
 	SchemaVersion int    `json:"schema_version"`
 	File          string `json:"file"`
@@ -79,8 +78,7 @@ also be an exchange file (.jsonl, .db) converted from a core, which keeps
 the stacks.
 
 By default a frame lists at most 6 closure variables; --all lists every
-one. With --json the stacks are printed as one JSON object (README "JSON
-output").`,
+one. With --json the stacks are printed as one JSON object (docs/json.md).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, err := readStacks(args[0], binaryPath, stderr)
