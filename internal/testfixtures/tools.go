@@ -41,3 +41,17 @@ func NeedTool(t testing.TB, names ...string) string {
 	Missing(t, "%s is not installed", strings.Join(names, " or "))
 	return ""
 }
+
+// LongTests is the environment variable that turns on the long tests.
+const LongTests = "HEAPX_LONG_TESTS"
+
+// Long skips t unless HEAPX_LONG_TESTS=1. A long test takes minutes (it
+// makes a dump or a value of hundreds of megabytes and measures what heapx
+// does with it): go test ./... leaves it out so that the everyday run stays
+// short, and .ci/run runs the long tests in a step of their own.
+func Long(t testing.TB) {
+	t.Helper()
+	if os.Getenv(LongTests) != "1" {
+		t.Skipf("a long test: %s=1 runs it (.ci/run does)", LongTests)
+	}
+}

@@ -43,3 +43,22 @@ func TestNeedTool(t *testing.T) {
 		}
 	}
 }
+
+// TestLong: a long test runs only with HEAPX_LONG_TESTS=1, CI or not.
+func TestLong(t *testing.T) {
+	for _, c := range []struct{ long, ci, want string }{
+		{"", "", "skip: a long test: HEAPX_LONG_TESTS=1 runs it"},
+		{"", "true", "skip: a long test"},
+		{"0", "", "skip: a long test"},
+		{"1", "", ""},
+		{"1", "true", ""},
+	} {
+		t.Setenv(LongTests, c.long)
+		t.Setenv("CI", c.ci)
+		r := &recorder{TB: t}
+		Long(r)
+		if got := strings.Join(r.ended, "; "); c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s=%q CI=%q: ended %q, want %q", LongTests, c.long, c.ci, got, c.want)
+		}
+	}
+}
