@@ -12,7 +12,7 @@ import (
 
 // The views that predate the registry (summary, top, paths) keep their
 // released --json schemas: SummaryJSON, TopJSON and PathsJSON are those
-// schemas (documented in README.md), set as Result.JSON (PathsJSON through
+// schemas (documented in docs/json.md), set as Result.JSON (PathsJSON through
 // pathsDoc, which builds it only when it is encoded).
 
 // LocationJSON is an allocation site, zero-based as V8 writes it.

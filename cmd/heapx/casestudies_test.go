@@ -11,6 +11,7 @@ import (
 
 	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // The programs of testdata/gen/lifetimes reproduce MemInsight's case
@@ -20,9 +21,7 @@ import (
 // and returns the trace's path and what the program printed.
 func traceProgram(t *testing.T, name string, nodeFlags ...string) (string, string) {
 	t.Helper()
-	if c, _, err := newRootCmd(os.Stderr).Find([]string{"trace"}); err != nil || c.Name() != "trace" {
-		t.Skip("heapx trace (branch trace) is not merged yet: the case studies need its instrumenter")
-	}
+	testfixtures.NeedTool(t, "node")
 	out := filepath.Join(t.TempDir(), name+".memtrace")
 	args := append([]string{"trace", "-o", out, "--", "node"}, nodeFlags...)
 	r := heapx(t, append(args, filepath.Join("..", "..", "testdata", "gen", "lifetimes", name))...)
