@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats/parquet"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 )
 
@@ -102,7 +103,7 @@ func factsOf(t *testing.T, dumps []fleetDump) []dumpFacts {
 		}
 		for i, row := range tab.Rows {
 			f.suspects = append(f.suspects, parquet.SuspectRow{Class: row[col["class"]].(string), HeldBy: row[col["held_by"]].(string),
-				RetainedSize: int64(sus[i].Retained), Share: query.Share(sus[i].Retained, a.TotalSize()) / 100})
+				RetainedSize: int64(sus[i].Retained), Share: humanize.Share(sus[i].Retained, a.TotalSize()) / 100})
 		}
 		for n := range a.Graph.NumNodes() {
 			if a.Classes.Names[a.Classes.Of[n]] == "Request" {
