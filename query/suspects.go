@@ -222,6 +222,10 @@ func fieldName(a *analysis.Analysis, f leak.SuspectField) string {
 // heldBy lists a suspect's fields, with how many objects each holds where
 // there are several, joined by sep.
 func heldBy(a *analysis.Analysis, s leak.Suspect, sep string) string {
+	if s.Machinery == leak.Listeners && s.HolderField != nil {
+		name, _ := variableParts(a, *s.HolderField, true)
+		return fmt.Sprintf("%q listeners of %s", s.Event, name)
+	}
 	var parts []string
 	for _, f := range s.Fields {
 		name := variableText(a, f, true)
