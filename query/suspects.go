@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
@@ -193,6 +194,10 @@ func linkedBy(a *analysis.Analysis, s leak.Suspect) string {
 func fieldName(a *analysis.Analysis, f leak.SuspectField) string {
 	g := a.Graph
 	edge := analysis.EdgeString(g, f.Edge)
+	if name := g.EdgeName(f.Edge); strings.Contains(name, "part of key") && strings.Contains(name, "pair in WeakMap") {
+		// V8's edge from a WeakMap key to its value.
+		return "the value of a WeakMap keyed by " + objectName(a, analysis.NewNamer(g, a.DOM), f.Owner)
+	}
 	if f.Base != model.NoNode {
 		base := "globalThis"
 		if g.NodeType(f.Base).Category == model.CatShape {
@@ -224,7 +229,7 @@ func fieldName(a *analysis.Analysis, f leak.SuspectField) string {
 func heldBy(a *analysis.Analysis, s leak.Suspect, sep string) string {
 	if s.Machinery == leak.Listeners && s.HolderField != nil {
 		name, _ := variableParts(a, *s.HolderField, true)
-		return fmt.Sprintf("%q listeners of %s", s.Event, name)
+		return fmt.Sprintf("%s listeners of %s", eventsText(s.Event), name)
 	}
 	var parts []string
 	for _, f := range s.Fields {
@@ -282,7 +287,7 @@ func suspectSentence(a *analysis.Analysis, s leak.Suspect, holder string, point 
 	}
 	switch s.Machinery {
 	case leak.Listeners:
-		return fmt.Sprintf("%s retains %s in its %q listeners: %s.", who, share, s.Event, what)
+		return fmt.Sprintf("%s retains %s in its %s listeners: %s.", who, share, eventsText(s.Event), what)
 	case leak.PendingPromise:
 		return fmt.Sprintf("%s, a pending promise, retains %s in what waits for it to settle: %s.", who, share, what)
 	case leak.Timers:
@@ -330,6 +335,19 @@ func suspectNotes(a *analysis.Analysis, s leak.Suspect) []string {
 		notes = append(notes, "Holder: "+name+".")
 	}
 	return notes
+}
+
+// eventsText quotes the events of a Listeners suspect ("error, event"
+// becomes "error" and "event").
+func eventsText(events string) string {
+	var q []string
+	for _, e := range strings.Split(events, ", ") {
+		q = append(q, strconv.Quote(e))
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 // nonEmpty returns its arguments that are not "".
@@ -407,7 +425,7 @@ func scriptFile(url string) string {
 func machineryText(s leak.Suspect) string {
 	switch s.Machinery {
 	case leak.Listeners:
-		return fmt.Sprintf("listeners of %q", s.Event)
+		return "listeners of " + eventsText(s.Event)
 	case leak.PendingPromise:
 		return "pending promise"
 	case leak.Timers:

@@ -224,6 +224,7 @@ func LeakSuspects(a *analysis.Analysis, opt SuspectOptions) []Suspect {
 	for i := range kept {
 		fs := &kept[i]
 		f.describe(&fs.Suspect, fs.objs)
+
 		for j := range fs.Fields {
 			fields = append(fields, &fs.Fields[j])
 		}

@@ -106,7 +106,8 @@ func javaEntryClass(name string) bool {
 // listener or a callback holds is what its context captured),
 // "system / Context"s, promises (their reactions, or their result),
 // the objects of suspended async functions and generators (their frames'
-// values) and Node's timers (their callbacks). Cached per class.
+// values), Node's timers (their callbacks) and the collections (Array,
+// Map, Set) in an accumulation. Cached per class.
 func (f *suspectFinder) machinery(v model.NodeIndex) bool {
 	if f.plumbing(v) {
 		return true
@@ -120,6 +121,12 @@ func (f *suspectFinder) machinery(v model.NodeIndex) bool {
 		switch name := f.a.Classes.Names[c]; {
 		case f.k.NodeOf(f.g, v) == kinds.Closure, name == "system / Context", name == "Promise", name == "Timeout", name == "Immediate":
 			is = true
+		case name == "Array" || name == "Map" || name == "Set":
+			// The program's collections inside an accumulation (a
+			// Map of topics to Sets of subscribers) hold what
+			// accumulates; a class's own arrays are inside its objects,
+			// never looked through.
+			is = f.k.NodeOf(f.g, v) == kinds.Object
 		default:
 			is = f.k.NodeOf(f.g, v) == kinds.Object && f.namedEdge(v, "parameters_and_registers") >= 0
 		}

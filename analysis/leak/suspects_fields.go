@@ -55,7 +55,7 @@ func (f *suspectFinder) pointField(s *Suspect, count int) (SuspectField, bool) {
 		sf.Count = count
 		return sf, true
 	}
-	return f.holding(s.Point, count)
+	return f.holding(s.Point, count, s.Holder)
 }
 
 // fields finds the fields holding objs, which s's point dominates (see
@@ -144,8 +144,10 @@ func (f *suspectFinder) fields(s *Suspect, objs []int32) []SuspectField {
 // named field on v's shortest path back from it, past the slots of
 // arrays and collection internals on the way (the global variable holding
 // an Array, not the Array's [3] holding a Map), or the root's edge to it;
-// false when v is unreachable.
-func (f *suspectFinder) holding(v model.NodeIndex, count int) (SuspectField, bool) {
+// but never above holder (NoNode: no bound), whose edge on the path is
+// the field when no named one comes first (a WeakMap's value, held by
+// its key); false when v is unreachable.
+func (f *suspectFinder) holding(v model.NodeIndex, count int, holder model.NodeIndex) (SuspectField, bool) {
 	g := f.g
 	_, parent := f.a.ShortestPathTree()
 	first := model.NoNode
@@ -165,7 +167,7 @@ func (f *suspectFinder) holding(v model.NodeIndex, count int) (SuspectField, boo
 		if first < 0 {
 			first, firstEdge = u, e
 		}
-		if f.isField(e) || f.isOpaque(u) {
+		if f.isField(e) || f.isOpaque(u) || u == holder {
 			first, firstEdge = u, e
 			break
 		}

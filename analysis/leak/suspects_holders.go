@@ -54,22 +54,62 @@ func (f *suspectFinder) machineryOf(s *Suspect) {
 		s.Holder, s.Retained = s.Point, doms.Retained[s.Point]
 		return
 	}
-	// emitter._events[event] is the point: an array of listeners.
+	// emitter._events[event] is the point, an array of listeners; or
+	// emitter._events itself, when the listeners of several events
+	// accumulate (once() adds one for the event and one for "error").
+	if emitter := f.emitterEvents(s.Point); emitter >= 0 {
+		s.Machinery, s.Via = Listeners, NoClass
+		s.Holder, s.Retained = emitter, doms.Retained[emitter]
+		// The events are those with many listeners: the _events
+		// object's fields holding arrays of them (once() adds two
+		// sharing a context, so neither array retains them alone).
+		var events []string
+		g := f.g
+		from, end := g.EdgeRange(s.Point)
+		for e := from; e < end; e++ {
+			if t := g.Edges.To[e]; f.k.Edge[g.Edges.Type[e]] == kinds.EdgeProperty && f.elements(t) >= 2 {
+				events = append(events, g.EdgeName(e))
+			}
+		}
+		s.Event = strings.Join(events, ", ")
+		return
+	}
 	events := doms.IDom[s.Point]
 	if events < 0 {
 		return
 	}
-	emitter := doms.IDom[events]
-	if emitter < 0 || f.isOpaque(emitter) {
+	emitter := f.emitterEvents(events)
+	e := f.edgeTo(events, s.Point)
+	if emitter < 0 || e == analysis.NoParent || f.k.Edge[f.g.Edges.Type[e]] != kinds.EdgeProperty {
 		return
 	}
-	e, ev := f.edgeTo(events, s.Point), f.edgeTo(emitter, events)
-	if e == analysis.NoParent || ev == analysis.NoParent || f.g.EdgeName(ev) != "_events" ||
-		f.k.Edge[f.g.Edges.Type[e]] != kinds.EdgeProperty {
-		return
-	}
-	s.Machinery, s.Event = Listeners, f.g.EdgeName(e)
+	s.Machinery, s.Event, s.Via = Listeners, f.g.EdgeName(e), NoClass
 	s.Holder, s.Retained = emitter, doms.Retained[emitter]
+}
+
+// elements counts v's element edges (an Array's items).
+func (f *suspectFinder) elements(v model.NodeIndex) int {
+	n := 0
+	from, end := f.g.EdgeRange(v)
+	for e := from; e < end; e++ {
+		if f.k.Edge[f.g.Edges.Type[e]] == kinds.EdgeElement {
+			n++
+		}
+	}
+	return n
+}
+
+// emitterEvents returns the EventEmitter whose _events object v is, the
+// one dominating it; NoNode when v is none.
+func (f *suspectFinder) emitterEvents(v model.NodeIndex) model.NodeIndex {
+	emitter := f.a.Dominators.IDom[v]
+	if emitter < 0 || f.isOpaque(emitter) {
+		return model.NoNode
+	}
+	if e := f.edgeTo(emitter, v); e == analysis.NoParent || f.g.EdgeName(e) != "_events" {
+		return model.NoNode
+	}
+	return emitter
 }
 
 // nameHolders finds the variable or field each suspect's holder is held
@@ -145,7 +185,7 @@ func (f *suspectFinder) nameHolders(all []found) {
 			if p, ok := best[h]; ok {
 				sf := f.field(p.from, p.edge, 1)
 				s.HolderField = &sf
-			} else if sf, ok := f.holding(h, 1); ok {
+			} else if sf, ok := f.holding(h, 1, model.NoNode); ok {
 				s.HolderField = &sf
 			}
 		}

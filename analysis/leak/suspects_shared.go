@@ -81,7 +81,7 @@ func (f *suspectFinder) shared(tries []*classGroup) []found {
 			if 2*c.count < gr.count {
 				break
 			}
-			if sf, ok := f.holding(c.structure, c.count); ok {
+			if sf, ok := f.holding(c.structure, c.count, model.NoNode); ok {
 				fields = append(fields, sf)
 			}
 		}
