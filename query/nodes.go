@@ -15,11 +15,20 @@ import (
 // schemas (documented in README.md), set as Result.JSON (PathsJSON through
 // pathsDoc, which builds it only when it is encoded).
 
-// LocationJSON is an allocation site, zero-based as V8 writes it.
+// LocationJSON is an allocation site, zero-based as V8 writes it, with
+// its script's name.
 type LocationJSON struct {
 	ScriptID uint32 `json:"script_id"`
 	Line     uint32 `json:"line"`
 	Column   uint32 `json:"column"`
+	// Script is the script's name (analysis.Resolver): its path or URL,
+	// "script ID" when the dump names it nowhere.
+	Script string `json:"script,omitempty"`
+}
+
+// NewLocationJSON is location l of a's dump.
+func NewLocationJSON(a *analysis.Analysis, l analysis.SourceLocation) *LocationJSON {
+	return &LocationJSON{ScriptID: l.ScriptID, Line: l.Line, Column: l.Column, Script: a.Resolver().ScriptName(l.ScriptID)}
 }
 
 // NodeJSON is one heap object in JSON output. The keys follow the DevTools
