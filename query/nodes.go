@@ -24,11 +24,27 @@ type LocationJSON struct {
 	// Script is the script's name (analysis.Resolver): its path or URL,
 	// "script ID" when the dump names it nowhere.
 	Script string `json:"script,omitempty"`
+	// Original is where the script's source map places the location
+	// (package sourcemaps), absent when it has none.
+	Original *OriginalJSON `json:"original,omitempty"`
+}
+
+// OriginalJSON is a place in a program's original sources, one-based
+// as editors count.
+type OriginalJSON struct {
+	Script string `json:"script"`
+	Line   int32  `json:"line"`
+	Column int32  `json:"column"`
 }
 
 // NewLocationJSON is location l of a's dump.
 func NewLocationJSON(a *analysis.Analysis, l analysis.SourceLocation) *LocationJSON {
-	return &LocationJSON{ScriptID: l.ScriptID, Line: l.Line, Column: l.Column, Script: a.Resolver().ScriptName(l.ScriptID)}
+	res := a.Resolver()
+	j := &LocationJSON{ScriptID: l.ScriptID, Line: l.Line, Column: l.Column, Script: res.ScriptName(l.ScriptID)}
+	if p := res.Locate(l.ScriptID, l.Line, l.Column); p.ScriptID != l.ScriptID || p.Script != j.Script {
+		j.Original = &OriginalJSON{Script: p.Script, Line: p.Line, Column: p.Column}
+	}
+	return j
 }
 
 // NodeJSON is one heap object in JSON output. The keys follow the DevTools

@@ -308,3 +308,30 @@ func searchAfter(x *index, line, col uint32) int {
 func (x *index) size() int {
 	return 4*(len(x.line)+len(x.col)+len(x.src)+len(x.oline)+len(x.ocol)+len(x.name)+len(x.next)) + len(x.fields)
 }
+
+// between calls fn for each segment on generated line at columns from
+// to to (zero-based, inclusive), in order of column.
+func (x *index) between(line, from, to uint32, fn func(segment)) {
+	c := max(searchAfter(x, line, from)-1, 0)
+	if x.dense {
+		for ; c < len(x.line) && (x.line[c] < line || x.line[c] == line && x.col[c] <= to); c++ {
+			if x.line[c] == line && x.col[c] >= from {
+				fn(x.at(c))
+			}
+		}
+		return
+	}
+	if len(x.line) == 0 {
+		return
+	}
+	d := decoder{text: x.text, i: int(x.next[c]), seg: x.at(c)}
+	for ok := true; ok; ok, _ = d.next() {
+		s := d.seg
+		if s.line > line || s.line == line && s.col > to {
+			return
+		}
+		if s.line == line && s.col >= from {
+			fn(s)
+		}
+	}
+}

@@ -440,24 +440,78 @@ func resolve(base, root string, hasRoot bool, source string) string {
 // when the map places nothing there: no mapping on the line before the
 // column, or one that says the code has no original.
 func (m *Map) Lookup(line, column int) (o Original, ok bool) {
-	if line < 0 || column < 0 || line > 1<<32-1 || column > 1<<32-1 {
+	sec, l, c, ok := m.section(line, column)
+	if !ok {
 		return o, false
 	}
-	l, c := uint32(line), uint32(column)
+	seg, found := sec.x.lookup(l, c)
+	if !found {
+		return o, false
+	}
+	return m.original(sec, seg)
+}
+
+// Mapping is one mapping of generated code, as Mappings lists them.
+type Mapping struct {
+	// Column is the generated column, zero-based.
+	Column int
+	// Original is where the code there came from, when Mapped.
+	Original Original
+	Mapped   bool
+}
+
+// Mappings returns the mappings on generated line (zero-based) at
+// columns from to to, inclusive, in order: what is around a position,
+// for a caller that looks for the name of what is defined there.
+func (m *Map) Mappings(line, from, to int) []Mapping {
+	from = max(from, 0)
+	if to < from {
+		return nil
+	}
+	sec, l, c, ok := m.section(line, to)
+	if !ok {
+		return nil
+	}
+	start := c - min(c, uint32(to-from)) // not before the section's start
+	var out []Mapping
+	sec.x.between(l, start, c, func(s segment) {
+		o, ok := m.original(sec, s)
+		col := int(s.col)
+		if l == 0 {
+			col += int(sec.col)
+		}
+		out = append(out, Mapping{Column: col, Original: o, Mapped: ok})
+	})
+	return out
+}
+
+// section returns the section that holds generated (line, column) and
+// the position within it.
+func (m *Map) section(line, column int) (sec *section, l, c uint32, ok bool) {
+	if line < 0 || column < 0 || line > 1<<32-1 || column > 1<<32-1 {
+		return nil, 0, 0, false
+	}
+	l, c = uint32(line), uint32(column)
 	// The last section that starts at or before the position.
 	i := sort.Search(len(m.sections), func(i int) bool {
 		s := &m.sections[i]
 		return s.line > l || s.line == l && s.col > c
 	}) - 1
 	if i < 0 {
-		return o, false
+		return nil, 0, 0, false
 	}
-	sec := &m.sections[i]
+	sec = &m.sections[i]
 	if l == sec.line {
 		c -= sec.col
 	}
-	seg, found := sec.x.lookup(l-sec.line, c)
-	if !found || seg.fields < 4 || seg.src < 0 || seg.src >= sec.sources || seg.oline < 0 || seg.ocol < 0 {
+	return sec, l - sec.line, c, true
+}
+
+// original is segment seg of section sec as an Original; ok is false
+// for an unmapped segment or one whose source, line or column is out of
+// range.
+func (m *Map) original(sec *section, seg segment) (o Original, ok bool) {
+	if seg.fields < 4 || seg.src < 0 || seg.src >= sec.sources || seg.oline < 0 || seg.ocol < 0 {
 		return o, false
 	}
 	o = Original{Source: int(sec.sourceBase + seg.src), Line: int(seg.oline), Column: int(seg.ocol)}

@@ -285,3 +285,32 @@ func TestInlineBundle(t *testing.T) {
 		t.Errorf("the first class: %+v %v (%s)", o, ok, m.Sources[o.Source].URL)
 	}
 }
+
+// TestMappings lists what is around a position of esbuild's bundle: the
+// renamed class before "=class{", as the names of definitions are found.
+func TestMappings(t *testing.T) {
+	m, err := ParseFile("testdata/esbuild/bundle.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "(()=>{var n=class{constructor(t,o,s){": n at 10, class at 12,
+	// constructor at 18, its '(' at 29.
+	got := m.Mappings(0, 5, 29)
+	var cols []int
+	named := ""
+	for _, mp := range got {
+		cols = append(cols, mp.Column)
+		if mp.Column == 10 {
+			named = mp.Original.Name
+		}
+	}
+	if !slices.Equal(cols, []int{6, 10, 12, 17, 18}) || named != "LedgerRow" {
+		t.Errorf("mappings at 0:5-29: columns %v, name at 10 %q", cols, named)
+	}
+	if all := m.Mappings(0, 0, 1<<20); len(all) < 100 {
+		t.Errorf("the whole line has %d mappings", len(all))
+	}
+	if none := m.Mappings(3, 0, 100); none != nil {
+		t.Errorf("a line past the end has %v", none)
+	}
+}
