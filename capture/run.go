@@ -207,6 +207,12 @@ func (r *run) take(ctx context.Context, s *V8) error {
 			}
 			return fmt.Errorf("writing its scripts side file: %w", err)
 		}
+		if err := scripts.SaveMaps(ctx, s, path); err != nil {
+			for _, f := range append(others, path, v8.ScriptsPath(path)) {
+				os.Remove(f)
+			}
+			return fmt.Errorf("writing its saved source maps: %w", err)
+		}
 		return nil
 	}
 	switch r.o.Kind() {
