@@ -264,7 +264,8 @@ const lookBack = 256
 // function's parameters, a class's constructor), from the map's names.
 // The name is the map's name of the mapping at name's own identifier:
 // with the script's text, the nearest mapping before p whose code is
-// name; without it, the mapping just before p when it is named and fits
+// name (the name always precedes the position: "function name(",
+// "name=class{constructor(", "name=x=>"); without it, the mapping just before p when it is named and fits
 // name's length (function name(, name=(a)=>). ok is false when the map
 // has no name there, or the function is anonymous.
 func (s *Set) MapName(p analysis.Position, name string) (string, bool) {
@@ -279,7 +280,10 @@ func (s *Set) MapName(p analysis.Position, name string) (string, bool) {
 	ms := sc.m.Mappings(line, col-lookBack, col)
 	if sc.text != nil {
 		for i := len(ms) - 1; i >= 0; i-- {
-			if sc.identifierAt(line, ms[i].Column) == name {
+			// The name comes before the definition's position (an
+			// arrow's single parameter is at it, and may be minified
+			// to the same letter).
+			if ms[i].Column < col && sc.identifierAt(line, ms[i].Column) == name {
 				o := ms[i].Original
 				return o.Name, ms[i].Mapped && o.Name != "" && o.Name != name
 			}

@@ -195,3 +195,33 @@ func TestBrokenMap(t *testing.T) {
 		t.Errorf("a script without a map: warnings %q", warnings)
 	}
 }
+
+// TestTerserBundle: rollup's bundle minified by terser, a shape the
+// rules were not written for. Terser gives an arrow and its single
+// parameter one letter ("const t=t=>"): the name is the binding's,
+// before the position, not the parameter's at it.
+func TestTerserBundle(t *testing.T) {
+	script := "../formats/sourcemap/testdata/rollup/bundle.min.js"
+	text, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(nil)
+	for _, c := range []struct{ before, name, want string }{
+		{"class t{constructor", "t", "LedgerRow"},
+		{"class s{constructor", "s", "Ledger"},
+		{"const t=", "t", "onChange"},
+		{"function o", "o", "keepForever"},
+		{"total", "total", ""},
+	} {
+		at := bytes.Index(text, []byte(c.before))
+		if at < 0 {
+			t.Fatalf("%q not in the bundle", c.before)
+		}
+		col := at + len(c.before) // V8's position: the '(' or the parameter after
+		got, ok := s.MapName(analysis.Position{Script: script, Line: 1, Column: int32(col) + 1}, c.name)
+		if ok != (c.want != "") || ok && got != c.want {
+			t.Errorf("%s before %q: got %q %v, want %q", c.name, c.before, got, ok, c.want)
+		}
+	}
+}
