@@ -16,6 +16,7 @@ import (
 
 	"github.com/heapx/heapx/capture/cdp"
 	"github.com/heapx/heapx/capture/cdp/cdptest"
+	"github.com/heapx/heapx/formats/sourcemap"
 	"github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
@@ -251,7 +252,17 @@ func TestRunWritesScripts(t *testing.T) {
 	if !strings.Contains(calls, "Debugger.enable Debugger.setSkipAllPauses") || strings.Index(calls, "Debugger") > strings.Index(calls, "HeapProfiler.takeHeapSnapshot") {
 		t.Errorf("calls %s: want the debugger enabled, pauses skipped, before the first snapshot", calls)
 	}
-	noFilesBut(t, dir, "s-1.heapsnapshot.gz", "s-1.heapsnapshot.scripts.jsonl", "s-2.heapsnapshot.gz", "s-2.heapsnapshot.scripts.jsonl")
+	noFilesBut(t, dir, "s-1.heapsnapshot.gz", "s-1.heapsnapshot.scripts.jsonl", "s-1.heapsnapshot.sourcemaps.jsonl",
+		"s-2.heapsnapshot.gz", "s-2.heapsnapshot.scripts.jsonl", "s-2.heapsnapshot.sourcemaps.jsonl")
+	// The map app.js names is no file here: saved as an error, which
+	// heapx prints when it reads the dump; refetched when a reload names
+	// another.
+	for i, mapURL := range []string{"file:///srv/app.js.map", "file:///srv/app2.js.map"} {
+		saved, err := sourcemap.ReadSaved(res.Files[i].Path, func(uint32, string) bool { return true })
+		if err != nil || len(saved) != 1 || saved[0].ScriptID != 81 || saved[0].MapURL != mapURL || saved[0].Error == "" || saved[0].Map != nil {
+			t.Errorf("saved maps of file %d: %v %+v", i+1, err, saved)
+		}
+	}
 
 	bare := cdptest.New(func(method string, params json.RawMessage, send func(string, any)) (any, int, string, bool) {
 		switch {

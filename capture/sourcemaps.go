@@ -42,7 +42,9 @@ func (sc *Scripts) SaveMaps(ctx context.Context, s *V8, path string) error {
 		sc.mu.Lock()
 		got, ok := sc.maps[script.ID]
 		sc.mu.Unlock()
-		if !ok {
+		if !ok || got.MapURL != resolveAgainst(script.URL, script.SourceMapURL) {
+			// Not fetched yet, or the script was parsed again (a
+			// reload) naming another map.
 			got = s.fetchMap(ctx, script)
 			sc.mu.Lock()
 			sc.maps[script.ID] = got
