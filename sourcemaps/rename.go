@@ -68,3 +68,18 @@ func Rename(g *model.Graph, res *analysis.Resolver, s *Set) int {
 	}
 	return n
 }
+
+// RenameProfile gives the functions of a sampling heap profile the names
+// their scripts' maps have for them, as Rename does a graph's: a profile's
+// frames name functions as V8 does, minified.
+func RenameProfile(p *model.SamplingProfile, s *Set) {
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if n.Line < 0 || n.Column < 0 {
+			continue
+		}
+		if orig, ok := s.MapName(analysis.Position{Script: n.URL, Line: n.Line + 1, Column: n.Column + 1}, n.Function); ok {
+			n.Function = orig
+		}
+	}
+}
