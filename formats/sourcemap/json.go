@@ -200,15 +200,6 @@ func (s *scanner) str() (string, error) {
 	return string(s.b[start:end]), nil
 }
 
-// optionalStr consumes a string or null; ok is false for null.
-func (s *scanner) optionalStr() (v string, ok bool, err error) {
-	if s.peek() == 'n' {
-		return "", false, s.literal("null")
-	}
-	v, err = s.str()
-	return v, err == nil, err
-}
-
 // literal consumes the keyword word.
 func (s *scanner) literal(word string) error {
 	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
