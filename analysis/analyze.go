@@ -49,6 +49,9 @@ type Analysis struct {
 	// edges its filter refused (see distances).
 	computedDistances bool
 	refused           []int32
+	// The Resolver of the dump's positions, made on first use.
+	resolverOnce sync.Once
+	resolver     *Resolver
 	// The Unreachable report, computed on first use.
 	unreachOnce sync.Once
 	unreach     *UnreachableReport

@@ -15,11 +15,36 @@ import (
 // schemas (documented in docs/json.md), set as Result.JSON (PathsJSON through
 // pathsDoc, which builds it only when it is encoded).
 
-// LocationJSON is an allocation site, zero-based as V8 writes it.
+// LocationJSON is an allocation site, zero-based as V8 writes it, with
+// its script's name.
 type LocationJSON struct {
 	ScriptID uint32 `json:"script_id"`
 	Line     uint32 `json:"line"`
 	Column   uint32 `json:"column"`
+	// Script is the script's name (analysis.Resolver): its path or URL,
+	// "script ID" when the dump names it nowhere.
+	Script string `json:"script,omitempty"`
+	// Original is where the script's source map places the location
+	// (package sourcemaps), absent when it has none.
+	Original *OriginalJSON `json:"original,omitempty"`
+}
+
+// OriginalJSON is a place in a program's original sources, one-based
+// as editors count.
+type OriginalJSON struct {
+	Script string `json:"script"`
+	Line   int32  `json:"line"`
+	Column int32  `json:"column"`
+}
+
+// NewLocationJSON is location l of a's dump.
+func NewLocationJSON(a *analysis.Analysis, l analysis.SourceLocation) *LocationJSON {
+	res := a.Resolver()
+	j := &LocationJSON{ScriptID: l.ScriptID, Line: l.Line, Column: l.Column, Script: res.ScriptName(l.ScriptID)}
+	if p := res.Locate(l.ScriptID, l.Line, l.Column); p.ScriptID != l.ScriptID || p.Script != j.Script {
+		j.Original = &OriginalJSON{Script: p.Script, Line: p.Line, Column: p.Column}
+	}
+	return j
 }
 
 // NodeJSON is one heap object in JSON output. The keys follow the DevTools

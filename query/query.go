@@ -117,6 +117,10 @@ const (
 	// WarnNotOneProcess: the snapshots share too few objects to come from
 	// one process, so objects were not matched by id.
 	WarnNotOneProcess = "not_one_process"
+	// WarnSourceMap: a script's source map was not found where it was
+	// named, or does not parse; positions in that script are shown as
+	// the dump has them.
+	WarnSourceMap = "source_map"
 )
 
 // Section is one titled table or tree of a result.
