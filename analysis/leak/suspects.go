@@ -282,7 +282,7 @@ func newSuspectFinder(a *analysis.Analysis, opt SuspectOptions) *suspectFinder {
 	f := &suspectFinder{a: a, g: g, k: k, opt: opt, engineRules: engineRulesFor(g),
 		opaque: analysis.NewBits(g.NumNodes()), globals: analysis.NewBits(g.NumNodes()), modules: analysis.NewBits(g.NumNodes()), plumb: make([]int8, len(a.Classes.Names)),
 		mach: make([]int8, len(a.Classes.Names)), user: make([]int8, len(a.Classes.Names)),
-		locs: alloc.NewNodeLocations(g), sites: alloc.NewSiteFinder(a)}
+		locs: alloc.NewNodeLocations(a), sites: alloc.NewSiteFinder(a)}
 	f.min = max(uint64(opt.Threshold*float64(a.Dominators.Retained[g.Root])), 1)
 	f.opaque.Set(int(g.Root))
 	if f.v8 {
