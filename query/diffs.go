@@ -322,13 +322,17 @@ func LeaksResult(base, target, final Snapshot, limit int, opt leak.LeakOptions) 
 		ex := objectName(a, nm, cl.Representative)
 		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, humanize.Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
 		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, humanize.Thousands(uint64(cl.Objects)), humanize.Size(cl.Retained)),
-			Table: pathTable(a, nm, cl.Path)}
+			Ref: fmt.Sprintf("Leak %d", i+1)}
+		if p := ShownPath(a, cl.Representative); p.Cost >= 0 {
+			sec.Table, sec.Path = pathTable(a, nm, p), pathNodes(a.Graph, p)
+			sec.Notes = []string{fmt.Sprintf("The retainer path of %s, from the root.", ex)}
+		}
 		if sites {
 			site := siteJSONText(NewSiteJSON(cl.Site))
 			t.Rows[i] = append(t.Rows[i], site)
 			if site != "" {
-				sec.Notes = []string{fmt.Sprintf("%s of the %s reported objects were allocated in %s.",
-					humanize.Thousands(uint64(cl.Site.Count)), humanize.Thousands(uint64(cl.Count)), site)}
+				sec.Notes = append(sec.Notes, fmt.Sprintf("%s of the %s reported objects were allocated in %s.",
+					humanize.Thousands(uint64(cl.Site.Count)), humanize.Thousands(uint64(cl.Count)), site))
 			}
 		}
 		r.Sections = append(r.Sections, sec)
@@ -372,13 +376,15 @@ func classLeaksResult(earlier []*leak.Digest, final Snapshot, names []string, li
 			examples = append(examples, c.Example)
 		}
 	}
-	for i, p := range a.ShortestPaths(examples) {
+	for i, ex := range examples {
+		p := ShownPath(a, ex)
 		if p.Cost < 0 {
 			continue
 		}
 		c := rows[i]
 		r.Sections = append(r.Sections, &Section{Heading: fmt.Sprintf("Class %d: %s, %s more instances; the path of its largest in %s",
-			i+1, Shorten(c.Name, MaxNameWidth), humanize.Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p)})
+			i+1, Shorten(c.Name, MaxNameWidth), humanize.Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p),
+			Path: pathNodes(a.Graph, p), Ref: fmt.Sprintf("Class %d", i+1)})
 	}
 	chk := leak.CheckDigests(earlier, a.Graph)
 	share := 0.0

@@ -91,6 +91,28 @@ func runPaths(c *Context) (*Result, error) {
 	return r, nil
 }
 
+// ShownPath is the retainer path heapx shows for target wherever it shows
+// one (heapx paths' first, the report's leaks and suspects, the web UI,
+// the MCP tools): analysis.PathFinder.Find's first. Its Cost is -1 when
+// no path reaches target.
+func ShownPath(a *analysis.Analysis, target model.NodeIndex) analysis.Path {
+	if ps := a.Paths(target, analysis.PathOptions{K: 1}); len(ps) > 0 {
+		return ps[0]
+	}
+	return analysis.Path{Cost: -1}
+}
+
+// pathNodes lists the objects of path p, the root first: what a report
+// compares to show a path once (Section.Path).
+func pathNodes(g *model.Graph, p analysis.Path) []model.NodeIndex {
+	nodes := make([]model.NodeIndex, 0, len(p.Steps)+1)
+	nodes = append(nodes, g.Root)
+	for _, s := range p.Steps {
+		nodes = append(nodes, s.To)
+	}
+	return nodes
+}
+
 func pathHeading(i int, p analysis.Path) string {
 	kind := "from a user root"
 	if p.System {
