@@ -193,3 +193,56 @@ func (a *Analysis) RuntimeInternals() *RuntimeInternals {
 func (a *Analysis) IsRuntimeInternalEdge(from model.NodeIndex, e uint32) bool {
 	return a.RuntimeInternals().Edge(from, e)
 }
+
+// Origin says whose code made a class of objects.
+type Origin uint8
+
+// Origins, the program's first: the order in which heapx lists the
+// classes of a leak.
+const (
+	// ProgramOrigin: a class of the program's own code (RequestContext),
+	// or a DOM element's.
+	ProgramOrigin Origin = iota
+	// LibraryOrigin: a class of JavaScript's builtins (Object and object
+	// shapes like {id, url}, Array, Map, Function for closures, ...) or of
+	// the runtime's library (a Timeout, a Server): the program makes them
+	// through the library, and one can be what leaks (an interval nobody
+	// clears).
+	LibraryOrigin
+	// EngineOrigin: the engine's own objects: scopes ("system /
+	// Context"), internal arrays ("(array)"), code, strings, numbers.
+	EngineOrigin
+)
+
+// builtinClasses are JavaScript's builtin constructors whose objects a
+// program makes.
+var builtinClasses = map[string]bool{
+	"Object": true, "Array": true, "Function": true, "Map": true, "Set": true, "WeakMap": true, "WeakSet": true,
+	"WeakRef": true, "FinalizationRegistry": true, "Promise": true, "Error": true, "TypeError": true, "RangeError": true,
+	"Date": true, "RegExp": true, "ArrayBuffer": true, "SharedArrayBuffer": true, "DataView": true, "Uint8Array": true,
+	"Int8Array": true, "Uint8ClampedArray": true, "Uint16Array": true, "Int16Array": true, "Uint32Array": true,
+	"Int32Array": true, "Float32Array": true, "Float64Array": true, "BigInt64Array": true, "BigUint64Array": true,
+	"Buffer": true, "String": true, "Number": true, "Boolean": true, "Symbol": true, "Arguments": true,
+	"Generator": true, "AsyncGenerator": true,
+}
+
+// ClassOrigin says whose code made class c of a's heap (an index into
+// a.Classes.Names), example one of its objects (model.NoNode if none):
+// the engine's by name ("(array)", "system / Context"), the library's by
+// name (JavaScript's builtins, object shapes) or by the runtime's marks
+// on example (an object of a runtime script's class: RuntimeInternals),
+// the program's otherwise (without locations, a dump cannot tell a
+// runtime library's class from the program's: it counts as the
+// program's).
+func ClassOrigin(a *Analysis, c uint32, example model.NodeIndex) Origin {
+	name := a.Classes.Names[c]
+	switch {
+	case strings.HasPrefix(name, "(") || strings.HasPrefix(name, "system / "):
+		return EngineOrigin
+	case builtinClasses[name] || strings.HasPrefix(name, "{"):
+		return LibraryOrigin
+	case example != model.NoNode && a.RuntimeInternals().Owned(example):
+		return LibraryOrigin
+	}
+	return ProgramOrigin
+}
