@@ -41,7 +41,10 @@ first: each tree is a detached node whose immediate dominator is not
 detached, with the detached nodes below it, so the trees' sizes add up.
 Each tree comes with the shortest retainer path to its root: what to clear
 to free it; trees held the same way (the elements of one array) share one
-path table. Chrome marks detached elements in its snapshots; in Firefox's,
+path table. Elements are counted as DevTools counts them: the detached
+nodes named after a tag ("Detached <p>"), those made by innerHTML inside a
+detached tree included. Chrome marks detached elements in its snapshots
+(and DevTools' propagation the nodes they reach); in Firefox's,
 the DOM nodes no document reaches through child-node edges are detached;
 in older V8 snapshots only native nodes already named "Detached ..." are
 found. Node.js and Java heaps have no DOM. V8 marks a few of Node.js's own
@@ -292,6 +295,8 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", humanize.Thousands(uint64(dr.Total))))
 	}
 	switch dr.Source {
+	case inspect.DOMDetachedness:
+		r.Notes = append(r.Notes, "Elements are counted as DevTools counts them (\"Detached <p>\"): the detached nodes named after a tag, those made by innerHTML inside a detached tree included; the nodes add their text and data.")
 	case inspect.DOMChildEdges:
 		r.Notes = append(r.Notes, "Firefox does not mark detached nodes: these are the DOM nodes no document reaches through child-node edges.")
 	case inspect.DOMNamesOnly:
