@@ -52,6 +52,15 @@ type Analysis struct {
 	// The Resolver of the dump's positions, made on first use.
 	resolverOnce sync.Once
 	resolver     *Resolver
+	// The runtime-owned marks, made on first use.
+	internalsOnce sync.Once
+	internals     *RuntimeInternals
+	// Plain hop counts from the root, for the paths shown, and the
+	// PathFinder made of them and the tree's costs, made on first use.
+	hopsOnce   sync.Once
+	hops       []int32
+	finderOnce sync.Once
+	finder     *PathFinder
 	// The Unreachable report, computed on first use.
 	unreachOnce sync.Once
 	unreach     *UnreachableReport
@@ -211,6 +220,9 @@ type NodeRow struct {
 	Type string
 	// Name is the display name (Namer); Class the "Constructor".
 	Name, Class string
+	// Description says in words what the node is where its name does
+	// not: a V8 context's scope (ContextName), "" for any other node.
+	Description string
 	// Shallow and Retained are the size columns.
 	Shallow, Retained uint64
 	// Distance is DevTools' distance (0 when not computed).
@@ -231,6 +243,9 @@ func (a *Analysis) Row(nm *Namer, n model.NodeIndex) NodeRow {
 	}
 	if a.Distances != nil {
 		r.Distance = a.Distances[n]
+	}
+	if r.Name == contextName {
+		r.Description = a.ContextName(n)
 	}
 	return r
 }
@@ -281,10 +296,10 @@ func (a *Analysis) Retainers() *model.Retainers {
 	return a.ret
 }
 
-// Paths returns up to opt.K shortest retainer paths from the root to
-// target (see PathFinder.Find).
+// Paths returns up to opt.K retainer paths from the root to target, the
+// paths heapx shows (PathFinder.Find), through a.PathFinder.
 func (a *Analysis) Paths(target model.NodeIndex, opt PathOptions) []Path {
-	return RetainerPaths(a.Graph, a.Retainers(), a.Roots, target, opt)
+	return a.PathFinder(opt).Find(target)
 }
 
 // DominatorChain returns n and its dominators up to the root, n first

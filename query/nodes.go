@@ -63,6 +63,11 @@ type NodeJSON struct {
 	RetainedSize uint64 `json:"retained_size"`
 	// DominatorID is the id of the immediate dominator, 0 for the root.
 	DominatorID uint64 `json:"dominator_id"`
+	// Description says in words what the object is where Name does not
+	// (analysis.NodeRow.Description): a V8 context's scope, "module
+	// scope of app.js", "context of handle (app.js:15)". Tables show it
+	// in place of the name.
+	Description string `json:"description,omitempty"`
 	// idText is ID as people see it (see IDText); JSON keeps the number.
 	idText string
 }
@@ -71,7 +76,7 @@ type NodeJSON struct {
 func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
 	n := NodeJSON{
 		ID: r.ID, Type: r.Type, Name: r.Name, Constructor: r.Class, Distance: r.Distance,
-		ShallowSize: r.Shallow, RetainedSize: r.Retained, idText: IDText(g, r.ID),
+		ShallowSize: r.Shallow, RetainedSize: r.Retained, Description: r.Description, idText: IDText(g, r.ID),
 	}
 	if r.Dominator != model.NoNode {
 		n.DominatorID = g.NodeID(r.Dominator)
@@ -92,10 +97,15 @@ func ShownNode(a *analysis.Analysis, nm *analysis.Namer, n model.NodeIndex) Node
 
 // ObjectName is a node as DevTools' Object column labels it: "name @id",
 // with the constructor standing in for an empty name (V8 leaves most
-// internal arrays unnamed), and the id in hex where it is an address
-// (see IDText). Long names are cut to MaxNameWidth.
+// internal arrays unnamed), the description for a name that says nothing
+// ("module scope of app.js" for "system / Context"), and the id in hex
+// where it is an address (see IDText). Long names are cut to
+// MaxNameWidth.
 func ObjectName(n NodeJSON) string {
 	name := n.Name
+	if n.Description != "" {
+		name = n.Description
+	}
 	if name == "" {
 		name = n.Constructor
 	}
