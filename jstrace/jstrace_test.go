@@ -13,18 +13,13 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
-// needNode skips when node is not installed, and fails in CI (CI=true),
-// where a test that tested nothing must not pass.
+// needNode skips when node is not installed (fails under CI).
 func needNode(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed (CI installs it)")
-		}
-		t.Skip("node not installed")
-	}
+	testfixtures.NeedTool(t, "node")
 }
 
 // traceOf writes files (name -> text) to a temporary directory, runs

@@ -41,7 +41,10 @@ first: each tree is a detached node whose immediate dominator is not
 detached, with the detached nodes below it, so the trees' sizes add up.
 Each tree comes with the shortest retainer path to its root: what to clear
 to free it; trees held the same way (the elements of one array) share one
-path table. Chrome marks detached elements in its snapshots; in Firefox's,
+path table. Elements are counted as DevTools counts them: the detached
+nodes named after a tag ("Detached <p>"), those made by innerHTML inside a
+detached tree included. Chrome marks detached elements in its snapshots
+(and DevTools' propagation the nodes they reach); in Firefox's,
 the DOM nodes no document reaches through child-node edges are detached;
 in older V8 snapshots only native nodes already named "Detached ..." are
 found. Node.js and Java heaps have no DOM. V8 marks a few of Node.js's own
@@ -128,13 +131,15 @@ runtimes have no class loaders.`,
 		Help: `Take the shortest retainer path of every instance of a class and merge
 the paths into one tree from the root down (Eclipse MAT's "merge shortest
 paths to GC roots"): steps through objects of the same class over the same
-edge share a tree node, and element edges merge whatever their index; a
+edge share a tree node, and the slots of one collection merge whatever
+their index ("entries of requestLog (Map)", "elements of list (Array)"); a
 hop that repeats the one to three hops before it (a linked list's .next)
 goes back to their nodes, which say how many hops they stand for. Each
 node counts the instances whose path passes there, so the branch holding
 most of them is the one to look at. Rows come depth first, largest branch
-first; -n cuts the tree after that many rows, and nodes more than 100
-edges from the root are not shown. Any runtime.`,
+first; -n cuts the tree after that many rows, but never above the
+collection where the largest branch's objects accumulate, and nodes more
+than 100 edges from the root are not shown. Any runtime.`,
 		Args: []Arg{limitArg(100), {Name: "class", Kind: StringArg, Default: "", Required: true,
 			Help: "constructor (class) name of the objects, as the summary shows it (required)"}},
 		Run: runMergedPaths,
@@ -308,6 +313,8 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", humanize.Thousands(uint64(dr.Total))))
 	}
 	switch dr.Source {
+	case inspect.DOMDetachedness:
+		r.Notes = append(r.Notes, "Elements are counted as DevTools counts them (\"Detached <p>\"): the detached nodes named after a tag, those made by innerHTML inside a detached tree included; the nodes add their text and data.")
 	case inspect.DOMChildEdges:
 		r.Notes = append(r.Notes, "Firefox does not mark detached nodes: these are the DOM nodes no document reaches through child-node edges.")
 	case inspect.DOMNamesOnly:
@@ -553,7 +560,10 @@ func runMergedPaths(c *Context) (*Result, error) {
 		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
 		{Key: "ends", Title: "Ending here", Kind: Count}, {Key: "example", Title: "Example", Kind: Text}}}
 	// Preorder lists parents before children, so a prefix of it is a
-	// tree, and so is what is left when the nodes below a depth go.
+	// tree, and so is what is left when the nodes below a depth go. The
+	// rows down to where the largest branch's objects accumulate come
+	// whatever -n says.
+	must := holderChain(merged)
 	nodes := make([]*TreeNode, len(merged))
 	shown, deep := 0, 0
 	for i, m := range merged {
@@ -561,11 +571,14 @@ func runMergedPaths(c *Context) (*Result, error) {
 			deep++
 			continue
 		}
-		if shown == n {
+		if shown >= n && !must[i] || m.Parent >= 0 && nodes[m.Parent] == nil {
 			continue
 		}
 		shown++
 		edge := Shorten(m.Edge, MaxNameWidth)
+		if m.Slots && m.Parent >= 0 {
+			edge = slotsLabel(merged, i)
+		}
 		if m.Hops > 1 {
 			edge += fmt.Sprintf(" (up to %s hops)", humanize.Thousands(uint64(m.Hops)))
 		}
@@ -592,6 +605,46 @@ func runMergedPaths(c *Context) (*Result, error) {
 		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", humanize.Thousands(uint64(un)))}
 	}
 	return r, nil
+}
+
+// holderChain marks the merged nodes from the root down the largest
+// branch to where its objects accumulate: while a node's first (largest)
+// child holds more than half of the node's objects. -n never cuts the
+// tree above the collection that holds them.
+func holderChain(merged []inspect.MergedPathNode) []bool {
+	must := make([]bool, len(merged))
+	if len(merged) == 0 {
+		return must
+	}
+	first := make([]int32, len(merged)) // the first child in preorder, 0 for none
+	for i := len(merged) - 1; i > 0; i-- {
+		first[merged[i].Parent] = int32(i)
+	}
+	for i := int32(0); ; {
+		must[i] = true
+		c := first[i]
+		if c == 0 || merged[c].Depth > maxMergedDepth || 2*merged[c].Objects <= merged[i].Objects {
+			return must
+		}
+		i = c
+	}
+}
+
+// slotsLabel names the merged slots of a collection (node i of merged,
+// MergedPathNode.Slots) after the collection and what holds it: "entries
+// of requestLog (Map)" for a Map's or a Set's table, "elements of change
+// (Array)" for an array; "[]" when nothing names the holder.
+func slotsLabel(merged []inspect.MergedPathNode, i int) string {
+	m := merged[i]
+	what, coll := "elements", merged[m.Parent]
+	if m.Edge == "[]" && coll.Edge == "{table}" && coll.Parent >= 0 {
+		what, coll = "entries", merged[coll.Parent]
+	}
+	name := strings.TrimLeft(coll.Edge, ".->")
+	if name == "" || strings.ContainsAny(name, "[]{}") || coll.Parent < 0 {
+		return "[]"
+	}
+	return fmt.Sprintf("%s of %s (%s)", what, Shorten(name, MaxNameWidth), Shorten(coll.Class, MaxNameWidth))
 }
 
 func runDominators(c *Context) (*Result, error) {

@@ -381,7 +381,7 @@ func TestAPIErrors(t *testing.T) {
 }
 
 // TestAPISQL: the SQL console's rows are heapx sql --json's, cut at the
-// limit asked for, and the README's count of LeakedItems.
+// limit asked for, and docs/sql.md's count of LeakedItems.
 func TestAPISQL(t *testing.T) {
 	s := open(t, "node-leak-3.heapsnapshot.gz")
 	url := start(t, s, serve.Options{})

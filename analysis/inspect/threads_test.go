@@ -15,7 +15,7 @@ import (
 // running testdata/gen/ThreadsDemo.java (see testdata/gen/java-threads.sh).
 func javaThreads(t *testing.T) *analysis.Analysis {
 	t.Helper()
-	g, err := hprof.ReadFile(filepath.Join("..", "testdata", "hprof", "java-threads.hprof.gz"), hprof.ReadOptions{})
+	g, err := hprof.ReadFile(filepath.Join("..", "..", "testdata", "hprof", "java-threads.hprof.gz"), hprof.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // does not change it.
 const infoSchemaVersion = 1
 
-// infoJSON is the `heapx info --json` output. It is a contract: README.md
+// infoJSON is the `heapx info --json` output. It is a contract: docs/json.md
 // documents every field, so rename nothing.
 type infoJSON struct {
 	SchemaVersion int    `json:"schema_version"`
@@ -77,8 +77,8 @@ func newInfoCmd(stderr *os.File) *cobra.Command {
 string counts, the total self size, node counts and self sizes by node type
 and by neutral category, and which optional sections are present.
 
-With --json the same facts are printed as one JSON object (see README.md
-for the fields).`,
+With --json the same facts are printed as one JSON object (docs/json.md
+lists the fields).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// The edges are counted, not kept: info reports nothing

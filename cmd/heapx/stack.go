@@ -49,7 +49,7 @@ which keeps the stacks (without sizes: heapx threads has them).
 
 By default a JavaScript frame lists at most 6 closure variables; --all
 lists every one. With --json the stacks are printed as one JSON object
-(README "JSON output").`,
+(docs/json.md).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, err := readStacks(args[0], binaryPath, stderr)
