@@ -61,6 +61,9 @@ type Analysis struct {
 	hops       []int32
 	finderOnce sync.Once
 	finder     *PathFinder
+	// The finders of paths --no-weak, made on first use.
+	noWeakOnce sync.Once
+	noWeak     *NoWeakFinder
 	// The Unreachable report, computed on first use.
 	unreachOnce sync.Once
 	unreach     *UnreachableReport

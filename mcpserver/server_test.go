@@ -314,6 +314,15 @@ func TestLeakSeries(t *testing.T) {
 		}
 	}
 
+	// Without weak references (paths --no-weak): every path goes through
+	// the runtime's objects (the bus is an EventEmitter), so the path is
+	// the one shown, and through_runtime says so.
+	var noWeak session.PathsJSON
+	call(t, cs, "paths", map[string]any{"id": id, "k": 1, "no_weak": true}, &noWeak)
+	if !noWeak.NoWeak || !noWeak.ThroughRuntime || len(noWeak.Paths) != 1 || pathText(noWeak.Paths[0]) != pathText(paths.Paths[0]) {
+		t.Errorf("no_weak paths %+v", noWeak)
+	}
+
 	// The object inspector: the array that holds them.
 	var obj session.ObjectJSON
 	call(t, cs, "inspect", map[string]any{"id": array}, &obj)

@@ -140,6 +140,7 @@ type (
 		ObjectRef
 		K      int      `json:"k,omitempty" jsonschema:"how many paths, 1 to 20 (default 3)"`
 		Ignore []string `json:"ignore,omitempty" jsonschema:"ids of objects the paths must not go through (DevTools' ignore this retainer)"`
+		NoWeak bool     `json:"no_weak,omitempty" jsonschema:"as MAT's path to GC roots excluding weak/soft references: no weak or WeakMap (ephemeron) references, and none through the runtime's own objects (Node's and the engine's) where the object has such paths; through_runtime in the answer says it has none"`
 	}
 	topIn struct {
 		Target
@@ -423,7 +424,7 @@ func (s *Server) addTools() {
 			if in.K == 0 {
 				in.K = 3
 			}
-			return ss.Paths(in.ID, in.K, in.Ignore)
+			return ss.Paths(in.ID, in.K, in.Ignore, in.NoWeak)
 		})
 	tool(s, "suspects", "Leak suspects (Eclipse MAT)",
 		"heapx suspects --json: where a large share of the heap accumulates (retained bytes and percent), in which "+

@@ -70,6 +70,21 @@ func TestBrowserLeakSeries(t *testing.T) {
 	}
 	p.screenshot(dir, "2-summary.png")
 
+	// Without weak references (MAT's path excluding weak and soft
+	// references, paths --no-weak): every path of the LeakedItem goes
+	// through the runtime's objects (the bus is an EventEmitter), so its
+	// path is unchanged and a note says why; the address keeps the switch.
+	p.click(`.selection input.no-weak`)
+	p.waitFor("the paths without weak references", `location.hash.includes('noweak=1') && document.querySelector('.selection input.no-weak') && document.querySelector('.selection input.no-weak').checked && document.querySelector('.selection .path-table')`)
+	if got := p.text(".selection .path"); got != path {
+		t.Errorf("the first path without weak references is\n%s\nnot\n%s", got, path)
+	}
+	if got := p.text(".selection .note.through-runtime"); !strings.HasPrefix(got, "Every path without weak references goes through the runtime's own objects") {
+		t.Errorf("the note on paths through the runtime is %q", got)
+	}
+	p.click(`.selection input.no-weak`)
+	p.waitFor("the paths again", `!location.hash.includes('noweak') && document.querySelector('.selection .path-table')`)
+
 	// A reload shows the same: filter, open class, selection.
 	p.run("window.beforeReload = true; location.reload()")
 	p.waitFor("the selection after a reload", `!window.beforeReload && document.querySelector('.selection .path-table') && document.querySelectorAll('tr.instance').length === 50`)

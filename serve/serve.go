@@ -132,7 +132,11 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		if v := r.URL.Query().Get("ignore"); v != "" {
 			ignore = strings.Split(v, ",")
 		}
-		return in.Paths(r.PathValue("id"), k, ignore)
+		noWeak, err := boolArg(r, "no_weak")
+		if err != nil {
+			return nil, err
+		}
+		return in.Paths(r.PathValue("id"), k, ignore, noWeak)
 	})
 	h.api("GET", "/api/v1/objects/{id}/children", func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
@@ -402,6 +406,20 @@ func intArg(r *http.Request, name string, def int) (int, error) {
 		return 0, &session.Error{Kind: session.Invalid, Msg: name + "=" + strconv.Quote(v) + " is not an integer"}
 	}
 	return n, nil
+}
+
+// boolArg reads the query parameter name, "true"/"1" or "false"/"0";
+// false when absent.
+func boolArg(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &session.Error{Kind: session.Invalid, Msg: name + "=" + strconv.Quote(v) + " is not true or false"}
+	}
+	return b, nil
 }
 
 // snapshot returns the session on the snapshot the request's ?snapshot=

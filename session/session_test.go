@@ -225,7 +225,7 @@ func TestExchangeFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPaths, err := orig.Paths("@92189", 3, nil)
+	wantPaths, err := orig.Paths("@92189", 3, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestExchangeFormats(t *testing.T) {
 				t.Errorf("%s: class %d is %+v, want %+v", path, i, g, w)
 			}
 		}
-		p, err := s.Paths("@92189", 3, nil)
+		p, err := s.Paths("@92189", 3, nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}
