@@ -626,9 +626,9 @@ func RepeatPeriod(depth int, same func(i, j int) bool) int {
 // object has such a path. In a V8 heap most objects have none: the
 // runtime holds the program's code and objects (a module through the
 // module loader, an emitter's listeners through the EventEmitter object,
-// a callback through a timer list), so left out, they would leave 99% of
-// a Node heap and all of a page's without a path. An object without one
-// gets the paths heapx shows (PathFinder.Find), which take the fewest
+// a callback through a timer list), so left out, they would leave 90-99%
+// of a Node heap and all of a page's without a path. An object without
+// one gets the paths heapx shows (PathFinder.Find), which take the fewest
 // such edges, and Find says so.
 type NoWeakFinder struct {
 	program *PathFinder // without weak, ephemeron and runtime-internal edges
