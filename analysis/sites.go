@@ -247,42 +247,98 @@ type BottomUpNode struct {
 // ProfileBottomUp inverts a sampling profile's call tree: the top level
 // is every function that allocated, and below a function are its callers
 // (DevTools' "Heavy (Bottom Up)", pprof's reverse tree). Levels are
-// sorted by bytes, largest first.
-func ProfileBottomUp(p *heapprofile.Profile, t ProfileTotals) []*BottomUpNode {
-	root := &BottomUpNode{}
-	index := map[*BottomUpNode]map[Frame]*BottomUpNode{}
-	child := func(parent *BottomUpNode, f Frame) *BottomUpNode {
-		m := index[parent]
-		if m == nil {
-			m = map[Frame]*BottomUpNode{}
-			index[parent] = m
-		}
-		c := m[f]
-		if c == nil {
-			c = &BottomUpNode{Frame: f}
-			m[f] = c
-			parent.Children = append(parent.Children, c)
-		}
-		return c
-	}
+// sorted by bytes, largest first; with limit > 0 each level keeps its
+// limit heaviest rows.
+//
+// Inverting expands every allocating node's stack, and a call tree's
+// stacks together can hold the square of its depth in frames (a chain of
+// 10,000 functions, a 1 MB file, holds 50 million): so the tree is built
+// a level at a time, and only under the rows kept. Each allocating node
+// is a cursor walking up its stack; a level groups the cursors by the
+// frame they are at, and a kept row's cursors step to their callers in
+// place, so the memory is one cursor per allocating node whatever the
+// depth.
+func ProfileBottomUp(p *heapprofile.Profile, t ProfileTotals, limit int) []*BottomUpNode {
+	var cs []buCursor
 	for i := 1; i < len(p.Nodes); i++ {
-		if p.Nodes[i].SelfSize == 0 && t.Samples[i] == 0 {
-			continue
-		}
-		at := root
-		for j := int32(i); j > 0; j = p.Nodes[j].Parent {
-			at = child(at, ProfileFrame(p, j))
-			at.Self += p.Nodes[i].SelfSize
-			at.Samples += t.Samples[i]
+		if p.Nodes[i].SelfSize != 0 || t.Samples[i] != 0 {
+			cs = append(cs, buCursor{origin: int32(i), at: int32(i)})
 		}
 	}
-	var sortLevel func(ns []*BottomUpNode)
-	sortLevel = func(ns []*BottomUpNode) {
-		sort.SliceStable(ns, func(a, b int) bool { return ns[a].Self > ns[b].Self })
-		for _, n := range ns {
-			sortLevel(n.Children)
-		}
+	b := &bottomUp{p: p, t: t, limit: limit, scratch: make([]buCursor, len(cs)), group: make([]int32, len(cs))}
+	return b.level(cs)
+}
+
+// buCursor is an allocating node (origin) and the frame of its stack a
+// level of the bottom-up tree has reached (at).
+type buCursor struct{ origin, at int32 }
+
+// bottomUp builds ProfileBottomUp's levels; scratch and group are as
+// long as the cursors, reused by every level.
+type bottomUp struct {
+	p       *heapprofile.Profile
+	t       ProfileTotals
+	limit   int
+	scratch []buCursor
+	group   []int32
+}
+
+// level returns the rows of the cursors cs, each with the levels under
+// it; cs is reordered and overwritten.
+func (b *bottomUp) level(cs []buCursor) []*BottomUpNode {
+	if len(cs) == 0 {
+		return nil
 	}
-	sortLevel(root.Children)
-	return root.Children
+	index := map[Frame]int32{}
+	var rows []*BottomUpNode
+	var count []int
+	for i, c := range cs {
+		f := ProfileFrame(b.p, c.at)
+		k, ok := index[f]
+		if !ok {
+			k = int32(len(rows))
+			index[f] = k
+			rows = append(rows, &BottomUpNode{Frame: f})
+			count = append(count, 0)
+		}
+		b.group[i] = k
+		count[k]++
+		rows[k].Self += b.p.Nodes[c.origin].SelfSize
+		rows[k].Samples += b.t.Samples[c.origin]
+	}
+	// Cursors grouped by row, in place: start[k] is where row k's begin.
+	start := make([]int, len(rows)+1)
+	for k, n := range count {
+		start[k+1] = start[k] + n
+	}
+	next := append([]int(nil), start[:len(rows)]...)
+	for i, c := range cs {
+		b.scratch[next[b.group[i]]] = c
+		next[b.group[i]]++
+	}
+	copy(cs, b.scratch[:len(cs)])
+	order := make([]int, len(rows))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(x, y int) bool { return rows[order[x]].Self > rows[order[y]].Self })
+	if b.limit > 0 && len(order) > b.limit {
+		order = order[:b.limit]
+	}
+	out := make([]*BottomUpNode, len(order))
+	for j, k := range order {
+		// The row's cursors step to their callers; those at a top-level
+		// frame (called from the root) are done.
+		mine := cs[start[k]:start[k+1]]
+		n := 0
+		for _, c := range mine {
+			if par := b.p.Nodes[c.at].Parent; par > 0 {
+				mine[n] = buCursor{origin: c.origin, at: par}
+				n++
+			}
+		}
+		rows[k].Children = b.level(mine[:n])
+		out[j] = rows[k]
+	}
+	return out
 }

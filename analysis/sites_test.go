@@ -1,6 +1,7 @@
 package analysis_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats/heapprofile"
 	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/hostile"
 )
 
 // allocationTop is one row of DevTools' Allocation view as
@@ -197,9 +199,55 @@ func TestProfileSites(t *testing.T) {
 		t.Errorf("self sizes add up to %d, the tree to %d", self, tot.Total[0])
 	}
 	// Bottom-up: makeRecord first, called from the script's top level.
-	bu := analysis.ProfileBottomUp(p, tot)
+	bu := analysis.ProfileBottomUp(p, tot, 0)
 	if bu[0].Function != "makeRecord" || bu[0].Self != top.Self || len(bu[0].Children) != 1 || bu[0].Children[0].Line != 1 || bu[0].Children[0].Self != top.Self {
 		t.Errorf("bottom-up: %+v", bu[0])
+	}
+}
+
+// TestProfileBottomUpChain inverts a call tree whose stacks together hold
+// the square of its depth in frames (hostile.HeapProfileChain): every row
+// is there with -n 0, and with a limit the inversion allocates for the
+// rows kept, not for every stack.
+func TestProfileBottomUpChain(t *testing.T) {
+	chain := func(levels, leaves int) (*heapprofile.Profile, analysis.ProfileTotals) {
+		var b bytes.Buffer
+		if err := hostile.HeapProfileChain(&b, levels, leaves); err != nil {
+			t.Fatal(err)
+		}
+		p, err := heapprofile.Read(&b, "chain.heapprofile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, analysis.SumProfile(p)
+	}
+	var rows func(ns []*analysis.BottomUpNode) int
+	rows = func(ns []*analysis.BottomUpNode) int {
+		n := len(ns)
+		for _, c := range ns {
+			n += rows(c.Children)
+		}
+		return n
+	}
+	// f2..f101 at depths 1..100, each above its callers; ten leaves at
+	// depth 101, each above the hundred chain frames.
+	p, tot := chain(100, 10)
+	bu := analysis.ProfileBottomUp(p, tot, 0)
+	if n := rows(bu); len(bu) != 110 || n != 5050+10*101 {
+		t.Errorf("%d top rows, %d rows; want 110 and %d", len(bu), n, 5050+10*101)
+	}
+	leaf := bu[100] // f102, the first leaf: all self sizes tie, so file order
+	for d, at := 0, leaf; d < 100; d++ {
+		if len(at.Children) != 1 || at.Children[0].Function != fmt.Sprintf("f%d", 101-d) || at.Children[0].Self != 8 {
+			t.Fatalf("leaf %s, caller %d: %+v", leaf.Function, d, at.Children)
+		}
+		at = at.Children[0]
+	}
+	p, tot = chain(1000, 50_000)
+	var top []*analysis.BottomUpNode
+	alloc := hostile.Allocated(func() { top = analysis.ProfileBottomUp(p, tot, 20) })
+	if len(top) != 20 || rows(top) != 20+19*20/2 || alloc > 32<<20 {
+		t.Errorf("limit 20: %d top rows, %d rows, %d MB allocated", len(top), rows(top), alloc>>20)
 	}
 }
 

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -63,7 +64,18 @@ func write(dir string) error {
 	if err := stream("declared-2gb.fxsnapshot", func(w io.Writer) error { return hostile.FxsnapshotBomb(w, 1<<31-3) }); err != nil {
 		return err
 	}
+	if err := stream("deep-1m.heapprofile.gz", func(w io.Writer) error {
+		return gzipped(w, func(w io.Writer) error { return hostile.HeapProfileDeep(w, 1_000_000) })
+	}); err != nil {
+		return err
+	}
+	if err := stream("chain-1000.heapprofile", func(w io.Writer) error { return hostile.HeapProfileChain(w, 1000, 50_000) }); err != nil {
+		return err
+	}
 	if err := stream("long-string.heapsnapshot.gz", func(w io.Writer) error { return hostile.V8LongString(w, 500_000_000) }); err != nil {
+		return err
+	}
+	if err := parquetCases(dir); err != nil {
 		return err
 	}
 	return lyingResults(dir)
@@ -123,4 +135,13 @@ func lyingResults(dir string) error {
 		}
 	}
 	return nil
+}
+
+// gzipped writes what write writes, gzip-compressed.
+func gzipped(w io.Writer, write func(io.Writer) error) error {
+	zw := gzip.NewWriter(w)
+	if err := write(zw); err != nil {
+		return err
+	}
+	return zw.Close()
 }
