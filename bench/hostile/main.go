@@ -72,6 +72,19 @@ func write(dir string) error {
 	if err := stream("chain-1000.heapprofile", func(w io.Writer) error { return hostile.HeapProfileChain(w, 1000, 50_000) }); err != nil {
 		return err
 	}
+	traces := map[string]func(io.Writer) error{
+		"idle-sites-100k.hxtrace": func(w io.Writer) error { return hostile.TraceIdleSites(w, 100_000) },
+		"list-400k.hxtrace":       func(w io.Writer) error { return hostile.TraceList(w, 400_000) },
+		"ring-400k.hxtrace":       func(w io.Writer) error { return hostile.TraceRing(w, 400_000) },
+		"deep-calls-300k.hxtrace": func(w io.Writer) error { return hostile.TraceDeepCalls(w, 300_000) },
+		"string-64m.hxtrace":      hostile.TraceLongString,
+		"free-vars-2e60.hxtrace":  hostile.TraceFreeVars,
+	}
+	for name, w := range traces {
+		if err := stream(name, w); err != nil {
+			return err
+		}
+	}
 	if err := stream("long-string.heapsnapshot.gz", func(w io.Writer) error { return hostile.V8LongString(w, 500_000_000) }); err != nil {
 		return err
 	}
