@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"strings"
 	"time"
 
 	"github.com/heapx/heapx/analysis"
@@ -184,11 +185,11 @@ func Open(path string, opts Options) (_ *Dump, err error) {
 }
 
 // readError makes sure a read error names the file: a *formats.FormatError
-// does already (with section and offset), an I/O error from the gzip layer
-// may not.
+// does already (with section and offset), as do readers that start their
+// messages with it (nodecore's); an I/O error from the gzip layer may not.
 func readError(path string, err error) error {
 	var fe *formats.FormatError
-	if errors.As(err, &fe) {
+	if errors.As(err, &fe) || strings.HasPrefix(err.Error(), path+": ") {
 		return err
 	}
 	var pe *fs.PathError

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
@@ -22,6 +23,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "core-") {
+		if err := coreCommand(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "hostile:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench/hostile OUT_DIR")
 		os.Exit(2)
