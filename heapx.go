@@ -30,8 +30,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/heapx/heapx/analysis"
