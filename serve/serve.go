@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/internal/admit"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/session"
@@ -67,14 +68,11 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 // Handler returns the server's handler for s.
 func Handler(s *session.Session, opt Options) http.Handler {
-	h := &handler{s: s, opt: opt, mux: http.NewServeMux(), gates: map[string]*gate{}}
 	limits := opt.Limits
 	if limits == nil {
 		limits = DefaultLimits()
 	}
-	for class, l := range limits {
-		h.gates[class] = newGate(class, l)
-	}
+	h := &handler{s: s, opt: opt, mux: http.NewServeMux(), gates: admit.Gates(limits)}
 	assets, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded directory exists: a build without it is a bug
@@ -244,7 +242,7 @@ type handler struct {
 	s     *session.Session
 	opt   Options
 	mux   *http.ServeMux
-	gates map[string]*gate // by request class
+	gates map[string]*admit.Gate // by request class
 }
 
 // api registers an API endpoint: fn's answer is written as JSON, its
@@ -258,7 +256,7 @@ func (h *handler) api(method, pattern string, fn func(r *http.Request) (any, err
 		}
 		v, err := answer(fn, r)
 		if err != nil {
-			var busy *errBusy
+			var busy *admit.BusyError
 			switch {
 			case errors.As(err, &busy):
 				h.writeBusy(w, busy)

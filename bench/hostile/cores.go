@@ -17,7 +17,7 @@ import (
 //	core-undo CORE                   take the applied case back
 func coreCommand(args []string) error {
 	if len(args) < 2 {
-		return fmt.Errorf("usage: core-list|core-apply|core-undo CORE ...")
+		return fmt.Errorf("usage: core-list|core-apply|core-undo CORE [NAME] [BINARY]")
 	}
 	cmd, core := args[0], args[1]
 	undoFile := core + ".undo.json"

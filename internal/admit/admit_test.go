@@ -1,4 +1,4 @@
-package serve
+package admit
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 // second; a queued request runs when a slot is freed, is refused when it
 // waits past MaxWait, and gives its place up when its client goes away.
 func TestGate(t *testing.T) {
-	g := newGate("paths", Limit{Running: 2, Waiting: 3, MaxWait: time.Hour})
+	g := NewGate("paths", Limit{Running: 2, Waiting: 3, MaxWait: time.Hour})
 	var releases []func()
 	for range 2 {
-		rel, err := g.enter(context.Background())
+		rel, err := g.Enter(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +34,7 @@ func TestGate(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rel, err := g.enter(c)
+			rel, err := g.Enter(c)
 			if err == nil {
 				rel()
 			}
@@ -44,8 +44,8 @@ func TestGate(t *testing.T) {
 	for g.waiting.Load() != 3 {
 		time.Sleep(time.Millisecond)
 	}
-	var busy *errBusy
-	if _, err := g.enter(context.Background()); !errors.As(err, &busy) || busy.retryAfter < 1 || busy.waited {
+	var busy *BusyError
+	if _, err := g.Enter(context.Background()); !errors.As(err, &busy) || busy.RetryAfter < 1 || busy.Waited {
 		t.Errorf("a sixth request: %v, want refused at once", err)
 	}
 	cancel()
@@ -65,9 +65,9 @@ func TestGate(t *testing.T) {
 		t.Errorf("%d waiting, %d running after every request ended", g.waiting.Load(), len(g.slots))
 	}
 	// A request that waits past MaxWait is refused, saying so.
-	short := newGate("sql", Limit{Running: 1, Waiting: 1, MaxWait: 20 * time.Millisecond})
-	rel, _ := short.enter(context.Background())
-	if _, err := short.enter(context.Background()); !errors.As(err, &busy) || !busy.waited {
+	short := NewGate("sql", Limit{Running: 1, Waiting: 1, MaxWait: 20 * time.Millisecond})
+	rel, _ := short.Enter(context.Background())
+	if _, err := short.Enter(context.Background()); !errors.As(err, &busy) || !busy.Waited {
 		t.Errorf("a request waiting past MaxWait: %v", err)
 	}
 	rel()
