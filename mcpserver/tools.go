@@ -185,7 +185,7 @@ type (
 // hundreds of MB: those run a few at a time (Options.Limits).
 var toolClass = map[string]string{
 	"open": admit.Open, "paths": admit.Paths, "sql": admit.SQL,
-	"overview": admit.Queries, "suspects": admit.Queries, "leaks": admit.Queries, "diff": admit.Queries,
+	"suspects": admit.Queries, "leaks": admit.Queries, "diff": admit.Queries,
 	"new_objects": admit.Queries, "query": admit.Queries,
 }
 
