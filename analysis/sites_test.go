@@ -251,6 +251,55 @@ func TestProfileBottomUpChain(t *testing.T) {
 	}
 }
 
+// TestProfileRecursion reads a function recursing 1,000 levels deep with
+// 50,000 calls of a leaf function at its bottom (hostile.HeapProfileRecursion,
+// a cycle of the call graph): the recursing function's total is every
+// byte under it once, and the bottom-up tree is the leaf above 1,000
+// levels of the recursion (all its stacks merged into one row a level)
+// and the recursion above its own 999 callers, with the bytes allocated
+// through each.
+func TestProfileRecursion(t *testing.T) {
+	var b bytes.Buffer
+	if err := hostile.HeapProfileRecursion(&b, 1000, 50_000); err != nil {
+		t.Fatal(err)
+	}
+	p, err := heapprofile.Read(&b, "recursion.heapprofile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := analysis.SumProfile(p)
+	sites := analysis.ProfileSites(p, tot)
+	if len(sites) != 2 || sites[0].Function != "leaf" || sites[0].Self != 400_000 || sites[0].Samples != 50_000 ||
+		sites[1].Function != "recurse" || sites[1].Self != 8_000 || sites[1].Total != 408_000 {
+		t.Fatalf("sites: %+v", sites)
+	}
+	var bu []*analysis.BottomUpNode
+	alloc := hostile.Allocated(func() { bu = analysis.ProfileBottomUp(p, tot, 0) })
+	if len(bu) != 2 || bu[0].Function != "leaf" || bu[1].Function != "recurse" || alloc > 16<<20 {
+		t.Fatalf("bottom-up: %d top rows, %d MB allocated", len(bu), alloc>>20)
+	}
+	for i, want := range []struct {
+		self    uint64
+		samples int
+		depth   int
+	}{{400_000, 50_000, 1000}, {8_000, 1000, 999}} {
+		at, d := bu[i], 0
+		for ; len(at.Children) == 1; d++ {
+			at = at.Children[0]
+			wantSelf := want.self
+			if i == 1 {
+				wantSelf = want.self - 8*uint64(d+1) // the nodes under d+1 levels of recursion
+			}
+			if at.Function != "recurse" || at.Self != wantSelf {
+				t.Fatalf("%s, caller %d: %s with %d bytes, want recurse with %d", bu[i].Function, d, at.Function, at.Self, wantSelf)
+			}
+		}
+		if d != want.depth || len(at.Children) != 0 || bu[i].Self != want.self || bu[i].Samples != want.samples {
+			t.Errorf("%s: %d callers deep, %d bytes in %d samples; want %d deep, %d bytes in %d", bu[i].Function, d, bu[i].Self, bu[i].Samples, want.depth, want.self, want.samples)
+		}
+	}
+}
+
 // BenchmarkAllocationSites groups node-sites' 45,733 traced objects of
 // its 65,386 by site, retained sizes included.
 func BenchmarkAllocationSites(b *testing.B) {

@@ -1,4 +1,4 @@
-// Command hostile writes the crafted inputs of issue 12 into a directory,
+// Command hostile writes the crafted inputs of issues 12 and 29 into a directory,
 // for bench/hostile.sh to run heapx on: dumps built to cost a reader
 // memory or time (internal/hostile makes the bytes, which the readers'
 // tests and fuzz seeds use too), names carrying terminal escapes, and
@@ -78,6 +78,9 @@ func write(dir string) error {
 		return err
 	}
 	if err := stream("chain-1000.heapprofile", func(w io.Writer) error { return hostile.HeapProfileChain(w, 1000, 50_000) }); err != nil {
+		return err
+	}
+	if err := stream("recursion-1000.heapprofile", func(w io.Writer) error { return hostile.HeapProfileRecursion(w, 1000, 50_000) }); err != nil {
 		return err
 	}
 	traces := map[string]func(io.Writer) error{

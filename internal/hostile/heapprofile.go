@@ -26,9 +26,30 @@ func HeapProfileDeep(w io.Writer, levels int) error {
 // about (levels/2 + leaves) × levels frames for a view that expands each
 // one (5 million for 1,000 levels and 4,500 leaves, from a 1 MB file).
 func HeapProfileChain(w io.Writer, levels, leaves int) error {
+	return heapProfileChain(w, levels, leaves, false)
+}
+
+// HeapProfileRecursion is HeapProfileChain with one function recursing
+// levels deep and one leaf function called leaves times at its bottom:
+// a cycle of the call graph, which a view must count once per stack (the
+// recursing function's total is every byte under it, not levels times
+// that), and whose bottom-up inversion keeps every stack in one row per
+// level: levels × leaves frames to walk (50 million from 9 MB).
+func HeapProfileRecursion(w io.Writer, levels, leaves int) error {
+	return heapProfileChain(w, levels, leaves, true)
+}
+
+func heapProfileChain(w io.Writer, levels, leaves int, recursive bool) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	frame := func(id int) {
-		fmt.Fprintf(bw, `{"callFrame":{"functionName":"f%d","scriptId":"1","url":"chain.js","lineNumber":%d,"columnNumber":0},"selfSize":8,"id":%d,"children":[`, id, id, id)
+		name, line := fmt.Sprintf("f%d", id), id
+		switch {
+		case recursive && id <= levels+1:
+			name, line = "recurse", 1
+		case recursive:
+			name, line = "leaf", 2
+		}
+		fmt.Fprintf(bw, `{"callFrame":{"functionName":"%s","scriptId":"1","url":"chain.js","lineNumber":%d,"columnNumber":0},"selfSize":8,"id":%d,"children":[`, name, line, id)
 	}
 	bw.WriteString(`{"head":{"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"selfSize":0,"id":1,"children":[`)
 	last := levels + leaves + 1
