@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Reruns the crafted inputs of issues 12 and 29 and shows each one bounded: for every case, heapx runs under
 # /usr/bin/time -v and the table gives its exit code, what it said (the first line of its stderr, or else of its
-# stdout), its peak RSS, its wall and CPU seconds, and a verdict. A case fails when heapx panics (exit 2, a goroutine trace), goes past
-# LIMIT_MB of peak RSS (1 GB: no crafted input under 10 MB may cost more), runs past TIMEOUT seconds, or misses
-# what the case expects (an exit code; no terminal escapes printed; a file mode...). The script exits 1 if any
-# case failed.
+# stdout), its peak RSS, its wall and CPU seconds, and a verdict. A case fails when heapx panics (exit 2, a
+# goroutine trace), goes past LIMIT_MB of peak RSS (1 GB: no crafted input under 10 MB may cost more), runs past
+# TIMEOUT seconds, or misses what the case expects (an exit code; no terminal escapes printed; a file mode...).
+# The script exits 1 if any case failed.
 #
 # Usage: bench/hostile.sh [HEAPX_BINARY]        (from anywhere; default: a fresh `go build` of ./cmd/heapx)
 # Environment:
