@@ -3,8 +3,8 @@ module github.com/heapx/heapx
 go 1.26.8
 
 require (
-	github.com/coder/websocket v1.8.15
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/klauspost/compress v1.20.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -138,11 +139,11 @@ func (d *Dump) Paths(id uint64, k int) ([]Path, error) {
 // Diff compares d with base, an earlier dump of the same program, as
 // DevTools' Comparison view does with d selected and base as the
 // baseline: per class, the objects new in d and those deleted since base,
-// with their sizes (heapx diff BASE TARGET; analysis.Diff says how
+// with their sizes (heapx diff BASE TARGET; leak.Diff says how
 // objects are matched). The query "diff" (Query) lays the same out as a
 // table, with warnings when the dumps look out of order or of two
 // processes.
-func (d *Dump) Diff(base *Dump) (*analysis.DiffResult, error) {
+func (d *Dump) Diff(base *Dump) (*leak.DiffResult, error) {
 	ab, err := base.Analysis()
 	if err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ func (d *Dump) Diff(base *Dump) (*analysis.DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := analysis.Diff(ab, at)
+	r := leak.Diff(ab, at)
 	if r == nil {
 		return nil, fmt.Errorf("%s, %s: diff needs the classes of both dumps (an analysis without Options.Analysis.NoClasses)", base.path, d.path)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 	"github.com/heapx/heapx/model"
 )
 
@@ -15,43 +16,43 @@ import (
 // descriptor array, a NativeContext's sloppy_function_map and a WeakMap
 // entry whose table is nearer than its key.
 func distanceGraph() *model.Graph {
-	nodes := []tnode{
-		{"synthetic", "", 0},                         // 0 root
-		{"synthetic", "(GC roots)", 0},               // 1
-		obj("global", 1),                             // 2 user root
-		obj("A", 1),                                  // 3
-		obj("B", 1),                                  // 4 only weakly held from A, strongly from Sys
-		obj("Sys", 1),                                // 5
-		{"array", "(map descriptors)", 1},            // 6
-		obj("D2", 1),                                 // 7 descriptor index 2 (kept)
-		obj("D4", 1),                                 // 8 descriptor index 4 (skipped: 4 % 3 == 1)
-		{"hidden", "system / NativeContext", 1},      // 9
-		obj("SloppyMap", 1),                          // 10 only via sloppy_function_map
-		{"hidden", "system / EphemeronHashTable", 1}, // 11 table (id 23), distance 2
-		obj("Key", 1),                                // 12 key (id 25), distance 3
-		obj("Value", 1),                              // 13 value (id 27)
-		obj("Far", 1),                                // 14 a step on the key's path
+	nodes := []analysistest.Node{
+		{Type: "synthetic", Name: "", Size: 0},                         // 0 root
+		{Type: "synthetic", Name: "(GC roots)", Size: 0},               // 1
+		analysistest.Obj("global", 1),                                  // 2 user root
+		analysistest.Obj("A", 1),                                       // 3
+		analysistest.Obj("B", 1),                                       // 4 only weakly held from A, strongly from Sys
+		analysistest.Obj("Sys", 1),                                     // 5
+		{Type: "array", Name: "(map descriptors)", Size: 1},            // 6
+		analysistest.Obj("D2", 1),                                      // 7 descriptor index 2 (kept)
+		analysistest.Obj("D4", 1),                                      // 8 descriptor index 4 (skipped: 4 % 3 == 1)
+		{Type: "hidden", Name: "system / NativeContext", Size: 1},      // 9
+		analysistest.Obj("SloppyMap", 1),                               // 10 only via sloppy_function_map
+		{Type: "hidden", Name: "system / EphemeronHashTable", Size: 1}, // 11 table (id 23), distance 2
+		analysistest.Obj("Key", 1),                                     // 12 key (id 25), distance 3
+		analysistest.Obj("Value", 1),                                   // 13 value (id 27)
+		analysistest.Obj("Far", 1),                                     // 14 a step on the key's path
 	}
 	wm := "0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)"
-	return build(nodes, []tedge{
-		{from: 0, to: 1, typ: eElement, index: 1},
-		{from: 0, to: 2, typ: eShortcut, name: "global"},
-		prop(2, 3, "a"),
-		{from: 3, to: 4, typ: eWeak, name: "w"},
-		{from: 1, to: 5, typ: eElement, index: 1},
-		prop(5, 4, "b"),
-		prop(3, 6, "descriptors"),
-		{from: 6, to: 7, typ: eElement, index: 2},
-		{from: 6, to: 8, typ: eElement, index: 4},
-		prop(5, 8, "d4"),
-		prop(2, 9, "context"),
-		{from: 9, to: 10, typ: eInternal, name: "sloppy_function_map"},
-		prop(5, 10, "sloppy"),
-		prop(2, 11, "table"),
-		prop(3, 14, "far"),
-		prop(14, 12, "key"),
-		{from: 11, to: 13, typ: eEphemer, name: wm},
-		{from: 12, to: 13, typ: eInternal, name: wm},
+	return analysistest.Build(nodes, []analysistest.Edge{
+		{From: 0, To: 1, Type: analysistest.ElementEdge, Index: 1},
+		{From: 0, To: 2, Type: analysistest.ShortcutEdge, Name: "global"},
+		analysistest.Prop(2, 3, "a"),
+		{From: 3, To: 4, Type: analysistest.WeakEdge, Name: "w"},
+		{From: 1, To: 5, Type: analysistest.ElementEdge, Index: 1},
+		analysistest.Prop(5, 4, "b"),
+		analysistest.Prop(3, 6, "descriptors"),
+		{From: 6, To: 7, Type: analysistest.ElementEdge, Index: 2},
+		{From: 6, To: 8, Type: analysistest.ElementEdge, Index: 4},
+		analysistest.Prop(5, 8, "d4"),
+		analysistest.Prop(2, 9, "context"),
+		{From: 9, To: 10, Type: analysistest.InternalEdge, Name: "sloppy_function_map"},
+		analysistest.Prop(5, 10, "sloppy"),
+		analysistest.Prop(2, 11, "table"),
+		analysistest.Prop(3, 14, "far"),
+		analysistest.Prop(14, 12, "key"),
+		{From: 11, To: 13, Type: analysistest.EphemeronEdge, Name: wm},
+		{From: 12, To: 13, Type: analysistest.InternalEdge, Name: wm},
 	})
 }
 
@@ -80,8 +81,8 @@ func TestDistancesDevToolsRules(t *testing.T) {
 }
 
 func TestDistancesWithoutUserRoots(t *testing.T) {
-	g := build([]tnode{{"synthetic", "", 0}, {"synthetic", "(GC roots)", 0}, obj("A", 1), obj("U", 1)},
-		[]tedge{{from: 0, to: 1, typ: eElement, index: 1}, {from: 1, to: 2, typ: eElement, index: 1}})
+	g := analysistest.Build([]analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, {Type: "synthetic", Name: "(GC roots)", Size: 0}, analysistest.Obj("A", 1), analysistest.Obj("U", 1)},
+		[]analysistest.Edge{{From: 0, To: 1, Type: analysistest.ElementEdge, Index: 1}, {From: 1, To: 2, Type: analysistest.ElementEdge, Index: 1}})
 	got := analysis.Distances(g, analysis.FindRoots(g), nil)
 	if want := []int32{0, 1, 2, analysis.NoDistance}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
@@ -89,37 +90,37 @@ func TestDistancesWithoutUserRoots(t *testing.T) {
 }
 
 func TestClassNames(t *testing.T) {
-	nodes := []tnode{
-		{"synthetic", "", 0},                     // 0
-		{"hidden", "system / Foo", 8},            // 1 (system)
-		{"code", "system / Code", 8},             // 2 (compiled code)
-		{"closure", "f", 8},                      // 3 Function
-		{"regexp", "a+b", 8},                     // 4 RegExp
-		{"string", "hello", 8},                   // 5 (string)
-		{"native", `<div id="x">`, 8},            // 6 <div>
-		{"native", "<span class=a>", 8},          // 7 detached -> Detached <span>
-		{"native", "Text", 8},                    // 8 reached from 7 -> Detached Text
-		{"object", "Customer", 8},                // 9 Customer with a location
-		{"object", "Customer", 8},                // 10 Customer, another location
-		{"object", "Object", 8},                  // 11 {a, b}
-		{"object", "Object", 8},                  // 12 {a, b} (and __proto__)
-		{"object", "Object", 8},                  // 13 {c, a, b}: has a and b -> {a, b}
-		{"object", "Object", 8},                  // 14 {z}: no interface -> Object
-		{"concatenated string", "", 8},           // 15 (concatenated string)
-		{"native", "system / ExternalString", 8}, // 16
-		{"object", "Detached <b x>", 8},          // 17 cut like Detached <b>
-		{"object", "Object", 8},                  // 18 {b, a}
-		{"object", "Object", 8},                  // 19 {b, a}
+	nodes := []analysistest.Node{
+		{Type: "synthetic", Name: "", Size: 0},                     // 0
+		{Type: "hidden", Name: "system / Foo", Size: 8},            // 1 (system)
+		{Type: "code", Name: "system / Code", Size: 8},             // 2 (compiled code)
+		{Type: "closure", Name: "f", Size: 8},                      // 3 Function
+		{Type: "regexp", Name: "a+b", Size: 8},                     // 4 RegExp
+		{Type: "string", Name: "hello", Size: 8},                   // 5 (string)
+		{Type: "native", Name: `<div id="x">`, Size: 8},            // 6 <div>
+		{Type: "native", Name: "<span class=a>", Size: 8},          // 7 detached -> Detached <span>
+		{Type: "native", Name: "Text", Size: 8},                    // 8 reached from 7 -> Detached Text
+		{Type: "object", Name: "Customer", Size: 8},                // 9 Customer with a location
+		{Type: "object", Name: "Customer", Size: 8},                // 10 Customer, another location
+		{Type: "object", Name: "Object", Size: 8},                  // 11 {a, b}
+		{Type: "object", Name: "Object", Size: 8},                  // 12 {a, b} (and __proto__)
+		{Type: "object", Name: "Object", Size: 8},                  // 13 {c, a, b}: has a and b -> {a, b}
+		{Type: "object", Name: "Object", Size: 8},                  // 14 {z}: no interface -> Object
+		{Type: "concatenated string", Name: "", Size: 8},           // 15 (concatenated string)
+		{Type: "native", Name: "system / ExternalString", Size: 8}, // 16
+		{Type: "object", Name: "Detached <b x>", Size: 8},          // 17 cut like Detached <b>
+		{Type: "object", Name: "Object", Size: 8},                  // 18 {b, a}
+		{Type: "object", Name: "Object", Size: 8},                  // 19 {b, a}
 	}
-	edges := []tedge{
-		{from: 7, to: 8, typ: eInternal, name: "child"},
-		prop(11, 5, "a"), prop(11, 5, "b"),
-		prop(12, 5, "a"), prop(12, 5, "__proto__"), prop(12, 5, "b"),
-		prop(18, 5, "b"), prop(18, 5, "a"), prop(19, 5, "b"), prop(19, 5, "a"),
-		prop(13, 5, "c"), prop(13, 5, "a"), prop(13, 5, "b"),
-		prop(14, 5, "z"),
+	edges := []analysistest.Edge{
+		{From: 7, To: 8, Type: analysistest.InternalEdge, Name: "child"},
+		analysistest.Prop(11, 5, "a"), analysistest.Prop(11, 5, "b"),
+		analysistest.Prop(12, 5, "a"), analysistest.Prop(12, 5, "__proto__"), analysistest.Prop(12, 5, "b"),
+		analysistest.Prop(18, 5, "b"), analysistest.Prop(18, 5, "a"), analysistest.Prop(19, 5, "b"), analysistest.Prop(19, 5, "a"),
+		analysistest.Prop(13, 5, "c"), analysistest.Prop(13, 5, "a"), analysistest.Prop(13, 5, "b"),
+		analysistest.Prop(14, 5, "z"),
 	}
-	g := build(nodes, edges)
+	g := analysistest.Build(nodes, edges)
 	g.Detachedness = make([]uint8, len(nodes))
 	g.Detachedness[7] = analysis.DOMDetached
 	g.Locations = []model.Location{{Node: 9, ScriptID: 4, Line: 9, Column: 13}, {Node: 10, ScriptID: 4, Line: 20, Column: 1}, {Node: 3, ScriptID: 4, Line: 1, Column: 1}}
@@ -149,24 +150,24 @@ func TestClassNames(t *testing.T) {
 }
 
 func TestNamer(t *testing.T) {
-	nodes := []tnode{
-		{"synthetic", "", 0},
-		{"concatenated string", "", 0}, // 1 = 2 + 3
-		{"string", "Hello, ", 0},       // 2
-		{"concatenated string", "", 0}, // 3 = 4 + 5
-		{"string", "wor", 0},           // 4
-		{"string", "ld", 0},            // 5
-		{"object", "Object", 0},        // 6
+	nodes := []analysistest.Node{
+		{Type: "synthetic", Name: "", Size: 0},
+		{Type: "concatenated string", Name: "", Size: 0}, // 1 = 2 + 3
+		{Type: "string", Name: "Hello, ", Size: 0},       // 2
+		{Type: "concatenated string", Name: "", Size: 0}, // 3 = 4 + 5
+		{Type: "string", Name: "wor", Size: 0},           // 4
+		{Type: "string", Name: "ld", Size: 0},            // 5
+		{Type: "object", Name: "Object", Size: 0},        // 6
 	}
-	edges := []tedge{
-		{from: 1, to: 2, typ: eInternal, name: "first"}, {from: 1, to: 3, typ: eInternal, name: "second"},
-		{from: 3, to: 4, typ: eInternal, name: "first"}, {from: 3, to: 5, typ: eInternal, name: "second"},
+	edges := []analysistest.Edge{
+		{From: 1, To: 2, Type: analysistest.InternalEdge, Name: "first"}, {From: 1, To: 3, Type: analysistest.InternalEdge, Name: "second"},
+		{From: 3, To: 4, Type: analysistest.InternalEdge, Name: "first"}, {From: 3, To: 5, Type: analysistest.InternalEdge, Name: "second"},
 	}
 	for i := 0; i < 40; i++ {
-		edges = append(edges, prop(6, 2, "property"+string(rune('A'+i%26))+strings.Repeat("x", i%3)))
+		edges = append(edges, analysistest.Prop(6, 2, "property"+string(rune('A'+i%26))+strings.Repeat("x", i%3)))
 	}
-	edges = append(edges, prop(6, 2, "a,b"))
-	g := build(nodes, edges)
+	edges = append(edges, analysistest.Prop(6, 2, "a,b"))
+	g := analysistest.Build(nodes, edges)
 	nm := analysis.NewNamer(g, nil)
 	if got := nm.Name(1); got != "Hello, world" {
 		t.Errorf("cons string name %q", got)
@@ -180,8 +181,8 @@ func TestNamer(t *testing.T) {
 // Nested instances of a class count once in maxRet; zero-size instances
 // are not counted.
 func TestSummaryMaxRet(t *testing.T) {
-	nodes := []tnode{{"synthetic", "", 0}, obj("Node", 10), obj("Node", 10), obj("Leaf", 1), obj("Node", 10), obj("Node", 0)}
-	g := build(nodes, []tedge{prop(0, 1, "a"), prop(1, 2, "b"), prop(2, 3, "c"), prop(0, 4, "d"), prop(0, 5, "e"), prop(5, 2, "f")})
+	nodes := []analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, analysistest.Obj("Node", 10), analysistest.Obj("Node", 10), analysistest.Obj("Leaf", 1), analysistest.Obj("Node", 10), analysistest.Obj("Node", 0)}
+	g := analysistest.Build(nodes, []analysistest.Edge{analysistest.Prop(0, 1, "a"), analysistest.Prop(1, 2, "b"), analysistest.Prop(2, 3, "c"), analysistest.Prop(0, 4, "d"), analysistest.Prop(0, 5, "e"), analysistest.Prop(5, 2, "f")})
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -221,20 +222,30 @@ func TestRetainerPaths(t *testing.T) {
 		t.Fatalf("paths to B: %+v", paths)
 	}
 	// Value: through the key (global -> A -> Far -> Key) and through the
-	// table (global -> table); the table path is shorter.
+	// table (global -> table). The table path is shorter, but its last
+	// hop is the engine's (out of the hidden table): the path shown is
+	// the key's, two hops longer, and DevTools' order has the table's
+	// first.
 	paths = analysis.RetainerPaths(g, ret, roots, 13, analysis.PathOptions{K: 3})
 	if len(paths) != 2 {
 		t.Fatalf("%d paths to Value", len(paths))
 	}
-	var labels []string
-	for _, s := range paths[0].Steps {
-		labels = append(labels, analysis.EdgeString(g, s.Edge))
+	labels := func(p analysis.Path) string {
+		var l []string
+		for _, s := range p.Steps {
+			l = append(l, analysis.EdgeString(g, s.Edge))
+		}
+		return strings.Join(l, " ")
 	}
-	if got := strings.Join(labels, " "); got != ".global .table {0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)}" {
+	if got := labels(paths[0]); got != ".global .a .far .key {0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)}" {
 		t.Errorf("first path %q", got)
 	}
-	if paths[0].Cost != 3 || paths[1].Cost != 5 || paths[0].System || paths[1].System {
+	if paths[0].Cost != 5 || paths[1].Cost != 3 || paths[0].System || paths[1].System {
 		t.Errorf("costs %d %d", paths[0].Cost, paths[1].Cost)
+	}
+	shortest := analysis.NewPathFinder(g, ret, roots, analysis.PathOptions{K: 3}).Shortest(13)
+	if len(shortest) != 2 || labels(shortest[0]) != ".global .table {0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)}" {
+		t.Errorf("DevTools' order: %+v", shortest)
 	}
 	// Ignoring the table leaves the key path.
 	paths = analysis.RetainerPaths(g, ret, roots, 13, analysis.PathOptions{K: 3, IgnoreNodes: []int32{11}})
@@ -247,8 +258,8 @@ func TestRetainerPaths(t *testing.T) {
 }
 
 func TestCensusAndUnreachable(t *testing.T) {
-	g := build([]tnode{{"synthetic", "", 0}, obj("A", 10), obj("A", 5), {"string", "s", 3}, obj("B", 7)},
-		[]tedge{prop(0, 1, "a"), {from: 1, to: 2, typ: eWeak, name: "w"}, prop(1, 3, "s")})
+	g := analysistest.Build([]analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, analysistest.Obj("A", 10), analysistest.Obj("A", 5), {Type: "string", Name: "s", Size: 3}, analysistest.Obj("B", 7)},
+		[]analysistest.Edge{analysistest.Prop(0, 1, "a"), {From: 1, To: 2, Type: analysistest.WeakEdge, Name: "w"}, analysistest.Prop(1, 3, "s")})
 	c := analysis.Census(g)
 	if c.Nodes != 5 || c.TotalSize != 25 || c.ByType[0].Type.Name != "object" || c.ByType[0].Count != 3 || c.ByType[0].Size != 22 {
 		t.Errorf("census %+v", c)
@@ -265,14 +276,14 @@ func TestCensusAndUnreachable(t *testing.T) {
 }
 
 func TestPropagateDOMState(t *testing.T) {
-	nodes := []tnode{{"synthetic", "", 0}, {"native", "Doc", 0}, {"native", "<div>", 0}, {"native", "<p>", 0},
-		{"object", "JSWrapper", 0}, {"native", "<b>", 0}, {"native", "<i>", 0}}
-	g := build(nodes, []tedge{
-		prop(1, 2, "child"), // attached doc -> div: attached
-		prop(3, 2, "x"),     // detached p -> div: stays attached (attached first)
-		prop(3, 4, "w"),     // detached p -> JS object: not propagated
-		prop(4, 5, "b"),     // JS -> b: not reached through JS
-		{from: 3, to: 6, typ: eWeak, name: "weak"},
+	nodes := []analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, {Type: "native", Name: "Doc", Size: 0}, {Type: "native", Name: "<div>", Size: 0}, {Type: "native", Name: "<p>", Size: 0},
+		{Type: "object", Name: "JSWrapper", Size: 0}, {Type: "native", Name: "<b>", Size: 0}, {Type: "native", Name: "<i>", Size: 0}}
+	g := analysistest.Build(nodes, []analysistest.Edge{
+		analysistest.Prop(1, 2, "child"), // attached doc -> div: attached
+		analysistest.Prop(3, 2, "x"),     // detached p -> div: stays attached (attached first)
+		analysistest.Prop(3, 4, "w"),     // detached p -> JS object: not propagated
+		analysistest.Prop(4, 5, "b"),     // JS -> b: not reached through JS
+		{From: 3, To: 6, Type: analysistest.WeakEdge, Name: "weak"},
 	})
 	g.Detachedness = []uint8{0, analysis.DOMAttached, 0, analysis.DOMDetached, 0, 0, 0}
 	ds := analysis.PropagateDOMState(g)
@@ -332,7 +343,7 @@ func TestOtherRuntime(t *testing.T) {
 // two.
 func TestPathFinderWith(t *testing.T) {
 	for _, rel := range []string{"node-leak-3.heapsnapshot.gz", "spidermonkey/ff-small-page.fxsnapshot", "hprof/java-ticketleak-3.hprof.gz"} {
-		a := analyzeDump(t, rel)
+		a := analysistest.AnalyzeDump(t, rel)
 		g := a.Graph
 		kept := a.PathFinder(analysis.PathOptions{})
 		checked := 0
@@ -403,7 +414,7 @@ func checkPath(t *testing.T, g *model.Graph, p analysis.Path, target int32, igno
 // DropSpare, answer as before: the Summary and the suspects' paths of the
 // leak fixture, with their int32s in the buffers overwritten.
 func TestSpareBuffers(t *testing.T) {
-	g := loadFixture(t, "node-leak-3")
+	g := analysistest.LoadFixture(t, "node-leak-3")
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -445,12 +456,11 @@ func TestSpareBuffers(t *testing.T) {
 	}
 }
 
-// TestAnalyzeReusesPredecessors checks that the distances' BFS queue is
-// the dominator pass's predecessor array, not fresh memory: Analyze leaves
-// that one array (at least 2N entries, for the Summary's dominator-tree
-// children) for later passes, and nothing else.
+// TestAnalyzeReusesPredecessors checks that Analyze leaves the dominator
+// pass's predecessor array (at least 2N entries, for the Summary's
+// dominator-tree children) for later passes, and nothing else.
 func TestAnalyzeReusesPredecessors(t *testing.T) {
-	g := loadFixture(t, fixtures[0])
+	g := analysistest.LoadFixture(t, fixtures[0])
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,12 @@
 package analysis_test
 
 import (
-	"bufio"
 	"math/rand"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/v8"
-	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
+	v8 "github.com/heapx/heapx/formats/v8"
 )
 
 // The benchmarks read the snapshot named by HEAPX_BENCH_SNAPSHOT (for
@@ -21,46 +17,10 @@ import (
 // process's peak RSS as peak-RSS-MB; run one benchmark per process
 // (-run '^$' -bench NAME -benchtime 1x) for that number to mean anything.
 
-func benchSnapshot(b *testing.B) string {
-	path := os.Getenv("HEAPX_BENCH_SNAPSHOT")
-	if path == "" {
-		b.Skip("set HEAPX_BENCH_SNAPSHOT to a .heapsnapshot file")
-	}
-	return path
-}
-
-// peakRSS returns the process's peak resident set size in MB (VmHWM), or
-// -1 where /proc is not available.
-func peakRSS() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return -1
-}
-
-func loadBench(b *testing.B) *model.Graph {
-	g, err := v8.ReadFile(benchSnapshot(b), v8.ReadOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return g
-}
-
 // BenchmarkReadRetained is the end-to-end target: read the snapshot, then
 // compute DevTools' shallow sizes, dominators and retained sizes.
 func BenchmarkReadRetained(b *testing.B) {
-	path := benchSnapshot(b)
+	path := analysistest.BenchSnapshot(b)
 	for b.Loop() {
 		g, err := v8.ReadFile(path, v8.ReadOptions{})
 		if err != nil {
@@ -70,25 +30,25 @@ func BenchmarkReadRetained(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(peakRSS(), "peak-RSS-MB")
+	b.ReportMetric(analysistest.PeakRSS(), "peak-RSS-MB")
 }
 
 // BenchmarkDominators times roots, DOM state and ComputeDominators
 // (including the shallow-size redistribution) on a graph read once.
 func BenchmarkDominators(b *testing.B) {
-	g := loadBench(b)
+	g := analysistest.LoadBench(b)
 	b.ResetTimer()
 	for b.Loop() {
 		roots := analysis.FindRoots(g)
 		analysis.ComputeDominators(g, roots, analysis.DefaultPolicy(g), analysis.PropagateDOMState(g))
 	}
-	b.ReportMetric(peakRSS(), "peak-RSS-MB")
+	b.ReportMetric(analysistest.PeakRSS(), "peak-RSS-MB")
 }
 
 // BenchmarkAnalyze times the whole pipeline (Analyze with distances and
 // classes, then the Summary) on a graph read once.
 func BenchmarkAnalyze(b *testing.B) {
-	g := loadBench(b)
+	g := analysistest.LoadBench(b)
 	b.ResetTimer()
 	for b.Loop() {
 		a, err := analysis.Analyze(g, analysis.Options{})
@@ -97,12 +57,12 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 		a.Summary()
 	}
-	b.ReportMetric(peakRSS(), "peak-RSS-MB")
+	b.ReportMetric(analysistest.PeakRSS(), "peak-RSS-MB")
 }
 
 // BenchmarkDistances times DevTools' distances on a graph read once.
 func BenchmarkDistances(b *testing.B) {
-	g := loadBench(b)
+	g := analysistest.LoadBench(b)
 	roots := analysis.FindRoots(g)
 	b.ResetTimer()
 	for b.Loop() {
@@ -113,7 +73,7 @@ func BenchmarkDistances(b *testing.B) {
 // BenchmarkClasses times class naming (with interface inference) on a
 // graph read once.
 func BenchmarkClasses(b *testing.B) {
-	g := loadBench(b)
+	g := analysistest.LoadBench(b)
 	ds := analysis.PropagateDOMState(g)
 	b.ResetTimer()
 	for b.Loop() {

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -104,7 +105,7 @@ func TotalSize(g *model.Graph, doms *Dominators) uint64 {
 // ComputeStatistics computes DevTools' Statistics from the shallow sizes
 // self (ShallowSizes) and the dominator tree.
 func ComputeStatistics(g *model.Graph, self []uint64, doms *Dominators, ds *DOMState) *Statistics {
-	k := newKinds(g)
+	k := kinds.New(g)
 	extra := ExtraNativeBytes(g)
 	s := &Statistics{Total: TotalSize(g, doms), Native: extra}
 	n := g.NumNodes()
@@ -112,17 +113,17 @@ func ComputeStatistics(g *model.Graph, self []uint64, doms *Dominators, ds *DOMS
 	var retainerCount []uint32 // built on first need
 	for i := 0; i < n; i++ {
 		size := self[i]
-		switch k.node[g.Nodes.Type[i]] {
-		case kHidden:
+		switch k.Node[g.Nodes.Type[i]] {
+		case kinds.Hidden:
 			s.System += size
-		case kNative:
+		case kinds.Native:
 			s.Native += size
 			if ds.rawName(g, int32(i)) == "system / JSArrayBufferData" {
 				s.TypedArrays += size
 			}
-		case kCode:
+		case kinds.Code:
 			s.Code += size
-		case kConsString, kSlicedString, kString:
+		case kinds.ConsString, kinds.SlicedString, kinds.String:
 			s.Strings += size
 		default:
 			if g.NodeName(int32(i)) != "Array" {
@@ -130,7 +131,7 @@ func ComputeStatistics(g *model.Graph, self []uint64, doms *Dominators, ds *DOMS
 			}
 			s.JSArrays += size
 			for e := fe[i]; e < fe[i+1]; e++ {
-				if k.edge[g.Edges.Type[e]] != eInternal || g.Strings.At(g.Edges.Name[e]) != "elements" {
+				if k.Edge[g.Edges.Type[e]] != kinds.EdgeInternal || g.Strings.At(g.Edges.Name[e]) != "elements" {
 					continue
 				}
 				if retainerCount == nil {

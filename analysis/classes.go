@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/jsstr"
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -96,7 +98,7 @@ const (
 // deviation (docs/devtools-deviations.md; testdata/devtools-quirks).
 func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 	n := g.NumNodes()
-	k := newKinds(g)
+	k := kinds.New(g)
 	c := &Classes{Of: make([]uint32, n)}
 	byName := map[string]uint32{}
 	class := func(name string) uint32 {
@@ -117,21 +119,21 @@ func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 		if t >= 256 {
 			continue
 		}
-		if !k.nodeV8[t] {
+		if !k.NodeV8[t] {
 			if nt.Category.IsString() {
 				fixed[t] = int64(class(nt.Name))
 			}
 			continue
 		}
-		switch k.node[t] {
-		case kHidden:
+		switch k.Node[t] {
+		case kinds.Hidden:
 			fixed[t] = int64(class("(system)"))
-		case kObject, kNative:
-		case kCode:
+		case kinds.Object, kinds.Native:
+		case kinds.Code:
 			fixed[t] = int64(class("(compiled code)"))
-		case kClosure:
+		case kinds.Closure:
 			fixed[t] = int64(class("Function"))
-		case kRegExp:
+		case kinds.RegExp:
 			fixed[t] = int64(class("RegExp"))
 		default:
 			fixed[t] = int64(class("(" + nt.Name + ")"))
@@ -153,7 +155,7 @@ func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 		if ds.isRenamed(int32(i)) {
 			id, ok := renamed[sid]
 			if !ok {
-				id = class(v8ClassName(detachedPrefix + g.Strings.At(sid)))
+				id = class(v8ClassName(DetachedPrefix + g.Strings.At(sid)))
 				renamed[sid] = id
 			}
 			c.Of[i] = id
@@ -164,7 +166,7 @@ func ClassifyNodes(g *model.Graph, ds *DOMState) *Classes {
 			continue
 		}
 		name := g.Strings.At(sid)
-		if k.nodeV8[t] {
+		if k.NodeV8[t] {
 			name = v8ClassName(name)
 		} else if name == "" {
 			name = "(" + g.NodeTypes[t].Name + ")"
@@ -201,8 +203,8 @@ type propTable struct {
 	byString []int32 // StringID -> property id, -1 until seen
 	byText   map[string]int32
 	text     []string
-	fmtd     []string // formatPropertyName(text)
-	fmtLen   []int    // len16(fmtd)
+	fmtd     []string // PropertyName(text)
+	fmtLen   []int    // Len(fmtd)
 }
 
 func (p *propTable) id(s model.StringID) int32 {
@@ -215,39 +217,85 @@ func (p *propTable) id(s model.StringID) int32 {
 		id = int32(len(p.text))
 		p.byText[t] = id
 		p.text = append(p.text, t)
-		f := formatPropertyName(t)
+		f := jsstr.PropertyName(t)
 		p.fmtd = append(p.fmtd, f)
-		p.fmtLen = append(p.fmtLen, len16(f))
+		p.fmtLen = append(p.fmtLen, jsstr.Len(f))
 	}
 	p.byString[s] = id
 	return id
 }
 
 // inferInterfaces runs DevTools' interface inference and application on
-// plain objects (V8 type object named "Object").
-func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) uint32) {
-	n := g.NumNodes()
-	fe, typ, ename := g.Nodes.FirstEdge, g.Edges.Type, g.Edges.Name
-	isPlain := func(i int) bool {
-		t := g.Nodes.Type[i]
-		return k.nodeV8[t] && k.node[t] == kObject && g.Strings.At(g.Nodes.Name[i]) == "Object"
+// plain objects (V8 type object named "Object"): the commonest property
+// lists become interfaces ("{a, b}"), and each plain object takes the
+// class of the interface it best matches.
+func (c *Classes) inferInterfaces(g *model.Graph, k *kinds.Table, class func(string) uint32) {
+	in := &interfaceInference{g: g, k: k, p: newPropTable(g)}
+	cands, total := in.candidates()
+	if total == 0 {
+		return
 	}
+	defs := selectInterfaces(cands, total)
+	for _, d := range defs {
+		iface := Interface{Name: d.name}
+		for _, pid := range d.props {
+			iface.Properties = append(iface.Properties, in.p.text[pid])
+		}
+		c.Interfaces = append(c.Interfaces, iface)
+	}
+	if len(defs) == 0 {
+		return
+	}
+	t := in.propertyTree(defs)
+	defClass := make([]uint32, len(defs))
+	for i, d := range defs {
+		defClass[i] = class(d.name)
+	}
+	in.apply(t, func(i int, def int32) { c.Of[i] = defClass[def] })
+}
+
+// interfaceInference holds what inferInterfaces' phases share.
+type interfaceInference struct {
+	g *model.Graph
+	k *kinds.Table
+	p *propTable
+}
+
+// interfaceCandidate is a property list of plain objects: its interface
+// name ("{a, b}"), its properties and how many objects have it.
+type interfaceCandidate struct {
+	name  string
+	props []int32
+	count int
+}
+
+func newPropTable(g *model.Graph) *propTable {
 	p := &propTable{g: g, byString: make([]int32, g.Strings.Len()), byText: map[string]int32{}}
 	for i := range p.byString {
 		p.byString[i] = -1
 	}
-	type candidate struct {
-		name  string
-		props []int32
-		count int
-	}
-	var cands []candidate
+	return p
+}
+
+// isPlain reports whether node i is a plain object, which interfaces
+// name.
+func (in *interfaceInference) isPlain(i int) bool {
+	g, k := in.g, in.k
+	t := g.Nodes.Type[i]
+	return k.NodeV8[t] && k.Node[t] == kinds.Object && g.Strings.At(g.Nodes.Name[i]) == "Object"
+}
+
+// candidates collects the property lists of the plain objects, in first
+// seen order, cut where the interface name would pass
+// maxInterfaceNameLength, and counts the plain objects.
+func (in *interfaceInference) candidates() (cands []interfaceCandidate, total int) {
+	g, k, p := in.g, in.k, in.p
+	fe, typ, ename := g.Nodes.FirstEdge, g.Edges.Type, g.Edges.Name
 	candIndex := map[string]int{}
 	var nameBuf []byte
 	var props []int32
-	total := 0
-	for i := 0; i < n; i++ {
-		if !isPlain(i) {
+	for i := 0; i < g.NumNodes(); i++ {
+		if !in.isPlain(i) {
 			continue
 		}
 		total++
@@ -256,7 +304,7 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 		props = props[:0]
 		stopped := false
 		for e := fe[i]; e < fe[i+1]; e++ {
-			if k.edge[typ[e]] != eProperty {
+			if k.Edge[typ[e]] != kinds.EdgeProperty {
 				continue
 			}
 			if stopped {
@@ -288,78 +336,71 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 			continue
 		}
 		candIndex[string(nameBuf)] = len(cands)
-		cands = append(cands, candidate{name: string(nameBuf), props: append([]int32(nil), props...), count: 1})
+		cands = append(cands, interfaceCandidate{name: string(nameBuf), props: append([]int32(nil), props...), count: 1})
 	}
-	if total == 0 {
-		return
-	}
+	return cands, total
+}
+
+// selectInterfaces keeps the candidates common enough to be interfaces,
+// the commonest first: those of at least a minObjectProportion-th of the
+// plain objects and at least minObjectCountPerInterface.
+func selectInterfaces(cands []interfaceCandidate, total int) []interfaceCandidate {
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].count > cands[b].count })
 	minCount := float64(total) / minObjectProportion
 	if minCount < minObjectCountPerInterface {
 		minCount = minObjectCountPerInterface
 	}
-	var defs []candidate
+	var defs []interfaceCandidate
 	for _, cd := range cands {
 		if float64(cd.count) < minCount {
 			break
 		}
 		defs = append(defs, cd)
 	}
-	for _, d := range defs {
-		in := Interface{Name: d.name}
-		for _, pid := range d.props {
-			in.Properties = append(in.Properties, p.text[pid])
-		}
-		c.Interfaces = append(c.Interfaces, in)
-	}
-	if len(defs) == 0 {
-		return
-	}
+	return defs
+}
 
-	// The property tree: a path of sorted property names per interface.
-	// Only names that occur in some interface need a place in it; every
-	// other name is placed between two of them ("half ranks": 2i for the
-	// i-th tree name in JavaScript's sort order, odd numbers between), which
-	// is all the matching below compares.
+// propertyTree is the tree of the interfaces' sorted property lists that
+// plain objects are matched against. Only names that occur in some
+// interface need a place in it; every other name is placed between two of
+// them ("half ranks": 2i for the i-th tree name in JavaScript's sort
+// order, odd numbers between), which is all the matching compares.
+type propertyTree struct {
+	p         *propTable
+	treeNames []int32            // property ids of the tree names, in JavaScript's order
+	halfRank  []int32            // StringID -> half rank + 2, 0 until computed
+	nodes     []propertyTreeNode // nodes[0] is the root
+	next      map[uint64]int32   // state<<32 | half rank -> state
+}
+
+type propertyTreeNode struct {
+	match    int32 // interface index, -1 for none
+	count    int32 // its property count
+	greatest int32 // half rank of the greatest outgoing property, -1 if none
+}
+
+// propertyTree builds the tree of the interfaces defs.
+func (in *interfaceInference) propertyTree(defs []interfaceCandidate) *propertyTree {
+	p := in.p
 	treeOf := make([]int32, len(p.text)) // property id -> tree name index, -1 if none
 	for i := range treeOf {
 		treeOf[i] = -1
 	}
-	var treeNames []int32
+	t := &propertyTree{p: p, halfRank: make([]int32, in.g.Strings.Len()),
+		nodes: []propertyTreeNode{{match: -1, greatest: -1}}, next: map[uint64]int32{}}
 	for _, d := range defs {
 		for _, pid := range d.props {
 			if treeOf[pid] < 0 {
 				treeOf[pid] = 0
-				treeNames = append(treeNames, pid)
+				t.treeNames = append(t.treeNames, pid)
 			}
 		}
 	}
 	// Property names are distinct texts, so the order is total.
-	slices.SortFunc(treeNames, func(a, b int32) int { return cmp16(p.text[a], p.text[b]) })
-	for i, pid := range treeNames {
+	slices.SortFunc(t.treeNames, func(a, b int32) int { return jsstr.Compare(p.text[a], p.text[b]) })
+	for i, pid := range t.treeNames {
 		treeOf[pid] = int32(i)
 	}
-	halfRank := make([]int32, g.Strings.Len()) // StringID -> half rank + 2, 0 until computed
-	rankOf := func(sid model.StringID) int32 {
-		if r := halfRank[sid]; r != 0 {
-			return r - 2
-		}
-		text := g.Strings.At(sid)
-		lb := sort.Search(len(treeNames), func(i int) bool { return cmp16(p.text[treeNames[i]], text) >= 0 })
-		r := int32(2*lb - 1)
-		if lb < len(treeNames) && p.text[treeNames[lb]] == text {
-			r = int32(2 * lb)
-		}
-		halfRank[sid] = r + 2
-		return r
-	}
-	type treeNode struct {
-		match    int32 // interface index, -1 for none
-		count    int32 // its property count
-		greatest int32 // half rank of the greatest outgoing property, -1 if none
-	}
-	tree := []treeNode{{match: -1, greatest: -1}}
-	next := map[uint64]int32{} // state<<32 | half rank -> state
 	var sorted []int32
 	for di, d := range defs {
 		sorted = sorted[:0]
@@ -370,49 +411,71 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 		cur := int32(0)
 		for _, r := range sorted {
 			key := uint64(cur)<<32 | uint64(uint32(r))
-			nx, ok := next[key]
+			nx, ok := t.next[key]
 			if !ok {
-				nx = int32(len(tree))
-				tree = append(tree, treeNode{match: -1, greatest: -1})
-				next[key] = nx
-				if tree[cur].greatest < r {
-					tree[cur].greatest = r
+				nx = int32(len(t.nodes))
+				t.nodes = append(t.nodes, propertyTreeNode{match: -1, greatest: -1})
+				t.next[key] = nx
+				if t.nodes[cur].greatest < r {
+					t.nodes[cur].greatest = r
 				}
 			}
 			cur = nx
 		}
-		if tree[cur].match < 0 {
-			tree[cur].match = int32(di)
-			tree[cur].count = int32(len(sorted))
+		if t.nodes[cur].match < 0 {
+			t.nodes[cur].match = int32(di)
+			t.nodes[cur].count = int32(len(sorted))
 		}
 	}
-	defClass := make([]uint32, len(defs))
-	for i, d := range defs {
-		defClass[i] = class(d.name)
+	return t
+}
+
+// rank returns the half rank of property name sid.
+func (t *propertyTree) rank(g *model.Graph, sid model.StringID) int32 {
+	if r := t.halfRank[sid]; r != 0 {
+		return r - 2
 	}
-	// better is selectBetterMatch: more properties win, then the earlier
-	// interface; -1 is the fallback "Object" (0 properties, index ∞).
-	better := func(a, aCount, b, bCount int32) (int32, int32) {
-		if b < 0 || aCount > bCount {
-			return a, aCount
-		}
-		if bCount > aCount {
-			return b, bCount
-		}
-		if a >= 0 && a <= b {
-			return a, aCount
-		}
+	text := g.Strings.At(sid)
+	lb := sort.Search(len(t.treeNames), func(i int) bool { return jsstr.Compare(t.p.text[t.treeNames[i]], text) >= 0 })
+	r := int32(2*lb - 1)
+	if lb < len(t.treeNames) && t.p.text[t.treeNames[lb]] == text {
+		r = int32(2 * lb)
+	}
+	t.halfRank[sid] = r + 2
+	return r
+}
+
+// betterMatch is DevTools' selectBetterMatch: more properties win, then
+// the earlier interface; -1 is the fallback "Object" (0 properties,
+// index ∞).
+func betterMatch(a, aCount, b, bCount int32) (int32, int32) {
+	if b < 0 || aCount > bCount {
+		return a, aCount
+	}
+	if bCount > aCount {
 		return b, bCount
 	}
-	var states, snapshot []int32
-	for i := 0; i < n; i++ {
-		if !isPlain(i) {
+	if a >= 0 && a <= b {
+		return a, aCount
+	}
+	return b, bCount
+}
+
+// apply matches every plain object's sorted property names against the
+// tree and calls set with the objects that match an interface.
+func (in *interfaceInference) apply(t *propertyTree, set func(i int, def int32)) {
+	g, k := in.g, in.k
+	fe, typ, ename := g.Nodes.FirstEdge, g.Edges.Type, g.Edges.Name
+	tree := t.nodes
+	var props, states, snapshot []int32
+	for i := 0; i < g.NumNodes(); i++ {
+		if !in.isPlain(i) {
 			continue
 		}
 		props = props[:0]
 		for e := fe[i]; e < fe[i+1]; e++ {
-			if k.edge[typ[e]] == eProperty {
-				props = append(props, rankOf(ename[e]))
+			if k.Edge[typ[e]] == kinds.EdgeProperty {
+				props = append(props, t.rank(g, ename[e]))
 			}
 		}
 		if len(props) > 24 {
@@ -429,7 +492,7 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 			}
 		}
 		states = append(states[:0], 0)
-		match, count := better(-1, 0, tree[0].match, tree[0].count)
+		match, count := betterMatch(-1, 0, tree[0].match, tree[0].count)
 		for _, r := range props {
 			snapshot = append(snapshot[:0], states...)
 			for _, st := range snapshot {
@@ -439,14 +502,14 @@ func (c *Classes) inferInterfaces(g *model.Graph, k *kinds, class func(string) u
 				if r&1 != 0 {
 					continue // not a tree name: no transition
 				}
-				if nx, ok := next[uint64(st)<<32|uint64(uint32(r))]; ok {
+				if nx, ok := t.next[uint64(st)<<32|uint64(uint32(r))]; ok {
 					states = addState(states, nx)
-					match, count = better(match, count, tree[nx].match, tree[nx].count)
+					match, count = betterMatch(match, count, tree[nx].match, tree[nx].count)
 				}
 			}
 		}
 		if match >= 0 {
-			c.Of[i] = defClass[match]
+			set(i, match)
 		}
 	}
 }
@@ -473,7 +536,7 @@ func addState(s []int32, x int32) []int32 {
 // their own per (class name, site), as DevTools' classKeyInternal does.
 // When a node has several locations the last one counts, as in DevTools'
 // location map.
-func (c *Classes) splitByLocation(g *model.Graph, k *kinds) {
+func (c *Classes) splitByLocation(g *model.Graph, k *kinds.Table) {
 	if len(g.Locations) == 0 {
 		return
 	}
@@ -491,7 +554,7 @@ func (c *Classes) splitByLocation(g *model.Graph, k *kinds) {
 		}
 		done.Set(int(nd))
 		t := g.Nodes.Type[nd]
-		if !k.nodeV8[t] || k.node[t] != kObject {
+		if !k.NodeV8[t] || k.Node[t] != kinds.Object {
 			continue
 		}
 		key := locKey{c.Of[nd], SourceLocation{l.ScriptID, l.Line, l.Column}}

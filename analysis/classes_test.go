@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 )
 
@@ -84,7 +85,7 @@ func TestFunctionClassMergesObjectsNamedFunction(t *testing.T) {
 // (distance -5) among tens of thousands a root reaches: the class's
 // distance is its nearest reachable instance's, not "-".
 func TestSummaryDistanceIgnoresUnreachable(t *testing.T) {
-	a := analyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
+	a := analysistest.AnalyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
 	want := map[string]int32{"byte[]": 2, "java.lang.String": 1, "java.lang.Object[]": 1, "int[]": 2, "LeakDemo$Session": 6}
 	unreached := map[string]int{}
 	for v, d := range a.Distances {

@@ -1,7 +1,15 @@
-// Package analysis computes what a heap snapshot viewer shows: roots and
-// reachability, retained sizes over a dominator tree, distances from the
-// roots, class ("Constructor") aggregates, retainer paths and a census by
-// node type.
+// Package analysis is the graph core: it computes what a heap snapshot
+// viewer shows of every node, roots and reachability, retained sizes over
+// a dominator tree, distances from the roots, class ("Constructor")
+// aggregates, retainer paths and a census by node type.
+//
+// The packages under it build on these columns, one job each, and this
+// package imports none of them: leak finds what leaks (suspects, leaks
+// between snapshots, growth over a series, diffs), inspect holds the
+// inspections of one snapshot (closures, collections, detached DOM,
+// globals, shapes, strings, merged paths), alloc answers where memory was
+// allocated (sites, stacks, timelines, sampling profiles) and lifetime
+// analyses memory traces.
 //
 // Every function is a pure function of a *model.Graph and of earlier
 // results; nothing here prints, and the graph is never modified. Results

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 	"github.com/heapx/heapx/model"
 )
 
@@ -30,10 +31,10 @@ func checkTree(t *testing.T, g *model.Graph, d *analysis.Dominators, idom []int3
 // A diamond with a cycle and a self loop: 0 -> 1 -> {2, 3} -> 4 -> 5 -> 4,
 // 5 -> 5.
 func TestDominatorsDiamondCycleSelfLoop(t *testing.T) {
-	g := build(
-		[]tnode{{"synthetic", "", 0}, obj("A", 1), obj("B", 2), obj("C", 4), obj("D", 8), obj("E", 16)},
-		[]tedge{prop(0, 1, "a"), prop(1, 2, "b"), prop(1, 3, "c"), prop(2, 4, "d"), prop(3, 4, "d"),
-			prop(4, 5, "e"), prop(5, 4, "back"), prop(5, 5, "self")})
+	g := analysistest.Build(
+		[]analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, analysistest.Obj("A", 1), analysistest.Obj("B", 2), analysistest.Obj("C", 4), analysistest.Obj("D", 8), analysistest.Obj("E", 16)},
+		[]analysistest.Edge{analysistest.Prop(0, 1, "a"), analysistest.Prop(1, 2, "b"), analysistest.Prop(1, 3, "c"), analysistest.Prop(2, 4, "d"), analysistest.Prop(3, 4, "d"),
+			analysistest.Prop(4, 5, "e"), analysistest.Prop(5, 4, "back"), analysistest.Prop(5, 5, "self")})
 	d := analyze(t, g, analysis.RawPolicy)
 	checkTree(t, g, d, []int32{-1, 0, 1, 1, 1, 4}, []uint64{31, 31, 2, 4, 24, 16})
 	if d.Reached != 6 || d.WeakOnly != 0 || d.Leftover != 0 {
@@ -44,14 +45,14 @@ func TestDominatorsDiamondCycleSelfLoop(t *testing.T) {
 // Nodes held only by weak edges become children of the root (with what
 // they reach); cycles held only by each other are attached under the root.
 func TestDominatorsUnreachable(t *testing.T) {
-	g := build(
-		[]tnode{{"synthetic", "", 0}, obj("A", 1), obj("W", 2), obj("X", 4), obj("C1", 8), obj("C2", 16), obj("Y", 32)},
-		[]tedge{
-			prop(0, 1, "a"),
-			{from: 1, to: 2, typ: eWeak, name: "w"}, // W only weakly held
-			prop(2, 3, "x"),                         // X reached from W
-			prop(4, 5, "c"), prop(5, 4, "c"),        // clique C1 <-> C2
-			prop(5, 6, "y"), // Y reached from the clique only
+	g := analysistest.Build(
+		[]analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, analysistest.Obj("A", 1), analysistest.Obj("W", 2), analysistest.Obj("X", 4), analysistest.Obj("C1", 8), analysistest.Obj("C2", 16), analysistest.Obj("Y", 32)},
+		[]analysistest.Edge{
+			analysistest.Prop(0, 1, "a"),
+			{From: 1, To: 2, Type: analysistest.WeakEdge, Name: "w"},   // W only weakly held
+			analysistest.Prop(2, 3, "x"),                               // X reached from W
+			analysistest.Prop(4, 5, "c"), analysistest.Prop(5, 4, "c"), // clique C1 <-> C2
+			analysistest.Prop(5, 6, "y"), // Y reached from the clique only
 		})
 	d := analyze(t, g, analysis.RawPolicy)
 	checkTree(t, g, d, []int32{-1, 0, 0, 2, 0, 0, 0}, []uint64{63, 1, 6, 4, 8, 16, 32})
@@ -75,31 +76,31 @@ func TestDominatorsUnreachable(t *testing.T) {
 // table; inner shortcuts do not retain; page-owned objects are not
 // retained through edges from system objects.
 func TestDominatorsDevToolsRules(t *testing.T) {
-	nodes := []tnode{
-		{"synthetic", "", 0},                           // 0 root
-		{"synthetic", "(GC roots)", 0},                 // 1
-		obj("global", 10),                              // 2 user root
-		obj("WeakMap", 10),                             // 3
-		{"hidden", "system / EphemeronHashTable", 100}, // 4 table (id 9)
-		obj("Key", 10),                                 // 5 (id 11)
-		obj("Value", 10),                               // 6 (id 13)
-		obj("Other", 10),                               // 7 held by (GC roots) and global
-		obj("Sys", 10),                                 // 8 system object, also points at Other
+	nodes := []analysistest.Node{
+		{Type: "synthetic", Name: "", Size: 0},                           // 0 root
+		{Type: "synthetic", Name: "(GC roots)", Size: 0},                 // 1
+		analysistest.Obj("global", 10),                                   // 2 user root
+		analysistest.Obj("WeakMap", 10),                                  // 3
+		{Type: "hidden", Name: "system / EphemeronHashTable", Size: 100}, // 4 table (id 9)
+		analysistest.Obj("Key", 10),                                      // 5 (id 11)
+		analysistest.Obj("Value", 10),                                    // 6 (id 13)
+		analysistest.Obj("Other", 10),                                    // 7 held by (GC roots) and global
+		analysistest.Obj("Sys", 10),                                      // 8 system object, also points at Other
 	}
 	name := "1 / part of key (Key @11) -> value (Value @13) pair in WeakMap (table @9)"
-	edges := []tedge{
-		{from: 0, to: 1, typ: eElement, index: 1},
-		{from: 0, to: 2, typ: eShortcut, name: "global"},
-		prop(2, 3, "wm"), prop(2, 5, "key"),
-		{from: 3, to: 4, typ: eInternal, name: "table"},
-		{from: 4, to: 6, typ: eEphemer, name: name},
-		{from: 5, to: 6, typ: eInternal, name: name},
-		prop(2, 7, "other"),
-		{from: 1, to: 8, typ: eElement, index: 1},
-		prop(8, 7, "other"),
-		{from: 2, to: 5, typ: eShortcut, name: "short"},
+	edges := []analysistest.Edge{
+		{From: 0, To: 1, Type: analysistest.ElementEdge, Index: 1},
+		{From: 0, To: 2, Type: analysistest.ShortcutEdge, Name: "global"},
+		analysistest.Prop(2, 3, "wm"), analysistest.Prop(2, 5, "key"),
+		{From: 3, To: 4, Type: analysistest.InternalEdge, Name: "table"},
+		{From: 4, To: 6, Type: analysistest.EphemeronEdge, Name: name},
+		{From: 5, To: 6, Type: analysistest.InternalEdge, Name: name},
+		analysistest.Prop(2, 7, "other"),
+		{From: 1, To: 8, Type: analysistest.ElementEdge, Index: 1},
+		analysistest.Prop(8, 7, "other"),
+		{From: 2, To: 5, Type: analysistest.ShortcutEdge, Name: "short"},
 	}
-	g := build(nodes, edges)
+	g := analysistest.Build(nodes, edges)
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -130,18 +131,18 @@ func TestDominatorsDevToolsRules(t *testing.T) {
 // A chain of a million nodes: no recursion, exact sums.
 func TestDominatorsLongChain(t *testing.T) {
 	const n = 1000000
-	nodes := make([]tnode, n)
-	edges := make([]tedge, 0, n)
-	nodes[0] = tnode{"synthetic", "", 0}
+	nodes := make([]analysistest.Node, n)
+	edges := make([]analysistest.Edge, 0, n)
+	nodes[0] = analysistest.Node{Type: "synthetic", Name: "", Size: 0}
 	for i := 1; i < n; i++ {
-		nodes[i] = obj("Link", 1)
-		edges = append(edges, prop(int32(i-1), int32(i), "next"))
+		nodes[i] = analysistest.Obj("Link", 1)
+		edges = append(edges, analysistest.Prop(int32(i-1), int32(i), "next"))
 	}
 	// Back pointers to the head make every node a cross/back-edge target.
 	for i := 2; i < n; i += 3 {
-		edges = append(edges, prop(int32(i), 1, "head"))
+		edges = append(edges, analysistest.Prop(int32(i), 1, "head"))
 	}
-	g := build(nodes, edges)
+	g := analysistest.Build(nodes, edges)
 	d := analyze(t, g, analysis.RawPolicy)
 	for i := 1; i < n; i++ {
 		if d.IDom[i] != int32(i-1) {
@@ -161,14 +162,14 @@ func TestDominatorsLongChain(t *testing.T) {
 // dominator.
 func TestDominatorsFanIn(t *testing.T) {
 	const fan = 200000
-	nodes := []tnode{{"synthetic", "", 0}, obj("Hub", 7), obj("Holder", 1)}
-	edges := []tedge{prop(0, 2, "h")}
+	nodes := []analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, analysistest.Obj("Hub", 7), analysistest.Obj("Holder", 1)}
+	edges := []analysistest.Edge{analysistest.Prop(0, 2, "h")}
 	for i := 0; i < fan; i++ {
-		nodes = append(nodes, obj("Leaf", 1))
+		nodes = append(nodes, analysistest.Obj("Leaf", 1))
 		v := int32(len(nodes) - 1)
-		edges = append(edges, prop(2, v, "leaf"), prop(v, 1, "hub"))
+		edges = append(edges, analysistest.Prop(2, v, "leaf"), analysistest.Prop(v, 1, "hub"))
 	}
-	g := build(nodes, edges)
+	g := analysistest.Build(nodes, edges)
 	d := analyze(t, g, analysis.RawPolicy)
 	if d.IDom[1] != 2 {
 		t.Errorf("hub dominated by %d, want 2", d.IDom[1])
@@ -183,29 +184,29 @@ func TestDominatorsFanIn(t *testing.T) {
 // only weakly and cliques no root reaches.
 func randomGraph(rng *rand.Rand, n int, userRoots bool) *model.Graph {
 	types := []string{"object", "object", "object", "hidden", "array", "closure", "string", "native", "synthetic"}
-	nodes := []tnode{{"synthetic", "", 0}, {"synthetic", "(GC roots)", 0}}
+	nodes := []analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, {Type: "synthetic", Name: "(GC roots)", Size: 0}}
 	for len(nodes) < n {
 		t := types[rng.Intn(len(types))]
 		name := fmt.Sprintf("C%d", rng.Intn(5))
 		if t == "native" && rng.Intn(4) == 0 {
 			name = "system / ExternalStringData"
 		}
-		nodes = append(nodes, tnode{t, name, uint64(rng.Intn(100))})
+		nodes = append(nodes, analysistest.Node{Type: t, Name: name, Size: uint64(rng.Intn(100))})
 	}
-	edges := []tedge{{from: 0, to: 1, typ: eElement, index: 1}}
+	edges := []analysistest.Edge{{From: 0, To: 1, Type: analysistest.ElementEdge, Index: 1}}
 	if userRoots {
 		if rng.Intn(3) == 0 {
 			// Blink's document trees: a synthetic user root and page-owned
 			// seed reached by an element edge.
-			edges = append(edges, tedge{from: 0, to: 2, typ: eElement, index: 2})
-			nodes[2] = tnode{"synthetic", "(Document DOM trees)", 0}
+			edges = append(edges, analysistest.Edge{From: 0, To: 2, Type: analysistest.ElementEdge, Index: 2})
+			nodes[2] = analysistest.Node{Type: "synthetic", Name: "(Document DOM trees)", Size: 0}
 		} else {
-			edges = append(edges, tedge{from: 0, to: 2, typ: eShortcut, name: "global"})
-			nodes[2] = obj("global", 5)
+			edges = append(edges, analysistest.Edge{From: 0, To: 2, Type: analysistest.ShortcutEdge, Name: "global"})
+			nodes[2] = analysistest.Obj("global", 5)
 		}
 	}
 	for k := 0; k < 4; k++ {
-		edges = append(edges, tedge{from: 1, to: int32(2 + rng.Intn(n-2)), typ: eElement, index: uint32(k)})
+		edges = append(edges, analysistest.Edge{From: 1, To: int32(2 + rng.Intn(n-2)), Type: analysistest.ElementEdge, Index: uint32(k)})
 		if n < 20 {
 			break
 		}
@@ -221,13 +222,13 @@ func randomGraph(rng *rand.Rand, n int, userRoots bool) *model.Graph {
 	for i := 0; i < island*2; i++ {
 		from := int32(main + rng.Intn(island))
 		to := int32(main + rng.Intn(island))
-		typ := eProperty
+		typ := analysistest.PropertyEdge
 		if rng.Intn(5) == 0 {
-			typ = eWeak
+			typ = analysistest.WeakEdge
 		}
-		edges = append(edges, tedge{from: from, to: to, typ: typ, name: "i"})
+		edges = append(edges, analysistest.Edge{From: from, To: to, Type: typ, Name: "i"})
 		if rng.Intn(3) == 0 {
-			edges = append(edges, prop(from, int32(2+rng.Intn(main-2)), "out"))
+			edges = append(edges, analysistest.Prop(from, int32(2+rng.Intn(main-2)), "out"))
 		}
 	}
 	m := n * 3
@@ -240,8 +241,8 @@ func randomGraph(rng *rand.Rand, n int, userRoots bool) *model.Graph {
 				to = from
 			}
 		}
-		typ := []int{eProperty, eProperty, eProperty, eInternal, eHidden, eElement, eContext, eWeak, eShortcut}[rng.Intn(9)]
-		edges = append(edges, tedge{from: from, to: to, typ: typ, name: "p", index: uint32(i)})
+		typ := []int{analysistest.PropertyEdge, analysistest.PropertyEdge, analysistest.PropertyEdge, analysistest.InternalEdge, analysistest.HiddenEdge, analysistest.ElementEdge, analysistest.ContextEdge, analysistest.WeakEdge, analysistest.ShortcutEdge}[rng.Intn(9)]
+		edges = append(edges, analysistest.Edge{From: from, To: to, Type: typ, Name: "p", Index: uint32(i)})
 	}
 	// WeakMap entries: table -> value (ephemeron) and key -> value.
 	for i := 0; i < n/20; i++ {
@@ -250,9 +251,9 @@ func randomGraph(rng *rand.Rand, n int, userRoots bool) *model.Graph {
 			continue // the reader would mark both edges (both leave the table)
 		}
 		name := fmt.Sprintf("%d / part of key (K @%d) -> value (V @%d) pair in WeakMap (table @%d)", i, 2*key+1, 2*val+1, 2*tbl+1)
-		edges = append(edges, tedge{from: tbl, to: val, typ: eEphemer, name: name}, tedge{from: key, to: val, typ: eInternal, name: name})
+		edges = append(edges, analysistest.Edge{From: tbl, To: val, Type: analysistest.EphemeronEdge, Name: name}, analysistest.Edge{From: key, To: val, Type: analysistest.InternalEdge, Name: name})
 	}
-	return build(nodes, edges)
+	return analysistest.Build(nodes, edges)
 }
 
 // heapx's semi-NCA must give exactly DevTools' Lengauer–Tarjan results.
@@ -323,13 +324,13 @@ func TestDominatorsMatchDevToolsOracle(t *testing.T) {
 // Degenerate graphs: a lone root, a root with a self loop, nodes held only
 // by weak edges from each other.
 func TestDominatorsDegenerate(t *testing.T) {
-	g := build([]tnode{{"synthetic", "", 3}}, nil)
+	g := analysistest.Build([]analysistest.Node{{Type: "synthetic", Name: "", Size: 3}}, nil)
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil || a.Dominators.IDom[0] != -1 || a.Dominators.Retained[0] != 3 || len(a.Summary()) != 1 {
 		t.Fatalf("lone root: %v %+v", err, a.Dominators)
 	}
-	g = build([]tnode{{"synthetic", "", 1}, obj("A", 2), obj("B", 4)},
-		[]tedge{prop(0, 0, "self"), {from: 1, to: 2, typ: eWeak, name: "w"}, {from: 2, to: 1, typ: eWeak, name: "w"}})
+	g = analysistest.Build([]analysistest.Node{{Type: "synthetic", Name: "", Size: 1}, analysistest.Obj("A", 2), analysistest.Obj("B", 4)},
+		[]analysistest.Edge{analysistest.Prop(0, 0, "self"), {From: 1, To: 2, Type: analysistest.WeakEdge, Name: "w"}, {From: 2, To: 1, Type: analysistest.WeakEdge, Name: "w"}})
 	d := analyze(t, g, analysis.DevToolsPolicy)
 	checkTree(t, g, d, []int32{-1, 0, 0}, []uint64{7, 2, 4})
 	if d.WeakOnly != 2 {
@@ -353,7 +354,7 @@ func FuzzDominators(f *testing.F) {
 		n := 2 + int(data[0])%40
 		data = data[1:]
 		types := []string{"object", "hidden", "array", "synthetic", "native", "closure"}
-		nodes := []tnode{{"synthetic", "", 0}}
+		nodes := []analysistest.Node{{Type: "synthetic", Name: "", Size: 0}}
 		for i := 1; i < n; i++ {
 			tb := byte(i)
 			if len(data) > 0 {
@@ -366,26 +367,26 @@ func FuzzDominators(f *testing.F) {
 			case 15:
 				name = "system / NativeContext"
 			}
-			nodes = append(nodes, tnode{types[int(tb)%len(types)], name, uint64(tb)})
+			nodes = append(nodes, analysistest.Node{Type: types[int(tb)%len(types)], Name: name, Size: uint64(tb)})
 		}
-		var edges []tedge
+		var edges []analysistest.Edge
 		for ; len(data) >= 3; data = data[3:] {
 			from, to := int32(int(data[0])%n), int32(int(data[1])%n)
 			if data[2]%8 == 7 {
 				// A WeakMap entry: table from, value to, key next to from.
 				key := (from + 1) % int32(n)
 				name := fmt.Sprintf("1 / part of key (K @%d) -> value (V @%d) pair in WeakMap (table @%d)", 2*key+1, 2*to+1, 2*from+1)
-				edges = append(edges, tedge{from: from, to: to, typ: eEphemer, name: name}, tedge{from: key, to: to, typ: eInternal, name: name})
+				edges = append(edges, analysistest.Edge{From: from, To: to, Type: analysistest.EphemeronEdge, Name: name}, analysistest.Edge{From: key, To: to, Type: analysistest.InternalEdge, Name: name})
 				continue
 			}
-			typ := []int{eProperty, eElement, eInternal, eHidden, eWeak, eShortcut, eContext}[int(data[2]%8)]
+			typ := []int{analysistest.PropertyEdge, analysistest.ElementEdge, analysistest.InternalEdge, analysistest.HiddenEdge, analysistest.WeakEdge, analysistest.ShortcutEdge, analysistest.ContextEdge}[int(data[2]%8)]
 			name := "e"
 			if data[2]%16 == 9 {
 				name = "sloppy_function_map"
 			}
-			edges = append(edges, tedge{from: from, to: to, typ: typ, name: name, index: uint32(data[2]) % 8})
+			edges = append(edges, analysistest.Edge{From: from, To: to, Type: typ, Name: name, Index: uint32(data[2]) % 8})
 		}
-		g := build(nodes, edges)
+		g := analysistest.Build(nodes, edges)
 		a, err := analysis.Analyze(g, analysis.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -59,9 +60,9 @@ func (ds *DOMState) set(n int, s uint8, size int) {
 	}
 }
 
-// detachedPrefix is what DevTools puts before the name of a detached
+// DetachedPrefix is what DevTools puts before the name of a detached
 // native node.
-const detachedPrefix = "Detached "
+const DetachedPrefix = "Detached "
 
 // PropagateDOMState computes DevTools' DOM states. With a detachedness
 // column, the known states are pushed through native nodes over edges that
@@ -72,11 +73,11 @@ const detachedPrefix = "Detached "
 // is propagated (DevTools' rule for old snapshots).
 func PropagateDOMState(g *model.Graph) *DOMState {
 	n := g.NumNodes()
-	k := newKinds(g)
+	k := kinds.New(g)
 	ds := &DOMState{}
 	if g.Detachedness == nil {
 		for i := 0; i < n; i++ {
-			if k.node[g.Nodes.Type[i]] == kNative && strings.HasPrefix(g.NodeName(int32(i)), detachedPrefix) {
+			if k.Node[g.Nodes.Type[i]] == kinds.Native && strings.HasPrefix(g.NodeName(int32(i)), DetachedPrefix) {
 				ds.set(i, DOMDetached, n)
 			}
 		}
@@ -94,7 +95,7 @@ func PropagateDOMState(g *model.Graph) *DOMState {
 			return
 		}
 		visited.Set(int(i))
-		if k.node[g.Nodes.Type[i]] != kNative {
+		if k.Node[g.Nodes.Type[i]] != kinds.Native {
 			return
 		}
 		ds.set(int(i), state, n)
@@ -117,7 +118,7 @@ func PropagateDOMState(g *model.Graph) *DOMState {
 	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
 	push := func(i int32, state uint8) {
 		for e := fe[i]; e < fe[i+1]; e++ {
-			if ek := k.edge[typ[e]]; ek == eHidden || ek == eWeak {
+			if ek := k.Edge[typ[e]]; ek == kinds.EdgeHidden || ek == kinds.EdgeWeak {
 				continue
 			}
 			process(to[e], state)
@@ -143,7 +144,7 @@ func PropagateDOMState(g *model.Graph) *DOMState {
 // propagation: with the "Detached " prefix for renamed native nodes.
 func (ds *DOMState) rawName(g *model.Graph, n int32) string {
 	if ds != nil && ds.Renamed != nil && ds.Renamed.Has(int(n)) {
-		return detachedPrefix + g.NodeName(n)
+		return DetachedPrefix + g.NodeName(n)
 	}
 	return g.NodeName(n)
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
@@ -102,25 +102,10 @@ func loadDump(t testing.TB, path string) *nodeDump {
 	return d
 }
 
-// loadFixture reads the bundled V8 snapshot testdata/name.heapsnapshot.gz.
-func loadFixture(t testing.TB, name string) *model.Graph {
-	return readFixture(t, name+".heapsnapshot.gz")
-}
-
-// readFixture reads the bundled V8 dump testdata/name.
-func readFixture(t testing.TB, name string) *model.Graph {
-	t.Helper()
-	g, err := v8.ReadFile(filepath.Join("..", "testdata", name), v8.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
 func TestDevToolsFidelity(t *testing.T) {
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
-			g := loadFixture(t, name)
+			g := analysistest.LoadFixture(t, name)
 			var gold golden
 			b, err := os.ReadFile(filepath.Join("..", "testdata", "golden", name+".devtools.json"))
 			if err != nil {
@@ -257,7 +242,7 @@ func checkFidelity(t *testing.T, g *model.Graph, a *analysis.Analysis, gold *gol
 // On node-basic, a WeakMap value is dominated by its key and its shortest
 // retainer path starts at global.
 func TestNodeBasicWeakMapValue(t *testing.T) {
-	g := loadFixture(t, "node-basic")
+	g := analysistest.LoadFixture(t, "node-basic")
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 package analysis
 
-import "github.com/heapx/heapx/model"
+import (
+	"github.com/heapx/heapx/analysis/internal/kinds"
+	"github.com/heapx/heapx/model"
+)
 
 // edgeFilter is a Policy compiled for one graph: per-edge-type tables plus
 // the page-owned set, so deciding whether an edge is essential costs a few
@@ -23,15 +26,15 @@ type edgeFilter struct {
 }
 
 func newEdgeFilter(g *model.Graph, roots *Roots, p Policy) *edgeFilter {
-	k := newKinds(g)
+	k := kinds.New(g)
 	f := &edgeFilter{self: p.SkipSelfEdges, root: g.Root}
 	for i := range g.EdgeTypes {
 		if i >= 256 {
 			break
 		}
-		f.skip[i] = k.weak[i] || (p.SkipEphemeronEdges && k.ephem[i])
-		f.inner[i] = p.SkipInnerShortcuts && k.short[i]
-		f.weak[i] = k.weak[i]
+		f.skip[i] = k.Weak[i] || (p.SkipEphemeronEdges && k.Ephem[i])
+		f.inner[i] = p.SkipInnerShortcuts && k.Short[i]
+		f.weak[i] = k.Weak[i]
 	}
 	if p.SkipIntoPageOwned && roots != nil && roots.PageOwned != nil {
 		f.pageRule, f.page = true, roots.PageOwned

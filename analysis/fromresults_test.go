@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 	"github.com/heapx/heapx/model"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestFromResultsAnswersLikeAnalyze(t *testing.T) {
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
-			g := loadFixture(t, name)
+			g := analysistest.LoadFixture(t, name)
 			want, err := analysis.Analyze(g, analysis.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +77,7 @@ func TestFromResultsAnswersLikeAnalyze(t *testing.T) {
 // TestFromResultsFallsBack checks that results that do not fit the graph
 // or the policy are not used: the analysis is recomputed instead.
 func TestFromResultsFallsBack(t *testing.T) {
-	g := loadFixture(t, "node-basic")
+	g := analysistest.LoadFixture(t, "node-basic")
 	want, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestFromResultsFallsBack(t *testing.T) {
 // until it guarded against it): the analysis is recomputed, and the
 // chain is the real one.
 func TestDominatorChainCycle(t *testing.T) {
-	g := build([]tnode{{"synthetic", "", 0}, obj("A", 1), obj("B", 1)}, []tedge{prop(0, 1, "a"), prop(1, 2, "b")})
+	g := analysistest.Build([]analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, analysistest.Obj("A", 1), analysistest.Obj("B", 1)}, []analysistest.Edge{analysistest.Prop(0, 1, "a"), analysistest.Prop(1, 2, "b")})
 	r := &model.Results{Policy: "devtools", Shallow: []uint64{0, 1, 1}, Retained: []uint64{2, 2, 1},
 		Dominator: []int32{model.NoNode, 2, 1}, Distance: []int32{0, 1, 2}}
 	a, err := analysis.FromResults(g, r, analysis.Options{})

@@ -3,6 +3,8 @@ package analysis
 import (
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/jsstr"
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -11,14 +13,14 @@ import (
 // as "{a, b, …, z}", detached DOM nodes with the "Detached " prefix.
 type Namer struct {
 	g  *model.Graph
-	k  *kinds
+	k  *kinds.Table
 	ds *DOMState
 }
 
 // NewNamer returns a Namer for g; ds (may be nil) supplies the "Detached "
 // renaming.
 func NewNamer(g *model.Graph, ds *DOMState) *Namer {
-	return &Namer{g: g, k: newKinds(g), ds: ds}
+	return &Namer{g: g, k: kinds.New(g), ds: ds}
 }
 
 // maxConsNameLength is where DevTools stops expanding a cons string.
@@ -31,11 +33,11 @@ const maxPlainObjectNameLength = 100
 func (nm *Namer) Name(n model.NodeIndex) string {
 	g := nm.g
 	t := g.Nodes.Type[n]
-	if nm.k.nodeV8[t] {
-		switch nm.k.node[t] {
-		case kConsString:
+	if nm.k.NodeV8[t] {
+		switch nm.k.Node[t] {
+		case kinds.ConsString:
 			return nm.consString(n)
-		case kObject:
+		case kinds.Object:
 			if g.NodeName(n) == "Object" {
 				return nm.plainObject(n)
 			}
@@ -59,16 +61,16 @@ func (nm *Namer) consString(n model.NodeIndex) string {
 			// that node's name; mirror it.
 			v = 0
 		}
-		if nm.k.node[g.Nodes.Type[v]] != kConsString {
+		if nm.k.Node[g.Nodes.Type[v]] != kinds.ConsString {
 			s := nm.ds.rawName(g, v)
 			b.WriteString(s)
-			length += len16(s)
+			length += jsstr.Len(s)
 			continue
 		}
 		first, second := int32(-1), int32(-1)
 		start, end := g.EdgeRange(v)
 		for e := start; e < end && (first < 0 || second < 0); e++ {
-			if nm.k.edge[g.Edges.Type[e]] != eInternal {
+			if nm.k.Edge[g.Edges.Type[e]] != kinds.EdgeInternal {
 				continue
 			}
 			switch g.Strings.At(g.Edges.Name[e]) {
@@ -98,7 +100,7 @@ func (nm *Namer) plainObject(n model.NodeIndex) string {
 			e = uint32(to)
 		}
 		name := ""
-		isProp := nm.k.edge[g.Edges.Type[e]] == eProperty
+		isProp := nm.k.Edge[g.Edges.Type[e]] == kinds.EdgeProperty
 		if isProp {
 			name = g.Strings.At(g.Edges.Name[e])
 		}
@@ -110,8 +112,8 @@ func (nm *Namer) plainObject(n model.NodeIndex) string {
 			}
 			continue
 		}
-		f := formatPropertyName(name)
-		fl := len16(f)
+		f := jsstr.PropertyName(name)
+		fl := jsstr.Len(f)
 		if headLen > 1 && headLen+tailLen+fl > maxPlainObjectNameLength {
 			break
 		}

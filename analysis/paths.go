@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/analysis/internal/jsstr"
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -14,9 +16,9 @@ import (
 // "in"/"::": "[3]" for elements, the bare name for every other type (a
 // context variable, a property, an internal field), "(empty)" when empty.
 func EdgeLabel(g *model.Graph, e uint32) string {
-	k := kindsFor(g)
+	k := kinds.For(g)
 	name := g.EdgeName(e)
-	if k.edge[g.Edges.Type[e]] == eElement {
+	if k.Edge[g.Edges.Type[e]] == kinds.EdgeElement {
 		return "[" + name + "]"
 	}
 	if name == "" {
@@ -31,18 +33,18 @@ func EdgeLabel(g *model.Graph, e uint32) string {
 // shortcut, "{x}" for internal and hidden edges (and for other runtimes'
 // edges of no neutral category).
 func EdgeString(g *model.Graph, e uint32) string {
-	k := kindsFor(g)
+	k := kinds.For(g)
 	name := g.EdgeName(e)
-	switch k.edge[g.Edges.Type[e]] {
-	case eContext:
+	switch k.Edge[g.Edges.Type[e]] {
+	case kinds.EdgeContext:
 		return "->" + name
-	case eElement:
+	case kinds.EdgeElement:
 		return "[" + name + "]"
-	case eWeak:
+	case kinds.EdgeWeak:
 		return "[[" + name + "]]"
-	case eProperty, eShortcut:
-		if k.edge[g.Edges.Type[e]] == eShortcut {
-			if v, ok := jsParseInt(name); ok {
+	case kinds.EdgeProperty, kinds.EdgeShortcut:
+		if k.Edge[g.Edges.Type[e]] == kinds.EdgeShortcut {
+			if v, ok := jsstr.ParseInt(name); ok {
 				name = strconv.FormatInt(v, 10)
 			}
 		}
@@ -50,10 +52,10 @@ func EdgeString(g *model.Graph, e uint32) string {
 			return "." + name
 		}
 		return `["` + name + `"]`
-	case eInternal, eHidden:
+	case kinds.EdgeInternal, kinds.EdgeHidden:
 		return "{" + name + "}"
 	}
-	if g.EdgeType(e).Namespace != v8Namespace {
+	if g.EdgeType(e).Namespace != kinds.V8Namespace {
 		// Other runtimes' edges without a JavaScript reading (HPROF's
 		// root-kind edges, "sticky class") read best as internal ones.
 		return "{" + name + "}"
@@ -104,20 +106,25 @@ type PathFinder struct {
 	g        *model.Graph
 	ret      *model.Retainers
 	roots    *Roots
-	k        *kinds
+	k        *kinds.Table
 	opt      PathOptions
 	ignNodes Bits
 	ignEdges Bits
 	isUser   Bits
 	h        []int32 // cost from the virtual source, -1 if unreachable
 	seen     Bits    // build's scratch set, empty between calls
+	// hops are the plain hop counts from the root over the edges a path
+	// may use, ignore lists aside (a lower bound under them), and ri the
+	// runtime's marks: what Find weighs paths by.
+	hops []int32
+	ri   *RuntimeInternals
 }
 
 // NewPathFinder prepares path searches over g with retainer index ret
 // (model.BuildRetainers).
 func NewPathFinder(g *model.Graph, ret *model.Retainers, roots *Roots, opt PathOptions) *PathFinder {
 	n := g.NumNodes()
-	pf := &PathFinder{g: g, ret: ret, roots: roots, k: newKinds(g), opt: opt,
+	pf := &PathFinder{g: g, ret: ret, roots: roots, k: kinds.New(g), opt: opt,
 		ignNodes: NewBits(n), ignEdges: NewBits(g.NumEdges()), isUser: NewBits(n)}
 	if pf.opt.K <= 0 {
 		pf.opt.K = 1
@@ -135,20 +142,32 @@ func NewPathFinder(g *model.Graph, ret *model.Retainers, roots *Roots, opt PathO
 		pf.isUser.Set(int(u))
 	}
 	pf.h = pf.costs()
+	pf.hops = plainHops(g, pf.k, nil)
+	pf.ri = NewRuntimeInternals(g)
 	return pf
+}
+
+// plainHops is a BFS from g's root over its edges but weak ones: each
+// node's hop count from the root, whatever root its path starts at, -1
+// where none reaches it. sc lends the queue (nil: a fresh one).
+func plainHops(g *model.Graph, k *kinds.Table, sc *scratch) []int32 {
+	h := make([]int32, g.NumNodes())
+	rootBFS(g, &Roots{Root: g.Root}, h, func(e uint32, _ int32) bool { return e == NoParent || !k.Weak[g.Edges.Type[e]] }, nil, sc)
+	return h
 }
 
 // With returns a PathFinder for opt (its K, MaxExpansions and ignore
 // lists, added to pf's) that shares pf's distances instead of walking
 // the graph again. Leaving nodes and edges out never makes a node nearer,
 // so pf's distances still never overestimate along an edge (a consistent
-// heuristic), and Find returns paths of the same costs, in cost order, as
-// a PathFinder made with the ignore lists (of paths of equal cost, it may
-// find others first); its search may only expand more partial paths. pf
+// heuristic), and Shortest returns paths of the same costs, in cost
+// order, as a PathFinder made with the ignore lists (of paths of equal
+// cost, it may find others first); its search may only expand more
+// partial paths. Find returns the same paths as such a PathFinder. pf
 // is not changed; the two may be used from different goroutines.
 func (pf *PathFinder) With(opt PathOptions) *PathFinder {
 	q := &PathFinder{g: pf.g, ret: pf.ret, roots: pf.roots, k: pf.k, opt: pf.opt, isUser: pf.isUser, h: pf.h,
-		ignNodes: pf.ignNodes, ignEdges: pf.ignEdges}
+		ignNodes: pf.ignNodes, ignEdges: pf.ignEdges, hops: pf.hops, ri: pf.ri}
 	q.opt.K, q.opt.MaxExpansions = max(opt.K, 1), opt.MaxExpansions
 	if q.opt.MaxExpansions <= 0 {
 		q.opt.MaxExpansions = 1000000
@@ -172,7 +191,7 @@ func (pf *PathFinder) With(opt PathOptions) *PathFinder {
 
 // allowed reports whether a path may use edge e into t.
 func (pf *PathFinder) allowed(e uint32, t int32) bool {
-	return !pf.k.weak[pf.g.Edges.Type[e]] && !pf.ignEdges.Has(int(e)) && !pf.ignNodes.Has(int(t))
+	return !pf.k.Weak[pf.g.Edges.Type[e]] && !pf.ignEdges.Has(int(e)) && !pf.ignNodes.Has(int(t))
 }
 
 // costs is a two-phase BFS like DevTools' distances but over exactly the
@@ -182,7 +201,7 @@ func (pf *PathFinder) allowed(e uint32, t int32) bool {
 func (pf *PathFinder) costs() []int32 {
 	h := make([]int32, pf.g.NumNodes())
 	rootBFS(pf.g, pf.roots, h, func(e uint32, t int32) bool {
-		if e == noParent { // a user root
+		if e == NoParent { // a user root
 			return !pf.ignNodes.Has(int(t))
 		}
 		return pf.allowed(e, t)
@@ -190,15 +209,15 @@ func (pf *PathFinder) costs() []int32 {
 	return h
 }
 
-// noParent marks a node without a BFS tree edge (a start of the walk).
-const noParent = ^uint32(0)
+// NoParent marks a node without a BFS tree edge (a start of the walk).
+const NoParent = ^uint32(0)
 
 // rootBFS is the two-phase BFS of PathFinder.costs and ShortestPaths: from
-// the user roots at cost 1 (those allowed admits with edge noParent),
+// the user roots at cost 1 (those allowed admits with edge NoParent),
 // then from the root at BaseSystemDistance (0 without user roots), over
 // the edges allowed admits; h receives each node's cost, -1 where none
 // reaches it. With parent it records each reached node's BFS tree edge
-// (noParent for the starts): a BFS reaches every node first by a cheapest
+// (NoParent for the starts): a BFS reaches every node first by a cheapest
 // path. Costs fit an int32 as the search's labels' do: BaseSystemDistance
 // plus a path's length. Each node is queued once, so the queue is one
 // buffer of N entries, taken from sc (nil: a fresh one): grown by
@@ -231,42 +250,43 @@ func rootBFS(g *model.Graph, roots *Roots, h []int32, allowed func(e uint32, t i
 		}
 	}
 	for _, u := range roots.User {
-		if h[u] < 0 && allowed(noParent, u) {
-			reach(u, 1, noParent)
+		if h[u] < 0 && allowed(NoParent, u) {
+			reach(u, 1, NoParent)
 		}
 	}
 	bfs()
 	queue = queue[:0]
 	if len(roots.User) > 0 {
-		reach(g.Root, BaseSystemDistance, noParent)
+		reach(g.Root, BaseSystemDistance, NoParent)
 	} else {
-		reach(g.Root, 0, noParent)
+		reach(g.Root, 0, NoParent)
 	}
 	bfs()
 }
 
-// PathFinder returns a PathFinder over a's graph for opt. Without
-// ignore lists its distances are those of the tree ShortestPaths reads
-// paths off (the same walk over the same edges), made once and kept, so
-// a front end that asks for paths again and again (heapx serve) walks the
-// graph once and keeps one copy of them; derive finders for other K and
-// ignore lists with With.
+// PathFinder returns a PathFinder over a's graph for opt. Its
+// distances are those of the tree ShortestPaths reads paths off (the
+// same walk over the same edges), and the finder they make is kept with
+// the analysis, so a front end or a report that asks for paths again and
+// again (heapx serve, heapx report) walks the graph once and keeps one
+// copy of them; the finder for opt is derived from it (With).
 func (a *Analysis) PathFinder(opt PathOptions) *PathFinder {
-	if len(opt.IgnoreNodes) > 0 || len(opt.IgnoreEdges) > 0 {
-		return NewPathFinder(a.Graph, a.Retainers(), a.Roots, opt)
-	}
-	cost, _ := a.shortestPathTree()
-	n := a.Graph.NumNodes()
-	pf := &PathFinder{g: a.Graph, ret: a.Retainers(), roots: a.Roots, k: newKinds(a.Graph), opt: opt,
-		ignNodes: NewBits(n), ignEdges: NewBits(a.Graph.NumEdges()), isUser: NewBits(n), h: cost}
-	for _, u := range a.Roots.User {
-		pf.isUser.Set(int(u))
-	}
-	return pf.With(opt)
+	a.finderOnce.Do(func() {
+		cost, _ := a.ShortestPathTree()
+		n := a.Graph.NumNodes()
+		pf := &PathFinder{g: a.Graph, ret: a.Retainers(), roots: a.Roots, k: kinds.New(a.Graph), opt: PathOptions{K: 1, MaxExpansions: 1000000},
+			ignNodes: NewBits(n), ignEdges: NewBits(a.Graph.NumEdges()), isUser: NewBits(n), h: cost,
+			hops: a.plainHops(), ri: a.RuntimeInternals()}
+		for _, u := range a.Roots.User {
+			pf.isUser.Set(int(u))
+		}
+		a.finder = pf
+	})
+	return a.finder.With(opt)
 }
 
 // ShortestPaths returns one shortest retainer path to each target, with
-// the preferences of PathFinder.Find (a path from a user root before one
+// the preferences of PathFinder.Shortest (a path from a user root before one
 // from elsewhere at the root, then the shortest), without a retainer
 // index: one forward BFS from the roots records each node's tree edge, the
 // first time any paths are asked for, and every later call reads paths off
@@ -277,12 +297,12 @@ func (a *Analysis) PathFinder(opt PathOptions) *PathFinder {
 // the K items of a list are K²/2 hops (MergedPaths merges the paths of
 // any number of targets without building them; the leak traces of Leaks
 // share a trie). An unreachable target gets a Path with Cost -1 and no
-// steps; the root gets an empty system path, as from Find. Safe for
+// steps; the root gets an empty system path, as from Shortest. Safe for
 // concurrent use.
 func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 	g := a.Graph
-	k := newKinds(g)
-	h, parent := a.shortestPathTree()
+	k := kinds.New(g)
+	h, parent := a.ShortestPathTree()
 	out := make([]Path, len(targets))
 	for i, t := range targets {
 		if h[t] < 0 {
@@ -291,9 +311,9 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 		}
 		p := Path{Cost: int64(h[t])}
 		v := t
-		for parent[v] != noParent {
+		for parent[v] != NoParent {
 			e := parent[v]
-			from := edgeSource(g, e)
+			from := EdgeSource(g, e)
 			p.Steps = append(p.Steps, PathStep{From: from, Edge: e, To: v})
 			v = from
 		}
@@ -301,7 +321,7 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 			// A user root: the path starts with the root's edge to it.
 			s, end := g.EdgeRange(g.Root)
 			for e := s; e < end; e++ {
-				if g.Edges.To[e] == v && !k.weak[g.Edges.Type[e]] {
+				if g.Edges.To[e] == v && !k.Weak[g.Edges.Type[e]] {
 					p.Steps = append(p.Steps, PathStep{From: g.Root, Edge: e, To: v})
 					break
 				}
@@ -315,23 +335,37 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 	return out
 }
 
-// shortestPathTree returns the BFS tree ShortestPaths reads paths off:
-// each node's cost (-1 where no path reaches it) and tree edge (noParent
+// plainHops returns each node's plain hop count from the root
+// (plainHops), computed on first use and kept.
+func (a *Analysis) plainHops() []int32 {
+	a.hopsOnce.Do(func() { a.hops = plainHops(a.Graph, kinds.New(a.Graph), a.sc) })
+	return a.hops
+}
+
+// ShortestPathTree returns the BFS tree ShortestPaths reads paths off:
+// each node's cost (-1 where no path reaches it) and tree edge (NoParent
 // at the root and the user roots), computed on first use.
-func (a *Analysis) shortestPathTree() (cost []int32, parent []uint32) {
+func (a *Analysis) ShortestPathTree() (cost []int32, parent []uint32) {
 	a.treeOnce.Do(func() {
 		g := a.Graph
-		k := newKinds(g)
+		k := kinds.New(g)
 		n := g.NumNodes()
 		a.treeCost = make([]int32, n)
 		a.treeEdge = make([]uint32, n)
-		rootBFS(g, a.Roots, a.treeCost, func(e uint32, _ int32) bool { return e == noParent || !k.weak[g.Edges.Type[e]] }, a.treeEdge, a.sc)
+		rootBFS(g, a.Roots, a.treeCost, func(e uint32, _ int32) bool { return e == NoParent || !k.Weak[g.Edges.Type[e]] }, a.treeEdge, a.sc)
 	})
 	return a.treeCost, a.treeEdge
 }
 
-// edgeSource returns the node whose edge range holds edge e.
-func edgeSource(g *model.Graph, e uint32) int32 {
+// RootBFS is rootBFS over a's graph from its root and user roots: the
+// cost of the cheapest path to each node over the edges allowed accepts
+// and, with parent, each node's BFS tree edge.
+func (a *Analysis) RootBFS(cost []int32, allowed func(e uint32, to int32) bool, parent []uint32) {
+	rootBFS(a.Graph, a.Roots, cost, allowed, parent, a.sc)
+}
+
+// EdgeSource returns the node whose edge range holds edge e.
+func EdgeSource(g *model.Graph, e uint32) int32 {
 	fe := g.Nodes.FirstEdge
 	return int32(sort.Search(g.NumNodes(), func(i int) bool { return fe[i+1] > e }))
 }
@@ -417,12 +451,13 @@ func (q *labelQueue) pop() int32 {
 	return top
 }
 
-// Find returns up to K shortest simple retainer paths from the root to
-// target, cheapest first: paths from a user root (through the root's edge
-// to it) before paths that start elsewhere at the root, shorter before
-// longer. Weak edges are never used. It returns nil when target is
-// unreachable.
-func (pf *PathFinder) Find(target model.NodeIndex) []Path {
+// Shortest returns up to K shortest simple retainer paths from the root
+// to target, cheapest first, in DevTools' order: paths from a user root
+// (through the root's edge to it) before paths that start elsewhere at
+// the root, shorter before longer. Weak edges are never used. It returns
+// nil when target is unreachable. Find, the paths heapx shows, starts
+// from its first.
+func (pf *PathFinder) Shortest(target model.NodeIndex) []Path {
 	g := pf.g
 	if pf.h[target] < 0 && target != g.Root {
 		return nil
@@ -550,9 +585,32 @@ func (pf *PathFinder) build(labels []pathLabel, li int32) (p Path, ok bool) {
 	return p, true
 }
 
-// RetainerPaths returns up to opt.K shortest retainer paths from the root
-// to target (see PathFinder.Find). ret is g's retainer index
+// RetainerPaths returns up to opt.K retainer paths from the root to
+// target, the paths heapx shows (see PathFinder.Find). ret is g's retainer index
 // (model.BuildRetainers).
 func RetainerPaths(g *model.Graph, ret *model.Retainers, roots *Roots, target model.NodeIndex, opt PathOptions) []Path {
 	return NewPathFinder(g, ret, roots, opt).Find(target)
+}
+
+// MaxRepeatPeriod is the longest block of hops that folds where it
+// repeats, in leak traces, merged paths and path tables. Longer cycles
+// are rare in heaps, and each period tried costs a comparison per hop.
+const MaxRepeatPeriod = 3
+
+// RepeatPeriod returns k when the newest of depth+1 steps completes a
+// repeat of the block of k steps before it (k at most MaxRepeatPeriod, the
+// shortest such k), else 0. same(i, j) compares the steps i and j steps
+// back from the newest (0 is the newest); a repeat of k is same(i, i+k)
+// for every i below k, which needs depth at least 2k-1.
+func RepeatPeriod(depth int, same func(i, j int) bool) int {
+	for k := 1; k <= MaxRepeatPeriod && depth >= 2*k-1; k++ {
+		ok := true
+		for i := 0; i < k && ok; i++ {
+			ok = same(i, i+k)
+		}
+		if ok {
+			return k
+		}
+	}
+	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -88,7 +89,7 @@ var RawPolicy = Policy{Name: "raw", SkipSelfEdges: true}
 // shared indeed. Firefox writes only what its walk from the roots reached:
 // the rule changes nothing there.
 func DefaultPolicy(g *model.Graph) Policy {
-	if isV8(g) {
+	if kinds.IsV8(g) {
 		return DevToolsPolicy
 	}
 	return Policy{Name: "default", SkipEphemeronEdges: true, SkipSelfEdges: true, SkipInnerShortcuts: true}
@@ -121,7 +122,7 @@ func (p Policy) EssentialEdges(g *model.Graph, roots *Roots) *Essential {
 	if p.SkipIntoPageOwned && roots != nil && roots.PageOwned == nil && len(roots.seeds) > 0 {
 		// Roots from FromResults leave the set to whoever needs it;
 		// without it the page-owned rule would silently not apply.
-		roots.PageOwned = reachFrom(g, newKinds(g), roots.seeds)
+		roots.PageOwned = reachFrom(g, kinds.New(g), roots.seeds)
 	}
 	f := newEdgeFilter(g, roots, p)
 	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type

@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/internal/analysistest"
 	"github.com/heapx/heapx/formats/hprof"
-	"github.com/heapx/heapx/formats/v8"
+	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
 )
 
@@ -16,30 +17,30 @@ import (
 // graph whose only paths to some nodes go through edges the distances
 // filter refuses, and on every V8 fixture.
 func TestReachableFromDistances(t *testing.T) {
-	g := build([]tnode{
-		{"synthetic", "", 0},                    // 0 root
-		obj("global", 10),                       // 1 user root
-		{"array", "(map descriptors)", 8},       // 2
-		obj("behindDescriptor", 4),              // 3 element 4 of the descriptors: refused
-		obj("behindIt", 2),                      // 4 only through 3
-		{"hidden", "system / NativeContext", 8}, // 5
-		{"object", "sloppy", 4},                 // 6 only through sloppy_function_map: refused
-		obj("weaklyHeld", 6),                    // 7 only through a weak edge: unreachable
-		obj("garbage", 6),                       // 8 no edge at all
-		{"array", "(map descriptors)", 8},       // 9 reached only from 8: unreachable
-		{"synthetic", "(GC roots)", 0},          // 10 a synthetic root child, not a user root
-		obj("fromGCRoots", 3),                   // 11
-	}, []tedge{
-		prop(0, 1, "global"),
-		{from: 0, to: 10, typ: eElement, index: 1},
-		prop(1, 2, "descriptors"),
-		{from: 2, to: 3, typ: eElement, index: 4},
-		prop(3, 4, "x"),
-		prop(1, 5, "context"),
-		{from: 5, to: 6, typ: eInternal, name: "sloppy_function_map"},
-		{from: 1, to: 7, typ: eWeak, name: "w"},
-		{from: 8, to: 9, typ: eProperty, name: "d"},
-		prop(10, 11, "r"),
+	g := analysistest.Build([]analysistest.Node{
+		{Type: "synthetic", Name: "", Size: 0},                    // 0 root
+		analysistest.Obj("global", 10),                            // 1 user root
+		{Type: "array", Name: "(map descriptors)", Size: 8},       // 2
+		analysistest.Obj("behindDescriptor", 4),                   // 3 element 4 of the descriptors: refused
+		analysistest.Obj("behindIt", 2),                           // 4 only through 3
+		{Type: "hidden", Name: "system / NativeContext", Size: 8}, // 5
+		{Type: "object", Name: "sloppy", Size: 4},                 // 6 only through sloppy_function_map: refused
+		analysistest.Obj("weaklyHeld", 6),                         // 7 only through a weak edge: unreachable
+		analysistest.Obj("garbage", 6),                            // 8 no edge at all
+		{Type: "array", Name: "(map descriptors)", Size: 8},       // 9 reached only from 8: unreachable
+		{Type: "synthetic", Name: "(GC roots)", Size: 0},          // 10 a synthetic root child, not a user root
+		analysistest.Obj("fromGCRoots", 3),                        // 11
+	}, []analysistest.Edge{
+		analysistest.Prop(0, 1, "global"),
+		{From: 0, To: 10, Type: analysistest.ElementEdge, Index: 1},
+		analysistest.Prop(1, 2, "descriptors"),
+		{From: 2, To: 3, Type: analysistest.ElementEdge, Index: 4},
+		analysistest.Prop(3, 4, "x"),
+		analysistest.Prop(1, 5, "context"),
+		{From: 5, To: 6, Type: analysistest.InternalEdge, Name: "sloppy_function_map"},
+		{From: 1, To: 7, Type: analysistest.WeakEdge, Name: "w"},
+		{From: 8, To: 9, Type: analysistest.PropertyEdge, Name: "d"},
+		analysistest.Prop(10, 11, "r"),
 	})
 	dist := analysis.Distances(g, analysis.FindRoots(g), nil)
 	if dist[3] != analysis.NoDistance || dist[4] != analysis.NoDistance || dist[6] != analysis.NoDistance {
@@ -53,8 +54,8 @@ func TestReachableFromDistances(t *testing.T) {
 
 	// A user root held by a weak root edge only: the search from it
 	// reaches what the root does not, so the derivation is refused.
-	weak := build([]tnode{{"synthetic", "", 0}, obj("global", 1), obj("x", 1)},
-		[]tedge{{from: 0, to: 1, typ: eWeak, name: "w"}, prop(1, 2, "x")})
+	weak := analysistest.Build([]analysistest.Node{{Type: "synthetic", Name: "", Size: 0}, analysistest.Obj("global", 1), analysistest.Obj("x", 1)},
+		[]analysistest.Edge{{From: 0, To: 1, Type: analysistest.WeakEdge, Name: "w"}, analysistest.Prop(1, 2, "x")})
 	if r := analysis.ReachableFromDistances(weak); r != nil {
 		t.Errorf("derived %b with a weakly held user root", r)
 	}

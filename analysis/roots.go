@@ -3,6 +3,7 @@ package analysis
 import (
 	"sort"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
 
@@ -40,13 +41,13 @@ const docDOMTreesName = "(Document DOM trees)"
 
 // FindRoots computes the user roots and the page-owned set of g.
 func FindRoots(g *model.Graph) *Roots {
-	return findRoots(g, true)
+	return FindRootsWith(g, true)
 }
 
-// findRoots is FindRoots; without pageOwned it leaves PageOwned nil (with
+// FindRootsWith is FindRoots; without pageOwned it leaves PageOwned nil (with
 // its seeds noted) for ComputeDominators to derive during its DFS.
-func findRoots(g *model.Graph, pageOwned bool) *Roots {
-	k := newKinds(g)
+func FindRootsWith(g *model.Graph, pageOwned bool) *Roots {
+	k := kinds.New(g)
 	r := &Roots{Root: g.Root}
 	if g.NumNodes() == 0 {
 		return r
@@ -55,14 +56,14 @@ func findRoots(g *model.Graph, pageOwned bool) *Roots {
 	var seeds []model.NodeIndex
 	for e := start; e < end; e++ {
 		to := g.Edges.To[e]
-		isDocTrees := k.nodeKindOf(g, to) == kSynthetic && g.NodeName(to) == docDOMTreesName
-		if k.nodeKindOf(g, to) != kSynthetic || isDocTrees {
+		isDocTrees := k.NodeOf(g, to) == kinds.Synthetic && g.NodeName(to) == docDOMTreesName
+		if k.NodeOf(g, to) != kinds.Synthetic || isDocTrees {
 			r.User = append(r.User, to)
 		}
-		switch k.edge[g.Edges.Type[e]] {
-		case eShortcut:
+		switch k.Edge[g.Edges.Type[e]] {
+		case kinds.EdgeShortcut:
 			seeds = append(seeds, to)
-		case eElement:
+		case kinds.EdgeElement:
 			if isDocTrees {
 				seeds = append(seeds, to)
 			}
@@ -76,14 +77,14 @@ func findRoots(g *model.Graph, pageOwned bool) *Roots {
 }
 
 // reachFrom marks every node reachable from seeds over non-weak edges.
-func reachFrom(g *model.Graph, k *kinds, seeds []model.NodeIndex) Bits {
+func reachFrom(g *model.Graph, k *kinds.Table, seeds []model.NodeIndex) Bits {
 	return markFrom(g, k, NewBits(g.NumNodes()), seeds)
 }
 
 // markFrom adds to seen every node reachable from seeds over non-weak
 // edges without passing through a node seen already, and returns it. The
 // set does not depend on visiting order, so a plain stack does.
-func markFrom(g *model.Graph, k *kinds, seen Bits, seeds []model.NodeIndex) Bits {
+func markFrom(g *model.Graph, k *kinds.Table, seen Bits, seeds []model.NodeIndex) Bits {
 	stack := make([]int32, 0, min(len(seeds), 1024))
 	for _, s := range seeds {
 		if !seen.Has(int(s)) {
@@ -97,7 +98,7 @@ func markFrom(g *model.Graph, k *kinds, seen Bits, seeds []model.NodeIndex) Bits
 		stack = stack[:len(stack)-1]
 		for e := fe[n]; e < fe[n+1]; e++ {
 			t := to[e]
-			if seen.Has(int(t)) || k.weak[typ[e]] {
+			if seen.Has(int(t)) || k.Weak[typ[e]] {
 				continue
 			}
 			seen.Set(int(t))
@@ -114,7 +115,7 @@ func Reachable(g *model.Graph) Bits {
 	if g.NumNodes() == 0 {
 		return nil
 	}
-	return reachFrom(g, newKinds(g), []model.NodeIndex{g.Root})
+	return reachFrom(g, kinds.New(g), []model.NodeIndex{g.Root})
 }
 
 // ClassTotal is a count and a size summed over the nodes of one class.

@@ -76,3 +76,12 @@ func (s *scratch) put(b []int32) {
 	s.bufs = append(s.bufs, b[:0])
 	s.mu.Unlock()
 }
+
+// BorrowScratch returns a buffer of n int32 (zeroed if zero is set) from
+// those a's passes left behind, for a later pass over a's graph, which
+// gives it back with ReturnScratch when done: passes in other packages
+// (suspects, shapes) then reuse the analysis's memory as its own do.
+func (a *Analysis) BorrowScratch(n int, zero bool) []int32 { return a.sc.get(n, zero) }
+
+// ReturnScratch hands a buffer from BorrowScratch back for later passes.
+func (a *Analysis) ReturnScratch(b []int32) { a.sc.put(b) }

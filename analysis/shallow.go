@@ -3,6 +3,8 @@ package analysis
 import (
 	"sync/atomic"
 
+	"github.com/heapx/heapx/analysis/internal/kinds"
+	"github.com/heapx/heapx/analysis/internal/parallel"
 	"github.com/heapx/heapx/model"
 )
 
@@ -48,16 +50,16 @@ func ShallowSizes(g *model.Graph, roots *Roots, ds *DOMState) []uint64 {
 // compare-and-swap and followed by a revisit of the changed node by the
 // goroutine that made it; the result is the same for any schedule.
 func redistribute(g *model.Graph, roots *Roots, ds *DOMState, owners []uint32, size []uint64) {
-	k := newKinds(g)
+	k := kinds.New(g)
 	n := g.NumNodes()
 	fe, to, typ := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type
 	const chunk = 1 << 14
-	parallelChunks(n, chunk, func(lo, hi int) {
+	parallel.Chunks(n, chunk, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			switch k.node[g.Nodes.Type[i]] {
-			case kHidden, kArray:
+			switch k.Node[g.Nodes.Type[i]] {
+			case kinds.Hidden, kinds.Array:
 				owners[i] = ownerUnvisited
-			case kNative:
+			case kinds.Native:
 				if !ds.isRenamed(int32(i)) && g.NodeName(int32(i)) == externalStringDataName {
 					owners[i] = ownerUnvisited
 				} else {
@@ -69,7 +71,7 @@ func redistribute(g *model.Graph, roots *Roots, ds *DOMState, owners []uint32, s
 		}
 		g.Nodes.Size.CopyTo(size[lo:hi], lo)
 	})
-	parallelChunks(n, chunk, func(lo, hi int) {
+	parallel.Chunks(n, chunk, func(lo, hi int) {
 		var stack []uint32
 		for i := lo; i < hi; i++ {
 			if atomic.LoadUint32(&owners[i]) != uint32(i) {
@@ -81,7 +83,7 @@ func redistribute(g *model.Graph, roots *Roots, ds *DOMState, owners []uint32, s
 				stack = stack[:len(stack)-1]
 				owner := atomic.LoadUint32(&owners[id])
 				for e := fe[id]; e < fe[id+1]; e++ {
-					if k.weak[typ[e]] {
+					if k.Weak[typ[e]] {
 						continue
 					}
 					t := uint32(to[e])
@@ -104,13 +106,13 @@ func redistribute(g *model.Graph, roots *Roots, ds *DOMState, owners []uint32, s
 		}
 	})
 	root := uint32(roots.Root)
-	parallelChunks(n, chunk, func(lo, hi int) {
+	parallel.Chunks(n, chunk, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := owners[i]
 			if o == ownerUnvisited || o == ownerMultiple || o == uint32(i) {
 				continue
 			}
-			if o == root || k.node[g.Nodes.Type[o]] == kSynthetic {
+			if o == root || k.Node[g.Nodes.Type[o]] == kinds.Synthetic {
 				continue
 			}
 			atomic.AddUint64(&size[o], g.Nodes.Size.At(i))

@@ -83,7 +83,7 @@ func snapshotServer(chunks []string, cutAfter int) *cdptest.Server {
 // connect opens a session with the fake endpoint, as --inspect does.
 func connect(t *testing.T, srv *cdptest.Server) *V8 {
 	t.Helper()
-	s, err := ConnectV8(context.Background(), srv.HostPort(), "")
+	s, err := ConnectV8(context.Background(), srv.HostPort(), "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func Launch(ctx context.Context, argv []string, out io.Writer) (*Process, error)
 		return nil, errors.New("no command to start")
 	}
 	if !isNode(argv[0]) {
-		return nil, fmt.Errorf("heapx starts Node.js programs (node app.js ...), not %q; start another launcher with node's --inspect yourself and use --inspect HOST:PORT", argv[0])
+		return nil, fmt.Errorf("%q is not node: Launch starts Node.js programs", argv[0])
 	}
 	urls := make(chan string, 1)
 	p := &Process{exited: make(chan struct{})}
@@ -75,7 +75,8 @@ func Launch(ctx context.Context, argv []string, out io.Writer) (*Process, error)
 	case p.WebSocketURL = <-urls:
 		return p, nil
 	case <-p.exited:
-		return nil, fmt.Errorf("%s before its inspector started listening", p.describeExit())
+		e := p.Exit("its inspector not yet listening")
+		return nil, e
 	case <-timer.C:
 		p.Stop()
 		return nil, fmt.Errorf("%s did not start its inspector within %v", argv[0], startTimeout)
@@ -95,29 +96,36 @@ func isNode(prog string) bool {
 // Exited is closed when the program has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
-// ExitError says how the program ended, once it has.
-func (p *Process) ExitError() error {
+// Exit says how the program ended, with its last lines on stderr; nil
+// while it runs. done says what the capture had done by then.
+func (p *Process) Exit(done string) *ProgramExit {
 	select {
 	case <-p.exited:
-		return errors.New(p.describeExit())
 	default:
 		return nil
 	}
-}
-
-// describeExit says how the program ended, in a user's words.
-func (p *Process) describeExit() string {
-	name := filepath.Base(p.cmd.Path)
+	e := &ProgramExit{Program: filepath.Base(p.cmd.Path), Status: -1, Stderr: p.out.tail(), Done: done}
 	var ee *exec.ExitError
 	switch {
 	case p.waitErr == nil:
-		return name + " exited"
-	case errors.As(p.waitErr, &ee) && ee.ExitCode() >= 0:
-		return fmt.Sprintf("%s exited with status %d", name, ee.ExitCode())
+		e.Status = 0
 	case errors.As(p.waitErr, &ee):
-		return fmt.Sprintf("%s was stopped (%v)", name, ee.ProcessState)
+		e.Status = ee.ExitCode()
+		e.Signal = exitSignal(ee.ProcessState)
 	}
-	return fmt.Sprintf("%s: %v", name, p.waitErr)
+	return e
+}
+
+// waitExit waits up to d for the program to exit by itself, as node does
+// once the debugger that held it has gone, and says how it ended; nil if
+// it is still running.
+func (p *Process) waitExit(d time.Duration, done string) *ProgramExit {
+	select {
+	case <-p.exited:
+		return p.Exit(done)
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // stopGrace is how long the program has to exit after SIGTERM.
@@ -140,15 +148,45 @@ func (p *Process) Stop() {
 	}
 }
 
+// tailLines is how many of a program's last lines on stderr are kept, to
+// say why it ended; maxLine bounds each.
+const (
+	tailLines  = 50
+	maxLine    = 1024
+	maxPartial = 64 << 10
+)
+
 // lineFilter passes a program's stderr on, line by line, but for the
 // lines node's inspector adds; the first says where the inspector
-// listens, which it sends on found.
+// listens, which it sends on found. It keeps the last tailLines lines.
 type lineFilter struct {
 	mu      sync.Mutex
 	out     io.Writer
 	found   chan<- string
 	partial []byte
 	sent    bool
+	last    []string // a ring of the last lines, next at next
+	next    int
+}
+
+// tail returns the last lines the program wrote, oldest first.
+func (f *lineFilter) tail() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append(append([]string(nil), f.last[f.next:]...), f.last[:f.next]...)
+}
+
+// keep adds a line to the ring.
+func (f *lineFilter) keep(s string) {
+	if len(s) > maxLine {
+		s = s[:maxLine] + "…"
+	}
+	if len(f.last) < tailLines {
+		f.last = append(f.last, s)
+		return
+	}
+	f.last[f.next] = s
+	f.next = (f.next + 1) % tailLines
 }
 
 func (f *lineFilter) Write(b []byte) (int, error) {
@@ -159,6 +197,11 @@ func (f *lineFilter) Write(b []byte) (int, error) {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
 			f.partial = append(f.partial, b...)
+			if len(f.partial) > maxPartial {
+				// A line that never ends is passed on as it comes.
+				f.line(f.partial)
+				f.partial = f.partial[:0]
+			}
 			break
 		}
 		line := b[:i+1]
@@ -181,6 +224,7 @@ func (f *lineFilter) line(line []byte) {
 	}
 	if !cdp.InspectorNoise(s) {
 		f.out.Write(line)
+		f.keep(s)
 	}
 }
 

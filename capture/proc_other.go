@@ -18,3 +18,6 @@ func kill(p *os.Process) { p.Kill() }
 
 // SnapshotSignals is empty: there is no SIGUSR1 to take a snapshot with.
 var SnapshotSignals []os.Signal
+
+// exitSignal is 0: without signals, a process only exits.
+func exitSignal(*os.ProcessState) syscall.Signal { return 0 }

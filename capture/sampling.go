@@ -72,31 +72,129 @@ func (s *V8) Sampling(ctx context.Context, path string, d time.Duration, interva
 	if st.Finished, err = s.wait(ctx, d, "sampling allocations", p); err != nil {
 		return st, err
 	}
-	var r struct {
-		Profile json.RawMessage `json:"profile"`
-	}
-	if err := s.conn.Call(ctx, "HeapProfiler.stopSampling", nil, &r); err != nil {
-		return st, s.cause(ctx, err)
-	}
-	var prof struct {
-		Head    json.RawMessage `json:"head"`
-		Samples []struct {
-			Size float64 `json:"size"`
-		} `json:"samples"`
-	}
-	if err := json.Unmarshal(r.Profile, &prof); err != nil || prof.Head == nil {
-		return st, fmt.Errorf("HeapProfiler.stopSampling: the target's answer (%d bytes) is not a sampling heap profile", len(r.Profile))
-	}
-	st.Samples = len(prof.Samples)
-	for _, x := range prof.Samples {
-		st.Bytes += int64(x.Size)
-	}
-	p.Phase("writing "+path, int64(len(r.Profile)))
+	// The profile comes in one reply, of hundreds of MB after a long
+	// run: it goes to the file as it arrives.
+	p.Phase("writing "+path, -1)
 	_, err = writeFile(path, func(w io.Writer) error {
-		_, err := w.Write(r.Profile)
-		return err
+		return s.cause(ctx, s.conn.CallStream(ctx, "HeapProfiler.stopSampling", nil, "profile", func(profile io.Reader) error {
+			var err error
+			st.Samples, st.Bytes, err = copyProfile(w, profile)
+			return err
+		}))
 	})
 	return st, err
+}
+
+// copyProfile copies a sampling heap profile to w, counting its samples
+// and their bytes on the way: a reader of the copy checks it is one.
+func copyProfile(w io.Writer, profile io.Reader) (samples int, bytes int64, err error) {
+	pr, pw := io.Pipe()
+	type counted struct {
+		samples int
+		bytes   int64
+		err     error
+	}
+	done := make(chan counted, 1)
+	go func() {
+		var c counted
+		c.samples, c.bytes, c.err = countSamples(pr)
+		io.Copy(io.Discard, pr) // whatever follows a bad profile
+		done <- c
+	}()
+	_, err = io.Copy(io.MultiWriter(w, pw), profile)
+	pw.CloseWithError(err)
+	c := <-done
+	switch {
+	case err != nil:
+		return 0, 0, err
+	case c.err != nil:
+		return 0, 0, fmt.Errorf("HeapProfiler.stopSampling: the target's answer is not a sampling heap profile: %w", c.err)
+	}
+	return c.samples, c.bytes, nil
+}
+
+// countSamples reads a sampling heap profile, {"head": call tree,
+// "samples": [{size, nodeId, ordinal}]}, token by token (never whole),
+// and counts its samples and their bytes.
+func countSamples(r io.Reader) (samples int, bytes int64, err error) {
+	dec := json.NewDecoder(r)
+	if err := expectDelim(dec, '{'); err != nil {
+		return 0, 0, err
+	}
+	head := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0, 0, err
+		}
+		switch key {
+		case "samples":
+			if err := expectDelim(dec, '['); err != nil {
+				return 0, 0, err
+			}
+			for dec.More() {
+				var s struct {
+					Size float64 `json:"size"`
+				}
+				if err := dec.Decode(&s); err != nil {
+					return 0, 0, err
+				}
+				samples++
+				bytes += int64(s.Size)
+			}
+			if err := expectDelim(dec, ']'); err != nil {
+				return 0, 0, err
+			}
+		default:
+			head = head || key == "head"
+			if err := skipValue(dec); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return 0, 0, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return 0, 0, errors.New("more after the profile's end")
+	}
+	if !head {
+		return 0, 0, errors.New(`no "head" call tree`)
+	}
+	return samples, bytes, nil
+}
+
+// expectDelim reads the next token, which must be d.
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t != d {
+		return fmt.Errorf("%v where %v was expected", t, d)
+	}
+	return nil
+}
+
+// skipValue reads past the next value, token by token: a call tree of
+// any size or depth costs no memory.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // hasCollectedOption reports whether the target's startSampling takes
@@ -104,7 +202,9 @@ func (s *V8) Sampling(ctx context.Context, path string, d time.Duration, interva
 // A target reached by ws:// URL alone may have no listing (a proxy): then
 // the options are tried, and a refusal falls back.
 func (s *V8) hasCollectedOption(ctx context.Context) (bool, error) {
-	ok, err := cdp.HasParameter(ctx, s.hostPort, "HeapProfiler", "startSampling", "includeObjectsCollectedByMajorGC")
+	lctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	ok, err := cdp.HasParameter(lctx, s.hostPort, "HeapProfiler", "startSampling", "includeObjectsCollectedByMajorGC")
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, err

@@ -34,12 +34,19 @@ type TimelineStats struct {
 	intervalSizes   []int64
 }
 
+// validInterval reports whether k can be an interval's index: V8 opens
+// one interval per update, so an index past the updates seen is a
+// target's lie, which must not make heapx allocate.
+func (st *TimelineStats) validInterval(k int64) bool {
+	return k >= 0 && k <= int64(st.Updates)+1
+}
+
 // record applies one heapStatsUpdate: triplets (interval index, live
 // count, live size) for the intervals whose numbers changed.
 func (st *TimelineStats) record(update []int64) {
 	for i := 0; i+2 < len(update); i += 3 {
 		k := int(update[i])
-		if k < 0 {
+		if !st.validInterval(update[i]) {
 			continue
 		}
 		for len(st.intervalObjects) <= k {
@@ -117,8 +124,8 @@ func (s *V8) timeline(ctx context.Context, path string, d time.Duration, p Progr
 		if json.Unmarshal(params, &u) == nil {
 			mu.Lock()
 			st.record(u.StatsUpdate)
-			for i := 0; i+2 < len(u.StatsUpdate); i += 3 {
-				if k := u.StatsUpdate[i]; k >= 0 {
+			for i := 0; i+2 < len(u.StatsUpdate) && len(update.Intervals) <= maxUpdateIntervals(st.Updates); i += 3 {
+				if k := u.StatsUpdate[i]; st.validInterval(k) {
 					update.Intervals = append(update.Intervals, model.IntervalStats{Index: uint32(k), Count: uint32(u.StatsUpdate[i+1]), Size: uint64(u.StatsUpdate[i+2])})
 				}
 			}
@@ -175,6 +182,10 @@ func (s *V8) timeline(ctx context.Context, path string, d time.Duration, p Progr
 	st.Duration, st.Finished = tracked, finished
 	return st, nil
 }
+
+// maxUpdateIntervals bounds the statistics one update collects: each
+// interval open by then, a few times over (V8 sends each once).
+func maxUpdateIntervals(updates int) int { return 4*(updates+2) + 1024 }
 
 // idleCheck is true in a Node.js program that has finished: nothing keeps
 // its event loop alive (no timer, request or open handle but the stdio

@@ -36,6 +36,7 @@ func (noProgress) Set(int64)           {}
 type V8 struct {
 	conn     *cdp.Conn
 	hostPort string        // of the endpoint's HTTP listings
+	timeout  time.Duration // of the listings, the connection and each call
 	ended    chan struct{} // Node said the program finished
 	endOnce  sync.Once
 	waiting  bool // the program waits for RunProgram
@@ -45,8 +46,13 @@ type V8 struct {
 // HOST:PORT (or just PORT, on this machine) of a DevTools endpoint, where
 // it picks the target whose URL contains urlPart. Without urlPart the
 // endpoint must list one target, as `node --inspect` does; a Chrome with
-// several tabs needs urlPart to say which page.
-func ConnectV8(ctx context.Context, endpoint, urlPart string) (*V8, error) {
+// several tabs needs urlPart to say which page. timeout (0 for
+// cdp.DefaultTimeout) bounds the listing, the connection, and then each
+// call as cdp.Conn.Call says.
+func ConnectV8(ctx context.Context, endpoint, urlPart string, timeout time.Duration) (*V8, error) {
+	if timeout <= 0 {
+		timeout = cdp.DefaultTimeout
+	}
 	wsURL := endpoint
 	var hostPort string
 	if strings.HasPrefix(endpoint, "ws://") || strings.HasPrefix(endpoint, "wss://") {
@@ -57,7 +63,9 @@ func ConnectV8(ctx context.Context, endpoint, urlPart string) (*V8, error) {
 		hostPort = hp
 	} else {
 		hostPort = endpointHostPort(endpoint)
-		ts, err := cdp.ListTargets(ctx, hostPort)
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		ts, err := cdp.ListTargets(lctx, hostPort)
+		cancel()
 		if err != nil {
 			return nil, err
 		}
@@ -67,11 +75,11 @@ func ConnectV8(ctx context.Context, endpoint, urlPart string) (*V8, error) {
 		}
 		wsURL = t.WebSocketURL
 	}
-	conn, err := cdp.Dial(ctx, wsURL)
+	conn, err := cdp.Dial(ctx, wsURL, timeout)
 	if err != nil {
 		return nil, err
 	}
-	s := &V8{conn: conn, hostPort: hostPort, ended: make(chan struct{})}
+	s := &V8{conn: conn, hostPort: hostPort, timeout: timeout, ended: make(chan struct{})}
 	// Node says when the program has finished and only the debugger
 	// keeps it alive; a Chrome page has no NodeRuntime, which is fine.
 	conn.On("NodeRuntime.waitingForDisconnect", func(json.RawMessage) { s.endOnce.Do(func() { close(s.ended) }) })
@@ -84,8 +92,8 @@ func ConnectV8(ctx context.Context, endpoint, urlPart string) (*V8, error) {
 
 // ConnectProcess connects to a program Launch started. The program
 // waits for RunProgram before running its first line.
-func ConnectProcess(ctx context.Context, p *Process) (*V8, error) {
-	s, err := ConnectV8(ctx, p.WebSocketURL, "")
+func ConnectProcess(ctx context.Context, p *Process, timeout time.Duration) (*V8, error) {
+	s, err := ConnectV8(ctx, p.WebSocketURL, "", timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +180,7 @@ func (s *V8) Why() error {
 	}
 	select {
 	case <-s.ended:
-		return errors.New("the program finished before the capture did")
+		return errFinished
 	default:
 		return nil
 	}
@@ -239,7 +247,7 @@ func (s *V8) streamSnapshot(ctx context.Context, path string, p Progress, method
 		p = noProgress{}
 	}
 	return writeFile(path, func(w io.Writer) error {
-		sink := &chunkSink{w: w, p: p, path: path}
+		sink := &chunkSink{w: w, p: p, path: path, conn: s.conn}
 		defer s.conn.On("HeapProfiler.addHeapSnapshotChunk", sink.chunk)()
 		defer s.conn.On("HeapProfiler.reportHeapSnapshotProgress", sink.progress)()
 		err := s.conn.Call(ctx, method, map[string]bool{"reportProgress": true}, nil)
@@ -272,6 +280,8 @@ func (s *V8) cause(ctx context.Context, err error) error {
 // written: mu keeps the two apart.
 type chunkSink struct {
 	mu       sync.Mutex
+	conn     *cdp.Conn // told of each step forward (cdp.Conn.Progress)
+	done     int64     // the last progress reported
 	w        io.Writer
 	p        Progress
 	path     string
@@ -309,6 +319,9 @@ func (k *chunkSink) chunk(params json.RawMessage) {
 	}
 	k.n += int64(len(c.Chunk))
 	k.p.Set(k.n)
+	if len(c.Chunk) > 0 {
+		k.conn.Progress()
+	}
 }
 
 func (k *chunkSink) progress(params json.RawMessage) {
@@ -323,6 +336,12 @@ func (k *chunkSink) progress(params json.RawMessage) {
 	}
 	if json.Unmarshal(params, &r) != nil || r.Total <= 0 {
 		return
+	}
+	// Only a step forward moves the deadline: a target repeating the
+	// same report is not building a snapshot.
+	if r.Done > k.done {
+		k.done = r.Done
+		k.conn.Progress()
 	}
 	// V8's units are its own (objects and references visited); the bar
 	// shows them per mille so that one bar fits whatever the total.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/heapx/heapx/formats/memtrace"
 	"github.com/heapx/heapx/internal/admit"
 	"github.com/heapx/heapx/session"
 )
@@ -36,7 +37,8 @@ const OpenSeries = "call open with file and baselines (earlier snapshots of the 
 type Options struct {
 	// Open reads and analyses file and its baselines (oldest first) and
 	// opens a session on them, ready to answer (session.Session.Prepare);
-	// nil opens with session.Open, silently. The command line passes its
+	// nil opens with session.Open (session.OpenTrace for a memory
+	// trace), silently. The command line passes its
 	// own, which shows progress on stderr.
 	Open func(file string, baselines []string) (*session.Session, error)
 	// Version is the version the server gives in its handshake.
@@ -81,6 +83,9 @@ type dump struct {
 func New(opt Options) *Server {
 	if opt.Open == nil {
 		opt.Open = func(file string, baselines []string) (*session.Session, error) {
+			if memtrace.IsTrace(file) && len(baselines) == 0 {
+				return session.OpenTrace(file, session.Options{})
+			}
 			s, err := session.Open(file, baselines, session.Options{OpenSeries: OpenSeries})
 			if err != nil {
 				return nil, err

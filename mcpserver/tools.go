@@ -137,7 +137,7 @@ type (
 	}
 	pathsIn struct {
 		ObjectRef
-		K      int      `json:"k,omitempty" jsonschema:"how many shortest paths, 1 to 20 (default 3)"`
+		K      int      `json:"k,omitempty" jsonschema:"how many paths, 1 to 20 (default 3)"`
 		Ignore []string `json:"ignore,omitempty" jsonschema:"ids of objects the paths must not go through (DevTools' ignore this retainer)"`
 	}
 	topIn struct {
@@ -298,7 +298,8 @@ type openAnswer struct {
 func (s *Server) addTools() {
 	tool(s, "open", "Open a heap dump",
 		"Read and analyse a heap dump (V8 .heapsnapshot/.heaptimeline, Firefox .fxsnapshot, Java .hprof, heapx .jsonl/.db; "+
-			"plain or gzip), with earlier snapshots of the same program as baselines for leaks and diff. Takes seconds to minutes "+
+			"plain or gzip), with earlier snapshots of the same program as baselines for leaks and diff, or a memory trace "+
+			"written by heapx trace (its lifetime queries: lifetimes, trace-leaks, access-paths...; overview is its report). Takes seconds to minutes "+
 			"for a large dump; it is kept open, and opening it again returns at once. Answers the dump's id (pass it as \"dump\"; "+
 			"calls without one ask about the dump opened last), its runtime, how its ids are written, node count, total size "+
 			"in bytes, its objects by category (counts, shallow bytes), warnings about the series, and the names of the queries.",
@@ -423,8 +424,9 @@ func (s *Server) addTools() {
 		"A page of the edges to an object (DevTools' Retainers), nearest to a root first, weak ones included and marked "+
 			"by their strength: edge type and name, and the retaining object with its sizes in bytes.",
 		s.edges("retainers", (*session.Session).Retainers))
-	tool(s, "paths", "What keeps an object alive: shortest paths from the roots",
-		"heapx paths --json: the k shortest retainer paths from a GC root to an object, each a list of steps (edge "+
+	tool(s, "paths", "What keeps an object alive: retainer paths from the roots, through the program's code",
+		"heapx paths --json: up to k retainer paths from a GC root to an object, the program's references first (among "+
+			"paths at most 3 hops longer than the shortest, the fewest through the runtime's machinery), each a list of steps (edge "+
 			"type, edge name such as .bus or [3], the object reached with its sizes in bytes); ignore leaves objects out. "+
 			"A very long path keeps its ends and says how many hops it leaves out (elided).",
 		func(ctx context.Context, in *pathsIn) (any, error) {

@@ -1,5 +1,18 @@
 package model
 
+// HeapStats are V8's heap statistics updates recorded with an allocation
+// timeline, which heapx capture --timeline keeps in a side file beside it
+// (formats/v8 reads it with the timeline).
+type HeapStats struct {
+	// File is the side file's path.
+	File string
+	// Updates are its updates, in order.
+	Updates []HeapStatsUpdate
+	// Err says why the side file could not be read: the views that need
+	// the updates report it, the others read the timeline without them.
+	Err error
+}
+
 // HeapStatsUpdate is one of the updates V8 sends while it tracks
 // allocations (DevTools protocol: HeapProfiler.heapStatsUpdate events,
 // then one lastSeenObjectId), about every 50 ms: after a full garbage

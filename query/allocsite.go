@@ -3,7 +3,8 @@ package query
 import (
 	"fmt"
 
-	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/humanize"
 )
 
 // FrameJSON is one frame of an allocation stack: the function and where
@@ -17,13 +18,13 @@ type FrameJSON struct {
 }
 
 // NewFrameJSON converts an analysis frame.
-func NewFrameJSON(f analysis.Frame) FrameJSON {
+func NewFrameJSON(f alloc.Frame) FrameJSON {
 	return FrameJSON{Function: functionName(f), Script: f.URL, Line: f.Line, Column: f.Column}
 }
 
 // StackJSON converts an allocation stack, allocating function first; nil
 // for none, so that an omitempty field stays out.
-func StackJSON(stack []analysis.Frame) []FrameJSON {
+func StackJSON(stack []alloc.Frame) []FrameJSON {
 	if len(stack) == 0 {
 		return nil
 	}
@@ -45,11 +46,11 @@ type SiteJSON struct {
 }
 
 // NewSiteJSON converts a site; the zero SiteJSON for none.
-func NewSiteJSON(s *analysis.SiteShare) SiteJSON {
+func NewSiteJSON(s *alloc.SiteShare) SiteJSON {
 	if s == nil || s.Count == 0 {
 		return SiteJSON{}
 	}
-	return SiteJSON{FrameJSON: NewFrameJSON(s.Frame), Count: s.Count, Percent: Share(uint64(s.Count), uint64(s.Of))}
+	return SiteJSON{FrameJSON: NewFrameJSON(s.Frame), Count: s.Count, Percent: humanize.Share(uint64(s.Count), uint64(s.Of))}
 }
 
 // siteJSONText is a site as a table cell: "makeRecord app.js:4:20
@@ -59,7 +60,7 @@ func siteJSONText(s SiteJSON) string {
 		return ""
 	}
 	t := s.Function
-	f := analysis.Frame{URL: s.Script, Line: s.Line, Column: s.Column}
+	f := alloc.Frame{URL: s.Script, Line: s.Line, Column: s.Column}
 	if l := frameLocation(f); l != "" {
 		t += " " + l
 	}
@@ -68,7 +69,7 @@ func siteJSONText(s SiteJSON) string {
 
 // stackTable is an allocation stack as a table, allocating function
 // first.
-func stackTable(stack []analysis.Frame) *Table {
+func stackTable(stack []alloc.Frame) *Table {
 	t := &Table{Columns: []Column{{Key: "function", Title: "Function", Kind: Text}, {Key: "location", Title: "Location", Kind: Text}}}
 	for _, f := range stack {
 		t.Rows = append(t.Rows, []any{functionName(f), frameLocation(f)})

@@ -1,11 +1,15 @@
 package query
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -69,16 +73,16 @@ func analyses(c *Context) []*analysis.Analysis {
 
 // matchingNote says how objects were matched across snapshots; share is
 // the smallest share of a snapshot's objects found again as the same
-// objects in the next (analysis.PairCheck.SameShare).
-func matchingNote(m analysis.Matching, share float64, ids analysis.IDKind) string {
+// objects in the next (leak.PairCheck.SameShare).
+func matchingNote(m leak.Matching, share float64, ids leak.IDKind) string {
 	switch {
-	case m == analysis.MatchByID:
+	case m == leak.MatchByID:
 		return fmt.Sprintf("Objects matched by id (%.1f%% of the objects are found again: the snapshots come from one process).", 100*share)
-	case ids == analysis.AddressIDs && share >= analysis.StableIDFraction:
+	case ids == leak.AddressIDs && share >= leak.StableIDFraction:
 		return "Classes compared by count and size, as MAT and Firefox compare dumps: this runtime's ids are addresses, which the garbage collector changes when it moves an object, so objects are not matched by id."
 	}
 	by := "id"
-	if ids == analysis.AddressIDs {
+	if ids == leak.AddressIDs {
 		by = "address"
 	}
 	return fmt.Sprintf("Classes compared by count and size: only %.1f%% of the objects are found again by %s, so the snapshots are not from one process and objects cannot be matched.", 100*share, by)
@@ -96,7 +100,7 @@ type SeriesRules struct {
 	Command func(oldestFirst []string) string
 }
 
-// runtimeNames say what each runtime's dumps are (analysis.Runtime).
+// runtimeNames say what each runtime's dumps are (leak.Runtime).
 var runtimeNames = map[string]string{
 	"v8":           "a V8 heap snapshot (Node.js, Chrome)",
 	"hprof":        "a Java heap dump (HPROF)",
@@ -137,7 +141,7 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 			continue
 		}
 		same := "id"
-		if p.IDs == analysis.AddressIDs {
+		if p.IDs == leak.AddressIDs {
 			same = "address"
 		}
 		ws = append(ws, Warning{Code: WarnNotOneProcess, Message: fmt.Sprintf(
@@ -147,7 +151,7 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 	if rev := chk.Reversed(); len(rev) > 0 {
 		i := rev[0]
 		msg := fmt.Sprintf("The snapshots look out of order: %s holds %s objects V8 created after everything in %s (V8 numbers objects in the order it first sees them), so it was taken later, yet it is given as the earlier one. %s expects %s.",
-			names[i], Thousands(uint64(chk.Pairs[i].Newer)), names[i+1], rules.Command(nil), rules.Expected)
+			names[i], humanize.Thousands(uint64(chk.Pairs[i].Newer)), names[i+1], rules.Command(nil), rules.Expected)
 		if order := chk.TakenOrder(); order != nil {
 			taken := make([]string, len(order))
 			for j, k := range order {
@@ -160,28 +164,28 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 	return ws, nil
 }
 
-// seriesCheck is analysis.CheckSeries over snapshots some of which may be
+// seriesCheck is leak.CheckSeries over snapshots some of which may be
 // digests (Snapshot.Digest).
-func seriesCheck(snaps []Snapshot) *analysis.SeriesCheck {
+func seriesCheck(snaps []Snapshot) *leak.SeriesCheck {
 	last := len(snaps) - 1
 	if snaps[0].Digest == nil {
 		as := make([]*analysis.Analysis, len(snaps))
 		for i, sn := range snaps {
 			as[i] = sn.Analysis
 		}
-		return analysis.CheckSeries(as)
+		return leak.CheckSeries(as)
 	}
-	return analysis.CheckDigests(earlierDigests(snaps), snaps[last].Analysis.Graph)
+	return leak.CheckDigests(earlierDigests(snaps), snaps[last].Analysis.Graph)
 }
 
 // earlierDigests returns the digests of all snapshots but the last, making
 // those of analysed ones.
-func earlierDigests(snaps []Snapshot) []*analysis.Digest {
-	ds := make([]*analysis.Digest, len(snaps)-1)
-	var prev *analysis.Digest
+func earlierDigests(snaps []Snapshot) []*leak.Digest {
+	ds := make([]*leak.Digest, len(snaps)-1)
+	var prev *leak.Digest
 	for i := range ds {
 		if ds[i] = snaps[i].Digest; ds[i] == nil {
-			ds[i] = snaps[i].Analysis.Digest(prev)
+			ds[i] = leak.DigestOf(snaps[i].Analysis, prev)
 		}
 		prev = ds[i]
 	}
@@ -232,7 +236,7 @@ func checkedRun(c *Context, name, expected string, run func(c *Context) (*Result
 // are noise, chiefly Node's embedder objects, which get new ids in every
 // snapshot; DevTools' Comparison view, and heapx diff, list them.
 func DiffResult(base, target Snapshot, limit int, changedOnly bool) (*Result, error) {
-	d := analysis.Diff(base.Analysis, target.Analysis)
+	d := leak.Diff(base.Analysis, target.Analysis)
 	if d == nil {
 		return nil, fmt.Errorf("diff needs class names in both snapshots")
 	}
@@ -261,17 +265,17 @@ func DiffResult(base, target Snapshot, limit int, changedOnly bool) (*Result, er
 			c.SizeDelta, c.BaseCount, c.TargetCount})
 	}
 	r := &Result{Sections: []*Section{{Table: t, Chart: &Chart{Label: "constructor", Value: "size_delta"}}}}
-	objects := fmt.Sprintf("%s new objects (%s), %s deleted (%s)", Thousands(uint64(d.New)), HumanSize(d.AllocSize),
-		Thousands(uint64(d.Deleted)), HumanSize(d.FreedSize))
-	if d.Matching == analysis.MatchByClass {
+	objects := fmt.Sprintf("%s new objects (%s), %s deleted (%s)", humanize.Thousands(uint64(d.New)), humanize.Size(d.AllocSize),
+		humanize.Thousands(uint64(d.Deleted)), humanize.Size(d.FreedSize))
+	if d.Matching == leak.MatchByClass {
 		objects = "# New, # Deleted and their sizes are 0: objects were not matched"
 	}
 	r.Notes = []string{matchingNote(d.Matching, d.Pair.SameShare(), d.Pair.IDs),
-		fmt.Sprintf("%d of %s changed classes; %s; total %s -> %s", len(rows), Thousands(uint64(len(d.Classes))), objects,
-			HumanSize(base.Analysis.TotalSize()), HumanSize(target.Analysis.TotalSize()))}
+		fmt.Sprintf("%d of %s changed classes; %s; total %s -> %s", len(rows), humanize.Thousands(uint64(len(d.Classes))), objects,
+			humanize.Size(base.Analysis.TotalSize()), humanize.Size(target.Analysis.TotalSize()))}
 	if replaced > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("Not shown: %s classes whose objects were only replaced, as many new as deleted and of the same size (heapx diff shows them).",
-			Thousands(uint64(replaced))))
+			humanize.Thousands(uint64(replaced))))
 	}
 	return r, nil
 }
@@ -288,17 +292,17 @@ func runDiff(c *Context) (*Result, error) {
 
 // LeaksResult runs memlab's leak detection over the three snapshots and
 // lays out one section per leak cluster. When objects cannot be matched
-// by id (see analysis.SeriesCheck.MatchesObjects) it compares class counts
+// by id (see leak.SeriesCheck.MatchesObjects) it compares class counts
 // instead (classLeaksResult). Headings and notes name the files.
-func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptions) (*Result, *analysis.LeakResult, error) {
+func LeaksResult(base, target, final Snapshot, limit int, opt leak.LeakOptions) (*Result, *leak.LeakResult, error) {
 	opt.Examples = 5
 	ds := earlierDigests([]Snapshot{base, target, final})
-	lr := analysis.Leaks(ds[0], ds[1], final.Analysis, opt)
+	lr := leak.Leaks(ds[0], ds[1], final.Analysis, opt)
 	if lr == nil {
 		return nil, nil, fmt.Errorf("leaks needs class names in the snapshots")
 	}
 	names := fileNames([]string{base.Path, target.Path, final.Path})
-	if lr.Matching == analysis.MatchByClass {
+	if lr.Matching == leak.MatchByClass {
 		return classLeaksResult(ds, final, names, limit), lr, nil
 	}
 	a := final.Analysis
@@ -306,7 +310,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "rank", Title: "#", Kind: Count}, {Key: "count", Title: "Leaked objects", Kind: Count},
 		colRetained, colPercent, {Key: "classes", Title: "Classes", Kind: Text}, {Key: "example", Title: "Example", Kind: Text}}}
-	sites := a.HasAllocationStacks()
+	sites := alloc.HasAllocationStacks(a)
 	if sites {
 		t.Columns = append(t.Columns, colAllocatedIn)
 	}
@@ -317,27 +321,31 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 	}
 	for i, cl := range clusters {
 		ex := objectName(a, nm, cl.Representative)
-		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
-		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, Thousands(uint64(cl.Objects)), HumanSize(cl.Retained)),
-			Table: pathTable(a, nm, cl.Path)}
+		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, humanize.Share(cl.Retained, total), leakClassList(cl.Classes), ex})
+		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, humanize.Thousands(uint64(cl.Objects)), humanize.Size(cl.Retained)),
+			Ref: fmt.Sprintf("Leak %d", i+1)}
+		if p := ShownPath(a, cl.Representative); p.Cost >= 0 {
+			sec.Table, sec.Path = pathTable(a, nm, p), pathNodes(a.Graph, p)
+			sec.Notes = []string{fmt.Sprintf("The retainer path of %s, from the root.", ex)}
+		}
 		if sites {
 			site := siteJSONText(NewSiteJSON(cl.Site))
 			t.Rows[i] = append(t.Rows[i], site)
 			if site != "" {
-				sec.Notes = []string{fmt.Sprintf("%s of the %s reported objects were allocated in %s.",
-					Thousands(uint64(cl.Site.Count)), Thousands(uint64(cl.Count)), site)}
+				sec.Notes = append(sec.Notes, fmt.Sprintf("%s of the %s reported objects were allocated in %s.",
+					humanize.Thousands(uint64(cl.Site.Count)), humanize.Thousands(uint64(cl.Count)), site))
 			}
 		}
 		r.Sections = append(r.Sections, sec)
 	}
 	internals := ""
 	if !opt.Internals {
-		internals = fmt.Sprintf(", %s of the engine's own (--internals shows them)", Thousands(uint64(lr.Internal)))
+		internals = fmt.Sprintf(", %s of the engine's own (--internals shows them)", humanize.Thousands(uint64(lr.Internal)))
 	}
-	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap, analysis.CountedIDs),
+	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap, leak.CountedIDs),
 		fmt.Sprintf("%s objects allocated between %s and %s, %s of them alive in %s; not reported: %s numbers, strings, code and VM internals, %s too small, %s without a retainer path%s.",
-			Thousands(uint64(lr.Allocated)), names[0], names[1], Thousands(uint64(lr.Leaked)), names[2], Thousands(uint64(lr.Trivial)),
-			Thousands(uint64(lr.Small)), Thousands(uint64(lr.NoPath)), internals)}
+			humanize.Thousands(uint64(lr.Allocated)), names[0], names[1], humanize.Thousands(uint64(lr.Leaked)), names[2], humanize.Thousands(uint64(lr.Trivial)),
+			humanize.Thousands(uint64(lr.Small)), humanize.Thousands(uint64(lr.NoPath)), internals)}
 	return r, lr, nil
 }
 
@@ -345,14 +353,14 @@ func LeaksResult(base, target, final Snapshot, limit int, opt analysis.LeakOptio
 // of their largest instance.
 const maxClassLeakPaths = 3
 
-// classLeaksResult is memlab's rule on class counts (analysis.ClassLeaks),
+// classLeaksResult is memlab's rule on class counts (leak.ClassLeaks),
 // for snapshots whose objects cannot be matched: the classes with more
 // instances in the target and the final snapshot than in the baseline,
 // and the retainer path of the largest instance of the first few.
-func classLeaksResult(earlier []*analysis.Digest, final Snapshot, names []string, limit int) *Result {
+func classLeaksResult(earlier []*leak.Digest, final Snapshot, names []string, limit int) *Result {
 	a := final.Analysis
 	nm := analysis.NewNamer(a.Graph, a.DOM)
-	all := analysis.ClassLeaks(earlier[0].Classes, earlier[1].Classes, a)
+	all := leak.ClassLeaks(earlier[0].Classes, earlier[1].Classes, a)
 	rows := all
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -369,42 +377,72 @@ func classLeaksResult(earlier []*analysis.Digest, final Snapshot, names []string
 			examples = append(examples, c.Example)
 		}
 	}
-	for i, p := range a.ShortestPaths(examples) {
+	for i, ex := range examples {
+		p := ShownPath(a, ex)
 		if p.Cost < 0 {
 			continue
 		}
 		c := rows[i]
 		r.Sections = append(r.Sections, &Section{Heading: fmt.Sprintf("Class %d: %s, %s more instances; the path of its largest in %s",
-			i+1, Shorten(c.Name, MaxNameWidth), Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p)})
+			i+1, Shorten(c.Name, MaxNameWidth), humanize.Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p),
+			Path: pathNodes(a.Graph, p), Ref: fmt.Sprintf("Class %d", i+1)})
 	}
-	chk := analysis.CheckDigests(earlier, a.Graph)
+	chk := leak.CheckDigests(earlier, a.Graph)
 	share := 0.0
 	for i, p := range chk.Pairs {
 		if i == 0 || p.SameShare() < share {
 			share = p.SameShare()
 		}
 	}
-	ids := analysis.IDKindOf(a.Graph)
-	r.Notes = []string{matchingNote(analysis.MatchByClass, share, ids),
+	ids := leak.IDKindOf(a.Graph)
+	r.Notes = []string{matchingNote(leak.MatchByClass, share, ids),
 		fmt.Sprintf("%s classes have more instances in %s and %s than in %s: # Kept is the smaller of the two increases (memlab's rule, allocated by %s and still alive in %s, on counts), which cannot tell a leaked object from a replaced one.",
-			Thousands(uint64(len(all))), names[1], names[2], names[0], names[1], names[2])}
+			humanize.Thousands(uint64(len(all))), names[1], names[2], names[0], names[1], names[2])}
 	return r
 }
 
-// leakClassesText lists a cluster's classes: "LeakedItem 500, Array 500".
-func leakClassesText(cs []analysis.LeakClass) string {
-	s := ""
-	for i, c := range cs {
-		if i == 3 {
-			s += ", …"
-			break
-		}
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%s %s", Shorten(c.Name, 24), Thousands(uint64(c.Count)))
+// leakClassList is a cluster's classes as the Classes cell shows them:
+// "LeakedItem 500, Array 500". Text shows every class of the program's
+// code (they lead: leak.LeakClass.Origin) and others up to
+// maxLeakClasses in all, then how many more; JSON, every class.
+type leakClassList []leak.LeakClass
+
+// maxLeakClasses is how many classes a Classes cell shows when the
+// program's own are fewer.
+const maxLeakClasses = 3
+
+// String is the text form, cut after the program's classes or
+// maxLeakClasses.
+func (cs leakClassList) String() string {
+	n := 0
+	for n < len(cs) && (n < maxLeakClasses || cs[n].Origin == analysis.ProgramOrigin) {
+		n++
+	}
+	s := cs[:n].text(24)
+	if more := len(cs) - n; more > 0 {
+		s += fmt.Sprintf(", and %d more", more)
 	}
 	return s
+}
+
+// MarshalJSON writes every class, as one string (the column's JSON value
+// has always been a string).
+func (cs leakClassList) MarshalJSON() ([]byte, error) { return json.Marshal(cs.text(0)) }
+
+// text lists cs, each name cut to width (0: whole).
+func (cs leakClassList) text(width int) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		name := c.Name
+		if width > 0 {
+			name = Shorten(name, width)
+		}
+		fmt.Fprintf(&b, "%s %s", name, humanize.Thousands(uint64(c.Count)))
+	}
+	return b.String()
 }
 
 func runLeaks(c *Context) (*Result, error) {
@@ -414,14 +452,14 @@ func runLeaks(c *Context) (*Result, error) {
 	}
 	return checkedRun(c, "leaks", "BASELINE, TARGET, FINAL, oldest first", func(c *Context) (*Result, error) {
 		r, _, err := LeaksResult(c.Snapshots[0], c.Snapshots[1], c.Snapshots[2], n,
-			analysis.LeakOptions{MinRetained: c.Size("min-retained"), Internals: c.Bool("internals")})
+			leak.LeakOptions{MinRetained: c.Size("min-retained"), Internals: c.Bool("internals")})
 		return r, err
 	})
 }
 
 // GrowthResult lays out the classes and collections growing across snaps.
-func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Result, *analysis.GrowthResult, error) {
-	gr := analysis.Growth(snaps, analysis.GrowthOptions{Limit: limit, Internals: internals})
+func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Result, *leak.GrowthResult, error) {
+	gr := leak.Growth(snaps, leak.GrowthOptions{Limit: limit, Internals: internals})
 	if gr == nil {
 		return nil, nil, fmt.Errorf("growth needs at least two snapshots with class names")
 	}
@@ -445,7 +483,7 @@ func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Resul
 		classes.Notes = []string{"No class of the program's objects grows at every step."}
 	}
 	if gr.Internal > 0 {
-		what := Thousands(uint64(gr.Internal)) + " classes"
+		what := humanize.Thousands(uint64(gr.Internal)) + " classes"
 		if gr.Internal == 1 {
 			what = "1 class"
 		}
@@ -460,15 +498,15 @@ func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Resul
 }
 
 // growthNote says how collections were followed across the snapshots.
-func growthNote(gr *analysis.GrowthResult) string {
-	ids := analysis.CountedIDs
+func growthNote(gr *leak.GrowthResult) string {
+	ids := leak.CountedIDs
 	if len(gr.Series.Pairs) > 0 {
 		ids = gr.Series.Pairs[0].IDs
 	}
 	switch {
-	case gr.Matching == analysis.MatchByClass:
+	case gr.Matching == leak.MatchByClass:
 		return matchingNote(gr.Matching, gr.IDOverlap, ids) + " Collections cannot be followed."
-	case ids == analysis.AddressIDs:
+	case ids == leak.AddressIDs:
 		return fmt.Sprintf("Collections followed by address (%.1f%% of the objects are found again at the same address: the snapshots come from one process); one the garbage collector moved between two dumps is not followed.", 100*gr.IDOverlap)
 	}
 	return fmt.Sprintf("Collections followed by id (%.1f%% of the objects are found again: the snapshots come from one process).", 100*gr.IDOverlap)
@@ -481,7 +519,7 @@ func series(v []int) string {
 		if i > 0 {
 			s += " → "
 		}
-		s += Thousands(uint64(x))
+		s += humanize.Thousands(uint64(x))
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/formats/parquet"
+	"github.com/heapx/heapx/humanize"
 )
 
 // Fleet is what the fleet views read of a directory of dumps in the
@@ -310,7 +311,7 @@ func FleetResult(f *Fleet, opt FleetOptions) (*Result, error) {
 		longest = max(longest, len(s.Dumps))
 	}
 	r := &Result{Header: []string{fmt.Sprintf("%s dumps in %s series (dumps with the same %s)",
-		Thousands(uint64(len(f.Dumps))), Thousands(uint64(len(series))), byText(opt.By))}}
+		humanize.Thousands(uint64(len(f.Dumps))), humanize.Thousands(uint64(len(series))), byText(opt.By))}}
 
 	growth := f.GrowingClasses(opt.By)
 	withTwo := 0
@@ -323,7 +324,7 @@ func FleetResult(f *Fleet, opt FleetOptions) (*Result, error) {
 		{Key: "series_percent", Title: "% of series", Kind: Percent}, {Key: "where", Title: "Grows in", Kind: Text},
 		{Key: "growth", Title: "Growth", Kind: BytesDelta}, {Key: "count_growth", Title: "Count growth", Kind: Delta}}}
 	for _, g := range growth[:cut(len(growth))] {
-		gt.Rows = append(gt.Rows, []any{Shorten(g.Class, MaxNameWidth), len(g.Series), Share(uint64(len(g.Series)), uint64(withTwo)),
+		gt.Rows = append(gt.Rows, []any{Shorten(g.Class, MaxNameWidth), len(g.Series), humanize.Share(uint64(len(g.Series)), uint64(withTwo)),
 			Shorten(labelValuesText(g.Series), MaxNameWidth), g.Growth, g.CountGrowth})
 	}
 	gs := &Section{Heading: "Classes whose retained size grows at every dump of a series, by capture time (growth summed over the series)",
@@ -345,7 +346,7 @@ func FleetResult(f *Fleet, opt FleetOptions) (*Result, error) {
 		{Key: "max_percent", Title: "Largest %", Kind: Percent}}}
 	for _, s := range sus[:cut(len(sus))] {
 		st.Rows = append(st.Rows, []any{Shorten(s.Class, MaxNameWidth), Shorten(s.HeldBy, MaxNameWidth), s.Dumps,
-			Share(uint64(s.Dumps), uint64(len(f.Dumps))), Shorten(perSeriesText(s.PerSeries, series), MaxNameWidth),
+			humanize.Share(uint64(s.Dumps), uint64(len(f.Dumps))), Shorten(perSeriesText(s.PerSeries, series), MaxNameWidth),
 			uint64(s.MaxRetained), 100 * s.MaxShare})
 	}
 	ss := &Section{Heading: "Leak suspects, by the number of dumps they are found in", Table: st}

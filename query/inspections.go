@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/inspect"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 )
 
@@ -39,7 +41,10 @@ first: each tree is a detached node whose immediate dominator is not
 detached, with the detached nodes below it, so the trees' sizes add up.
 Each tree comes with the shortest retainer path to its root: what to clear
 to free it; trees held the same way (the elements of one array) share one
-path table. Chrome marks detached elements in its snapshots; in Firefox's,
+path table. Elements are counted as DevTools counts them: the detached
+nodes named after a tag ("Detached <p>"), those made by innerHTML inside a
+detached tree included. Chrome marks detached elements in its snapshots
+(and DevTools' propagation the nodes they reach); in Firefox's,
 the DOM nodes no document reaches through child-node edges are detached;
 in older V8 snapshots only native nodes already named "Detached ..." are
 found. Node.js and Java heaps have no DOM. V8 marks a few of Node.js's own
@@ -103,18 +108,38 @@ of every class, named Class.field.`,
 		Run:  withLimit(globalsResult),
 	})
 	Register(&Query{
+		Name: "class-loaders", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Show the class loaders keeping the most alive, and the classes defined by more than one loader",
+		Help: `Java heap dumps (HPROF): list the class loaders, keeping the most alive
+first (Eclipse MAT's Class Loader Explorer): each loader object with the
+number of classes it defined and of their instances, its retained size,
+what it keeps alive together with its classes (their statics, and the
+loader when a class holds it), and the shortest way a GC root holds it.
+A loader that should be gone (an undeployed web application, a plugin
+reloaded) and is still here shows what it keeps and who holds it: a
+static cache, a thread, a ThreadLocal. Then the classes defined by more
+than one loader (MAT's Duplicate Classes): the same name, different class
+objects, each with its loader and instances; one application's classes
+loaded twice, or a library in two places on the class path. Other
+runtimes have no class loaders.`,
+		Args: []Arg{limitArg(20)},
+		Run:  withLimit(classLoadersResult),
+	})
+	Register(&Query{
 		Name: "merged-paths", Group: GroupInspections, Usage: "FILE --class NAME", MinInputs: 1, MaxInputs: 1,
 		Title: "Merge the shortest retainer paths of all instances of a class into one tree",
 		Help: `Take the shortest retainer path of every instance of a class and merge
 the paths into one tree from the root down (Eclipse MAT's "merge shortest
 paths to GC roots"): steps through objects of the same class over the same
-edge share a tree node, and element edges merge whatever their index; a
+edge share a tree node, and the slots of one collection merge whatever
+their index ("entries of requestLog (Map)", "elements of list (Array)"); a
 hop that repeats the one to three hops before it (a linked list's .next)
 goes back to their nodes, which say how many hops they stand for. Each
 node counts the instances whose path passes there, so the branch holding
 most of them is the one to look at. Rows come depth first, largest branch
-first; -n cuts the tree after that many rows, and nodes more than 100
-edges from the root are not shown. Any runtime.`,
+first; -n cuts the tree after that many rows, but never above the
+collection where the largest branch's objects accumulate, and nodes more
+than 100 edges from the root are not shown. Any runtime.`,
 		Args: []Arg{limitArg(100), {Name: "class", Kind: StringArg, Default: "", Required: true,
 			Help: "constructor (class) name of the objects, as the summary shows it (required)"}},
 		Run: runMergedPaths,
@@ -158,7 +183,7 @@ func shownNote(shown, total int, what string) []string {
 	if shown >= total {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s of %s %s shown (-n 0 shows all).", Thousands(uint64(shown)), Thousands(uint64(total)), what)}
+	return []string{fmt.Sprintf("%s of %s %s shown (-n 0 shows all).", humanize.Thousands(uint64(shown)), humanize.Thousands(uint64(total)), what)}
 }
 
 // DuplicatesResult lays out the duplicated strings of sn, at most limit
@@ -167,10 +192,10 @@ func shownNote(shown, total int, what string) []string {
 // no table.
 func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 	a := sn.Analysis
-	if !a.HasStringContents() {
+	if !inspect.HasStringContents(a) {
 		return &Result{Notes: []string{noStringContents}}, nil
 	}
-	all := a.DuplicateStrings(0)
+	all := inspect.DuplicateStrings(a, 0)
 	rows := all
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -196,7 +221,7 @@ func DuplicatesResult(sn Snapshot, limit int) (*Result, error) {
 		return r, nil
 	}
 	r.Notes = []string{fmt.Sprintf("%s texts held by %s string objects (%s); keeping one copy of each would save %s (%s of the heap).",
-		Thousands(uint64(len(all))), Thousands(uint64(copies)), HumanSize(total), HumanSize(wasted), PercentOf(wasted, a.TotalSize()))}
+		humanize.Thousands(uint64(len(all))), humanize.Thousands(uint64(copies)), humanize.Size(total), humanize.Size(wasted), humanize.Percent(wasted, a.TotalSize()))}
 	return r, nil
 }
 
@@ -220,26 +245,26 @@ const maxPathSections = 10
 
 // DetachedResult lays out the detached DOM trees of sn, at most limit
 // (0 or less: all), largest first: a table of the trees, then a retainer
-// path per group of trees held the same way (analysis.GroupPaths), for
+// path per group of trees held the same way (inspect.GroupPaths), for
 // the first maxPathSections groups. internals keeps the embedder's own
 // objects V8 marks detached. A heap without DOM, or without a way to tell
 // detached nodes, gets a note saying so and no table.
 func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 	a := sn.Analysis
 	g := a.Graph
-	dr := a.DetachedDOM(analysis.DetachedOptions{Limit: limit, Internals: internals})
+	dr := inspect.DetachedDOM(a, inspect.DetachedOptions{Limit: limit, Internals: internals})
 	trees := dr.Trees
 	r := &Result{}
 	leftOut := ""
 	if dr.Internal > 0 {
 		leftOut = fmt.Sprintf("V8 marks %s of Node.js's own objects detached (\"Detached Node / BindingData\" and the like in the summary); they are not DOM and are left out (--internals lists them).",
-			Thousands(uint64(dr.Internal)))
+			humanize.Thousands(uint64(dr.Internal)))
 	}
 	if len(trees) == 0 {
 		switch dr.Source {
-		case analysis.NoDOM:
+		case inspect.NoDOM:
 			r.Notes = append(r.Notes, "This heap has no DOM (no node of the dump is a DOM node), so nothing can be detached.")
-		case analysis.DOMNamesOnly:
+		case inspect.DOMNamesOnly:
 			r.Notes = append(r.Notes, "No detached DOM node found. This dump does not say which DOM nodes are detached (Chrome's snapshots mark them, Firefox's have their child edges), so only nodes already named \"Detached ...\" could be found.")
 		default:
 			r.Notes = append(r.Notes, "No detached DOM node: every DOM node in the snapshot is attached to a document.")
@@ -268,9 +293,9 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 			last := s[len(s)-1]
 			heldBy = objectName(a, nm, last.From) + " " + Shorten(analysis.EdgeString(g, last.Edge), MaxNameWidth)
 		}
-		t.Rows = append(t.Rows, []any{i + 1, objectName(a, nm, tr.Root), tr.Elements, tr.Nodes, tr.Retained, Share(tr.Retained, total), heldBy})
+		t.Rows = append(t.Rows, []any{i + 1, objectName(a, nm, tr.Root), tr.Elements, tr.Nodes, tr.Retained, humanize.Share(tr.Retained, total), heldBy})
 	}
-	groups := a.GroupPaths(paths)
+	groups := inspect.GroupPaths(a, paths)
 	for gi, gr := range groups {
 		if gi == maxPathSections {
 			break
@@ -283,16 +308,18 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		which = "The largest" // -n cut the list
 	}
 	r.Notes = append(r.Notes, fmt.Sprintf("%s %s trees hold %s detached elements (%s nodes with their text and data) and retain %s.",
-		which, Thousands(uint64(len(trees))), Thousands(uint64(elements)), Thousands(uint64(nodes)), HumanSize(retained)))
+		which, humanize.Thousands(uint64(len(trees))), humanize.Thousands(uint64(elements)), humanize.Thousands(uint64(nodes)), humanize.Size(retained)))
 	if more {
-		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", Thousands(uint64(dr.Total))))
+		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", humanize.Thousands(uint64(dr.Total))))
 	}
 	switch dr.Source {
-	case analysis.DOMChildEdges:
+	case inspect.DOMDetachedness:
+		r.Notes = append(r.Notes, "Elements are counted as DevTools counts them (\"Detached <p>\"): the detached nodes named after a tag, those made by innerHTML inside a detached tree included; the nodes add their text and data.")
+	case inspect.DOMChildEdges:
 		r.Notes = append(r.Notes, "Firefox does not mark detached nodes: these are the DOM nodes no document reaches through child-node edges.")
-	case analysis.DOMNamesOnly:
+	case inspect.DOMNamesOnly:
 		r.Notes = append(r.Notes, "This dump does not say which DOM nodes are detached: only nodes already named \"Detached ...\" were found.")
-	case analysis.NoDOM:
+	case inspect.NoDOM:
 		r.Notes = append(r.Notes, "This heap has no DOM: these are the embedder's own objects V8 marks detached (--internals).")
 	}
 	if leftOut != "" {
@@ -307,7 +334,7 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 // detachedPathSection lays out the retainer path of one group of trees:
 // the first member's path, with the edges where the members differ
 // written as the range of their indexes ("[0…9]").
-func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []analysis.DetachedTree, gr analysis.PathGroup) *Section {
+func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []inspect.DetachedTree, gr inspect.PathGroup) *Section {
 	first := trees[gr.Members[0]]
 	ranks := make([]int, len(gr.Members))
 	var retained uint64
@@ -315,10 +342,10 @@ func detachedPathSection(a *analysis.Analysis, nm *analysis.Namer, trees []analy
 		ranks[i] = m + 1
 		retained += trees[m].Retained
 	}
-	sec := &Section{Heading: fmt.Sprintf("Tree %d: %s, retaining %s", ranks[0], Shorten(first.Name, MaxNameWidth), HumanSize(retained))}
+	sec := &Section{Heading: fmt.Sprintf("Tree %d: %s, retaining %s", ranks[0], Shorten(first.Name, MaxNameWidth), humanize.Size(retained))}
 	if len(ranks) > 1 {
-		sec.Heading = fmt.Sprintf("Trees %s: %s trees like %s, retaining %s", rankList(ranks), Thousands(uint64(len(ranks))),
-			Shorten(first.Name, MaxNameWidth), HumanSize(retained))
+		sec.Heading = fmt.Sprintf("Trees %s: %s trees like %s, retaining %s", rankList(ranks), humanize.Thousands(uint64(len(ranks))),
+			Shorten(first.Name, MaxNameWidth), humanize.Size(retained))
 	}
 	if len(first.Path.Steps) == 0 {
 		sec.Notes = []string{"No retainer path reaches the tree's root from the roots."}
@@ -407,13 +434,13 @@ func closuresResult(sn Snapshot, limit int) (*Result, error) {
 		t.Columns = append(t.Columns, Column{Key: "location", Title: "Defined at", Kind: Text},
 			Column{Key: "places", Title: "Places", Kind: Count})
 	}
-	for _, r := range a.Closures(limit) {
+	for _, r := range inspect.Closures(a, limit) {
 		largest := ""
 		if r.Largest != model.NoNode {
 			largest = Shorten(r.LargestVar, 24) + " = " + objectName(a, nm, r.Largest)
 		}
 		row := []any{Shorten(r.Name, MaxNameWidth), r.Count, r.Contexts, r.ContextRetained,
-			Share(r.ContextRetained, total), Shorten(strings.Join(r.Variables, ", "), MaxNameWidth), largest, r.LargestRetained}
+			humanize.Share(r.ContextRetained, total), Shorten(strings.Join(r.Variables, ", "), MaxNameWidth), largest, r.LargestRetained}
 		if located {
 			row = append(row, frameLocation(r.Location), r.Places)
 		}
@@ -428,8 +455,8 @@ func collectionsResult(sn Snapshot, limit int) (*Result, error) {
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{colObject, colClass, {Key: "elements", Title: "Elements", Kind: Count}, colRetained, colPercent}}
-	for _, r := range a.Collections(limit) {
-		t.Rows = append(t.Rows, []any{objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth), r.Elements, r.Retained, Share(r.Retained, total)})
+	for _, r := range inspect.Collections(a, limit) {
+		t.Rows = append(t.Rows, []any{objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth), r.Elements, r.Retained, humanize.Share(r.Retained, total)})
 	}
 	return &Result{Sections: []*Section{{Heading: "Collections by element count", Table: t,
 		Chart: &Chart{Label: "object", Value: "retained_size"}}}}, nil
@@ -440,10 +467,10 @@ func shapesResult(sn Snapshot, limit int) (*Result, error) {
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "shape", Title: "Shape", Kind: Text}, {Key: "properties", Title: "Properties", Kind: Count},
 		colCount, colShallow, colRetained, colPercent, {Key: "example", Title: "Example", Kind: ID}}}
-	for _, r := range a.ObjectShapes(limit) {
+	for _, r := range inspect.ObjectShapes(a, limit) {
 		shape := r.Name + " {" + strings.Join(r.Properties, ", ") + "}"
 		t.Rows = append(t.Rows, []any{Shorten(shape, MaxNameWidth), len(r.Properties), r.Count, r.Shallow, r.Retained,
-			Share(r.Retained, total), IDValue(a.Graph, a.Graph.NodeID(r.Example))})
+			humanize.Share(r.Retained, total), IDValue(a.Graph, a.Graph.NodeID(r.Example))})
 	}
 	return &Result{Sections: []*Section{{Heading: "Object shapes (constructor and property names), largest retained size first", Table: t,
 		Chart: &Chart{Label: "shape", Value: "retained_size"}}}}, nil
@@ -454,9 +481,9 @@ func globalsResult(sn Snapshot, limit int) (*Result, error) {
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	total := a.TotalSize()
 	t := &Table{Columns: []Column{{Key: "name", Title: "Variable", Kind: Text}, colObject, colClass, colRetained, colPercent}}
-	for _, r := range a.GlobalVariables(limit) {
+	for _, r := range inspect.GlobalVariables(a, limit) {
 		t.Rows = append(t.Rows, []any{Shorten(r.Name, MaxNameWidth), objectName(a, nm, r.Node), Shorten(r.Class, MaxNameWidth),
-			r.Retained, Share(r.Retained, total)})
+			r.Retained, humanize.Share(r.Retained, total)})
 	}
 	r := &Result{Sections: []*Section{{Heading: "Global variables, largest retained size first", Table: t,
 		Chart: &Chart{Label: "name", Value: "retained_size"}}}}
@@ -506,7 +533,7 @@ func classInstances(a *analysis.Analysis, name string) ([]model.NodeIndex, []str
 }
 
 // maxMergedDepth bounds the depth of the merged-paths tree shown. Repeats
-// fold (see analysis.MergedPaths), so real trees are shallow, but a chain
+// fold (see inspect.MergedPaths), so real trees are shallow, but a chain
 // of classes in no repeating order is a tree as deep as itself, and a
 // million nested levels are no use to read and overflow the stack of
 // every renderer.
@@ -527,13 +554,16 @@ func runMergedPaths(c *Context) (*Result, error) {
 	if len(matched) > 1 || matched[0] != name {
 		name = strings.Join(matched, ", ")
 	}
-	merged := a.MergedPaths(targets)
+	merged := inspect.MergedPaths(a, targets)
 	nm := analysis.NewNamer(a.Graph, a.DOM)
 	tree := &Tree{Columns: []Column{{Key: "edge", Title: "Edge", Kind: Text}, colClass,
 		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
 		{Key: "ends", Title: "Ending here", Kind: Count}, {Key: "example", Title: "Example", Kind: Text}}}
 	// Preorder lists parents before children, so a prefix of it is a
-	// tree, and so is what is left when the nodes below a depth go.
+	// tree, and so is what is left when the nodes below a depth go. The
+	// rows down to where the largest branch's objects accumulate come
+	// whatever -n says.
+	must := holderChain(merged)
 	nodes := make([]*TreeNode, len(merged))
 	shown, deep := 0, 0
 	for i, m := range merged {
@@ -541,13 +571,16 @@ func runMergedPaths(c *Context) (*Result, error) {
 			deep++
 			continue
 		}
-		if shown == n {
+		if shown >= n && !must[i] || m.Parent >= 0 && nodes[m.Parent] == nil {
 			continue
 		}
 		shown++
 		edge := Shorten(m.Edge, MaxNameWidth)
+		if m.Slots && m.Parent >= 0 {
+			edge = slotsLabel(merged, i)
+		}
 		if m.Hops > 1 {
-			edge += fmt.Sprintf(" (up to %s hops)", Thousands(uint64(m.Hops)))
+			edge += fmt.Sprintf(" (up to %s hops)", humanize.Thousands(uint64(m.Hops)))
 		}
 		nodes[i] = &TreeNode{Values: []any{edge, Shorten(m.Class, MaxNameWidth), m.Objects, m.Retained, m.Ends,
 			objectName(a, nm, m.Example)}}
@@ -561,17 +594,57 @@ func runMergedPaths(c *Context) (*Result, error) {
 	reached := merged[0].Objects
 	r := &Result{
 		Header: []string{fmt.Sprintf("Shortest retainer paths of the %s instances of %s, merged by class and edge",
-			Thousands(uint64(len(targets))), Shorten(name, MaxNameWidth))},
+			humanize.Thousands(uint64(len(targets))), Shorten(name, MaxNameWidth))},
 		Sections: []*Section{{Tree: tree, Notes: shownNote(shown, len(merged)-deep, "tree nodes")}},
 	}
 	if deep > 0 {
 		r.Sections[0].Notes = append(r.Sections[0].Notes, fmt.Sprintf("%s tree nodes more than %d edges from the root are not shown.",
-			Thousands(uint64(deep)), maxMergedDepth))
+			humanize.Thousands(uint64(deep)), maxMergedDepth))
 	}
 	if un := len(targets) - reached; un > 0 {
-		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", Thousands(uint64(un)))}
+		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", humanize.Thousands(uint64(un)))}
 	}
 	return r, nil
+}
+
+// holderChain marks the merged nodes from the root down the largest
+// branch to where its objects accumulate: while a node's first (largest)
+// child holds more than half of the node's objects. -n never cuts the
+// tree above the collection that holds them.
+func holderChain(merged []inspect.MergedPathNode) []bool {
+	must := make([]bool, len(merged))
+	if len(merged) == 0 {
+		return must
+	}
+	first := make([]int32, len(merged)) // the first child in preorder, 0 for none
+	for i := len(merged) - 1; i > 0; i-- {
+		first[merged[i].Parent] = int32(i)
+	}
+	for i := int32(0); ; {
+		must[i] = true
+		c := first[i]
+		if c == 0 || merged[c].Depth > maxMergedDepth || 2*merged[c].Objects <= merged[i].Objects {
+			return must
+		}
+		i = c
+	}
+}
+
+// slotsLabel names the merged slots of a collection (node i of merged,
+// MergedPathNode.Slots) after the collection and what holds it: "entries
+// of requestLog (Map)" for a Map's or a Set's table, "elements of change
+// (Array)" for an array; "[]" when nothing names the holder.
+func slotsLabel(merged []inspect.MergedPathNode, i int) string {
+	m := merged[i]
+	what, coll := "elements", merged[m.Parent]
+	if m.Edge == "[]" && coll.Edge == "{table}" && coll.Parent >= 0 {
+		what, coll = "entries", merged[coll.Parent]
+	}
+	name := strings.TrimLeft(coll.Edge, ".->")
+	if name == "" || strings.ContainsAny(name, "[]{}") || coll.Parent < 0 {
+		return "[]"
+	}
+	return fmt.Sprintf("%s of %s (%s)", what, Shorten(name, MaxNameWidth), Shorten(coll.Class, MaxNameWidth))
 }
 
 func runDominators(c *Context) (*Result, error) {
@@ -591,7 +664,7 @@ func runDominators(c *Context) (*Result, error) {
 	total := a.TotalSize()
 	pr := ShownNode(a, nm, parent)
 	r := &Result{Header: []string{fmt.Sprintf("Children of %s in the dominator tree (its retained size %s, shallow size %s)",
-		ObjectName(pr), HumanSize(pr.RetainedSize), HumanSize(pr.ShallowSize))}}
+		ObjectName(pr), humanize.Size(pr.RetainedSize), humanize.Size(pr.ShallowSize))}}
 	var sum uint64
 	if c.Bool("by-class") {
 		if a.Classes == nil {
@@ -599,19 +672,19 @@ func runDominators(c *Context) (*Result, error) {
 		}
 		t := &Table{Columns: []Column{colClass, colCount, colShallow, colRetained, colPercent,
 			{Key: "example", Title: "Largest", Kind: Text}}}
-		for _, cg := range a.DominatedByClass(parent, n) {
+		for _, cg := range inspect.DominatedByClass(a, parent, n) {
 			sum += cg.Retained
-			t.Rows = append(t.Rows, []any{Shorten(cg.Class, MaxNameWidth), cg.Count, cg.Shallow, cg.Retained, Share(cg.Retained, total),
+			t.Rows = append(t.Rows, []any{Shorten(cg.Class, MaxNameWidth), cg.Count, cg.Shallow, cg.Retained, humanize.Share(cg.Retained, total),
 				objectName(a, nm, cg.Example)})
 		}
 		r.Sections = []*Section{{Heading: "Dominator-tree children by class", Table: t, Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
 	} else {
 		t := &Table{Columns: []Column{colObject, colClass, colDistance, colShallow, colRetained, colPercent}}
-		for _, row := range a.DominatedBy(parent, n) {
+		for _, row := range inspect.DominatedBy(a, parent, n) {
 			sum += row.Retained
 			o := NewNodeJSON(a.Graph, row)
 			t.Rows = append(t.Rows, []any{ObjectName(o), Shorten(o.Constructor, MaxNameWidth), o.Distance, o.ShallowSize, o.RetainedSize,
-				Share(o.RetainedSize, total)})
+				humanize.Share(o.RetainedSize, total)})
 		}
 		r.Sections = []*Section{{Heading: "Dominator-tree children", Table: t, Chart: &Chart{Label: "object", Value: "retained_size"}}}
 	}
@@ -623,6 +696,134 @@ func runDominators(c *Context) (*Result, error) {
 	if sum+pr.ShallowSize < pr.RetainedSize {
 		rest += " and the children -n left out"
 	}
-	r.Notes = []string{fmt.Sprintf("The rows retain %s of the node's %s; the rest is %s.", HumanSize(sum), HumanSize(pr.RetainedSize), rest)}
+	r.Notes = []string{fmt.Sprintf("The rows retain %s of the node's %s; the rest is %s.", humanize.Size(sum), humanize.Size(pr.RetainedSize), rest)}
 	return r, nil
+}
+
+// notJava is what the class-loader view says about a heap that is not
+// Java's.
+const notJava = "Class loaders are Java's: this is not a Java heap dump (HPROF), so there are none to show."
+
+// classLoadersResult lays out inspect.ClassLoaders: the loaders, at most
+// limit (0 or less: all), with the way each is held, then the classes
+// defined by more than one loader, at most limit names.
+func classLoadersResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	rep := inspect.ClassLoaders(a)
+	if rep == nil {
+		return &Result{Notes: []string{notJava}}, nil
+	}
+	g := a.Graph
+	nm := analysis.NewNamer(g, a.DOM)
+	loaders := rep.Loaders
+	if limit > 0 && len(loaders) > limit {
+		loaders = loaders[:limit]
+	}
+	var targets []model.NodeIndex
+	for _, l := range loaders {
+		if l.Node != model.NoNode {
+			targets = append(targets, l.Node)
+		}
+	}
+	paths := a.ShortestPaths(targets)
+	total := a.TotalSize()
+	t := &Table{Columns: []Column{{Key: "loader", Title: "Class loader", Kind: Text}, {Key: "classes", Title: "Classes", Kind: Count},
+		{Key: "instances", Title: "Instances", Kind: Count}, colRetained,
+		{Key: "with_classes", Title: "With its classes", Kind: Bytes}, colPercent, {Key: "held_by", Title: "Held by", Kind: Text}}}
+	for _, l := range loaders {
+		if l.Node == model.NoNode {
+			t.Rows = append(t.Rows, []any{loaderLabel(a, nm, l.Node, ""), l.Classes, l.Instances, nil, l.WithClasses, humanize.Share(l.WithClasses, total), "the JVM"})
+			continue
+		}
+		t.Rows = append(t.Rows, []any{loaderLabel(a, nm, l.Node, l.Name), l.Classes, l.Instances, l.Retained, l.WithClasses,
+			humanize.Share(l.WithClasses, total), rootedBy(a, nm, paths[0])})
+		paths = paths[1:]
+	}
+	r := &Result{Sections: []*Section{{Heading: "Class loaders, keeping the most alive first", Table: t,
+		Chart: &Chart{Label: "loader", Value: "with_classes"}, Notes: shownNote(len(loaders), len(rep.Loaders), "class loaders")}}}
+	names := map[model.NodeIndex]string{}
+	for _, l := range rep.Loaders {
+		names[l.Node] = l.Name
+	}
+	r.Sections = append(r.Sections, duplicateClassesSection(a, nm, rep.Duplicates, names, limit))
+	return r, nil
+}
+
+// loaderLabel is a class loader as the class-loader view names it: its
+// object with the name it was given, "java.net.URLClassLoader "plugins"
+// @0x1f08".
+func loaderLabel(a *analysis.Analysis, nm *analysis.Namer, v model.NodeIndex, name string) string {
+	if v == model.NoNode {
+		return "(bootstrap loader)"
+	}
+	label := objectName(a, nm, v)
+	if name == "" {
+		return label
+	}
+	class, id, _ := strings.Cut(label, " @")
+	return class + " " + strconv.Quote(name) + " @" + id
+}
+
+// rootedBy writes how a retainer path leaves the GC roots, the last
+// static field it goes through (what a leak of a class loader most often
+// is) and how it reaches its target: "sticky class: class Main @0x10
+// .app → … → class Cache @0x18 .MAP → … → class Widget @0x20
+// {<classloader>}".
+func rootedBy(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) string {
+	g := a.Graph
+	s := p.Steps
+	switch {
+	case p.Cost < 0:
+		return "unreachable"
+	case len(s) == 0:
+		return ""
+	case len(s) == 1:
+		return "GC root: " + g.EdgeName(s[0].Edge)
+	}
+	hop := func(i int) string {
+		return objectName(a, nm, s[i].From) + " " + Shorten(analysis.EdgeString(g, s[i].Edge), MaxNameWidth)
+	}
+	text := g.EdgeName(s[0].Edge) + ": " + hop(1)
+	last := len(s) - 1
+	shown := 1
+	for i := last - 1; i > 1; i-- {
+		if g.EdgeType(s[i].Edge).Name == "static" {
+			if i > shown+1 {
+				text += " → …"
+			}
+			text += " → " + hop(i)
+			shown = i
+			break
+		}
+	}
+	if last > shown {
+		if last > shown+1 {
+			text += " → …"
+		}
+		text += " → " + hop(last)
+	}
+	return text
+}
+
+// duplicateClassesSection lays out the classes defined by more than one
+// loader, a row per definition, at most limit names (0 or less: all).
+func duplicateClassesSection(a *analysis.Analysis, nm *analysis.Namer, dups []inspect.DuplicateClass, names map[model.NodeIndex]string, limit int) *Section {
+	shown := dups
+	if limit > 0 && len(shown) > limit {
+		shown = shown[:limit]
+	}
+	t := &Table{Columns: []Column{{Key: "class", Title: "Class", Kind: Text}, {Key: "class_id", Title: "Class object", Kind: ID},
+		{Key: "loader", Title: "Defined by", Kind: Text}, {Key: "instances", Title: "Instances", Kind: Count}, colRetained}}
+	for _, d := range shown {
+		for _, def := range d.Definitions {
+			t.Rows = append(t.Rows, []any{Shorten(d.Name, MaxNameWidth), IDValue(a.Graph, a.Graph.NodeID(def.Class)),
+				loaderLabel(a, nm, def.Loader, names[def.Loader]), def.Instances, def.Retained})
+		}
+	}
+	sec := &Section{Heading: "Classes defined by more than one loader", Table: t, Notes: shownNote(len(shown), len(dups), "class names")}
+	if len(dups) == 0 {
+		sec.Table = nil
+		sec.Notes = []string{"No class is defined by more than one loader."}
+	}
+	return sec
 }

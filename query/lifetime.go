@@ -2,13 +2,14 @@ package query
 
 import (
 	"fmt"
-	"os"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/humanize"
 )
 
 // GroupLifetimes is the `heapx list` group of the queries of a memory
@@ -26,7 +27,7 @@ func init() {
 		Help: `Run the lifetime analysis (MemInsight's) over a memory trace written by
 heapx trace and show the allocation sites with a problem: objects that
 stay reachable long after their last use (staleness, drag), stale counts
-growing at every idle point (leaks), objects made once per call where one
+rising over the program's idle points (leaks, listed first), objects made once per call where one
 would do (one alive at a time), objects that never outlive their call
 (non-escaping) or live and die inside one owner (inlining), objects never
 used; then the timeline of live and stale objects. Times are the trace's
@@ -46,11 +47,15 @@ stale is the most of the site's objects stale at one time.`,
 	})
 	trace(&Query{
 		Name:  "trace-leaks",
-		Title: "Allocation sites whose stale objects grow at every idle point of a trace",
-		Help: `MemInsight's leak rule: a site leaks when the number of its stale
-objects (reachable, never used again) grows strictly from each idle point
-of the program (its call stack empty, between event-loop tasks) to the
-next, over at least three of them. Ranked by the most objects alive.`,
+		Title: "Allocation sites whose stale objects keep growing over the idle points of a trace",
+		Help: `A site leaks when the number of its stale objects (reachable, never used
+again) rises over the program's idle points (each return to its event
+loop with an empty stack): over at least 4 of them, with a rank
+correlation (Kendall's tau-b) of 0.5 or more, a Theil-Sen line gaining at
+least 3 objects, and still rising in the run's second half; plateaus and
+dips do not hide a leak, a cache that filled up and stayed is not one
+(docs/trace.md, "Leaks"). Ranked by growth, with what held one of the
+site's objects at the end. A run without a leak says so.`,
 		Args: []Arg{limitArg(20)},
 		Run:  runTraceLeaks,
 	})
@@ -133,53 +138,20 @@ the time it became unreachable (empty: alive at the end).`,
 	})
 }
 
-// traceCache keeps the last trace analysed, so the report's parts and a
-// session's queries do not replay it once each.
-var traceCache struct {
-	sync.Mutex
-	path string
-	mod  int64
-	size int64
-	res  *lifetime.Result
-}
-
-// Lifetimes returns the lifetime analysis of the trace at path.
-func Lifetimes(path string) (*lifetime.Result, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	traceCache.Lock()
-	defer traceCache.Unlock()
-	if traceCache.res != nil && traceCache.path == path && traceCache.mod == st.ModTime().UnixNano() && traceCache.size == st.Size() {
-		return traceCache.res, nil
-	}
-	res, err := analyzeTrace(path, lifetime.Options{})
-	if err != nil {
-		return nil, err
-	}
-	traceCache.path, traceCache.mod, traceCache.size, traceCache.res = path, st.ModTime().UnixNano(), st.Size(), res
-	return res, nil
-}
-
-func analyzeTrace(path string, opt lifetime.Options) (*lifetime.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := memtrace.NewReader(f, path)
-	if err != nil {
-		return nil, err
-	}
-	return lifetime.Analyze(r, path, opt)
+// Trace is a memory trace as the lifetime queries read it, opened by the
+// front end (heapx.OpenTrace): its lifetime analysis, and Replay, which
+// analyses it again with other options (the heap of a moment, for
+// access-paths).
+type Trace struct {
+	Lifetimes *lifetime.Result
+	Replay    func(lifetime.Options) (*lifetime.Result, error)
 }
 
 // traceHeader says what was analysed and what the trace did not see.
 func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 	h := []string{fmt.Sprintf("Trace: %s: %s events, %s objects from %s allocation sites, %s idle points, end at time %s",
-		path, Thousands(res.Events), Thousands(uint64(len(res.Objects))), Thousands(uint64(len(res.Sites))),
-		Thousands(uint64(len(res.Idles))), Thousands(res.End))}
+		path, humanize.Thousands(res.Events), humanize.Thousands(uint64(len(res.Objects))), humanize.Thousands(uint64(len(res.Sites))),
+		humanize.Thousands(uint64(len(res.Idles))), humanize.Thousands(res.End))}
 	var ws []Warning
 	for _, u := range res.Unseen {
 		ws = append(ws, Warning{Code: "trace_unseen", Message: fmt.Sprintf("the trace does not show %s (%s) at %s: objects it touched are counted as allocated where the traced code first saw them", unseenWhat(u.How), u.Text, u.Pos)})
@@ -192,11 +164,14 @@ func traceHeader(path string, res *lifetime.Result) ([]string, []Warning) {
 	case res.EndRecord.Flags&memtrace.EndNoExit != 0:
 		ws = append(ws, Warning{Code: "trace_no_exit", Message: fmt.Sprintf("the program did not end normally (exit code %d, signal %d): objects alive then are reported alive at the end", res.EndRecord.Code, res.EndRecord.Signal)})
 	}
-	if res.Exit.Kind != 0 && res.Exit.How == memtrace.ExitUncaught {
-		h = append(h, "The program ended with an uncaught exception: "+res.Exit.Text)
+	if line := endingLine(res); line != "" {
+		h = append(h, line)
 	}
-	if res.FirstSeenLate > 0 {
-		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", Thousands(res.FirstSeenLate)))
+	if n := res.FirstSeenLate - res.Revived; n > 0 {
+		h = append(h, fmt.Sprintf("Objects first seen after their allocation, made by untraced code: %s, counted as allocated where first seen", humanize.Thousands(n)))
+	}
+	if res.Revived > 0 {
+		h = append(h, fmt.Sprintf("Objects used again after the analysis found them unreachable, held meanwhile by what the trace does not see (a promise, a callback given to native code): %s, counted anew where used again", humanize.Thousands(res.Revived)))
 	}
 	return h, ws
 }
@@ -217,15 +192,93 @@ func unseenWhat(how uint64) string {
 	return "code of an unknown kind"
 }
 
+// endingLine says how the program ended when it was not by running out of
+// work: a signal, process.exit, an uncaught exception, or killed outright.
+func endingLine(res *lifetime.Result) string {
+	got := ""
+	if len(res.Signals) > 0 {
+		got = "received " + strings.Join(res.Signals, ", ") + ", then "
+	}
+	switch e := res.Exit; {
+	case e.Kind == 0 && res.EndRecord.Kind != 0 && res.EndRecord.Signal != 0:
+		return fmt.Sprintf("The program %swas killed by signal %d: the trace holds what it wrote until a fraction of a second before", got, res.EndRecord.Signal)
+	case e.Kind == 0:
+		return ""
+	case e.How == memtrace.ExitSignal:
+		return fmt.Sprintf("The program was ended by %s (it had no listener for it); everything until then is in the trace", e.Text)
+	case e.How == memtrace.ExitUncaught:
+		return fmt.Sprintf("The program %sended with an uncaught exception: %s", got, e.Text)
+	case e.How == memtrace.ExitProcessExit:
+		return fmt.Sprintf("The program %scalled process.exit(%d)", got, e.Code)
+	case got != "":
+		return fmt.Sprintf("The program %sran out of work (exit status %d)", got, e.Code)
+	}
+	return ""
+}
+
+// leakVerdict is the one line that says whether the trace shows a leak.
+func leakVerdict(res *lifetime.Result) string {
+	var leaks []string
+	for i := range res.Sites {
+		if res.Sites[i].Leaking {
+			leaks = append(leaks, traceSiteName(&res.Sites[i]))
+		}
+	}
+	switch {
+	case len(leaks) == 1:
+		return "Leak found: " + leaks[0] + " (heapx trace-leaks says how it grew and what holds it)"
+	case len(leaks) > 1:
+		return fmt.Sprintf("Leaks found at %d allocation sites: %s (heapx trace-leaks says how they grew and what holds them)", len(leaks), strings.Join(leaks, ", "))
+	case len(res.Judged) < lifetime.LeakMinPoints:
+		return fmt.Sprintf("no leak found: the program was idle (back in its event loop, stack empty) %d times before its end; the rule needs %d (a server under requests, an async program through several rounds)", len(res.Judged), lifetime.LeakMinPoints)
+	}
+	return fmt.Sprintf("no leak found: no allocation site's stale objects kept growing over the %s idle points", humanize.Thousands(uint64(len(res.Idles))))
+}
+
+// siteWarnings say, for the leaking sites, what the trace cannot see of
+// what holds their objects.
+func siteWarnings(res *lifetime.Result) []Warning {
+	var ws []Warning
+	for i := range res.Sites {
+		s := &res.Sites[i]
+		if !s.Leaking {
+			continue
+		}
+		if s.Suspended > 0 {
+			at, _ := res.Positions(s.SuspendedAt)
+			ws = append(ws, Warning{Code: "trace_held_by_suspended", Message: fmt.Sprintf(
+				"%s of the %s objects of %s alive at the end were held only by calls suspended at %s that never resumed; the trace cannot see the promises they wait for: if nothing holds those promises or can settle them, V8 frees the calls and these objects with them (the program leaks pending work, not memory)",
+				humanize.Thousands(uint64(s.Suspended)), humanize.Thousands(uint64(s.AtEnd)), traceSiteName(s), at)})
+		}
+		if s.Revived > 0 {
+			ws = append(ws, Warning{Code: "trace_revived", Message: fmt.Sprintf(
+				"%s of the %s objects of %s had been found unreachable and were then used there again: something the trace does not see held them meanwhile (a promise's value or reaction, a callback given to native code), so they were made elsewhere, earlier; the trace counts them anew from there",
+				humanize.Thousands(uint64(s.Revived)), humanize.Thousands(uint64(s.Count)), traceSiteName(s))})
+		}
+		if s.Late > 0 {
+			ws = append(ws, Warning{Code: "trace_made_untraced", Message: fmt.Sprintf(
+				"%s of the %s objects of %s were made by code the trace does not show (Node's own objects, such as requests, responses and sockets, or an uninstrumented module) and first touched there; native code may hold them too, which the trace does not see",
+				humanize.Thousands(uint64(s.Late)), humanize.Thousands(uint64(s.Count)), traceSiteName(s))})
+		}
+	}
+	for _, e := range res.NativeEmitters {
+		at, _ := res.Positions(e.Site)
+		ws = append(ws, Warning{Code: "trace_native_emitter", Message: fmt.Sprintf(
+			"up to %d of the program's functions were held at once as %s listeners by an emitter Node made (a socket, a request), first touched at %s, which the program does not hold itself: Node keeps them as long as the emitter lives (a socket: its connection), the trace only as long as the program holds the emitter, so this leak is not measured",
+			e.Most, e.Event, at)})
+	}
+	return ws
+}
+
 // traceResult starts a result for the trace of c.
 func traceResult(c *Context) (*Result, *lifetime.Result, error) {
-	path := c.Snapshots[0].Path
-	res, err := Lifetimes(path)
-	if err != nil {
-		return nil, nil, err
+	path, t := c.Snapshots[0].Path, c.Snapshots[0].Trace
+	if t == nil {
+		return nil, nil, fmt.Errorf("%s: the memory trace was not given (Snapshot.Trace)", path)
 	}
+	res := t.Lifetimes
 	h, ws := traceHeader(path, res)
-	return &Result{Header: h, Warnings: ws}, res, nil
+	return &Result{Header: h, Warnings: append(ws, siteWarnings(res)...)}, res, nil
 }
 
 func traceSiteName(s *lifetime.Site) string { return s.Pos.String() }
@@ -256,9 +309,15 @@ func runLifetimes(c *Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Header = append(r.Header, leakVerdict(res))
 	idx := res.SitesBy(func(s *lifetime.Site) bool {
 		return s.Leaking || s.Staleness > 0 || s.OneAliveAtATime() || s.AllNonEscaping() || s.Inlinable() || s.AllUnused()
-	}, func(a, b *lifetime.Site) bool { return a.Staleness > b.Staleness })
+	}, func(a, b *lifetime.Site) bool {
+		if a.Leaking != b.Leaking {
+			return a.Leaking
+		}
+		return a.Staleness > b.Staleness
+	})
 	sec, err := siteTable(c, res, idx, []Column{
 		{Key: "alive_at_end", Title: "Alive at end", Kind: Count},
 		{Key: "staleness", Title: "Staleness", Kind: Count},
@@ -271,6 +330,7 @@ func runLifetimes(c *Context) (*Result, error) {
 		return nil, err
 	}
 	sec.Heading = "Allocation sites with problems, by staleness"
+	sec.Notes = append(sec.Notes, "Leaking sites come first.")
 	r.Sections = append(r.Sections, sec)
 	tl, err := timelineSection(c.Int("samples"), 3, res)
 	if err != nil {
@@ -337,20 +397,39 @@ func runTraceLeaks(c *Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Header = append(r.Header, leakVerdict(res))
 	idx := res.SitesBy(func(s *lifetime.Site) bool { return s.Leaking },
-		func(a, b *lifetime.Site) bool { return a.MaxAlive > b.MaxAlive })
+		func(a, b *lifetime.Site) bool { return a.Trend.Growth > b.Trend.Growth })
+	// A rate per minute where the idle points span a second or more.
+	minutes := 0.0
+	if n := len(res.Judged); n > 1 && len(res.IdleMillis) == len(res.Idles) {
+		if ms := res.IdleMillis[res.Judged[n-1]] - res.IdleMillis[res.Judged[0]]; ms >= 1000 {
+			minutes = float64(ms) / 60000
+		}
+	}
 	sec, err := siteTable(c, res, idx, []Column{
 		{Key: "max_alive", Title: "Max alive", Kind: Count},
 		{Key: "alive_at_end", Title: "Alive at end", Kind: Count},
+		{Key: "growth", Title: "Growth", Kind: Delta},
+		{Key: "rate", Title: "Rate", Kind: Text},
+		{Key: "tau", Title: "Tau", Kind: Text},
+		{Key: "held_by", Title: "Held at the end by", Kind: Text},
 		{Key: "stale_at_idle", Title: "Stale at idle points", Kind: Text},
-	}, func(s *lifetime.Site) []any { return []any{s.MaxAlive, s.AtEnd, idleCounts(s.StaleAtIdle)} })
+	}, func(s *lifetime.Site) []any {
+		rate := ""
+		if minutes > 0 {
+			rate = fmt.Sprintf("%+.1f a minute", s.Trend.Growth/minutes)
+		}
+		return []any{s.MaxAlive, s.AtEnd, int64(math.Round(s.Trend.Growth)), rate, strconv.FormatFloat(s.Trend.Tau, 'f', 2, 64),
+			strings.Join(s.HeldBy, " > "), idleCounts(s.StaleAtIdle)}
+	})
 	if err != nil {
 		return nil, err
 	}
-	r.Sections = append(r.Sections, sec)
-	if len(res.Idles) < 3 {
-		r.Notes = append(r.Notes, fmt.Sprintf("The program was idle %d times; the rule needs three or more (a program with an event loop, run through several tasks).", len(res.Idles)))
+	if len(res.Judged) < len(res.Idles)-1 {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("Stale counts at %d of the %s idle points, spread evenly.", len(res.Judged), humanize.Thousands(uint64(len(res.Idles)))))
 	}
+	r.Sections = append(r.Sections, sec)
 	return r, nil
 }
 
@@ -566,20 +645,23 @@ func runAccessPaths(c *Context) (*Result, error) {
 	if at == 0 {
 		at = res.End
 	}
-	stopped, err := analyzeTrace(c.Snapshots[0].Path, lifetime.Options{StopAt: at})
+	stopped, err := c.Snapshots[0].Trace.Replay(lifetime.Options{StopAt: at})
 	if err != nil {
 		return nil, err
 	}
 	site := &res.Sites[si]
 	paths := stopped.Heap.AccessPaths(site.IID, res.Positions)
-	n, err := limit(c, len(paths))
+	n, err := limit(c, math.MaxInt)
 	if err != nil {
 		return nil, err
 	}
 	tree := &Tree{Columns: []Column{{Key: "step", Title: "Held by", Kind: Text}, {Key: "count", Title: "Objects", Kind: Count}}}
-	for _, p := range paths[:n] {
+	for _, p := range paths {
 		level := &tree.Roots
-		for _, step := range p.Steps {
+		for j, step := range p.Steps {
+			if j > 0 {
+				step = mergedStep(p.Steps[j-1], step)
+			}
 			var node *TreeNode
 			for _, x := range *level {
 				if x.Values[0] == step {
@@ -594,12 +676,79 @@ func runAccessPaths(c *Context) (*Result, error) {
 			level = &node.Children
 		}
 	}
+	sortTree(tree.Roots)
 	sec := &Section{Heading: fmt.Sprintf("Paths to the %d objects of %s alive at time %d", len(paths), traceSiteName(site), at), Tree: tree}
-	if n < len(paths) {
-		sec.Notes = append(sec.Notes, fmt.Sprintf("%d more objects (-n 0 shows all)", len(paths)-n))
+	if shown, all := cutTree(tree, n); shown < all {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d of %d rows (-n 0 shows all)", shown, all))
 	}
 	r.Sections = append(r.Sections, sec)
 	return r, nil
+}
+
+// mergedStep is step of an access path as the merged tree groups it, after
+// the step prev: the entries, keys or elements of one collection merge
+// whatever their key or index ("entries of requestLog").
+func mergedStep(prev, step string) string {
+	what := ""
+	switch {
+	case strings.HasPrefix(step, "(collection entry "):
+		what = "entries"
+	case strings.HasPrefix(step, "(collection key "):
+		what = "keys"
+	case strings.HasPrefix(step, "[") && strings.HasSuffix(step, "]") && strings.Trim(step[1:len(step)-1], "0123456789") == "":
+		what = "elements"
+	default:
+		return step
+	}
+	holder := strings.TrimPrefix(strings.TrimPrefix(prev, "variable "), ".")
+	if holder == "" || strings.HasPrefix(holder, "(") {
+		return what
+	}
+	return what + " of " + holder
+}
+
+// sortTree orders each level of an access-path tree by objects, most
+// first (then as first reached).
+func sortTree(nodes []*TreeNode) {
+	sort.SliceStable(nodes, func(x, y int) bool { return nodes[x].Values[1].(int64) > nodes[y].Values[1].(int64) })
+	for _, nd := range nodes {
+		sortTree(nd.Children)
+	}
+}
+
+// cutTree keeps the first n rows of an access-path tree in depth-first
+// order, and the rows down the largest branch while it holds more than
+// half of its parent's objects, whatever n: -n never cuts the tree above
+// the collection that holds them. It returns the rows kept and all.
+func cutTree(t *Tree, n int) (shown, all int) {
+	var keep func(nodes []*TreeNode, chain bool, parent int64) []*TreeNode
+	keep = func(nodes []*TreeNode, chain bool, parent int64) []*TreeNode {
+		var out []*TreeNode
+		for i, nd := range nodes {
+			all++
+			count := nd.Values[1].(int64)
+			onChain := chain && i == 0 && (parent < 0 || 2*count > parent)
+			if shown >= n && !onChain {
+				all += countRows(nd.Children)
+				continue
+			}
+			shown++
+			nd.Children = keep(nd.Children, onChain, count)
+			out = append(out, nd)
+		}
+		return out
+	}
+	t.Roots = keep(t.Roots, true, -1)
+	return shown, all
+}
+
+// countRows counts the rows of a tree.
+func countRows(nodes []*TreeNode) int {
+	n := len(nodes)
+	for _, nd := range nodes {
+		n += countRows(nd.Children)
+	}
+	return n
 }
 
 func runObjectLifetimes(c *Context) (*Result, error) {

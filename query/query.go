@@ -6,17 +6,20 @@
 // result without knowing the query, so adding an analysis is writing one
 // Run function and registering it.
 //
-// Queries read analysed snapshots (*analysis.Analysis) and never print or
-// touch files; the front end loads the inputs and renders the Result
-// (package render).
+// Queries read analysed snapshots (*analysis.Analysis) or opened memory
+// traces (Trace) and never print or touch files; the front end loads the
+// inputs (heapx.Open, heapx.OpenTrace) and renders the Result (package
+// render, which writes sizes and counts as package humanize does).
 package query
 
 import (
 	"fmt"
+	"github.com/heapx/heapx/model"
 	"sort"
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 )
 
 // Kind says what a column's values are, so every front end formats them
@@ -115,6 +118,10 @@ const (
 	// WarnNotOneProcess: the snapshots share too few objects to come from
 	// one process, so objects were not matched by id.
 	WarnNotOneProcess = "not_one_process"
+	// WarnSourceMap: a script's source map was not found where it was
+	// named, or does not parse; positions in that script are shown as
+	// the dump has them.
+	WarnSourceMap = "source_map"
 )
 
 // Section is one titled table or tree of a result.
@@ -126,6 +133,14 @@ type Section struct {
 	Chart   *Chart
 	// Notes are lines shown below the section (totals, explanations).
 	Notes []string
+	// Path, for a section whose table is the retainer path of a finding,
+	// lists the path's objects from the root (and Notes[0] says what the
+	// path is of), and Ref is how another section refers to the finding
+	// ("Leak 1"): heapx report shows a path once, and a later finding
+	// whose object is on it says so instead of repeating it. Neither is
+	// rendered.
+	Path []model.NodeIndex
+	Ref  string
 }
 
 // Result is what a query returns.
@@ -188,8 +203,11 @@ type Snapshot struct {
 	Analysis *analysis.Analysis
 	// Digest stands for Analysis for a snapshot other than the last of
 	// a query that sets EarlierAsDigests: made after the digest of the
-	// snapshot before it (analysis.NewDigest).
-	Digest *analysis.Digest
+	// snapshot before it (leak.NewDigest).
+	Digest *leak.Digest
+	// Trace stands for Analysis for a query of memory traces
+	// (Query.Traces).
+	Trace *Trace
 }
 
 // Context is what a query's Run receives: its snapshots, in command-line
@@ -232,7 +250,7 @@ type Query struct {
 	// about what its last snapshot does.
 	EarlierAsDigests bool
 	// Traces says the inputs are memory traces (heapx trace), not heap
-	// snapshots: front ends load nothing and give only Snapshot.Path.
+	// snapshots: front ends give them as Snapshot.Trace.
 	Traces bool
 	Args   []Arg
 	Run    func(c *Context) (*Result, error)

@@ -6,7 +6,9 @@ import (
 	"strconv"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/heapprofile"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/model"
 )
 
 // Views of `heapx sites` over a sampling heap profile.
@@ -18,7 +20,7 @@ const (
 
 // functionName is how a frame's function is shown: V8 leaves anonymous
 // functions unnamed, DevTools writes "(anonymous)".
-func functionName(f analysis.Frame) string {
+func functionName(f alloc.Frame) string {
 	if f.Function == "" {
 		return "(anonymous)"
 	}
@@ -27,7 +29,7 @@ func functionName(f analysis.Frame) string {
 
 // frameLocation is script:line:column, one-based, as DevTools and
 // editors write it; the script alone when the position is unknown.
-func frameLocation(f analysis.Frame) string {
+func frameLocation(f alloc.Frame) string {
 	s := f.URL
 	if f.Line > 0 {
 		s += ":" + strconv.Itoa(int(f.Line))
@@ -50,15 +52,22 @@ var profileColumns = []Column{
 
 // ProfileSites is `heapx sites` on a sampling heap profile at path: the
 // view (SitesTop, SitesTree or SitesBottomUp) with at most limit rows per
-// level (0: all).
-func ProfileSites(path string, p *heapprofile.Profile, view string, limit int) (*Result, error) {
-	t := analysis.SumProfile(p)
+// level (0: all). res resolves each function's place (a profile names
+// its scripts itself; a source map may know better), nil to print them
+// as the profile has them.
+func ProfileSites(path string, p *model.SamplingProfile, res *analysis.Resolver, view string, limit int) (*Result, error) {
+	t := alloc.SumProfile(p)
 	total := t.Total[0]
-	row := func(f analysis.Frame, self, tot uint64, samples int) []any {
-		return []any{functionName(f), frameLocation(f), self, Share(self, total), tot, Share(tot, total), samples}
+	if res == nil {
+		res = analysis.NewResolver(nil)
+	}
+	row := func(f alloc.Frame, self, tot uint64, samples int) []any {
+		at := res.Resolve(analysis.Position{Script: f.URL, Line: f.Line, Column: f.Column})
+		f.URL, f.Line, f.Column = at.Script, at.Line, at.Column
+		return []any{functionName(f), frameLocation(f), self, humanize.Share(self, total), tot, humanize.Share(tot, total), samples}
 	}
 	r := &Result{Query: "sites", Header: []string{
-		fmt.Sprintf("%s: sampling heap profile, %s allocated (V8's estimate from %s samples)", path, HumanSize(total), Thousands(uint64(len(p.Samples)))),
+		fmt.Sprintf("%s: sampling heap profile, %s allocated (V8's estimate from %s samples)", path, humanize.Size(total), humanize.Thousands(uint64(len(p.Samples)))),
 	}}
 	cut := func(n int) int {
 		if limit > 0 && n > limit {
@@ -68,7 +77,7 @@ func ProfileSites(path string, p *heapprofile.Profile, view string, limit int) (
 	}
 	switch view {
 	case SitesTop:
-		sites := analysis.ProfileSites(p, t)
+		sites := alloc.ProfileSites(p, t)
 		tab := &Table{Columns: profileColumns}
 		for _, s := range sites[:cut(len(sites))] {
 			tab.Rows = append(tab.Rows, row(s.Frame, s.Self, s.Total, s.Samples))
@@ -87,7 +96,7 @@ func ProfileSites(path string, p *heapprofile.Profile, view string, limit int) (
 		}
 		var build func(i int32) *TreeNode
 		build = func(i int32) *TreeNode {
-			n := &TreeNode{Values: row(analysis.ProfileFrame(p, i), p.Nodes[i].SelfSize, t.Total[i], t.Samples[i])}
+			n := &TreeNode{Values: row(alloc.ProfileFrame(p, i), p.Nodes[i].SelfSize, t.Total[i], t.Samples[i])}
 			ks := kids[i]
 			sortByTotal(ks, t.Total)
 			for _, k := range ks[:cut(len(ks))] {
@@ -103,8 +112,8 @@ func ProfileSites(path string, p *heapprofile.Profile, view string, limit int) (
 		}
 		r.Sections = []*Section{{Heading: "Call tree (top-down)", Tree: tree}}
 	case SitesBottomUp:
-		var build func(b *analysis.BottomUpNode) *TreeNode
-		build = func(b *analysis.BottomUpNode) *TreeNode {
+		var build func(b *alloc.BottomUpNode) *TreeNode
+		build = func(b *alloc.BottomUpNode) *TreeNode {
 			n := &TreeNode{Values: row(b.Frame, b.Self, b.Self, b.Samples)}
 			for _, c := range b.Children {
 				n.Children = append(n.Children, build(c))
@@ -114,7 +123,7 @@ func ProfileSites(path string, p *heapprofile.Profile, view string, limit int) (
 		// Below a function, a row is the bytes the function allocated
 		// when called through that chain: self and total are the same.
 		tree := &Tree{Columns: profileColumns}
-		for _, b := range analysis.ProfileBottomUp(p, t, limit) {
+		for _, b := range alloc.ProfileBottomUp(p, t, limit) {
 			tree.Roots = append(tree.Roots, build(b))
 		}
 		r.Sections = []*Section{{Heading: "Bottom-up: allocating functions and their callers", Tree: tree}}
@@ -122,7 +131,7 @@ func ProfileSites(path string, p *heapprofile.Profile, view string, limit int) (
 		return nil, fmt.Errorf("unknown view %q (want %s, %s or %s)", view, SitesTop, SitesTree, SitesBottomUp)
 	}
 	if t.Outside > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d samples (%s) name a call tree node the profile does not have, so are in no row.", t.Outside, HumanSize(t.OutsideBytes)))
+		r.Notes = append(r.Notes, fmt.Sprintf("%d samples (%s) name a call tree node the profile does not have, so are in no row.", t.Outside, humanize.Size(t.OutsideBytes)))
 	}
 	r.Notes = append(r.Notes, "Sizes are V8's estimates scaled up from the samples; a sampling profile does not say which sampled objects were collected since.")
 	return r, nil
@@ -145,10 +154,10 @@ var allocationSiteColumns = []Column{
 
 // AllocationSites is `heapx sites` on a heap dump with allocation stacks:
 // its live objects by allocating function (DevTools' Allocation view),
-// at most limit rows (0: all). The error is analysis.ErrNoAllocationStacks
+// at most limit rows (0: all). The error is alloc.ErrNoAllocationStacks
 // for a dump without them.
 func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, error) {
-	sites, err := a.AllocationSites()
+	sites, err := alloc.AllocationSites(a)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -177,10 +186,10 @@ func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, err
 				stack += " (" + l + ")"
 			}
 		}
-		tab.Rows = append(tab.Rows, []any{functionName(s.Frame), frameLocation(s.Frame), s.Count, s.Shallow, s.Retained, Share(s.Retained, total), stack})
+		tab.Rows = append(tab.Rows, []any{functionName(s.Frame), frameLocation(s.Frame), s.Count, s.Shallow, s.Retained, humanize.Share(s.Retained, total), stack})
 	}
 	r := &Result{Query: "sites",
-		Header: []string{fmt.Sprintf("%s: %s live objects with an allocation stack, in %d functions", path, Thousands(uint64(count)), len(sites))},
+		Header: []string{fmt.Sprintf("%s: %s live objects with an allocation stack, in %d functions", path, humanize.Thousands(uint64(count)), len(sites))},
 		Sections: []*Section{{Heading: "Allocation sites (live objects)", Table: tab,
 			Chart: &Chart{Label: "function", Value: "retained_size"}}},
 		Notes: []string{"Retained size counts each object once: objects dominated by another object of the same site are in its size."},
@@ -194,10 +203,10 @@ func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, err
 // AllocationChurn is `heapx sites --churn` on a dump with allocation
 // stacks: per allocating function, what it allocated while V8 tracked
 // allocations and what of it is alive, the functions whose allocations
-// are most gone first (analysis.AllocationChurn), at most limit rows (0:
+// are most gone first (alloc.AllocationChurn), at most limit rows (0:
 // all).
 func AllocationChurn(path string, a *analysis.Analysis, limit int) (*Result, error) {
-	sites, err := analysis.AllocationChurn(a.Graph)
+	sites, err := alloc.AllocationChurn(a)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -216,10 +225,10 @@ func AllocationChurn(path string, a *analysis.Analysis, limit int) (*Result, err
 	}
 	for _, s := range shown {
 		tab.Rows = append(tab.Rows, []any{functionName(s.Frame), frameLocation(s.Frame), s.Allocated, s.AllocatedSize,
-			s.Live, s.LiveSize, s.FreedSize(), Share(s.LiveSize, s.AllocatedSize)})
+			s.Live, s.LiveSize, s.FreedSize(), humanize.Share(s.LiveSize, s.AllocatedSize)})
 	}
 	r := &Result{Query: "sites",
-		Header: []string{fmt.Sprintf("%s: %s allocated while tracked, %s of it gone (V8's allocation tracker)", path, HumanSize(allocated), HumanSize(freed))},
+		Header: []string{fmt.Sprintf("%s: %s allocated while tracked, %s of it gone (V8's allocation tracker)", path, humanize.Size(allocated), humanize.Size(freed))},
 		Sections: []*Section{{Heading: "Churn: allocation sites by bytes allocated and gone", Table: tab,
 			Chart: &Chart{Label: "function", Value: "freed_size"}}},
 		Notes: []string{"Allocated counts what V8 tracked (allocations its optimizing compiler removed are not in it); alive is the snapshot's objects of the site. An object a GC moved can lose its allocation stack, which lowers Alive."},

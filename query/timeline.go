@@ -1,17 +1,14 @@
 package query
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats/v8"
-	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/humanize"
 )
 
 func init() {
@@ -48,7 +45,7 @@ requests, after repeating an action). --all lists every site.`,
 }
 
 func runTimeline(c *Context) (*Result, error) {
-	opt := analysis.TimelineOptions{Buckets: c.Int("buckets"), Sites: c.Int("sites")}
+	opt := alloc.TimelineOptions{Buckets: c.Int("buckets"), Sites: c.Int("sites")}
 	if opt.Buckets < 1 {
 		return nil, fmt.Errorf("--buckets must be 1 or more, not %d", opt.Buckets)
 	}
@@ -66,21 +63,21 @@ func runTimeline(c *Context) (*Result, error) {
 	return TimelineResult(sn.Path, sn.Analysis, opt)
 }
 
-// TimelineResult lays out analysis.Timeline of the dump at path: the
+// TimelineResult lays out alloc.Timeline of the dump at path: the
 // buckets (a bar chart, as DevTools draws them), the live heap over time
 // with its top sites (a line chart) and the age histogram. When heapx
-// capture kept V8's heap statistics beside the timeline
-// (v8.HeapStatsPath) and opt has none, they are read from there, and the
+// capture kept V8's heap statistics beside the timeline (the graph's
+// HeapStats) and opt has none, they are taken from there, and the
 // buckets say how many objects were alive at their end.
-func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOptions) (*Result, error) {
-	if opt.Stats == nil {
-		stats, err := readTimelineStats(path)
-		if err != nil {
-			return nil, err
+func TimelineResult(path string, a *analysis.Analysis, opt alloc.TimelineOptions) (*Result, error) {
+	statsFile := "given"
+	if hs := a.Graph.HeapStats; opt.Stats == nil && hs != nil {
+		if hs.Err != nil {
+			return nil, hs.Err
 		}
-		opt.Stats = stats
+		opt.Stats, statsFile = hs.Updates, hs.File
 	}
-	tl, err := a.Timeline(opt)
+	tl, err := alloc.Timeline(a, opt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -89,7 +86,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 		tracked += b.Count
 	}
 	r := &Result{Header: []string{fmt.Sprintf("%s: allocation timeline of %s, %d samples; %s live objects allocated while tracked, %s from before the first sample",
-		path, seconds(tl.Duration), tl.Samples, Thousands(uint64(tracked)), Thousands(uint64(tl.BeforeCount)))}}
+		path, seconds(tl.Duration), tl.Samples, humanize.Thousands(uint64(tracked)), humanize.Thousands(uint64(tl.BeforeCount)))}}
 
 	bt := &Table{Columns: []Column{{Key: "time", Title: "Allocated", Kind: Text},
 		{Key: "start_ms", Title: "From ms", Kind: Count}, {Key: "end_ms", Title: "To ms", Kind: Count},
@@ -105,7 +102,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 	for _, b := range tl.Buckets {
 		var sites []string
 		for _, s := range b.Sites {
-			sites = append(sites, fmt.Sprintf("%s %s", siteName(s.Frame), Thousands(uint64(s.Count))))
+			sites = append(sites, fmt.Sprintf("%s %s", siteName(s.Frame), humanize.Thousands(uint64(s.Count))))
 		}
 		row := []any{seconds(b.Start) + " – " + seconds(b.End), int64(b.Start / 1000), int64(b.End / 1000),
 			b.Count, b.Size, b.Surviving, b.SurvivingSize}
@@ -117,7 +114,7 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 	buckets := &Section{Heading: "Objects still alive, by when they were allocated", Table: bt,
 		Chart: &Chart{Label: "time", Value: "count"},
 		Notes: []string{fmt.Sprintf("Before the first sample: %s live objects (%s), alive by then in every row. After the last sample (while the snapshot was taken): %s (%s), in no row.",
-			Thousands(uint64(tl.BeforeCount)), HumanSize(tl.BeforeSize), Thousands(uint64(tl.AfterCount)), HumanSize(tl.AfterSize))}}
+			humanize.Thousands(uint64(tl.BeforeCount)), humanize.Size(tl.BeforeSize), humanize.Thousands(uint64(tl.AfterCount)), humanize.Size(tl.AfterSize))}}
 	if withLive {
 		peak := tl.Live[0]
 		for _, p := range tl.Live {
@@ -127,8 +124,8 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 		}
 		first, last := tl.Live[0], tl.Live[len(tl.Live)-1]
 		buckets.Notes = append(buckets.Notes, fmt.Sprintf("\"Live then\" is every object alive at the bucket's end, from V8's %d heap statistics updates (%s): %s objects (%s) at the start, at most %s (%s) at %s, %s (%s) at the end.",
-			len(tl.Live), v8.HeapStatsPath(path), Thousands(uint64(first.Count)), HumanSize(first.Size), Thousands(uint64(peak.Count)), HumanSize(peak.Size),
-			seconds(peak.Micros), Thousands(uint64(last.Count)), HumanSize(last.Size)))
+			len(tl.Live), statsFile, humanize.Thousands(uint64(first.Count)), humanize.Size(first.Size), humanize.Thousands(uint64(peak.Count)), humanize.Size(peak.Size),
+			seconds(peak.Micros), humanize.Thousands(uint64(last.Count)), humanize.Size(last.Size)))
 	}
 	r.Sections = append(r.Sections, buckets)
 
@@ -162,9 +159,9 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 		case b.Max > 0:
 			age = seconds(b.Min) + " – " + seconds(b.Max)
 		}
-		at.Rows = append(at.Rows, []any{age, b.Count, b.Size, Share(uint64(b.Count), live)})
+		at.Rows = append(at.Rows, []any{age, b.Count, b.Size, humanize.Share(uint64(b.Count), live)})
 	}
-	at.Rows = append(at.Rows, []any{"older (before the first sample)", tl.BeforeCount, tl.BeforeSize, Share(uint64(tl.BeforeCount), live)})
+	at.Rows = append(at.Rows, []any{"older (before the first sample)", tl.BeforeCount, tl.BeforeSize, humanize.Share(uint64(tl.BeforeCount), live)})
 	r.Sections = append(r.Sections, &Section{Heading: "Age of the live objects at the end of the timeline", Table: at,
 		Chart: &Chart{Label: "age", Value: "count"}})
 	note := "A timeline keeps which objects allocated in each bucket are alive at the end, not how many were alive at each moment: \"Alive by then\" is the final heap as it was built up. Native (embedder) objects are left out, as DevTools leaves them out."
@@ -173,20 +170,6 @@ func TimelineResult(path string, a *analysis.Analysis, opt analysis.TimelineOpti
 	}
 	r.Notes = append(r.Notes, note)
 	return r, nil
-}
-
-// readTimelineStats reads the heap statistics heapx capture --timeline
-// keeps beside the timeline at path, or returns nil when there are none.
-func readTimelineStats(path string) ([]model.HeapStatsUpdate, error) {
-	f, err := os.Open(v8.HeapStatsPath(path))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return v8.ReadHeapStats(f, f.Name())
 }
 
 // seconds writes microseconds for people: "850 ms", "1.25 s", "3 min".
@@ -206,8 +189,8 @@ func seconds(us uint64) string {
 
 // siteName is a site as one short text: "makeOrder (app.js:5:10)", or
 // "(no allocation stack)".
-func siteName(f analysis.Frame) string {
-	if f == (analysis.Frame{}) {
+func siteName(f alloc.Frame) string {
+	if f == (alloc.Frame{}) {
 		return "(no allocation stack)"
 	}
 	s := functionName(f)
@@ -236,7 +219,7 @@ func runSiteGrowth(c *Context) (*Result, error) {
 	})
 }
 
-// SiteGrowthResult lays out analysis.SitesOverSeries over snaps, oldest
+// SiteGrowthResult lays out alloc.SitesOverSeries over snaps, oldest
 // first: the sites growing at every step (every site with all), at most
 // limit rows (0: all).
 func SiteGrowthResult(snaps []Snapshot, limit int, all bool) (*Result, error) {
@@ -244,7 +227,7 @@ func SiteGrowthResult(snaps []Snapshot, limit int, all bool) (*Result, error) {
 	for i, s := range snaps {
 		as[i] = s.Analysis
 	}
-	sites, err := analysis.SitesOverSeries(as)
+	sites, err := alloc.SitesOverSeries(as)
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +261,6 @@ func SiteGrowthResult(snaps []Snapshot, limit int, all bool) (*Result, error) {
 	}
 	r := &Result{Sections: []*Section{sec}, Notes: []string{
 		fmt.Sprintf("%d of %s sites grow at every step. Sites are matched by function and script:line:column; an object a GC moved can lose its allocation stack, which makes counts lower, never higher.",
-			growing, Thousands(uint64(len(sites))))}}
+			growing, humanize.Thousands(uint64(len(sites))))}}
 	return r, nil
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/heapx/heapx/query"
 )
 
-// writeCSV renders a result as CSV with raw values (bytes as integers),
-// one header row of column keys. A result with several sections gets a
-// leading "section" column; a tree gets a "depth" column.
+// writeCSV renders a result as CSV with raw values (bytes as integers,
+// addresses in 0x hex as --id reads them), one header row of column keys.
+// A result with several sections gets a leading "section" column; a tree
+// gets a "depth" column.
 func writeCSV(w io.Writer, r *query.Result) error {
 	c := NewCSVWriter(w)
 	for _, s := range r.Sections {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 )
 
@@ -174,9 +175,9 @@ func lineChart(t *query.Table, c *query.Chart) template.HTML {
 		template.HTMLEscapeString(t.Columns[vi].Title), template.HTMLEscapeString(t.Columns[xi].Title), left+plotW+20, h, left+plotW+20, h)
 	fmt.Fprintf(&b, `<path d="M%d %d V%d H%d" fill="none" stroke="#9aa3b2"/>`, left, top, top+plotH, left+plotW)
 	for _, y := range []float64{0, maxY / 2, maxY} {
-		label := query.Thousands(uint64(math.Round(y)))
+		label := humanize.Thousands(uint64(math.Round(y)))
 		if yKind == query.Bytes {
-			label = query.HumanSize(uint64(math.Round(y)))
+			label = humanize.Size(uint64(math.Round(y)))
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" class="v">%s</text>`, left-6, py(y)+4, template.HTMLEscapeString(label))
 	}

@@ -91,13 +91,14 @@ Sizes are retained sizes.
 	}
 }
 
-// CSV: raw values (bytes and ids as integers, no value as an empty field),
-// every column (Shape too), the dump's string exact, a section column as
+// CSV: raw values (bytes and V8 ids as integers, addresses in 0x hex, no
+// value as an empty field), every column (Shape too), the dump's string
+// exact, a section column as
 // there are several sections, a header row again when the columns change
 // and a depth column for the tree.
 func TestWriteCSV(t *testing.T) {
 	want := "section,name,shape,count,size,share,example,growth,distance\n" +
-		"Classes,Evil\x1b[2J<b>,,1200,1500000,62.5,65296,-2000,3\n" +
+		"Classes,Evil\x1b[2J<b>,,1200,1500000,62.5,0xff10,-2000,3\n" +
 		"Classes,Item,,3,999,0.04,42,,100000000\n" +
 		"section,text\n" +
 		"section,depth,edge,objects\n" +
@@ -372,7 +373,7 @@ func TestCSVWriterLead(t *testing.T) {
 	}
 	lines := strings.Split(b.String(), "\n")
 	if len(lines) != 11 || lines[0] != "part,section,name,shape,count,size,share,example,growth,distance" ||
-		lines[3] != "p,Classes,Evil\x1b[2J<b>,,1200,1500000,62.5,65296,-2000,3" || lines[5] != "part,section,depth,edge,objects" || lines[9] != "p,Paths,1,.b,1" {
+		lines[3] != "p,Classes,Evil\x1b[2J<b>,,1200,1500000,62.5,0xff10,-2000,3" || lines[5] != "part,section,depth,edge,objects" || lines[9] != "p,Paths,1,.b,1" {
 		t.Errorf("csv stream:\n%s", b.String())
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 )
 
@@ -13,7 +14,7 @@ var traceParts = []struct {
 	args              map[string]any
 }{
 	{"lifetimes", "lifetimes", "Problem sites and the timeline of live and stale objects", nil},
-	{"trace_leaks", "trace-leaks", "Leaks: stale objects growing at every idle point", nil},
+	{"trace_leaks", "trace-leaks", "Leaks: stale objects that keep growing over the idle points", nil},
 	{"stale_sites", "stale-sites", "Staleness (drag) by allocation site", nil},
 	{"churn", "churn", "Churn: one object alive at a time", map[string]any{"one": true}},
 	{"non_escaping", "non-escaping", "Objects that never outlive their call", nil},
@@ -21,26 +22,23 @@ var traceParts = []struct {
 	{"unused", "unused", "Objects never used", nil},
 }
 
-// BuildTrace composes the report of a memory trace written by heapx
-// trace: MemInsight's analyses (the lifetime queries) in place of a
-// snapshot's, with the timeline drawn as a chart in HTML.
-func BuildTrace(path string, opt Options) (*Report, error) {
+// BuildTrace composes the report of the memory trace t at path, written
+// by heapx trace: MemInsight's analyses (the lifetime queries) in place of
+// a snapshot's, with the timeline drawn as a chart in HTML.
+func BuildTrace(path string, t *query.Trace, opt Options) (*Report, error) {
 	if opt.Rows == 0 {
 		opt.Rows = 15
 	}
-	res, err := query.Lifetimes(path)
-	if err != nil {
-		return nil, err
-	}
+	res := t.Lifetimes
 	r := &Report{File: Input{Path: path, Format: "memtrace"}}
 	r.Overview = [][2]string{
 		{"File", path},
 		{"Format", "memtrace (heapx trace)"},
-		{"Events", query.Thousands(res.Events)},
-		{"Objects", query.Thousands(uint64(len(res.Objects)))},
-		{"Allocation sites", query.Thousands(uint64(len(res.Sites)))},
-		{"Idle points", query.Thousands(uint64(len(res.Idles)))},
-		{"End time", query.Thousands(res.End)},
+		{"Events", humanize.Thousands(res.Events)},
+		{"Objects", humanize.Thousands(uint64(len(res.Objects)))},
+		{"Allocation sites", humanize.Thousands(uint64(len(res.Sites)))},
+		{"Idle points", humanize.Thousands(uint64(len(res.Idles)))},
+		{"End time", humanize.Thousands(res.End)},
 	}
 	for _, p := range traceParts {
 		vals := map[string]any{"limit": opt.Rows}
@@ -48,7 +46,7 @@ func BuildTrace(path string, opt Options) (*Report, error) {
 			vals[k] = v
 		}
 		q := query.Lookup(p.query)
-		pr, err := q.Exec(&query.Context{Snapshots: []query.Snapshot{{Path: path}}, Values: vals})
+		pr, err := q.Exec(&query.Context{Snapshots: []query.Snapshot{{Path: path, Trace: t}}, Values: vals})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.query, err)
 		}

@@ -9,14 +9,20 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/inspect"
+	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -39,7 +45,15 @@ type Options struct {
 	// FailGrowth, when not 0, fails the report when the heap grew by more
 	// than this many percent from the first baseline to the file.
 	FailGrowth float64
+	// FailOverName and FailGrowthName are what Failures call the two
+	// limits, as the caller's users know them (heapx report: its flags);
+	// "leaked-size" and "growth" when empty.
+	FailOverName, FailGrowthName string
 }
+
+// ErrNoBaseline is returned by Build for a growth limit
+// (Options.FailGrowth) without a baseline to measure the growth from.
+var ErrNoBaseline = errors.New("report: a growth limit needs a baseline snapshot to compare with")
 
 // Input is one analysed snapshot with what the report says about its
 // file.
@@ -92,87 +106,106 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	if opt.Rows == 0 {
 		opt.Rows = 15
 	}
-	a, g := file.A, file.A.Graph
-	r := &Report{File: file, Baselines: baselines}
-	if len(baselines) > 0 {
-		// The series is the baselines, oldest first, then the file.
-		series := make([]query.Snapshot, 0, len(baselines)+1)
-		for _, b := range append(baselines[:len(baselines):len(baselines)], file) {
-			series = append(series, query.Snapshot{Path: b.Path, Analysis: b.A})
-		}
-		ws, err := query.CheckSeries(series, query.SeriesRules{Expected: "FILE, the newest snapshot, then the BASELINEs oldest first", Command: reportCommand})
-		if err != nil {
-			return nil, err
-		}
-		r.Warnings = ws
+	if opt.FailGrowth > 0 && len(baselines) == 0 {
+		return nil, ErrNoBaseline
 	}
+	r := &Report{File: file, Baselines: baselines}
+	if err := r.checkSeries(); err != nil {
+		return nil, err
+	}
+	r.Overview = overview(file)
+	p := r.planParts(opt)
+	if err := runAll(p.tasks); err != nil {
+		return nil, err
+	}
+	r.addParts(p.slots)
+	r.sharePaths()
+	if u := p.unreachable; u != nil && u.Count > 0 {
+		r.Overview = append(r.Overview, [2]string{"Unreachable", fmt.Sprintf("%s objects (%s)", humanize.Thousands(uint64(u.Count)), humanize.Size(u.Size))})
+	}
+	r.measureLeak(p.largest, p.leaks)
+	r.checkGates(opt)
+	return r, nil
+}
+
+// checkSeries warns when the baselines, oldest first, then the file do
+// not look like snapshots of one process in order (query.CheckSeries).
+func (r *Report) checkSeries() error {
+	if len(r.Baselines) == 0 {
+		return nil
+	}
+	series := make([]query.Snapshot, 0, len(r.Baselines)+1)
+	for _, b := range append(r.Baselines[:len(r.Baselines):len(r.Baselines)], r.File) {
+		series = append(series, query.Snapshot{Path: b.Path, Analysis: b.A})
+	}
+	ws, err := query.CheckSeries(series, query.SeriesRules{Expected: "FILE, the newest snapshot, then the BASELINEs oldest first", Command: reportCommand})
+	if err != nil {
+		return err
+	}
+	r.Warnings = ws
+	return nil
+}
+
+// overview lists the facts about file the report starts with.
+func overview(file Input) [][2]string {
+	a, g := file.A, file.A.Graph
 	total := a.TotalSize()
-	r.Overview = [][2]string{
+	return [][2]string{
 		{"File", file.Path},
 		{"Format", file.Format},
-		{"Objects", query.Thousands(uint64(g.NumNodes()))},
-		{"References", query.Thousands(uint64(g.NumEdges()))},
-		{"Total size", fmt.Sprintf("%s (%s bytes)", query.HumanSize(total), query.Thousands(total))},
+		{"Objects", humanize.Thousands(uint64(g.NumNodes()))},
+		{"References", humanize.Thousands(uint64(g.NumEdges()))},
+		{"Total size", fmt.Sprintf("%s (%s bytes)", humanize.Size(total), humanize.Thousands(total))},
 		{"Retained-size policy", a.Policy.Name},
 	}
-	// The parts only read the analyses, so they run side by side; each
-	// fills its own slot, and the slots keep the reading order.
-	sn := query.Snapshot{Path: file.Path, Analysis: a}
-	type slot struct {
-		key, title string
-		res        *query.Result
-	}
-	var slots []*slot
-	var tasks []func() error
-	part := func(key, title string, run func() (*query.Result, error)) {
-		sl := &slot{key: key, title: title}
-		slots = append(slots, sl)
-		tasks = append(tasks, func() (err error) {
-			sl.res, err = run()
-			return err
-		})
-	}
-	var unreachable *analysis.UnreachableReport
-	tasks = append(tasks, func() error { unreachable = a.Unreachable(); return nil })
-	var largest []analysis.Suspect
-	part("suspects", "Leak suspects", func() (*query.Result, error) {
+}
+
+// partPlan is the report's parts to compute: they only read the
+// analyses, so they run side by side (runAll); each fills its own slot,
+// and the slots keep the reading order. Some parts also keep what the
+// leaked size is measured from.
+type partPlan struct {
+	slots []*partSlot
+	tasks []func() error
+	// Set by the tasks.
+	unreachable *analysis.UnreachableReport
+	largest     []leak.Suspect
+	leaks       *leak.LeakResult
+}
+
+type partSlot struct {
+	key, title string
+	res        *query.Result
+}
+
+// part adds the part key, titled title, that run computes.
+func (p *partPlan) part(key, title string, run func() (*query.Result, error)) {
+	sl := &partSlot{key: key, title: title}
+	p.slots = append(p.slots, sl)
+	p.tasks = append(p.tasks, func() (err error) {
+		sl.res, err = run()
+		return err
+	})
+}
+
+// planParts lists the parts of r's file and baselines: the leak suspects,
+// with baselines the leaks, the diff and the growth, the top classes and
+// duplicate strings, then what the dump has room for (a timeline, sites
+// growing over a series with allocation stacks, detached DOM).
+func (r *Report) planParts(opt Options) *partPlan {
+	a := r.File.A
+	sn := query.Snapshot{Path: r.File.Path, Analysis: a}
+	p := &partPlan{}
+	p.tasks = append(p.tasks, func() error { p.unreachable = a.Unreachable(); return nil })
+	p.part("suspects", "Leak suspects", func() (*query.Result, error) {
 		res, all, err := query.SuspectsResult(sn, opt.Threshold, 10)
-		largest = all
+		p.largest = all
 		return res, err
 	})
-	var leaks *analysis.LeakResult
-	if n := len(baselines); n > 0 {
-		first, last := baselines[0], baselines[n-1]
-		lastSn := query.Snapshot{Path: last.Path, Analysis: last.A}
-		if n >= 2 {
-			part("leaks", "Leaks: allocated between the first and last baseline, still alive", func() (*query.Result, error) {
-				lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, analysis.LeakOptions{})
-				if err != nil {
-					return nil, err
-				}
-				// The table lists every cluster; the paths of the
-				// first three say enough in a report (heapx leaks
-				// shows all).
-				if len(lr.Sections) > 4 {
-					lr.Sections = lr.Sections[:4]
-				}
-				leaks = res
-				return lr, nil
-			})
-		}
-		part("diff", "Comparison with the last baseline", func() (*query.Result, error) {
-			return query.DiffResult(lastSn, sn, opt.Rows, true)
-		})
-		part("growth", "Growing at every snapshot", func() (*query.Result, error) {
-			series := make([]*analysis.Analysis, 0, n+1)
-			for _, b := range baselines {
-				series = append(series, b.A)
-			}
-			gr, _, err := query.GrowthResult(append(series, a), opt.Rows, false)
-			return gr, err
-		})
+	if len(r.Baselines) > 0 {
+		r.planSeriesParts(p, sn, opt)
 	}
-	part("classes", "Top classes by retained size", func() (*query.Result, error) {
+	p.part("classes", "Top classes by retained size", func() (*query.Result, error) {
 		sum, err := query.Lookup("summary").Exec(&query.Context{Snapshots: []query.Snapshot{sn}, Values: map[string]any{"limit": opt.Rows}})
 		if err != nil {
 			return nil, err
@@ -180,90 +213,176 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		sum.JSON = nil // the report embeds every result in the generic form
 		return sum, nil
 	})
-	part("duplicates", "Duplicate strings", func() (*query.Result, error) { return query.DuplicatesResult(sn, opt.Rows) })
-	// A timeline charts the live heap over time; a series with allocation
-	// stacks names the sites that grow at every snapshot.
-	if g.Trace != nil && len(g.Trace.Samples) > 0 {
-		part("timeline", "Allocation timeline: objects still alive, by when they were allocated", func() (*query.Result, error) {
-			return query.TimelineResult(file.Path, a, analysis.TimelineOptions{})
+	p.part("duplicates", "Duplicate strings", func() (*query.Result, error) { return query.DuplicatesResult(sn, opt.Rows) })
+	r.planAllocationParts(p, sn, opt)
+	// A heap without DOM (Node.js, Java) has nothing to say here.
+	if inspect.DetachednessSource(a) != inspect.NoDOM {
+		p.part("detached", "Detached DOM", func() (*query.Result, error) { return query.DetachedResult(sn, opt.Rows, false) })
+	}
+	return p
+}
+
+// planSeriesParts adds the parts that compare the file with its
+// baselines: memlab's leaks (two or more baselines), the diff with the
+// last baseline and what grows at every snapshot.
+func (r *Report) planSeriesParts(p *partPlan, sn query.Snapshot, opt Options) {
+	baselines := r.Baselines
+	n := len(baselines)
+	first, last := baselines[0], baselines[n-1]
+	lastSn := query.Snapshot{Path: last.Path, Analysis: last.A}
+	if n >= 2 {
+		p.part("leaks", "Leaks: allocated between the first and last baseline, still alive", func() (*query.Result, error) {
+			lr, res, err := query.LeaksResult(query.Snapshot{Path: first.Path, Analysis: first.A}, lastSn, sn, opt.Rows, leak.LeakOptions{})
+			if err != nil {
+				return nil, err
+			}
+			// The table lists every cluster; the paths of the first
+			// three say enough in a report (heapx leaks shows all).
+			if len(lr.Sections) > 4 {
+				lr.Sections = lr.Sections[:4]
+			}
+			p.leaks = res
+			return lr, nil
 		})
 	}
-	if len(baselines) > 0 && hasStacks(g) {
-		series := []query.Snapshot{}
+	p.part("diff", "Comparison with the last baseline", func() (*query.Result, error) {
+		return query.DiffResult(lastSn, sn, opt.Rows, true)
+	})
+	p.part("growth", "Growing at every snapshot", func() (*query.Result, error) {
+		series := make([]*analysis.Analysis, 0, n+1)
 		for _, b := range baselines {
-			if !hasStacks(b.A.Graph) {
-				series = nil
-				break
-			}
-			series = append(series, query.Snapshot{Path: b.Path, Analysis: b.A})
+			series = append(series, b.A)
 		}
-		if series != nil {
-			part("site-growth", "Allocation sites growing at every snapshot", func() (*query.Result, error) {
-				return query.SiteGrowthResult(append(series, sn), opt.Rows, false)
-			})
+		gr, _, err := query.GrowthResult(append(series, sn.Analysis), opt.Rows, false)
+		return gr, err
+	})
+}
+
+// planAllocationParts adds what allocation stacks tell: a timeline charts
+// the live heap over time; a series with allocation stacks names the
+// sites that grow at every snapshot.
+func (r *Report) planAllocationParts(p *partPlan, sn query.Snapshot, opt Options) {
+	g := r.File.A.Graph
+	if g.Trace != nil && len(g.Trace.Samples) > 0 {
+		p.part("timeline", "Allocation timeline: objects still alive, by when they were allocated", func() (*query.Result, error) {
+			return query.TimelineResult(r.File.Path, sn.Analysis, alloc.TimelineOptions{})
+		})
+	}
+	if len(r.Baselines) == 0 || !hasStacks(g) {
+		return
+	}
+	series := []query.Snapshot{}
+	for _, b := range r.Baselines {
+		if !hasStacks(b.A.Graph) {
+			return
 		}
+		series = append(series, query.Snapshot{Path: b.Path, Analysis: b.A})
 	}
-	// A heap without DOM (Node.js, Java) has nothing to say here.
-	if a.DetachednessSource() != analysis.NoDOM {
-		part("detached", "Detached DOM", func() (*query.Result, error) { return query.DetachedResult(sn, opt.Rows, false) })
-	}
-	if err := runAll(tasks); err != nil {
-		return nil, err
-	}
-	// With two or more baselines, memlab's leak detection leads: it names
-	// the objects that leaked, where the suspects say what is large.
+	p.part("site-growth", "Allocation sites growing at every snapshot", func() (*query.Result, error) {
+		return query.SiteGrowthResult(append(series, sn), opt.Rows, false)
+	})
+}
+
+// addParts adds the computed parts in reading order. With two or more
+// baselines, memlab's leak detection leads: it names the objects that
+// leaked, where the suspects say what is large.
+func (r *Report) addParts(slots []*partSlot) {
 	sort.SliceStable(slots, func(i, j int) bool { return slots[i].key == "leaks" && slots[j].key != "leaks" })
 	for _, sl := range slots {
 		r.add(sl.key, sl.title, sl.res)
 	}
+}
 
-	if u := unreachable; u != nil && u.Count > 0 {
-		r.Overview = append(r.Overview, [2]string{"Unreachable", fmt.Sprintf("%s objects (%s)", query.Thousands(uint64(u.Count)), query.HumanSize(u.Size))})
+// sharePaths shows each retainer path once: a finding whose object is on
+// the path of a finding before it (a leak's objects held by a suspect's
+// accumulation point, which memlab's leak detection reaches first) says
+// so instead of repeating the path's rows. Findings of the file only:
+// every path is the file's (query.ShownPath).
+func (r *Report) sharePaths() {
+	type shown struct {
+		ref   string
+		nodes []model.NodeIndex
 	}
+	a := r.File.A
+	if a == nil {
+		return
+	}
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	var seen []shown
+	for _, p := range r.Parts {
+		if p.Result == nil {
+			continue
+		}
+		for _, sec := range p.Result.Sections {
+			if len(sec.Path) == 0 || sec.Table == nil || len(sec.Notes) == 0 {
+				continue
+			}
+			target := sec.Path[len(sec.Path)-1]
+			shared := false
+			for _, s := range seen {
+				if hops := slices.Index(s.nodes, target); hops > 0 {
+					sec.Table = nil
+					sec.Notes[0] = fmt.Sprintf("Its retainer path is the first %d hops of %s's path, above, to %s.",
+						hops, s.ref, query.ObjectName(query.ShownNode(a, nm, target)))
+					shared = true
+					break
+				}
+			}
+			if !shared {
+				seen = append(seen, shown{sec.Ref, sec.Path})
+			}
+		}
+	}
+}
+
+// measureLeak sets LeakedSize (and its basis) and Growth from the largest
+// suspects and, with two or more baselines, memlab's leaks.
+func (r *Report) measureLeak(largest []leak.Suspect, leaks *leak.LeakResult) {
+	a, baselines := r.File.A, r.Baselines
+	total := a.TotalSize()
 	r.LeakedSizeBasis = "retained size of the largest leak suspect"
 	if len(largest) > 0 {
 		r.LeakedSize = largest[0].Size()
 	}
-	if n := len(baselines); n > 0 {
-		bt := baselines[0].A.TotalSize()
-		switch {
-		case leaks != nil && leaks.Matching == analysis.MatchByClass:
-			// Objects cannot be matched by id (a JVM, or not one process):
-			// what the classes kept is all that can be told.
-			r.LeakedSize, r.LeakedSizeBasis = 0, "shallow size of the instances the classes kept since the first baseline (objects not matched by id)"
-			for _, c := range analysis.ClassLeaks(baselines[0].A.ClassCounts(), baselines[n-1].A.ClassCounts(), a) {
-				r.LeakedSize += c.KeptSize
-			}
-		case leaks != nil:
-			r.LeakedSize, r.LeakedSizeBasis = 0, "retained size of the leaks found from the baselines"
-			for _, c := range leaks.Clusters {
-				r.LeakedSize += c.Retained
-			}
-		case n == 1:
-			r.LeakedSize, r.LeakedSizeBasis = 0, "growth of the total size since the baseline"
-			if total > bt {
-				r.LeakedSize = total - bt
-			}
+	n := len(baselines)
+	if n == 0 {
+		return
+	}
+	bt := baselines[0].A.TotalSize()
+	switch {
+	case leaks != nil && leaks.Matching == leak.MatchByClass:
+		// Objects cannot be matched by id (a JVM, or not one process):
+		// what the classes kept is all that can be told.
+		r.LeakedSize, r.LeakedSizeBasis = 0, "shallow size of the instances the classes kept since the first baseline (objects not matched by id)"
+		for _, c := range leak.ClassLeaks(leak.ClassCounts(baselines[0].A), leak.ClassCounts(baselines[n-1].A), a) {
+			r.LeakedSize += c.KeptSize
 		}
-		if bt > 0 {
-			r.Growth = 100 * (float64(total) - float64(bt)) / float64(bt)
+	case leaks != nil:
+		r.LeakedSize, r.LeakedSizeBasis = 0, "retained size of the leaks found from the baselines"
+		for _, c := range leaks.Clusters {
+			r.LeakedSize += c.Retained
+		}
+	case n == 1:
+		r.LeakedSize, r.LeakedSizeBasis = 0, "growth of the total size since the baseline"
+		if total > bt {
+			r.LeakedSize = total - bt
 		}
 	}
+	if bt > 0 {
+		r.Growth = 100 * (float64(total) - float64(bt)) / float64(bt)
+	}
+}
 
+// checkGates adds a failure for each limit of opt the report is over.
+func (r *Report) checkGates(opt Options) {
 	if opt.FailOver > 0 && r.LeakedSize > opt.FailOver {
-		r.Failures = append(r.Failures, fmt.Sprintf("leaked size %s (%s) is over the --fail-over limit %s",
-			query.HumanSize(r.LeakedSize), r.LeakedSizeBasis, query.HumanSize(opt.FailOver)))
+		r.Failures = append(r.Failures, fmt.Sprintf("leaked size %s (%s) is over the %s limit %s",
+			humanize.Size(r.LeakedSize), r.LeakedSizeBasis, cmp.Or(opt.FailOverName, "leaked-size"), humanize.Size(opt.FailOver)))
 	}
-	if opt.FailGrowth > 0 {
-		if len(baselines) == 0 {
-			return nil, fmt.Errorf("--fail-growth needs a BASELINE snapshot to compare with")
-		}
-		if r.Growth > opt.FailGrowth {
-			r.Failures = append(r.Failures, fmt.Sprintf("the heap grew %.1f%% since %s, over the --fail-growth limit %g%%",
-				r.Growth, baselines[0].Path, opt.FailGrowth))
-		}
+	if opt.FailGrowth > 0 && r.Growth > opt.FailGrowth {
+		r.Failures = append(r.Failures, fmt.Sprintf("the heap grew %.1f%% since %s, over the %s limit %g%%",
+			r.Growth, r.Baselines[0].Path, cmp.Or(opt.FailGrowthName, "growth"), opt.FailGrowth))
 	}
-	return r, nil
 }
 
 // hasStacks reports whether g has allocation stacks (node

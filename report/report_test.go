@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
 	_ "github.com/heapx/heapx/formats/all"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -224,9 +227,9 @@ func checkOverview(t *testing.T, r *report.Report, want *devtoolsGolden) {
 	for k, v := range map[string]string{
 		"File":                 r.File.Path,
 		"Format":               "v8",
-		"Objects":              query.Thousands(uint64(want.NodeCount)),
-		"References":           query.Thousands(uint64(want.EdgeCount)),
-		"Total size":           query.HumanSize(want.TotalSize) + " (" + query.Thousands(want.TotalSize) + " bytes)",
+		"Objects":              humanize.Thousands(uint64(want.NodeCount)),
+		"References":           humanize.Thousands(uint64(want.EdgeCount)),
+		"Total size":           humanize.Size(want.TotalSize) + " (" + humanize.Thousands(want.TotalSize) + " bytes)",
 		"Retained-size policy": "devtools",
 	} {
 		if got[k] != v {
@@ -365,7 +368,7 @@ func TestReportLeakSeries(t *testing.T) {
 	for _, row := range leaks.Rows {
 		sum += num(t, row[ret])
 	}
-	if len(leaks.Rows) == 0 || num(t, leaks.Rows[0][ret]) != memlab.Clusters[0].Retained || !strings.Contains(leaks.Rows[0][column(t, leaks, "classes")].(string), "LeakedItem 500") {
+	if len(leaks.Rows) == 0 || num(t, leaks.Rows[0][ret]) != memlab.Clusters[0].Retained || !strings.Contains(fmt.Sprint(leaks.Rows[0][column(t, leaks, "classes")]), "LeakedItem 500") {
 		t.Errorf("first leak %v, want memlab's cluster of 500 LeakedItem retaining %d", leaks.Rows, memlab.Clusters[0].Retained)
 	}
 	if r.LeakedSize != uint64(sum) || r.LeakedSizeBasis != "retained size of the leaks found from the baselines" {
@@ -426,7 +429,7 @@ func TestReportLeakSeries(t *testing.T) {
 	// Both gates fail: the leaks retain 144 kB (over 100 kB) and the heap
 	// grew 9.1% by DevTools' totals (over 5%).
 	wantGrowth := 100 * (float64(goldens[2].TotalSize) - float64(goldens[0].TotalSize)) / float64(goldens[0].TotalSize)
-	if r.Growth != wantGrowth || len(r.Failures) != 2 || !strings.Contains(r.Failures[0], "over the --fail-over limit 100 kB") ||
+	if r.Growth != wantGrowth || len(r.Failures) != 2 || !strings.Contains(r.Failures[0], "over the leaked-size limit 100 kB") ||
 		!strings.Contains(r.Failures[1], "the heap grew 9.1% since "+in[0].Path) {
 		t.Errorf("growth %v (want %v), failures %q", r.Growth, wantGrowth, r.Failures)
 	}
@@ -703,5 +706,14 @@ func checkTable(t *testing.T, key string, table *element, tab *query.Table) {
 				t.Errorf("%s row %d column %s: %q, want %q", key, r+1, tab.Columns[i].Key, tds[j].text, want)
 			}
 		}
+	}
+}
+
+// A growth limit without a baseline is refused in the library's own
+// terms (ErrNoBaseline); heapx report says which flag wants what.
+func TestGrowthLimitNeedsBaseline(t *testing.T) {
+	_, err := report.Build(leakInput(t, "3"), nil, report.Options{FailGrowth: 5})
+	if !errors.Is(err, report.ErrNoBaseline) || strings.Contains(err.Error(), "--") {
+		t.Fatalf("err %v, want ErrNoBaseline without a flag name", err)
 	}
 }

@@ -55,8 +55,8 @@ func TestAPITrace(t *testing.T) {
 		Sites   int `json:"sites"`
 		Idles   int `json:"idle_points"`
 		End     int `json:"end_time"`
-	}{70, 18, 6, 5, 51}) {
-		t.Errorf("the session: runtime %q, trace %+v; want memtrace, 70 events, 18 objects, 6 sites, 5 idle points, end 51", info.Runtime, info.Trace)
+	}{75, 18, 6, 5, 51}) {
+		t.Errorf("the session: runtime %q, trace %+v; want memtrace, 75 events, 18 objects, 6 sites, 5 idle points, end 51", info.Runtime, info.Trace)
 	}
 	var names []string
 	for _, q := range info.Queries {
@@ -84,6 +84,19 @@ func TestAPITrace(t *testing.T) {
 	r := stale.Sections[0].Rows[0]
 	if r["site"] != "/app/handler.js:3:14" || r["count"] != 4.0 || r["staleness"] != 102.0 || r["peak_stale"] != 4.0 || r["alive_at_end"] != 4.0 {
 		t.Errorf("stale-sites' first row: %v", r)
+	}
+	// The leak is marked in the Problems column the page shows, and
+	// said in the header.
+	var lt struct {
+		Header   []string `json:"header"`
+		Sections []struct {
+			Rows []map[string]any `json:"rows"`
+		} `json:"sections"`
+	}
+	apiGet(t, url, "/api/v1/queries/lifetimes", &lt)
+	if len(lt.Sections) == 0 || len(lt.Sections[0].Rows) == 0 || lt.Sections[0].Rows[0]["problems"] != "leak, unused" ||
+		!strings.Contains(strings.Join(lt.Header, "\n"), "Leak found: /app/handler.js:3:14") {
+		t.Errorf("lifetimes: %+v", lt)
 	}
 	var churn struct {
 		Sections []struct {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/query"
 )
 
@@ -20,7 +21,7 @@ func instanceIndex(a *analysis.Analysis) (from []uint32, inst []int32) {
 	g := a.Graph
 	nc := len(a.Classes.Names)
 	root := int32(-1)
-	if analysis.Runtime(g) != "v8" {
+	if leak.Runtime(g) != "v8" {
 		root = g.Root
 	}
 	counted := func(n int32) bool { return a.Self[n] != 0 && n != root }
@@ -196,8 +197,7 @@ func (s *Session) Classes(q ListQuery) (*ClassPage, error) {
 func (s *Session) classRow(c analysis.ClassSummary) ClassRow {
 	cj := query.ClassJSON{Constructor: c.Name, Key: c.Key, Count: c.Count, Distance: c.Distance, ShallowSize: c.Shallow, RetainedSize: c.Retained}
 	if s.a.Classes.HasLoc[c.Class] {
-		l := s.a.Classes.Loc[c.Class]
-		cj.Location = &query.LocationJSON{ScriptID: l.ScriptID, Line: l.Line, Column: l.Column}
+		cj.Location = query.NewLocationJSON(s.a, s.a.Classes.Loc[c.Class])
 	}
 	if s.sites != nil {
 		cj.AllocationSite = query.NewSiteJSON(&s.sites[c.Class])

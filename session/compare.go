@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/report"
 )
@@ -55,7 +55,7 @@ type DiffPage struct {
 
 // comparison returns the diff of the file against the last baseline,
 // computed once.
-func (s *Session) comparison() (*analysis.DiffResult, error) {
+func (s *Session) comparison() (*leak.DiffResult, error) {
 	if err := s.notForTrace("snapshots to compare"); err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (s *Session) comparison() (*analysis.DiffResult, error) {
 		return nil, invalid("no baseline to compare with: %s", s.openSeries())
 	}
 	s.diffOnce.Do(func() {
-		s.diff = analysis.Diff(s.base().A, s.a)
+		s.diff = leak.Diff(s.base().A, s.a)
 		s.diffWarnings, _ = query.CheckSeries(series(s.file, s.baselines[len(s.baselines)-1:]), query.SeriesRules{Expected: "BASE, then TARGET taken after it",
 			Command: func(p []string) string { return "heapx diff " + strings.Join(p, " ") }})
 		s.targetClass = map[string]int{}
@@ -94,27 +94,27 @@ func (s *Session) Diff(q ListQuery) (*DiffPage, error) {
 			rows = append(rows, i)
 		}
 	}
-	var key func(x, y *analysis.ClassDiff) int
+	var key func(x, y *leak.ClassDiff) int
 	switch q.Sort {
 	case "":
 	case "constructor":
-		key = func(x, y *analysis.ClassDiff) int { return strings.Compare(x.Name, y.Name) }
+		key = func(x, y *leak.ClassDiff) int { return strings.Compare(x.Name, y.Name) }
 	case "new":
-		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.New, y.New) }
+		key = func(x, y *leak.ClassDiff) int { return cmp.Compare(x.New, y.New) }
 	case "deleted":
-		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.Deleted, y.Deleted) }
+		key = func(x, y *leak.ClassDiff) int { return cmp.Compare(x.Deleted, y.Deleted) }
 	case "delta":
-		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.Delta, y.Delta) }
+		key = func(x, y *leak.ClassDiff) int { return cmp.Compare(x.Delta, y.Delta) }
 	case "alloc_size":
-		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.AllocSize, y.AllocSize) }
+		key = func(x, y *leak.ClassDiff) int { return cmp.Compare(x.AllocSize, y.AllocSize) }
 	case "freed_size":
-		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.FreedSize, y.FreedSize) }
+		key = func(x, y *leak.ClassDiff) int { return cmp.Compare(x.FreedSize, y.FreedSize) }
 	case "size_delta":
-		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.SizeDelta, y.SizeDelta) }
+		key = func(x, y *leak.ClassDiff) int { return cmp.Compare(x.SizeDelta, y.SizeDelta) }
 	case "base_count":
-		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.BaseCount, y.BaseCount) }
+		key = func(x, y *leak.ClassDiff) int { return cmp.Compare(x.BaseCount, y.BaseCount) }
 	case "target_count":
-		key = func(x, y *analysis.ClassDiff) int { return cmp.Compare(x.TargetCount, y.TargetCount) }
+		key = func(x, y *leak.ClassDiff) int { return cmp.Compare(x.TargetCount, y.TargetCount) }
 	default:
 		return nil, invalid("cannot sort the comparison by %q (a column key of its rows)", q.Sort)
 	}
@@ -138,7 +138,7 @@ func (s *Session) Diff(q ListQuery) (*DiffPage, error) {
 	return p, nil
 }
 
-func (s *Session) diffRow(d *analysis.DiffResult, i int) DiffRow {
+func (s *Session) diffRow(d *leak.DiffResult, i int) DiffRow {
 	c := d.Classes[i]
 	class, ok := s.targetClass[c.Key]
 	if !ok {
@@ -172,7 +172,7 @@ func (s *Session) matchedRow(i int, which string) (DiffRow, error) {
 	if i < 0 || i >= len(d.Classes) {
 		return DiffRow{}, notFound("no class with index %d in the comparison", i)
 	}
-	if d.Matching != analysis.MatchByID {
+	if d.Matching != leak.MatchByID {
 		return DiffRow{}, invalid("objects were not matched by id between the snapshots (see the comparison's notes), so which ones %s cannot be told", which)
 	}
 	return s.diffRow(d, i), nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -105,7 +106,7 @@ func (s *Session) Object(ref string) (*ObjectJSON, error) {
 	rs, re := s.a.Retainers().Of(n)
 	o.Retainers = int(re - rs)
 	o.Children = len(s.dominated(n))
-	o.AllocationStack = query.StackJSON(s.a.AllocationStack(n))
+	o.AllocationStack = query.StackJSON(alloc.AllocationStack(s.a, n))
 	return o, nil
 }
 
@@ -256,8 +257,9 @@ type PathsJSON struct {
 	Paths   []PathJSON       `json:"paths"`
 }
 
-// Paths returns up to k shortest retainer paths to the object ref names,
-// avoiding the objects ignore names.
+// Paths returns up to k retainer paths to the object ref names, the
+// paths heapx shows (analysis.PathFinder.Find), avoiding the objects
+// ignore names.
 func (s *Session) Paths(ref string, k int, ignore []string) (*PathsJSON, error) {
 	n, err := s.lookup(ref)
 	if err != nil {

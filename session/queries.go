@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 )
 
@@ -92,7 +93,7 @@ func (s *Session) Query(name string, args map[string]string) (*QueryResult, erro
 // queryInputs picks the snapshots query q runs on (see Query).
 func (s *Session) queryInputs(q *query.Query) ([]query.Snapshot, error) {
 	if s.trace != nil {
-		return []query.Snapshot{{Path: s.file.Path}}, nil
+		return []query.Snapshot{{Path: s.file.Path, Trace: s.traceIn}}, nil
 	}
 	all := series(s.file, s.baselines)
 	n := len(all)
@@ -129,7 +130,7 @@ func queryValues(q *query.Query, args map[string]string) (map[string]any, error)
 		case query.FloatArg:
 			v, err = strconv.ParseFloat(strings.TrimSpace(text), 64)
 		case query.SizeArg:
-			v, err = query.ParseSize(text)
+			v, err = humanize.ParseSize(text)
 		}
 		if err != nil {
 			return nil, invalid("%s: %s=%q is not a valid %s", q.Name, name, text, a.Kind)

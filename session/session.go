@@ -24,6 +24,8 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/leak"
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
@@ -117,6 +119,7 @@ type Session struct {
 	opt       Options
 	warnings  []query.Warning // what is wrong with the series (query.CheckSeries)
 	trace     *TraceJSON      // a session on a memory trace (OpenTrace); nil on snapshots
+	traceIn   *query.Trace    // that trace, as its queries read it
 
 	a  *analysis.Analysis // file's analysis
 	g  *model.Graph
@@ -128,7 +131,7 @@ type Session struct {
 	prepOnce sync.Once
 	classes  []analysis.ClassSummary // the Summary, largest retained first
 	rowOf    []int32                 // class index -> row in classes, -1 if none
-	sites    []analysis.SiteShare    // per class, where most of it was allocated; nil without allocation stacks
+	sites    []alloc.SiteShare       // per class, where most of it was allocated; nil without allocation stacks
 	instFrom []uint32                // instances of class c: inst[instFrom[c]:instFrom[c+1]]
 	inst     []int32                 // by class, largest retained size first
 	byID     []int32                 // every node, by id
@@ -138,7 +141,7 @@ type Session struct {
 	reportErr  error
 
 	diffOnce     sync.Once
-	diff         *analysis.DiffResult
+	diff         *leak.DiffResult
 	diffWarnings []query.Warning
 	targetClass  map[string]int // the file's class index of each class key
 
@@ -254,7 +257,7 @@ func (s *Session) Prepare() error {
 func (s *Session) prepare() {
 	s.prepOnce.Do(func() {
 		s.classes = s.a.Summary()
-		s.sites = s.a.ClassSites()
+		s.sites = alloc.ClassSites(s.a)
 		s.rowOf = make([]int32, len(s.a.Classes.Names))
 		for i := range s.rowOf {
 			s.rowOf[i] = -1
@@ -292,7 +295,7 @@ type Words struct {
 
 // wordsOf returns the runtime's words.
 func wordsOf(g *model.Graph) Words {
-	if analysis.Runtime(g) == "v8" {
+	if leak.Runtime(g) == "v8" {
 		return Words{Class: "Constructor", Classes: "Constructors"}
 	}
 	return Words{Class: "Class", Classes: "Classes"}
@@ -358,7 +361,7 @@ type InfoJSON struct {
 	// Baselines are the earlier snapshots, oldest first.
 	Baselines []string    `json:"baselines"`
 	Inputs    []InputJSON `json:"inputs"`
-	// Runtime is "v8", "hprof" or "spidermonkey" (analysis.Runtime), or
+	// Runtime is "v8", "hprof" or "spidermonkey" (leak.Runtime), or
 	// "memtrace" for a memory trace (OpenTrace).
 	Runtime string `json:"runtime"`
 	// IDs is "counted" when ids are V8's numbers (shown "@123") and
@@ -375,6 +378,9 @@ type InfoJSON struct {
 	// Warnings say what is wrong with the snapshots given (out of order,
 	// not of one process), as report --json's do; always present.
 	Warnings []query.Warning `json:"warnings"`
+	// Threads is how many thread stacks the dump records (Java's HPROF,
+	// a Node.js core): the threads query shows them.
+	Threads int `json:"threads"`
 	// Limits are the paging bounds (DefaultPage, MaxPage).
 	DefaultPage int `json:"default_page"`
 	MaxPage     int `json:"max_page"`
@@ -395,10 +401,10 @@ func (s *Session) makeInfo() *InfoJSON {
 		return s.traceInfo()
 	}
 	g := s.g
-	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: analysis.Runtime(g),
+	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: leak.Runtime(g),
 		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.NodeID(g.Root),
-		Warnings: s.warnings, DefaultPage: DefaultPage, MaxPage: MaxPage}
-	if analysis.IDKindOf(g) == analysis.AddressIDs {
+		Warnings: s.warnings, Threads: len(g.Stacks), DefaultPage: DefaultPage, MaxPage: MaxPage}
+	if leak.IDKindOf(g) == leak.AddressIDs {
 		info.IDs = "address"
 	}
 	input := func(in report.Input, role string) InputJSON {
@@ -452,7 +458,7 @@ func (s *Session) Report() (*report.Doc, error) {
 		var r *report.Report
 		var err error
 		if s.trace != nil {
-			r, err = report.BuildTrace(s.file.Path, report.Options{})
+			r, err = report.BuildTrace(s.file.Path, s.traceIn, report.Options{})
 		} else {
 			r, err = report.Build(s.file, s.baselines, report.Options{})
 		}

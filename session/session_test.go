@@ -5,7 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/inspect"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/formats/jsonl"
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/internal/testfixtures"
@@ -81,7 +82,7 @@ func TestChildClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := a.A.DominatedByClass(a.A.Graph.Root, 0)
+	want := inspect.DominatedByClass(a.A, a.A.Graph.Root, 0)
 	groups, err := s.ChildClasses("root", 0, session.MaxPage)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestComparisonByClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Matching != analysis.MatchByClass.String() || len(d.Classes) == 0 || d.Classes[0].Delta != 2000 {
+	if d.Matching != leak.MatchByClass.String() || len(d.Classes) == 0 || d.Classes[0].Delta != 2000 {
 		t.Fatalf("diff: %+v", d)
 	}
 	if _, err := s.NewObjects(d.Classes[0].Index, 0, 10); session.KindOf(err) != session.Invalid {

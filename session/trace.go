@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/heapx/heapx"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/report"
 )
@@ -20,17 +21,17 @@ type TraceJSON struct {
 // queries (query.Query.Traces) and only those run, Report is heapx report
 // TRACE's (report.BuildTrace). A trace records events, not a heap, so the
 // views of a snapshot's objects (Classes, Object, Diff, SQL...) answer
-// with an error saying so. The trace is analysed here, once
-// (query.Lifetimes keeps it), so a bad file fails now, not at the
-// first click.
+// with an error saying so. The trace is analysed here, once, so a bad
+// file fails now, not at the first click.
 func OpenTrace(path string, opt Options) (*Session, error) {
-	res, err := query.Lifetimes(path)
+	t, err := heapx.OpenTrace(path)
 	if err != nil {
 		return nil, err
 	}
+	res := t.Lifetimes
 	return &Session{file: report.Input{Path: path, Format: "memtrace"}, opt: opt, warnings: []query.Warning{},
-		queries: map[string]*queryEntry{},
-		trace:   &TraceJSON{Events: res.Events, Objects: len(res.Objects), Sites: len(res.Sites), Idles: len(res.Idles), End: res.End}}, nil
+		queries: map[string]*queryEntry{}, traceIn: t,
+		trace: &TraceJSON{Events: res.Events, Objects: len(res.Objects), Sites: len(res.Sites), Idles: len(res.Idles), End: res.End}}, nil
 }
 
 // notForTrace is the error of a snapshot's view asked of a trace session,

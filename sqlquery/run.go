@@ -15,7 +15,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	hsql "github.com/heapx/heapx/formats/sqlite"
-	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/internal/termtext"
 )
 
 // RowWriter receives a result set: the column names once, before the
@@ -45,7 +45,7 @@ func Run(ctx context.Context, path, stmt string, w RowWriter, cellBytes int) (er
 	}
 	defer st.Finalize()
 	if rest := strings.TrimSpace(stmt[len(stmt)-trailing:]); strings.Trim(rest, "; \t\r\n") != "" {
-		return fmt.Errorf("%s: give one SQL statement; this text follows the first: %q", path, query.Shorten(rest, 40))
+		return fmt.Errorf("%s: give one SQL statement; this text follows the first: %q", path, termtext.Cut(rest, 40))
 	}
 	names := columnNames(conn, st, stmt[:len(stmt)-trailing])
 	row := make([]Cell, len(names))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 
@@ -36,19 +37,34 @@ type Result struct {
 	// Sites are the allocation sites, by iid (Site.IID), in the order
 	// first seen.
 	Sites []Site
-	// Idles are the idle points (the call stack empty), in time order.
-	Idles []uint64
+	// Idles are the idle points (returns to the event loop with an empty
+	// stack, Simulator.Idles), in time order; IdleMillis their wall-clock
+	// times in milliseconds from the program's start (empty for traces
+	// without IDLE records).
+	Idles      []uint64
+	IdleMillis []uint64
+	// Judged are the idle points the leak rule looks at: those before
+	// the end, at most LeakSamples of them spread evenly (indices into
+	// Idles). Site.StaleAtIdle is the stale count at each.
+	Judged []int
 	// Contexts is the calling-context tree of the allocations.
 	Contexts *ContextTree
 	// Positions resolves iids to source positions.
 	Positions func(iid uint64) (memtrace.Pos, bool)
 	// FirstSeenLate counts objects first seen at a write or a use rather
-	// than their allocation (made by untraced code).
-	FirstSeenLate uint64
+	// than their allocation (made by untraced code); Revived those seen
+	// again after they were found unreachable (Lifetime.Revived).
+	FirstSeenLate, Revived uint64
 	// Unseen are the trace's UNSEEN records; Exit and EndRecord its EXIT
-	// and END records (Kind 0 when missing).
+	// and END records (Kind 0 when missing); Signals the signals the
+	// program received.
 	Unseen          []memtrace.Event
 	Exit, EndRecord memtrace.Event
+	Signals         []string
+	// NativeEmitters are the emitters made by untraced code that held
+	// more of the program's listeners at once than Node's MaxListeners
+	// (Simulator.NativeEmitters).
+	NativeEmitters []NativeEmitter
 	// Heap is the simulation stopped at Options.StopAt, or at the END
 	// record before it reports what is alive (nil without StopAt).
 	Heap *Simulator
@@ -100,12 +116,26 @@ type Site struct {
 	// stale, at one time; MaxStaleAt when the stale peak was.
 	MaxAlive, MaxStale int
 	MaxStaleAt         uint64
-	// StaleAtIdle is the site's stale count at each idle point.
+	// StaleAtIdle is the site's stale count at each judged idle point
+	// (Result.Judged).
 	StaleAtIdle []int
-	// Leaking: the stale count grows strictly at every idle point
-	// between handlers (MemInsight's isLeaking; the program's end is
-	// not one), over at least three of them.
+	// Trend is the leak rule's measure of StaleAtIdle; Leaking says the
+	// rule holds (Trend.Leaking).
+	Trend   Trend
 	Leaking bool
+	// Late counts the objects the trace first saw after their allocation
+	// (made by code it does not show, such as Node's requests and
+	// sockets): the site is where the program first touched them.
+	// Revived counts those seen again after they were found unreachable
+	// (Lifetime.Revived).
+	Late, Revived int
+	// Suspended counts the objects alive at the end that only suspended
+	// calls held (Lifetime.Suspended); SuspendedAt is the await of one.
+	Suspended   int
+	SuspendedAt uint64
+	// HeldBy is the access path, at the end, to one of the site's
+	// objects alive then (nil when none is).
+	HeldBy []string
 }
 
 // OneAliveAtATime says at most one object of the site was ever alive at
@@ -138,6 +168,7 @@ func Analyze(r *memtrace.Reader, name string, opt Options) (*Result, error) {
 	if opt.CycleQueueLimit > 0 {
 		sim.CycleQueueLimit = opt.CycleQueueLimit
 	}
+	sim.Positions = r.Position
 	for {
 		ev, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -163,15 +194,24 @@ func Analyze(r *memtrace.Reader, name string, opt Options) (*Result, error) {
 	res.End = sim.Now()
 	res.Idles = sim.Idles
 	res.Contexts = &sim.Contexts
-	res.FirstSeenLate, res.Unseen, res.Exit, res.EndRecord = sim.FirstSeenLate, sim.Unseen, sim.Exit, sim.EndRecord
+	res.IdleMillis, res.NativeEmitters = sim.IdleMillis, sim.NativeEmitters
+	res.FirstSeenLate, res.Revived, res.Unseen, res.Exit, res.EndRecord, res.Signals = sim.FirstSeenLate, sim.Revived, sim.Unseen, sim.Exit, sim.EndRecord, sim.Signals
 	for i := range res.Sites {
 		res.Sites[i].Pos, _ = r.Position(res.Sites[i].IID)
+		res.Sites[i].HeldBy = sim.HeldAtEnd[res.Sites[i].IID]
 	}
 	res.siteStats()
 	return res, nil
 }
 
 func (res *Result) add(l *Lifetime) {
+	if l.Site == 0 {
+		// Objects that exist before the program (process, which the
+		// runtime holds in globalThis to model its listeners) or that
+		// untraced code made before any traced code ran: no site of
+		// the program's.
+		return
+	}
 	si, ok := res.siteOf[l.Site]
 	if !ok {
 		si = int32(len(res.Sites))
@@ -212,6 +252,18 @@ func (res *Result) add(l *Lifetime) {
 	if l.NonEscaping {
 		s.NonEscaping++
 	}
+	if l.Late {
+		s.Late++
+	}
+	if l.Revived {
+		s.Revived++
+	}
+	if l.Suspended != 0 {
+		if s.Suspended == 0 {
+			s.SuspendedAt = l.Suspended
+		}
+		s.Suspended++
+	}
 	stale := l.Unreachable - min(l.Unreachable, l.StaleSince())
 	s.Staleness += stale
 	s.MaxStaleness = max(s.MaxStaleness, stale)
@@ -231,14 +283,10 @@ func (res *Result) siteStats() {
 		s := res.Objects[i].Site
 		bySite[s] = append(bySite[s], int32(i))
 	}
-	// Leaks are judged at the idle points between handlers: the program's
-	// end, an idle point when its last script exits, follows the last
-	// handler with nothing after it, so its counts only repeat that
-	// handler's (an ES module ending on its own, a CommonJS program after
-	// its last timer) and would hide every leak behind a flat last step.
-	judged := res.Idles
-	if n := len(judged); n > 0 && judged[n-1] >= res.End {
-		judged = judged[:n-1]
+	res.Judged = judgedIdles(res.Idles, res.End)
+	judged := make([]uint64, len(res.Judged))
+	for k, i := range res.Judged {
+		judged[k] = res.Idles[i]
 	}
 	var pts []point
 	peak := func(pts []point) (int, uint64) {
@@ -275,17 +323,154 @@ func (res *Result) siteStats() {
 			}
 		}
 		s.MaxStale, s.MaxStaleAt = peak(pts)
-		if len(res.Idles) > 0 {
-			s.StaleAtIdle = make([]int, len(res.Idles))
-			for _, i := range objs {
-				o := &res.Objects[i]
-				for k := sort.Search(len(res.Idles), func(k int) bool { return res.Idles[k] > o.StaleSince() }); k < len(res.Idles) && res.Idles[k] < o.Unreachable+o.endBonus(); k++ {
-					s.StaleAtIdle[k]++
-				}
-			}
-			s.Leaking = len(judged) >= 3 && increasing(s.StaleAtIdle[:len(judged)])
+		if len(judged) > 0 {
+			s.StaleAtIdle = staleAt(judged, res.Objects, objs)
+			s.Trend = LeakTrend(s.StaleAtIdle, res.Judged)
+			s.Leaking = s.Trend.Leaking
 		}
 	}
+}
+
+// The leak rule's thresholds (docs/trace.md, "Leaks"): a site leaks when
+// its stale count at the judged idle points (at least LeakMinPoints of
+// them) rises with a rank correlation (Kendall's tau-b against their order)
+// of at least LeakMinTau, a Theil-Sen line through them gains at least
+// LeakMinGrowth objects over the run, and it was still rising in the run's
+// second half. Ranks and medians tolerate plateaus (a leak that grows in
+// steps) and dips (some of the leaked objects freed now and then); the
+// second half's rise tells a leak from a cache that filled up and stayed.
+const (
+	LeakMinPoints = 4
+	LeakMinTau    = 0.5
+	LeakMinGrowth = 3
+	// LeakSamples bounds the judged idle points: the rule is quadratic
+	// in them.
+	LeakSamples = 256
+)
+
+// Trend is the leak rule's measure of a site's stale counts over the
+// judged idle points.
+type Trend struct {
+	Points      int     // judged idle points
+	First, Last int     // stale count at the first and the last
+	Tau         float64 // Kendall's tau-b of the counts against their order
+	// Slope is the Theil-Sen slope, in stale objects per idle point;
+	// Growth that slope over the run (Slope times the idle points
+	// spanned). Tau, Slope and Growth are measured only when Rising
+	// holds over enough points (0 otherwise).
+	Slope, Growth float64
+	// Rising says the count rose over the second half: the median of
+	// its last quarter exceeds that of its second by at least a quarter
+	// of the rise from the first quarter to the second.
+	Rising  bool
+	Leaking bool
+}
+
+// LeakTrend applies the leak rule to the stale counts xs at the idle
+// points at (their indices among all idle points, increasing).
+func LeakTrend(xs []int, at []int) Trend {
+	n := len(xs)
+	t := Trend{Points: n}
+	if n == 0 {
+		return t
+	}
+	t.First, t.Last = xs[0], xs[n-1]
+	if n < 2 {
+		return t
+	}
+	q := func(k int) float64 { // the median of quarter k (0-3)
+		lo, hi := k*n/4, (k+1)*n/4
+		if hi <= lo {
+			hi = lo + 1
+		}
+		part := make([]float64, 0, hi-lo)
+		for _, x := range xs[lo:hi] {
+			part = append(part, float64(x))
+		}
+		return median(part)
+	}
+	q1, q2, q4 := q(0), q(1), q(3)
+	t.Rising = q4 > q2 && 4*(q4-q2) >= q2-q1
+	if !t.Rising || n < LeakMinPoints {
+		return t // the quadratic part only where it can matter
+	}
+	var conc, disc, tiedX float64
+	slopes := make([]float64, 0, n*(n-1)/2)
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			d := xs[j] - xs[i]
+			switch {
+			case d > 0:
+				conc++
+			case d < 0:
+				disc++
+			default:
+				tiedX++
+			}
+			slopes = append(slopes, float64(d)/float64(at[j]-at[i]))
+		}
+	}
+	pairs := conc + disc + tiedX
+	if pairs > tiedX {
+		t.Tau = (conc - disc) / math.Sqrt(pairs*(pairs-tiedX))
+	}
+	t.Slope = median(slopes)
+	t.Growth = t.Slope * float64(at[n-1]-at[0])
+	t.Leaking = t.Tau >= LeakMinTau && t.Growth >= LeakMinGrowth
+	return t
+}
+
+// median sorts xs and returns its median.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 1 {
+		return xs[m]
+	}
+	return (xs[m-1] + xs[m]) / 2
+}
+
+// judgedIdles picks the idle points the leak rule looks at: those before
+// end (a program's last idle point, with nothing after it, only repeats
+// the counts of the handler before), at most LeakSamples of them, spread
+// evenly, first and last included.
+func judgedIdles(idles []uint64, end uint64) []int {
+	n := len(idles)
+	if n > 0 && idles[n-1] >= end {
+		n--
+	}
+	m := min(n, LeakSamples)
+	out := make([]int, m)
+	for j := range out {
+		if m == 1 {
+			break
+		}
+		out[j] = int((uint64(j)*uint64(n-1) + uint64(m-1)/2) / uint64(m-1))
+	}
+	return out
+}
+
+// staleAt counts the objects objs (indices into recs) stale at each of
+// the times: a difference array over the times each object was stale
+// through, so a long-lived object costs two binary searches, not one
+// step per idle point.
+func staleAt(times []uint64, recs []Record, objs []int32) []int {
+	diff := make([]int, len(times)+1)
+	for _, i := range objs {
+		o := &recs[i]
+		since, until := o.StaleSince(), o.Unreachable+o.endBonus()
+		lo := sort.Search(len(times), func(k int) bool { return times[k] > since })
+		hi := sort.Search(len(times), func(k int) bool { return times[k] >= until })
+		if lo < hi {
+			diff[lo]++
+			diff[hi]--
+		}
+	}
+	out := diff[:len(times)]
+	for k := 1; k < len(out); k++ {
+		out[k] += out[k-1]
+	}
+	return out
 }
 
 // endBonus keeps objects alive at the end alive at the last tick too.
@@ -294,15 +479,6 @@ func (r *Record) endBonus() uint64 {
 		return 1
 	}
 	return 0
-}
-
-func increasing(xs []int) bool {
-	for i := 1; i < len(xs); i++ {
-		if xs[i] <= xs[i-1] {
-			return false
-		}
-	}
-	return true
 }
 
 // Timeline is the number of objects alive and stale over time, sampled at

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"slices"
 	"testing"
 
 	mt "github.com/heapx/heapx/formats/memtrace"
@@ -16,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/handler.memtrace (go t
 const handlerFile = "testdata/handler.memtrace"
 
 // handlerTrace is the trace of this program, its handler run four times
-// from the event loop:
+// from the event loop (an IDLE record after the script and each call):
 //
 //	1 const cache = [];                      // iid 3 at 1:15
 //	2 globalThis.onTick = function () {      // iid 2
@@ -49,7 +50,8 @@ func handlerTrace(t *testing.T) []byte {
 		{Kind: mt.CreateFun, At: iid(2), Obj: 3, Ctx: 2},                               // 4
 		{Kind: mt.PutField, At: iid(2), Obj: 1, Key: mt.Key{Name: "onTick"}, Value: 3}, // 5
 		{Kind: mt.TopLevelFlush, At: iid(1)},                                           // 6
-		{Kind: mt.ScriptExit, At: iid(1), Ctx: 2},                                      // 7: idle
+		{Kind: mt.ScriptExit, At: iid(1), Ctx: 2},                                      // 7
+		{Kind: mt.Idle, Millis: 40},
 	}
 	var uses []mt.Event
 	obj := uint64(10)
@@ -68,7 +70,8 @@ func handlerTrace(t *testing.T) []byte {
 			mt.Event{Kind: mt.PutField, At: iid(6), Obj: node, Key: mt.Key{Name: "range"}, Value: rng},
 			mt.Event{Kind: mt.Declare, At: iid(6), Ctx: ctx, Name: "node", Value: node},
 			mt.Event{Kind: mt.PutField, At: iid(6), Obj: table, Key: mt.Key{Name: "x"}, Value: node},
-			mt.Event{Kind: mt.FunctionExit, At: iid(2), Ctx: ctx}, // idle
+			mt.Event{Kind: mt.FunctionExit, At: iid(2), Ctx: ctx},
+			mt.Event{Kind: mt.Idle, Millis: 50 + 10*k},
 		)
 		// Each call is 11 ticks from 8; table, node and range are used
 		// at the call's last statement (its tenth tick).
@@ -119,15 +122,16 @@ func TestClientAnalyses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.End != 51 || len(res.Idles) != 5 {
-		t.Fatalf("end %d, idle points %v; want 51 and 5 (after the script and each call)", res.End, res.Idles)
+	if res.End != 51 || !slices.Equal(res.Idles, []uint64{7, 18, 29, 40, 51}) || !slices.Equal(res.IdleMillis, []uint64{40, 50, 60, 70, 80}) {
+		t.Fatalf("end %d, idle points %v at %v ms; want 51 and 7, 18, 29, 40, 51 (after the script and each call)", res.End, res.Idles, res.IdleMillis)
 	}
 	entry := siteAt(t, res, 3, 14)
 	if entry.Count != 4 || entry.AtEnd != 4 || entry.Unused != 4 || !entry.Leaking {
 		t.Errorf("cache entries: %+v, want 4 allocated, alive and unused at the end, leaking", entry)
 	}
-	if want := []int{0, 1, 2, 3, 4}; !equal(entry.StaleAtIdle, want) {
-		t.Errorf("cache entries stale at idle points: %v, want %v", entry.StaleAtIdle, want)
+	// The last idle point, the end, is not judged.
+	if want := []int{0, 1, 2, 3}; !slices.Equal(entry.StaleAtIdle, want) || entry.Trend.Tau != 1 || entry.Trend.Growth != 3 {
+		t.Errorf("cache entries stale at idle points: %v (%+v), want %v, tau 1, growth 3", entry.StaleAtIdle, entry.Trend, want)
 	}
 	// Entry k is allocated at 9+11k and stale from then to the end (51):
 	// 42+31+20+9 ticks.
@@ -166,14 +170,67 @@ func TestClientAnalyses(t *testing.T) {
 	}
 }
 
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
+// TestLeakTrend: the leak rule on stale counts of the shapes servers and
+// async programs give: steady growth, growth in steps (plateaus), growth
+// with dips (some leaked objects freed now and then) and noise are leaks;
+// a cache that filled and stayed, a sawtooth (a cache cleared now and
+// then), a flat count, a count that fell, too little growth and too few
+// points are not.
+func TestLeakTrend(t *testing.T) {
+	series := func(n int, f func(i int) int) []int {
+		xs := make([]int, n)
+		for i := range xs {
+			xs[i] = f(i)
+		}
+		return xs
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+	for _, c := range []struct {
+		name string
+		xs   []int
+		leak bool
+	}{
+		{"one per idle point", series(100, func(i int) int { return i }), true},
+		{"one per request, four requests per idle point", series(300, func(i int) int { return 4 * i }), true},
+		{"steps of 20 idle points", series(200, func(i int) int { return 5 * (i / 20) }), true},
+		{"three steps", series(60, func(i int) int { return 10 * (i / 20) }), true},
+		{"dips: a tenth freed every 10 points", series(200, func(i int) int { return i - (i/10)%2*(i/10) }), true},
+		{"noisy growth", series(200, func(i int) int { return i/4 + []int{0, 7, 2, 9, 1, 5}[i%6] }), true},
+		{"four idle points, one more each", []int{0, 1, 2, 3}, true},
+		{"a cache of 50 filled in the first third", series(300, func(i int) int { return min(50, i/2) }), false},
+		{"a cache cleared every 25 points", series(300, func(i int) int { return i % 25 }), false},
+		{"in-flight requests: 0 to 3 at random", series(300, func(i int) int { return (i * 7919) % 4 }), false},
+		{"flat", series(100, func(int) int { return 12 }), false},
+		{"falling", series(100, func(i int) int { return 100 - i }), false},
+		{"two objects more in a long run", series(300, func(i int) int { return 10 + i/150*2 }), false},
+		{"three idle points", []int{0, 5, 10}, false},
+	} {
+		at := make([]int, len(c.xs))
+		for i := range at {
+			at[i] = 2 * i // every other idle point judged
+		}
+		tr := LeakTrend(c.xs, at)
+		if tr.Leaking != c.leak {
+			t.Errorf("%s: leaking %v (%+v), want %v", c.name, tr.Leaking, tr, c.leak)
 		}
 	}
-	return true
+	// The slope is per idle point: one object every other point.
+	if tr := LeakTrend([]int{0, 1, 2, 3, 4, 5}, []int{0, 2, 4, 6, 8, 10}); tr.Slope != 0.5 || tr.Growth != 5 || tr.Tau != 1 {
+		t.Errorf("linear: %+v, want slope 0.5, growth 5, tau 1", tr)
+	}
+}
+
+// TestJudgedIdles: the idle points the rule judges leave out the end and
+// are at most LeakSamples, spread from the first to the last.
+func TestJudgedIdles(t *testing.T) {
+	idles := make([]uint64, 1001)
+	for i := range idles {
+		idles[i] = uint64(10 * (i + 1))
+	}
+	j := judgedIdles(idles, idles[1000])
+	if len(j) != LeakSamples || j[0] != 0 || j[len(j)-1] != 999 || !slices.IsSorted(j) {
+		t.Errorf("judged %d points from %d to %d, want %d from 0 to 999, increasing", len(j), j[0], j[len(j)-1], LeakSamples)
+	}
+	if j := judgedIdles(idles[:3], 1000); !slices.Equal(j, []int{0, 1, 2}) {
+		t.Errorf("three idle points before the end: judged %v", j)
+	}
 }

@@ -107,6 +107,10 @@ func (s *Simulator) End(t uint64) {
 	s.ended = true
 	s.now = max(s.now, t)
 	s.flush(s.now, true)
+	if len(s.Idles) == 0 {
+		s.Idles, s.IdleMillis = s.depthIdles, nil
+	}
+	s.heldBy, s.HeldAtEnd = s.heldAtEnd()
 	// Objects alive at the end with their owner die together, for
 	// inlining: both at the end.
 	for i := range s.nodes {

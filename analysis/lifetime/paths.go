@@ -1,6 +1,7 @@
 package lifetime
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/heapx/heapx/formats/memtrace"
@@ -19,17 +20,55 @@ type AccessPath struct {
 // the simulated heap as it is now (Analyze with Options.StopAt), found
 // breadth-first from the roots; pos names the iids of scopes.
 func (s *Simulator) AccessPaths(site uint64, pos func(uint64) (memtrace.Pos, bool)) []AccessPath {
-	n := len(s.nodes)
-	from := make([]int32, n) // the node a node was reached from; -2 unreached, -1 a root
-	via := make([]int32, n)  // the edge name it was reached by
-	for i := range from {
-		from[i] = -2
+	w := s.walk()
+	var out []AccessPath
+	for i := range s.nodes {
+		nd := &s.nodes[i]
+		if nd.flags&(fDead|fContext) != 0 || nd.site != site || w.from[i] == -2 || s.ids[nd.id] != int32(i) {
+			continue
+		}
+		out = append(out, AccessPath{ID: nd.id, Steps: s.steps(w, int32(i), pos)})
 	}
-	var queue []int32
+	return out
+}
+
+// walk is a breadth-first walk of the simulated heap from its roots: per
+// node the node it was reached from (-2 unreached, -1 a root), the edge
+// name it was reached by, and, for what only a suspended call reaches,
+// that call's await (or yield).
+type walk struct {
+	from, via []int32
+	suspended []uint64
+	order     []int32 // nodes in the order reached
+}
+
+// walk visits the program's own roots first (the global scope and
+// object, the modules, the running calls, functions held by untraced
+// code), then the suspended calls: what a suspended call reaches only
+// through itself is attributed to it.
+func (s *Simulator) walk() *walk {
+	n := len(s.nodes)
+	w := &walk{from: make([]int32, n), via: make([]int32, n), suspended: make([]uint64, n)}
+	for i := range w.from {
+		w.from[i] = -2
+	}
+	head := 0
+	drain := func(by uint64) {
+		for ; head < len(w.order); head++ {
+			i := w.order[head]
+			w.suspended[i] = by
+			for e := s.nodes[i].first; e >= 0; e = s.edges[e].next {
+				if to := s.edges[e].to; to >= 0 && w.from[to] == -2 {
+					w.from[to], w.via[to] = i, s.edges[e].name
+					w.order = append(w.order, to)
+				}
+			}
+		}
+	}
 	root := func(i int32) {
-		if i >= 0 && from[i] == -2 {
-			from[i] = -1
-			queue = append(queue, i)
+		if i >= 0 && w.from[i] == -2 {
+			w.from[i] = -1
+			w.order = append(w.order, i)
 		}
 	}
 	root(s.globalCtx)
@@ -37,39 +76,57 @@ func (s *Simulator) AccessPaths(site uint64, pos func(uint64) (memtrace.Pos, boo
 	for k := len(s.stack) - 1; k >= 0; k-- {
 		root(s.stack[k].ctx)
 	}
+	suspendedCall := func(c int32) bool { return s.nodes[c].flags&(fModule|fCallee) == 0 && s.nodes[c].flags&fContext != 0 }
 	for _, c := range s.pinned {
-		root(c)
-	}
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		for e := s.nodes[i].first; e >= 0; e = s.edges[e].next {
-			if to := s.edges[e].to; to >= 0 && from[to] == -2 {
-				from[to], via[to] = i, s.edges[e].name
-				queue = append(queue, to)
-			}
+		if !suspendedCall(c) {
+			root(c)
 		}
 	}
-	var out []AccessPath
-	for i := range s.nodes {
+	drain(0)
+	for _, c := range s.pinned {
+		if suspendedCall(c) {
+			root(c)
+			drain(s.nodes[c].site)
+		}
+	}
+	return w
+}
+
+// steps names the path the walk took to node i, root first.
+func (s *Simulator) steps(w *walk, i int32, pos func(uint64) (memtrace.Pos, bool)) []string {
+	var steps []string
+	for j := i; ; j = w.from[j] {
+		if w.from[j] == -1 {
+			steps = append(steps, s.rootName(j, pos))
+			break
+		}
+		steps = append(steps, s.stepName(w.from[j], w.via[j]))
+	}
+	slices.Reverse(steps)
+	return steps
+}
+
+// heldAtEnd walks the heap at the end: per node the await of the
+// suspended call that alone holds it (Lifetime.Suspended), and per
+// allocation site the path to its object alive then that the walk reached
+// first (one of the nearest to a root).
+func (s *Simulator) heldAtEnd() ([]uint64, map[uint64][]string) {
+	w := s.walk()
+	paths := map[uint64][]string{}
+	pos := s.Positions
+	if pos == nil {
+		pos = func(uint64) (memtrace.Pos, bool) { return memtrace.Pos{}, false }
+	}
+	for _, i := range w.order {
 		nd := &s.nodes[i]
-		if nd.flags&(fDead|fContext) != 0 || nd.site != site || from[i] == -2 || s.ids[nd.id] != int32(i) {
+		if nd.flags&(fDead|fContext) != 0 || s.ids[nd.id] != i {
 			continue
 		}
-		var steps []string
-		for j := int32(i); ; j = from[j] {
-			if from[j] == -1 {
-				steps = append(steps, s.rootName(j, pos))
-				break
-			}
-			steps = append(steps, s.stepName(from[j], via[j]))
+		if _, ok := paths[nd.site]; !ok {
+			paths[nd.site] = s.steps(w, i, pos)
 		}
-		for a, b := 0, len(steps)-1; a < b; a, b = a+1, b-1 {
-			steps[a], steps[b] = steps[b], steps[a]
-		}
-		out = append(out, AccessPath{ID: nd.id, Steps: steps})
 	}
-	return out
+	return w.suspended, paths
 }
 
 func (s *Simulator) rootName(i int32, pos func(uint64) (memtrace.Pos, bool)) string {
@@ -86,6 +143,9 @@ func (s *Simulator) rootName(i int32, pos func(uint64) (memtrace.Pos, bool)) str
 	case f&fCallee != 0:
 		return "a function made by untraced code"
 	case f&fPinned != 0:
+		if at, ok := pos(s.nodes[i].site); ok {
+			return "scope of the call of " + p.String() + " suspended at " + at.String()
+		}
 		return "scope of the suspended call of " + p.String()
 	}
 	return "scope of the running call of " + p.String()

@@ -61,6 +61,19 @@ type Lifetime struct {
 	// have been allocated in the same call and to have died together.
 	OwnerSite uint64
 	Owned     bool
+	// Late says the trace first saw the object after its allocation: it
+	// was made by code the trace does not show (Node's own objects, such
+	// as requests and sockets, or an uninstrumented module).
+	Late bool
+	// Revived says the analysis had found the object unreachable, and
+	// the program then used it again: something the trace does not show
+	// held it (a promise's value or reaction, a callback given to native
+	// code). It is counted anew from where it was seen again.
+	Revived bool
+	// Suspended, for an object alive at the end, is the iid of the await
+	// (or yield) of a suspended call that alone held it then: nothing the
+	// program's variables reach did.
+	Suspended uint64
 	// Context is the calling-context node (see Result.Contexts) of the
 	// allocation.
 	Context int32
@@ -90,6 +103,8 @@ const (
 	fModule   // a script's scope: a root for the rest of the run
 	fCallee   // a function first seen when called: made and held by untraced code
 	fLate     // first seen after its allocation
+	fPlaced   // an UPDATE_IID gave its site: traced code made it (a constructor's this)
+	fRevived  // found unreachable before, then seen again: held by what the trace does not show
 )
 
 // node is one vertex of the simulated heap: an object or a context.
@@ -209,13 +224,37 @@ type Simulator struct {
 	FirstSeenLate uint64
 	// Callees counts the functions first seen when called (see callee).
 	Callees uint64
+	// Revived counts the objects seen again after they were found
+	// unreachable (Lifetime.Revived); dead has a bit set per object id
+	// found unreachable, to tell them.
+	Revived uint64
+	dead    []uint64
+	// NativeEmitters are the emitters made by untraced code on which
+	// the program's listeners piled up (see listener).
+	NativeEmitters []NativeEmitter
 	// Unseen are the trace's UNSEEN records: code that ran untraced.
 	Unseen []memtrace.Event
 	// Exit and EndRecord are the trace's EXIT and END records (Kind 0
-	// when missing).
+	// when missing); Signals the names of the signals the program
+	// received (SIGNAL records).
 	Exit, EndRecord memtrace.Event
-	// Idles are the idle points: times the call stack became empty.
-	Idles []uint64
+	Signals         []string
+	// Idles are the idle points: the IDLE records' times (returns to the
+	// event loop with an empty stack), and IdleMillis their wall-clock
+	// times. A trace without IDLE records (version 1, or a program that
+	// never returned to its event loop) has as idle points the times the
+	// call stack became empty, and no IdleMillis.
+	Idles      []uint64
+	IdleMillis []uint64
+	depthIdles []uint64
+	// heldBy, set at the end, is per node the iid of the await of the
+	// suspended call that alone holds it (see Lifetime.Suspended).
+	heldBy []uint64
+	// HeldAtEnd is, per allocation site with objects alive at the end,
+	// the access path to one of them (AccessPath.Steps).
+	HeldAtEnd map[uint64][]string
+	// Positions names iids in access paths (nil: by number).
+	Positions func(uint64) (memtrace.Pos, bool)
 
 	ctxIDs      map[uint64]int32
 	scriptKinds map[uint64]memtrace.ScriptKind
@@ -294,6 +333,10 @@ func (s *Simulator) object(id uint64, site uint64) int32 {
 	s.FirstSeenLate++
 	i := s.allocate(id, site)
 	s.nodes[i].flags |= fLate
+	if w := id / 64; w < uint64(len(s.dead)) && s.dead[w]&(1<<(id%64)) != 0 {
+		s.nodes[i].flags |= fRevived
+		s.Revived++
+	}
 	return i
 }
 
@@ -452,6 +495,9 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 		val := s.object(ev.Value, ev.At)
 		if val >= 0 {
 			s.own(base, val)
+			if ev.Key.Kind == memtrace.KeyName && strings.HasPrefix(ev.Key.Name, "on('") {
+				s.listener(base, ev.Key.Name)
+			}
 		}
 		s.setEdge(base, s.keyName(ev.Key, 0), val, t)
 	case memtrace.CollSet:
@@ -519,6 +565,11 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 	case memtrace.UpdateIID:
 		if i, ok := s.ids[ev.Obj]; ok {
 			s.nodes[i].site = ev.At
+			s.nodes[i].flags |= fPlaced
+		} else if ev.Obj != memtrace.NoObject {
+			// Numbered by its constructor but first reported here (the
+			// constructor stored only primitives in it): allocated now.
+			s.allocate(ev.Obj, ev.At)
 		}
 	case memtrace.ScriptDef:
 		s.scriptKinds[ev.Script] = ev.ScriptKind
@@ -543,6 +594,11 @@ func (s *Simulator) Apply(ev *memtrace.Event) error {
 		s.Unseen[len(s.Unseen)-1].Names = nil
 	case memtrace.Exit:
 		s.Exit = *ev
+	case memtrace.Idle:
+		s.Idles = append(s.Idles, t)
+		s.IdleMillis = append(s.IdleMillis, ev.Millis)
+	case memtrace.Signal:
+		s.Signals = append(s.Signals, ev.Text)
 	case memtrace.End:
 		s.EndRecord = *ev
 		s.End(s.now)
@@ -568,6 +624,46 @@ func (s *Simulator) callee(id, site uint64) {
 	s.nodes[i].flags |= fCallee | fFunction
 	s.pin(i)
 	s.incRef(i)
+}
+
+// MaxListeners is Node's default limit of listeners for one event of one
+// emitter (EventEmitter.defaultMaxListeners), past which it warns of a
+// leak.
+const MaxListeners = 10
+
+// NativeEmitter says that an emitter the trace did not see made held more
+// listeners of the program at once than Node's MaxListeners.
+type NativeEmitter struct {
+	Site  uint64 // where the program first touched the emitter
+	Event string // the event (its on('NAME') property)
+	Most  int    // the most listeners held at once
+}
+
+// listener notes a listener stored in an emitter's property key (the
+// runtime's on('NAME')#k, docs/trace.md): an emitter made by untraced
+// code (a socket, a request) lives in the analysis only as long as the
+// program holds it, so listeners that pile up on it past MaxListeners are
+// a leak the trace cannot measure, said instead (NativeEmitters).
+func (s *Simulator) listener(emitter int32, key string) {
+	n := &s.nodes[emitter]
+	if n.flags&(fLate|fPlaced) != fLate {
+		return
+	}
+	event, k := key, 0
+	if i := strings.LastIndex(key, ")#"); i >= 0 {
+		k, _ = strconv.Atoi(key[i+2:])
+		event = key[:i+1]
+	}
+	if k+1 <= MaxListeners {
+		return
+	}
+	for i := range s.NativeEmitters {
+		if e := &s.NativeEmitters[i]; e.Site == n.site && e.Event == event {
+			e.Most = max(e.Most, k+1)
+			return
+		}
+	}
+	s.NativeEmitters = append(s.NativeEmitters, NativeEmitter{Site: n.site, Event: event, Most: k + 1})
 }
 
 // keyName interns the edge name of a property key (prefix 0) or of a
@@ -695,6 +791,7 @@ func (s *Simulator) leave(ev *memtrace.Event, complete bool) error {
 	if !complete {
 		s.pin(f.ctx)
 		s.incRef(f.ctx)
+		s.nodes[f.ctx].site = ev.At // where it waits (a context has no allocation site)
 	}
 	s.exit(ev.Time, complete)
 	if ev.Kind == memtrace.ScriptExit {
@@ -707,7 +804,7 @@ func (s *Simulator) leave(ev *memtrace.Event, complete bool) error {
 	}
 	if len(s.stack) == 0 {
 		s.flush(ev.Time, false)
-		s.Idles = append(s.Idles, ev.Time)
+		s.depthIdles = append(s.depthIdles, ev.Time)
 	}
 	return nil
 }
@@ -906,8 +1003,11 @@ func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
 	// s.lt, not a local: a pointer to a local handed to the sink would
 	// escape, an allocation per object.
 	s.lt = Lifetime{ID: n.id, Site: n.site, Alloc: n.alloc, LastUse: n.lastUse, Unreachable: t, AtEnd: atEnd,
-		Function: n.flags&fFunction != 0, Context: n.ctxTree, Frame: n.frame}
+		Function: n.flags&fFunction != 0, Late: n.flags&(fLate|fPlaced|fRevived) == fLate, Revived: n.flags&fRevived != 0, Context: n.ctxTree, Frame: n.frame}
 	l := &s.lt
+	if atEnd && s.heldBy != nil {
+		l.Suspended = s.heldBy[i]
+	}
 	if fe, ok := s.frames[n.frame]; ok && n.frame != 0 {
 		l.NonEscaping = !atEnd && !fe.script && (!fe.returned || t <= fe.exit)
 		fe.live--
@@ -918,6 +1018,13 @@ func (s *Simulator) finish(i int32, t uint64, atEnd bool) {
 		l.Owned = n.flags&fOwnerDied != 0 && n.ownerDied == t && n.owFrame == n.frame
 	}
 	delete(s.ids, n.id)
+	if !atEnd {
+		w := n.id / 64
+		for uint64(len(s.dead)) <= w {
+			s.dead = append(s.dead, 0)
+		}
+		s.dead[w] |= 1 << (n.id % 64)
+	}
 	s.freeNode = append(s.freeNode, i)
 	if s.InlineUses || atEnd {
 		s.emit(l)

@@ -338,3 +338,30 @@ func TestBadTraces(t *testing.T) {
 		t.Error("resuming what never ran was accepted")
 	}
 }
+
+// TestRevived: an object found unreachable that the trace shows again (a
+// promise's value held by native code, then caught) is counted anew where
+// it was seen again, as revived and not as made by untraced code.
+func TestRevived(t *testing.T) {
+	var got []Lifetime
+	s := NewSimulator(func(l *Lifetime) { got = append(got, *l) })
+	s.InlineUses = true
+	run(t, s, []mt.Event{
+		obj(5, 10), flush(), // made at 10, held by nothing: dead
+		put(mt.GlobalObject, "err", 5),               // seen again
+		obj(6, 11), put(mt.GlobalObject, "other", 7), // 7: first seen here, made by untraced code
+	})
+	if len(got) != 4 || s.Revived != 1 {
+		t.Fatalf("lifetimes %+v, %d revived; want 4 records, one revived", got, s.Revived)
+	}
+	for _, l := range got {
+		switch {
+		case l.ID == 5 && l.AtEnd && (!l.Revived || l.Late):
+			t.Errorf("the second life of 5: %+v, want revived, not late", l)
+		case l.ID == 5 && !l.AtEnd && (l.Revived || l.Site != 10):
+			t.Errorf("the first life of 5: %+v, want made at 10", l)
+		case l.ID == 7 && (!l.Late || l.Revived):
+			t.Errorf("7: %+v, want late, not revived", l)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +30,7 @@ func dial(t *testing.T, srv *cdptest.Server) *cdp.Conn {
 	if want := "ws://" + srv.HostPort() + "/T1"; ts[0].WebSocketURL != want {
 		t.Fatalf("WebSocket URL %q, want %q", ts[0].WebSocketURL, want)
 	}
-	c, err := cdp.Dial(ctx, ts[0].WebSocketURL)
+	c, err := cdp.Dial(ctx, ts[0].WebSocketURL, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +183,210 @@ func TestHasParameter(t *testing.T) {
 	}
 	if _, err := cdp.ListTargets(ctx, "127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "no DevTools endpoint at 127.0.0.1:1") {
 		t.Errorf("no endpoint: %v", err)
+	}
+}
+
+// allocated runs f and returns the bytes the Go heap allocated meanwhile
+// (in this process: the fake endpoint's too).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// dialTimeout connects to srv's target with a short timeout.
+func dialTimeout(t *testing.T, srv *cdptest.Server, timeout time.Duration) *cdp.Conn {
+	t.Helper()
+	c, err := cdp.Dial(context.Background(), "ws://"+srv.HostPort()+"/T1", timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// within fails t unless f returns within d.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	start := time.Now()
+	f()
+	if took := time.Since(start); took > d {
+		t.Errorf("%s took %v, more than %v", what, took, d)
+	}
+}
+
+// TestSilentEndpoint: an endpoint that takes the connection and never
+// answers, at each step. The listing, the WebSocket handshake and a call
+// each give up at their deadline with an error wrapping ErrTimeout.
+func TestSilentEndpoint(t *testing.T) {
+	silent, err := cdptest.NewSilent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	within(t, 5*time.Second, "the listing", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := cdp.ListTargets(ctx, silent.HostPort())
+		if !errors.Is(err, cdp.ErrTimeout) || !strings.Contains(err.Error(), "did not answer /json/list in time") {
+			t.Errorf("listing a silent endpoint: %v", err)
+		}
+	})
+	within(t, 5*time.Second, "the handshake", func() {
+		_, err := cdp.Dial(context.Background(), "ws://"+silent.HostPort()+"/x", 300*time.Millisecond)
+		if !errors.Is(err, cdp.ErrTimeout) || !strings.Contains(err.Error(), "no WebSocket handshake within 300ms") {
+			t.Errorf("a silent handshake: %v", err)
+		}
+	})
+	hang := cdptest.New(nil)
+	defer hang.Close()
+	hang.HangHandshake = true
+	within(t, 5*time.Second, "the hung handshake", func() {
+		_, err := cdp.Dial(context.Background(), "ws://"+hang.HostPort()+"/T1", 300*time.Millisecond)
+		if !errors.Is(err, cdp.ErrTimeout) {
+			t.Errorf("a hung handshake: %v", err)
+		}
+	})
+	mute := cdptest.New(func(string, json.RawMessage, func(string, any)) (any, int, string, bool) {
+		return cdptest.NoReply, 0, "", false
+	})
+	defer mute.Close()
+	c := dialTimeout(t, mute, 300*time.Millisecond)
+	within(t, 5*time.Second, "an unanswered call", func() {
+		err := c.Call(context.Background(), "HeapProfiler.collectGarbage", nil, nil)
+		if !errors.Is(err, cdp.ErrTimeout) || !strings.Contains(err.Error(), "HeapProfiler.collectGarbage: the target at ws://"+mute.HostPort()+"/T1 did not answer within 300ms") {
+			t.Errorf("an unanswered call: %v", err)
+		}
+	})
+}
+
+// TestProgressExtendsDeadline: a call that takes three times the timeout
+// but whose target reports progress meanwhile (as a heap snapshot does)
+// is answered; without progress reports it times out.
+func TestProgressExtendsDeadline(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	srv := cdptest.New(func(method string, _ json.RawMessage, send func(string, any)) (any, int, string, bool) {
+		for i := range 9 {
+			time.Sleep(timeout / 3)
+			send("Test.progress", map[string]int{"done": i})
+		}
+		return nil, 0, "", false
+	})
+	defer srv.Close()
+	c := dialTimeout(t, srv, timeout)
+	off := c.On("Test.progress", func(json.RawMessage) { c.Progress() })
+	if err := c.Call(context.Background(), "Test.long", nil, nil); err != nil {
+		t.Fatalf("a long call with progress: %v", err)
+	}
+	off()
+	if err := c.Call(context.Background(), "Test.long", nil, nil); !errors.Is(err, cdp.ErrTimeout) {
+		t.Fatalf("a long call without progress: %v", err)
+	}
+}
+
+// TestHostileMessages: a target that sends a reply a byte at a time, one
+// that declares a frame of 2 GB (and sends some of it), one that declares
+// 10 MB and sends 1 MB of it, and one that sends a message that is not
+// JSON. Each ends the connection with a message saying so, within the
+// timeout, and the client allocates a few MB at most: the oversize frame
+// is refused from its header.
+func TestHostileMessages(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	for _, c := range []struct {
+		name   string
+		reply  any
+		want   string
+		isTime bool
+		alloc  uint64
+	}{
+		{"trickle", cdptest.Trickle{Result: map[string]string{"x": strings.Repeat("y", 100)}, Every: 50 * time.Millisecond}, "500ms", true, 1 << 20},
+		{"2 GB frame", cdptest.Lie{Declared: 2 << 30, Send: 32 << 20}, "sent a message of 2048 MB declared, over the 16 MB heapx takes", false, 2 << 20},
+		{"frame cut", cdptest.Lie{Declared: 10 << 20, Send: 1 << 20}, "500ms", true, 24 << 20},
+		{"not JSON", cdptest.Raw("{\"id\":1,\"result\":{nope"), `sent a message that is not JSON (invalid character 'n' looking for beginning of object key string): {"id":1,"result":{nope`, false, 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := cdptest.New(func(string, json.RawMessage, func(string, any)) (any, int, string, bool) {
+				return c.reply, 0, "", false
+			})
+			defer srv.Close()
+			conn := dialTimeout(t, srv, timeout)
+			var err error
+			n := allocated(func() {
+				within(t, 5*time.Second, "the call", func() {
+					err = conn.Call(context.Background(), "Test.call", nil, nil)
+				})
+			})
+			// A slow message ends the connection, unless the call's own
+			// deadline comes first.
+			if !errors.Is(err, cdp.ErrClosed) && !c.isTime || !strings.Contains(err.Error(), c.want) || errors.Is(err, cdp.ErrTimeout) != c.isTime {
+				t.Errorf("got %v, want an error saying %q", err, c.want)
+			}
+			if n > c.alloc {
+				t.Errorf("the client allocated %d MB, more than %d MB", n>>20, c.alloc>>20)
+			}
+			t.Logf("%v; %d KB allocated", err, n>>10)
+		})
+	}
+}
+
+// TestCallStream streams a 64 MB result member to its reader: what the
+// reader gets is the member's value exactly, and the client allocates a
+// fraction of it. A reply laid out otherwise ("result" before "id") is
+// read whole and streamed all the same; one without the member, or cut
+// short, is an error.
+func TestCallStream(t *testing.T) {
+	big := `{"head":{},"samples":[` + strings.Repeat(`{"size":32768,"nodeId":1,"ordinal":1},`, 64<<20/38) + `{"size":1,"nodeId":1,"ordinal":2}]}`
+	for _, c := range []struct {
+		name, reply, want, err string
+		alloc                  uint64
+	}{
+		{"V8's layout", `{"id":1,"result":{"profile":` + big + `}}`, big, "", 8 << 20},
+		{"other layout", `{"result":{"profile":{"samples":[]}},"id":1}`, `{"samples":[]}`, "", 1 << 20},
+		{"no member", `{"id":1,"result":{}}`, ``, `HeapProfiler.stopSampling: the reply has no "profile": {}`, 1 << 20},
+		{"cut short", `{"id":1,"result":{"profile":{"head":{"a":1`, `{"head":{"a"`, "HeapProfiler.stopSampling: the reply is cut short (12 bytes, not ending its JSON object)", 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reply := cdptest.Raw(c.reply)
+			srv := cdptest.New(func(method string, _ json.RawMessage, _ func(string, any)) (any, int, string, bool) {
+				if method == "HeapProfiler.stopSampling" {
+					return reply, 0, "", false
+				}
+				return nil, 0, "", false
+			})
+			defer srv.Close()
+			conn := dialTimeout(t, srv, 5*time.Second)
+			var got strings.Builder
+			var n int64
+			var err error
+			a := allocated(func() {
+				err = conn.CallStream(context.Background(), "HeapProfiler.stopSampling", nil, "profile", func(r io.Reader) error {
+					if len(c.want) > 1<<20 {
+						n, err = io.Copy(io.Discard, r)
+						return err
+					}
+					n, err = io.Copy(&got, r)
+					return err
+				})
+			})
+			if c.err != "" {
+				if err == nil || err.Error() != c.err {
+					t.Errorf("got %v, want %q", err, c.err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if n != int64(len(c.want)) || (got.Len() > 0 && got.String() != c.want) {
+				t.Errorf("streamed %d bytes (%.80q), want %d", n, got.String(), len(c.want))
+			}
+			if a > c.alloc {
+				t.Errorf("streaming %d MB allocated %d MB", n>>20, a>>20)
+			}
+			// The connection goes on.
+			if err := conn.Call(context.Background(), "Test.next", nil, nil); err != nil {
+				t.Errorf("the call after: %v", err)
+			}
+		})
 	}
 }

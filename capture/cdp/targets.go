@@ -83,7 +83,9 @@ func HasParameter(ctx context.Context, hostPort, domain, command, param string) 
 	return false, nil
 }
 
-// getJSON decodes what GET http://hostPort/path returns into v.
+// getJSON decodes what GET http://hostPort/path returns into v. ctx's
+// deadline bounds the wait: an endpoint may take the connection and never
+// answer.
 func getJSON(ctx context.Context, hostPort, path string, v any) error {
 	u := "http://" + hostPort + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -91,11 +93,17 @@ func getJSON(ctx context.Context, hostPort, path string, v any) error {
 		return fmt.Errorf("%s: %w", u, err)
 	}
 	resp, err := http.DefaultClient.Do(req)
+	if err != nil && isTimeout(err) {
+		return fmt.Errorf("the DevTools endpoint at %s did not answer %s in time: %w", hostPort, path, ErrTimeout)
+	}
 	if err != nil {
 		return fmt.Errorf("no DevTools endpoint at %s (is the program running with --inspect, or Chrome with --remote-debugging-port?): %w", hostPort, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxListing))
+	if err != nil && isTimeout(err) {
+		return fmt.Errorf("the DevTools endpoint at %s did not finish answering %s in time: %w", hostPort, path, ErrTimeout)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", u, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +17,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/heapx/heapx/capture"
+	"github.com/heapx/heapx/capture/cdp"
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/humanize"
 )
 
 // captureOptions are the flags of `heapx capture`.
@@ -33,6 +33,7 @@ type captureOptions struct {
 	timeline     time.Duration
 	sampling     time.Duration
 	interval     string
+	timeout      time.Duration
 	report       bool
 }
 
@@ -69,11 +70,19 @@ What is captured:
                         DevTools' "Allocation sampling"; cheap
 
 Files are written as they stream in, never whole in memory, under -o PATH
-(gzip-compressed when it ends in .gz); a series numbers them (app-1,
-app-2, ...). --report then runs 'heapx report' on the series, the last
-snapshot reported on and the others as baselines: memlab's leak
-detection with three snapshots. An interrupt (Ctrl-C), the target's exit
-or a lost connection stops tracking and sampling in the target, removes
+(gzip-compressed when it ends in .gz; a directory gets the default
+names); a series numbers them (app-1, app-2, ...). --report then runs
+'heapx report' on the series, the last snapshot reported on and the
+others as baselines: memlab's leak detection with three snapshots.
+
+A program heapx starts shows its output as it runs. If it ends before
+the capture is complete, heapx says how (its exit status or signal, its
+last error line), keeps what was written, and exits with the program's
+status (1 if it ended normally before a series was complete). A timeline
+or profile of a program that ends normally covers its whole run.
+
+An interrupt (Ctrl-C), the target's exit, a lost connection, or a target
+silent for --timeout stops tracking and sampling in the target, removes
 the file being written and exits 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var argv []string
@@ -101,6 +110,7 @@ the file being written and exits 1.`,
 	f.DurationVar(&o.timeline, "timeline", 0, "record an allocation timeline for `D` (every allocation's stack; slows the program)")
 	f.DurationVar(&o.sampling, "sampling", 0, "run the sampling heap profiler for `D`")
 	f.StringVar(&o.interval, "sampling-interval", "32KiB", "with --sampling: the mean `BYTES` allocated between samples")
+	f.DurationVar(&o.timeout, "timeout", cdp.DefaultTimeout, "give up on a target silent for `D` (a snapshot in progress is not silent)")
 	f.BoolVar(&o.report, "report", false, "then run heapx report on the series (the last snapshot reported on, the others as baselines)")
 	report.Flags().VisitAll(func(fl *pflag.Flag) {
 		fl.Usage = "with --report: " + fl.Usage
@@ -110,81 +120,63 @@ the file being written and exits 1.`,
 	return c
 }
 
-// captureMode is what a capture writes.
-type captureMode int
-
-const (
-	modeSnapshots captureMode = iota
-	modeTimeline
-	modeSampling
-)
-
-// checkCapture validates the flags and completes the defaults.
-func checkCapture(cmd *cobra.Command, o *captureOptions, argv []string) (captureMode, float64, error) {
+// checkCapture validates the flags and turns them into the library's
+// options.
+func checkCapture(cmd *cobra.Command, o captureOptions, argv []string) (capture.Options, error) {
 	targets := 0
 	for _, set := range []bool{o.inspect != "", o.jvm != 0, len(argv) > 0} {
 		if set {
 			targets++
 		}
 	}
-	if targets != 1 {
-		return 0, 0, errors.New("capture needs one target: --inspect HOST:PORT, --jvm PID, or a command after -- (heapx capture -- node app.js)")
-	}
-	if o.url != "" && o.inspect == "" {
-		return 0, 0, errors.New("--url picks a target of --inspect HOST:PORT")
-	}
-	if o.jvm < 0 {
-		return 0, 0, fmt.Errorf("--jvm: %d is not a process id", o.jvm)
-	}
-	if o.timeline < 0 || o.sampling < 0 || o.every < 0 {
-		return 0, 0, errors.New("--every, --timeline and --sampling take a positive duration (30s, 2m)")
-	}
-	mode := modeSnapshots
-	switch {
-	case o.timeline > 0 && o.sampling > 0:
-		return 0, 0, errors.New("--timeline and --sampling cannot be used together")
-	case o.timeline > 0:
-		mode = modeTimeline
-	case o.sampling > 0:
-		mode = modeSampling
-	}
+	co := capture.Options{Endpoint: o.inspect, URL: o.url, Command: argv, JVM: o.jvm, Output: o.out,
+		Every: o.every, Timeline: o.timeline, Sampling: o.sampling, Timeout: o.timeout}
 	series := o.every > 0 || o.grow != "" || cmd.Flags().Changed("count")
-	if mode != modeSnapshots && series {
-		return 0, 0, errors.New("--every, --grow and --count take snapshots; --timeline and --sampling record one file each")
+	switch {
+	case targets != 1:
+		return co, errors.New("capture needs one target: --inspect HOST:PORT, --jvm PID, or a command after -- (heapx capture -- node app.js)")
+	case o.url != "" && o.inspect == "":
+		return co, errors.New("--url picks a target of --inspect HOST:PORT")
+	case o.jvm < 0:
+		return co, fmt.Errorf("--jvm: %d is not a process id", o.jvm)
+	case o.timeline < 0 || o.sampling < 0 || o.every < 0 || o.timeout <= 0:
+		return co, errors.New("--every, --timeline, --sampling and --timeout take a positive duration (30s, 2m)")
+	case o.timeline > 0 && o.sampling > 0:
+		return co, errors.New("--timeline and --sampling cannot be used together")
+	case co.Kind() != capture.KindSnapshots && series:
+		return co, errors.New("--every, --grow and --count take snapshots; --timeline and --sampling record one file each")
+	case co.Kind() != capture.KindSnapshots && o.jvm != 0:
+		return co, errors.New("--timeline and --sampling need a V8 target (Node.js, Chrome); for a JVM heapx takes heap dumps")
+	case co.Kind() == capture.KindSampling && o.report:
+		return co, errors.New("--report needs heap snapshots; a sampling profile records allocations, not the heap")
+	case o.grow != "" && o.jvm != 0:
+		return co, errors.New("--grow measures a V8 heap (Node.js, Chrome); for a JVM use --every")
+	case o.grow != "" && o.every > 0:
+		return co, errors.New("--every and --grow cannot be used together")
+	case cmd.Flags().Changed("count") && o.count < 1:
+		return co, fmt.Errorf("--count must be 1 or more, not %d", o.count)
+	case co.Kind() != capture.KindSampling && cmd.Flags().Changed("sampling-interval"):
+		return co, errors.New("--sampling-interval is a flag of --sampling")
 	}
-	if mode != modeSnapshots && o.jvm != 0 {
-		return 0, 0, errors.New("--timeline and --sampling need a V8 target (Node.js, Chrome); for a JVM heapx takes heap dumps")
-	}
-	if mode == modeSampling && o.report {
-		return 0, 0, errors.New("--report needs heap snapshots; a sampling profile records allocations, not the heap")
-	}
-	var grow float64
 	if o.grow != "" {
-		if o.jvm != 0 {
-			return 0, 0, errors.New("--grow measures a V8 heap (Node.js, Chrome); for a JVM use --every")
-		}
-		if o.every > 0 {
-			return 0, 0, errors.New("--every and --grow cannot be used together")
-		}
 		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.grow), "%"), 64)
 		if err != nil || v <= 0 {
-			return 0, 0, fmt.Errorf("--grow: %q is not a percentage above 0 (example: 20%%)", o.grow)
+			return co, fmt.Errorf("--grow: %q is not a percentage above 0 (example: 20%%)", o.grow)
 		}
-		grow = v / 100
+		co.Grow = v / 100
 	}
-	if !cmd.Flags().Changed("count") {
-		o.count = 1
-		if o.every > 0 || o.grow != "" {
-			o.count = 3
-		}
+	if cmd.Flags().Changed("count") {
+		co.Count = o.count
 	}
-	if o.count < 1 {
-		return 0, 0, fmt.Errorf("--count must be 1 or more, not %d", o.count)
+	interval, err := humanize.ParseSize(o.interval)
+	if err != nil || interval == 0 || interval > 1<<30 {
+		return co, fmt.Errorf("--sampling-interval: %q is not a size from 1 byte to 1 GiB", o.interval)
 	}
-	if mode != modeSampling && cmd.Flags().Changed("sampling-interval") {
-		return 0, 0, errors.New("--sampling-interval is a flag of --sampling")
+	co.SamplingInterval = int(interval)
+	if co.WaitsForSignals() && o.every == 0 && co.Grow == 0 && len(capture.SnapshotSignals) == 0 {
+		return co, errors.New("this system has no SIGUSR1 to say when to take a snapshot: use --every or --grow")
 	}
-	return mode, grow, nil
+	return co, nil
 }
 
 // checkReportFlags refuses report's flags without --report.
@@ -198,27 +190,21 @@ func checkReportFlags(cmd *cobra.Command, asked bool, report *cobra.Command) err
 	return err
 }
 
+// exitCode is an error after whose message heapx exits with code: a
+// program heapx started ended before the capture did, and heapx ends as
+// the program did.
+type exitCode struct {
+	error
+	code int
+}
+
+func (e exitCode) Unwrap() error { return e.error }
+
 // runCapture is `heapx capture` once its arguments are parsed.
 func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cobra.Command, stderr *os.File) error {
-	mode, grow, err := checkCapture(cmd, &o, argv)
+	co, err := checkCapture(cmd, o, argv)
 	if err != nil {
 		return err
-	}
-	interval, err := query.ParseSize(o.interval)
-	if err != nil || interval == 0 || interval > 1<<30 {
-		return fmt.Errorf("--sampling-interval: %q is not a size from 1 byte to 1 GiB", o.interval)
-	}
-	out := o.out
-	if out == "" {
-		ext := map[captureMode]string{modeSnapshots: ".heapsnapshot", modeTimeline: ".heaptimeline", modeSampling: ".heapprofile"}[mode]
-		if o.jvm != 0 {
-			ext = ".hprof"
-		}
-		out = "heap-" + time.Now().Format("20060102-150405") + ext
-	}
-	// Found out before the program starts, not at its first snapshot.
-	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-		return fmt.Errorf("%s: no directory %s to write it in", out, filepath.Dir(out))
 	}
 	// What is written is said on stdout, unless the report is printed
 	// there.
@@ -226,41 +212,47 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 	if o.report {
 		said = cmd.ErrOrStderr()
 	}
-
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopInterrupt := onInterrupt(cancel)
 	defer stopInterrupt()
 	prog := &captureProgress{w: stderr}
+	co.Progress, co.ProgramOutput = prog, stderr
+	co.Wrote = func(f capture.File) {
+		prog.finish()
+		sayWritten(said, stderr, f)
+	}
 	// SIGUSR1 takes a snapshot of a series at once, whatever else says
 	// when; listened to from the start, so that an early one is not the
-	// signal's default (exit). A program heapx starts is not worth a
-	// snapshot before it has run: without --every or --grow, it waits
-	// for the signal too; one snapshot of a running target does not.
-	var sigs chan os.Signal
-	if mode == modeSnapshots && !(o.every == 0 && grow == 0 && o.count == 1 && (o.inspect != "" || o.jvm != 0)) {
-		if o.every == 0 && grow == 0 && len(capture.SnapshotSignals) == 0 {
-			return errors.New("this system has no SIGUSR1 to say when to take a snapshot: use --every or --grow")
-		}
-		sigs = make(chan os.Signal, 1)
+	// signal's default (exit).
+	if co.WaitsForSignals() {
+		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, capture.SnapshotSignals...)
 		defer signal.Stop(sigs)
+		co.Signals = sigs
 	}
-
-	var written []string
-	if o.jvm != 0 {
-		err = captureSeries(ctx, o, out, 0, nil, sigs, said, stderr, &written, func(ctx context.Context, path string) (int64, error) {
-			return capture.DumpJVM(ctx, o.jvm, path)
-		})
-	} else {
-		err = captureV8(ctx, cancel, o, argv, mode, out, grow, int(interval), sigs, prog, said, stderr, &written)
+	if err := co.Check(); err != nil {
+		return err
 	}
+	if co.WaitsForSignals() {
+		if co.Every == 0 && co.Grow == 0 {
+			fmt.Fprintf(stderr, "heapx: waiting for SIGUSR1 (kill -USR1 %d) to take each of %d snapshot(s)\n", os.Getpid(), co.Snapshots())
+		}
+	}
+	res, err := capture.Run(ctx, co)
 	prog.finish()
 	// From here on an interrupt is an interrupt of heapx report.
 	stopInterrupt()
 	if err != nil {
-		if len(written) > 0 {
-			fmt.Fprintf(stderr, "heapx: written before the capture failed: %s\n", strings.Join(written, ", "))
+		if len(res.Files) > 0 && co.Kind() == capture.KindSnapshots {
+			fmt.Fprintf(stderr, "heapx: kept the snapshots written before the end: %s\n", strings.Join(res.Paths(), ", "))
+		}
+		var pe *capture.ProgramExit
+		if errors.As(err, &pe) {
+			return exitCode{fmt.Errorf("capture: %w", err), pe.ExitCode()}
+		}
+		if errors.Is(err, cdp.ErrTimeout) {
+			return fmt.Errorf("capture: %w (--timeout %v)", err, o.timeout)
 		}
 		return fmt.Errorf("capture: %w", err)
 	}
@@ -269,134 +261,38 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 	}
 	// memlab's order: the last snapshot is reported on, the earlier ones
 	// are its baselines, oldest first.
+	written := res.Paths()
 	files := append([]string{written[len(written)-1]}, written[:len(written)-1]...)
 	report.SetOut(cmd.OutOrStdout())
 	report.SetErr(cmd.ErrOrStderr())
 	return report.RunE(report, files)
 }
 
-// captureV8 captures a V8 target, one heapx starts (argv) or one at an
-// endpoint (--inspect).
-func captureV8(ctx context.Context, cancel context.CancelCauseFunc, o captureOptions, argv []string, mode captureMode, out string, grow float64, interval int, sigs <-chan os.Signal, prog *captureProgress, said io.Writer, stderr *os.File, written *[]string) error {
-	var s *capture.V8
-	var p *capture.Process
-	var exited <-chan struct{}
-	var err error
-	if len(argv) > 0 {
-		if p, err = capture.Launch(ctx, argv, stderr); err != nil {
-			return err
-		}
-		// Stopped last: the session ends first, so that the program is
-		// no longer tracked while it exits.
-		defer p.Stop()
-		exited = p.Exited()
-		s, err = capture.ConnectProcess(ctx, p)
-	} else {
-		s, err = capture.ConnectV8(ctx, o.inspect, o.url)
-	}
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	// The target's end cancels the capture, with the reason: a started
-	// program's exit, which explains a lost connection best, or the lost
-	// connection. A program that finished ends a series; a timeline or a
-	// profile ends early by itself, with what it has.
-	var finished <-chan struct{}
-	if mode == modeSnapshots {
-		finished = s.Finished()
-	}
-	go func() {
-		select {
-		case <-s.Lost():
-			if p != nil {
-				select {
-				case <-exited:
-					cancel(p.ExitError())
-					return
-				case <-time.After(time.Second):
-				}
-			}
-			cancel(s.Why())
-		case <-finished:
-			cancel(s.Why())
-		case <-exited:
-			cancel(p.ExitError())
-		case <-ctx.Done():
-		}
-	}()
-
-	switch mode {
-	case modeTimeline:
-		st, err := s.Timeline(ctx, out, o.timeline, prog)
-		if err != nil {
-			return fmt.Errorf("%s not written: %w", out, err)
-		}
-		*written = append(*written, out)
-		prog.finish()
+// sayWritten says a file was written, with what it holds.
+func sayWritten(said io.Writer, stderr *os.File, f capture.File) {
+	size := humanize.Size(uint64(f.Size))
+	switch {
+	case f.Timeline != nil:
+		st := f.Timeline
 		fmt.Fprintf(said, "wrote %s (%s): allocations tracked for %.1f s%s in %d intervals; live objects %s at the start, %s at the end (at most %s)\n",
-			out, fileSize(out), st.Duration.Seconds(), finishedNote(st.Finished), st.Updates,
-			query.Thousands(uint64(st.StartObjects)), query.Thousands(uint64(st.Objects)), query.Thousands(uint64(st.PeakObjects)))
-		return nil
-	case modeSampling:
-		st, err := s.Sampling(ctx, out, o.sampling, interval, prog)
-		if err != nil {
-			return fmt.Errorf("%s not written: %w", out, err)
-		}
-		*written = append(*written, out)
-		prog.finish()
+			f.Path, size, st.Duration.Seconds(), finishedNote(st.Finished), st.Updates,
+			humanize.Thousands(uint64(st.StartObjects)), humanize.Thousands(uint64(st.Objects)), humanize.Thousands(uint64(st.PeakObjects)))
+	case f.Sampling != nil:
+		st := f.Sampling
 		if !st.Collected {
 			fmt.Fprintln(stderr, "heapx: warning: this V8 cannot keep samples of objects the garbage collector freed (V8 11 and later can): the profile has only what was alive at its end")
 		}
-		fmt.Fprintf(said, "wrote %s (%s): %s samples standing for %s allocated%s\n", out, fileSize(out), query.Thousands(uint64(st.Samples)), query.HumanSize(uint64(st.Bytes)), finishedNote(st.Finished))
-		return nil
+		fmt.Fprintf(said, "wrote %s (%s): %s samples standing for %s allocated%s\n", f.Path, size, humanize.Thousands(uint64(st.Samples)), humanize.Size(uint64(st.Bytes)), finishedNote(st.Finished))
+	default:
+		fmt.Fprintf(said, "wrote %s (%s)\n", f.Path, size)
 	}
-	if err := s.RunProgram(ctx); err != nil {
-		return err
-	}
-	var g capture.Gauge
-	if grow > 0 {
-		g = s
-	}
-	return captureSeries(ctx, o, out, grow, g, sigs, said, stderr, written, func(ctx context.Context, path string) (int64, error) {
-		n, err := s.Snapshot(ctx, path, prog)
-		prog.finish()
-		return n, err
-	})
-}
-
-// captureSeries takes the snapshots of a series with take, naming them
-// after out, and says each one written. Each signal on sigs takes one
-// (without --every or --grow, only they do); without sigs, the one
-// snapshot is taken at once.
-func captureSeries(ctx context.Context, o captureOptions, out string, grow float64, g capture.Gauge, sigs <-chan os.Signal, said io.Writer, stderr *os.File, written *[]string, take func(ctx context.Context, path string) (int64, error)) error {
-	one := func(ctx context.Context, i int) error {
-		path := out
-		if o.count > 1 {
-			path = capture.SeriesPath(out, i)
-		}
-		if _, err := take(ctx, path); err != nil {
-			return fmt.Errorf("%s not written: %w", path, err)
-		}
-		*written = append(*written, path)
-		fmt.Fprintf(said, "wrote %s (%s)\n", path, fileSize(path))
-		return nil
-	}
-	if sigs == nil {
-		return one(ctx, 1)
-	}
-	if o.every == 0 && grow == 0 {
-		fmt.Fprintf(stderr, "heapx: waiting for SIGUSR1 (kill -USR1 %d) to take each of %d snapshot(s)\n", os.Getpid(), o.count)
-	}
-	series := capture.Series{Count: o.count, Every: o.every, Grow: grow, Signals: sigs}
-	return series.Run(ctx, g, one)
 }
 
 // finishedNote says, when it did, that the program finished before the
 // time a timeline or profile was to take.
 func finishedNote(finished bool) string {
 	if finished {
-		return " (until the program finished)"
+		return " (until the program ended)"
 	}
 	return ""
 }
@@ -407,7 +303,7 @@ func fileSize(path string) string {
 	if err != nil {
 		return "?"
 	}
-	return query.HumanSize(uint64(st.Size()))
+	return humanize.Size(uint64(st.Size()))
 }
 
 // errInterrupted is the cause of a capture a signal ended.

@@ -58,8 +58,10 @@ func TestCaptureStreamsWithProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// heapx idles at about 20 MB (the test binary standing in for it);
+	// streaming adds a few chunks' worth, never the snapshot.
 	rss := peak()
-	if rss > st.Size()/2 {
+	if rss > maxCaptureRSS || rss > 20<<20+st.Size()/2 {
 		t.Errorf("heapx peaked at %d MB capturing a %d MB snapshot: it is not streamed", rss>>20, st.Size()>>20)
 	}
 	t.Logf("a %d MB snapshot captured in %d MB", st.Size()>>20, rss>>20)

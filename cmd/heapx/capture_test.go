@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
@@ -24,18 +25,25 @@ import (
 
 // These tests capture real programs as a user would: a Node.js program
 // leaking through an event listener (testdata/capture/listener-leak.js),
-// a page leaking detached DOM in headless Chromium, and a JVM. They skip
-// where the runtime is not installed (.ci/run installs Chromium).
+// programs that crash, a page leaking detached DOM in headless Chromium,
+// and a JVM. They skip where node or Chromium is not installed, but fail
+// under CI=true (.ci/run installs both).
 
 // leakJS is the leaking Node.js program.
 var leakJS, _ = filepath.Abs("../../testdata/capture/listener-leak.js")
 
-// needNode skips t where node is not installed.
+// needNode skips t where node is not installed; under CI, which installs
+// it, it fails t.
 func needNode(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed: skipping the capture of a Node.js program")
-	}
+	needTool(t, "node")
+}
+
+// needTool returns the path of the program named, which t needs: where
+// it is not installed t is skipped, or fails under CI=true.
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	return testfixtures.NeedTool(t, name)
 }
 
 // lineOf returns the 1-based line of leakJS that starts with prefix (after
@@ -363,7 +371,8 @@ func TestCaptureOnSignal(t *testing.T) {
 // TestCaptureTargetGone kills the target in the middle of a capture: a
 // snapshot streaming from a program attached with --inspect, and an
 // allocation timeline of a program heapx started. Each time heapx says
-// what happened, leaves no file (not even a temporary one) and exits 1.
+// what happened, leaves no file (not even a temporary one) and exits 1,
+// or as the program it started did (killed: 137).
 func TestCaptureTargetGone(t *testing.T) {
 	needNode(t)
 	t.Run("attached", func(t *testing.T) {
@@ -425,11 +434,12 @@ func TestCaptureTargetGone(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		err := cmd.Wait()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Fatalf("heapx: %v, want exit 1", err)
+		if !errors.As(err, &ee) || ee.ExitCode() != 137 {
+			t.Fatalf("heapx: %v, want exit 137", err)
 		}
-		if want := "heapx: capture: " + path + " not written: node was stopped (signal: killed)\n"; errb.String() != want {
-			t.Errorf("stderr %q, want %q", errb.String(), want)
+		// heapx ends as the program did, as a shell says: 128 + 9.
+		if !regexp.MustCompile(`^heapx: capture: node was killed by SIGKILL before the capture was complete \(after [0-9.]+ s; no timeline written\)\n$`).MatchString(errb.String()) {
+			t.Errorf("stderr %q", errb.String())
 		}
 		if names := dirFiles(t, dir); len(names) != 0 {
 			t.Errorf("left behind: %q", names)
@@ -484,10 +494,7 @@ func TestCaptureInterrupted(t *testing.T) {
 // picked by a part of its URL. The page leaks detached lists, which
 // heapx detached finds in the snapshot.
 func TestCaptureChromium(t *testing.T) {
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed")
-	}
+	browser := needTool(t, "chromium")
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "profile")
 	page, _ := filepath.Abs("../../testdata/capture/detached-dom.html")
@@ -555,11 +562,8 @@ func TestCaptureChromium(t *testing.T) {
 // TestCaptureJVM dumps a JVM with jcmd: a program that keeps 2,000
 // Ticket objects, read back from the gzip-compressed dump.
 func TestCaptureJVM(t *testing.T) {
-	for _, tool := range []string{"java", "jcmd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: skipping the JVM capture (it needs a JDK 11 or later)", tool)
-		}
-	}
+	testfixtures.NeedTool(t, "java") // a JDK 11 or later, which has jcmd too
+	testfixtures.NeedTool(t, "jcmd")
 	src, _ := filepath.Abs("../../testdata/gen/TicketLeak.java")
 	cmd := exec.Command("java", src)
 	stdin, err := cmd.StdinPipe()
@@ -637,11 +641,12 @@ func TestCaptureUsage(t *testing.T) {
 	}
 }
 
-// TestCaptureProgramFinishes runs programs that end before the capture
-// does. A sampling profile and an allocation timeline end with the
-// program and are written, saying so; a series cannot be complete, so it fails, keeping the snapshots
-// taken. The program's output reaches heapx's stderr without the lines
-// node's inspector adds.
+// TestCaptureProgramFinishes runs programs that end normally before the
+// capture does. A sampling profile and an allocation timeline end with
+// the program and are written, saying so, and heapx exits 0: they cover
+// its whole run. A series cannot be complete: heapx keeps the snapshots
+// taken, says which, and exits 1. The program's output reaches heapx's
+// stderr without the lines node's inspector adds.
 func TestCaptureProgramFinishes(t *testing.T) {
 	needNode(t)
 	dir := t.TempDir()
@@ -651,7 +656,7 @@ func TestCaptureProgramFinishes(t *testing.T) {
 	}
 	profile := filepath.Join(dir, "short.heapprofile")
 	r := heapx(t, "capture", "--sampling", "60s", "-o", profile, "--", "node", prog)
-	if r.code != 0 || !strings.HasSuffix(r.stdout, "allocated (until the program finished)\n") || r.stderr != "done 1000\n" {
+	if r.code != 0 || !strings.HasSuffix(r.stdout, "allocated (until the program ended)\n") || r.stderr != "done 1000\n" {
 		t.Errorf("sampling a program that finishes: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	// Node keeps a program it tracks allocations of alive after its end
@@ -661,7 +666,7 @@ func TestCaptureProgramFinishes(t *testing.T) {
 	start := time.Now()
 	r = heapx(t, "capture", "--timeline", "60s", "-o", timeline, "--", "node", prog)
 	took := time.Since(start)
-	if r.code != 0 || !strings.Contains(r.stdout, "(until the program finished)") || r.stderr != "done 1000\n" || took > 30*time.Second {
+	if r.code != 0 || !strings.Contains(r.stdout, "(until the program ended)") || r.stderr != "done 1000\n" || took > 30*time.Second {
 		t.Errorf("a timeline of a program that finishes: exit %d after %v, stdout %q, stderr %q", r.code, took, r.stdout, r.stderr)
 	}
 	var tl sitesDoc
@@ -670,12 +675,147 @@ func TestCaptureProgramFinishes(t *testing.T) {
 		t.Errorf("the timeline of a program that finished: %v", rows)
 	}
 	r = heapx(t, "capture", "--every", "300ms", "--count", "10", "-o", filepath.Join(dir, "s.heapsnapshot"), "--", "node", prog)
-	if r.code != 1 || !strings.Contains(r.stderr, "the program finished before the capture did\n") || !strings.Contains(r.stderr, "heapx: written before the capture failed: "+filepath.Join(dir, "s-1.heapsnapshot")) {
-		t.Errorf("a series of a program that finishes: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	kept := regexp.MustCompile(`heapx: kept the snapshots written before the end: (\S+s-1\.heapsnapshot(, \S+s-\d\.heapsnapshot)*)\n`).FindStringSubmatch(r.stderr)
+	if r.code != 1 || kept == nil || !regexp.MustCompile(`\nheapx: capture: node exited normally \(status 0\) before the capture was complete \(after [0-9.]+ s; \d of 10 snapshots taken\)\n$`).MatchString(r.stderr) {
+		t.Fatalf("a series of a program that finishes: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, f := range strings.Split(kept[1], ", ") {
+		var info struct {
+			Format string `json:"format"`
+		}
+		okJSON(t, &info, "info", "--json", f)
+		if info.Format != "v8.heapsnapshot" {
+			t.Errorf("%s kept is %q", f, info.Format)
+		}
 	}
 	for _, noise := range []string{"Debugger", "For help", "Waiting for the debugger"} {
 		if strings.Contains(r.stderr, noise) {
 			t.Errorf("stderr has node's inspector lines: %q", r.stderr)
 		}
+	}
+}
+
+// writeProgram writes a JavaScript program to dir and returns its path.
+func writeProgram(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCaptureProgramCrashes runs a program that throws under each kind of
+// capture: its own output and error reach heapx's stderr as node prints
+// them, and heapx exits with its status, saying how it ended, what the
+// capture had done, and its error line. A timeline or a profile is
+// written up to the crash; a series keeps no snapshot (none was due yet).
+func TestCaptureProgramCrashes(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	prog := writeProgram(t, dir, "throw.js", "const kept = [];\nfor (let i = 0; i < 1000; i++) kept.push({ i });\nconsole.error('starting');\nsetTimeout(() => { throw new Error('boom at ' + kept.length); }, 400);\n")
+	for _, c := range []struct {
+		name string
+		args []string
+		done string
+		ext  string
+	}{
+		{"every", []string{"--every", "2s"}, `0 of 3 snapshots taken`, ""},
+		{"count", []string{"--count", "2"}, `0 of 2 snapshots taken`, ""},
+		{"grow", []string{"--grow", "50%"}, `0 of 3 snapshots taken`, ""},
+		{"one", nil, `no snapshot taken`, ""},
+		{"timeline", []string{"--timeline", "20s"}, `the timeline is written up to then`, ".heaptimeline"},
+		{"sampling", []string{"--sampling", "20s"}, `the profile is written up to then`, ".heapprofile"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := heapx(t, append(append([]string{"capture", "-o", out}, c.args...), "--", "node", prog)...)
+			last := regexp.MustCompile(`\nheapx: capture: node exited with status 1 before the capture was complete \(after [0-9.]+ s; ` + c.done + `\): Error: boom at 1000\n$`)
+			if r.code != 1 || !last.MatchString(r.stderr) || !strings.Contains(r.stderr, "starting\n") || !strings.Contains(r.stderr, "throw.js:4") {
+				t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+			}
+			files := dirFiles(t, out)
+			if c.ext == "" {
+				if len(files) != 0 || strings.Contains(r.stdout, "wrote") {
+					t.Errorf("a series left %q, said %q", files, r.stdout)
+				}
+				return
+			}
+			if len(files) == 0 || !strings.HasSuffix(files[0], c.ext) || !strings.Contains(r.stdout, "(until the program ended)") {
+				t.Errorf("files %q, stdout %q", files, r.stdout)
+			}
+		})
+	}
+}
+
+// TestCaptureProgramEndings ends a program in other ways during a series:
+// a module not found, process.exit with a status after a message, a
+// signal, and a crash after some snapshots were taken, which are kept.
+func TestCaptureProgramEndings(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, src string
+		args      []string
+		code      int
+		want      string // how heapx's last line ends, a regexp
+	}{
+		{"missing module", "", []string{"--every", "2s"}, 1, `node exited with status 1 before the capture was complete \(after [0-9.]+ s; 0 of 3 snapshots taken\): Error: Cannot find module '\S+nothere\.js'`},
+		{"exit status", "console.log('up');\nsetTimeout(() => { console.error('fatal: no config'); process.exit(3); }, 300);\n", []string{"--every", "2s"}, 3, `node exited with status 3 before the capture was complete \(after [0-9.]+ s; 0 of 3 snapshots taken\): fatal: no config`},
+		{"signal", "setTimeout(() => process.kill(process.pid, 'SIGKILL'), 300);\n", []string{"--every", "2s"}, 137, `node was killed by SIGKILL before the capture was complete \(after [0-9.]+ s; 0 of 3 snapshots taken\)`},
+		{"after snapshots", "const kept = [];\nconst t = setInterval(() => { for (let i = 0; i < 100; i++) kept.push({ i }); }, 50);\nsetTimeout(() => { clearInterval(t); throw new RangeError('late ' + kept.length); }, 2500);\n", []string{"--every", "700ms", "--count", "10"}, 1, `node exited with status 1 before the capture was complete \(after [0-9.]+ s; [1-3] of 10 snapshots taken\): RangeError: late \d+`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := filepath.Join(dir, "nothere.js")
+			if c.src != "" {
+				prog = writeProgram(t, dir, strings.ReplaceAll(c.name, " ", "-")+".js", c.src)
+			}
+			out := t.TempDir()
+			r := heapx(t, append(append([]string{"capture", "-o", filepath.Join(out, "s.heapsnapshot")}, c.args...), "--", "node", prog)...)
+			if r.code != c.code || !regexp.MustCompile(`(^|\n)heapx: capture: `+c.want+`\n$`).MatchString(r.stderr) {
+				t.Errorf("exit %d (want %d), stderr:\n%s", r.code, c.code, r.stderr)
+			}
+			files := dirFiles(t, out)
+			if c.name != "after snapshots" {
+				if len(files) != 0 {
+					t.Errorf("left %q", files)
+				}
+				return
+			}
+			var kept []string
+			for _, f := range files {
+				kept = append(kept, filepath.Join(out, f))
+			}
+			if len(kept) == 0 || !strings.Contains(r.stderr, "heapx: kept the snapshots written before the end: "+strings.Join(kept, ", ")+"\n") {
+				t.Errorf("kept %q; stderr:\n%s", kept, r.stderr)
+			}
+		})
+	}
+}
+
+// TestCaptureOutputDirectory gives -o an existing directory: each kind
+// of capture writes its default names (heap-TIME with the kind's
+// extension; a series numbered) into it.
+func TestCaptureOutputDirectory(t *testing.T) {
+	needNode(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"series", []string{"--every", "300ms", "--count", "2"}, `^heap-\d{8}-\d{6}-1\.heapsnapshot heap-\d{8}-\d{6}-2\.heapsnapshot$`},
+		{"timeline", []string{"--timeline", "500ms"}, `^heap-\d{8}-\d{6}\.heaptimeline heap-\d{8}-\d{6}\.heaptimeline\.stats\.jsonl$`},
+		{"sampling", []string{"--sampling", "500ms"}, `^heap-\d{8}-\d{6}\.heapprofile$`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := heapx(t, append(append([]string{"capture", "-o", dir + "/"}, c.args...), "--", "node", leakJS)...)
+			if got := strings.Join(dirFiles(t, dir), " "); r.code != 0 || !regexp.MustCompile(c.want).MatchString(got) {
+				t.Errorf("exit %d, %s holds %q; stderr %s", r.code, dir, got, r.stderr)
+			}
+		})
 	}
 }

@@ -17,9 +17,11 @@ import (
 
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/parquet"
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -198,7 +200,7 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		what += ", with analysis results"
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s (%s, %s): %s nodes, %s edges in %.2f s (read %.2f s)\n", out, what,
-		query.HumanSize(uint64(st.Size())), query.Thousands(uint64(g.NumNodes())), query.Thousands(uint64(edges)),
+		humanize.Size(uint64(st.Size())), humanize.Thousands(uint64(g.NumNodes())), humanize.Thousands(uint64(edges)),
 		time.Since(start).Seconds(), d.ReadTime().Seconds())
 	return err
 }
@@ -230,7 +232,7 @@ func devToolsDeviations(g *model.Graph) []string {
 	}
 	if n := v8.DuplicateRootEdges(g); n > 0 {
 		out = append(out, fmt.Sprintf("%s of the root's references repeat an earlier one's target and are merged into it, as DevTools cannot load a snapshot whose root references an object twice: the file has %s edges fewer",
-			query.Thousands(uint64(n)), query.Thousands(uint64(n))))
+			humanize.Thousands(uint64(n)), humanize.Thousands(uint64(n))))
 	}
 	var wide int
 	var example uint64
@@ -245,7 +247,7 @@ func devToolsDeviations(g *model.Graph) []string {
 	}
 	if wide > 0 {
 		out = append(out, fmt.Sprintf("DevTools keeps 32 bits of a node id: %s of the %s ids are larger and show as their low 32 bits (@%d as @%d)",
-			query.Thousands(uint64(wide)), query.Thousands(uint64(g.NumNodes())), example, example&math.MaxUint32))
+			humanize.Thousands(uint64(wide)), humanize.Thousands(uint64(g.NumNodes())), example, example&math.MaxUint32))
 	}
 	return out
 }
@@ -305,9 +307,9 @@ func classDeviations(g *model.Graph, ours *analysis.Classes, nts []model.NodeTyp
 			break
 		}
 		m := byClass[c]
-		what := query.Thousands(uint64(m.count))
+		what := humanize.Thousands(uint64(m.count))
 		if m.count < all[c] {
-			what += " of " + query.Thousands(uint64(all[c]))
+			what += " of " + humanize.Thousands(uint64(all[c]))
 		}
 		what += " object"
 		if all[c] > 1 {
@@ -327,14 +329,14 @@ func classDeviations(g *model.Graph, ours *analysis.Classes, nts []model.NodeTyp
 		if len(to) > 1 {
 			var names []string
 			for _, d := range to[:min(len(to), 3)] {
-				names = append(names, fmt.Sprintf("%s (%s)", theirs.Names[d], query.Thousands(uint64(m.to[d]))))
+				names = append(names, fmt.Sprintf("%s (%s)", theirs.Names[d], humanize.Thousands(uint64(m.to[d]))))
 			}
 			as = fmt.Sprintf("%d classes: %s", len(to), strings.Join(names, ", "))
 			if len(to) > 3 {
 				as += ", …"
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s, %s) as %s", query.Shorten(ours.Names[c], 60), what, query.HumanSize(m.size), as))
+		parts = append(parts, fmt.Sprintf("%s (%s, %s) as %s", query.Shorten(ours.Names[c], 60), what, humanize.Size(m.size), as))
 	}
 	return "DevTools classes some objects under other names than heapx (counts and sizes per class differ accordingly): " + strings.Join(parts, "; ")
 }
@@ -378,13 +380,13 @@ func unreachableDistances(g *model.Graph, cls *analysis.Classes) string {
 	})
 	var names []string
 	for _, c := range classes[:min(len(classes), maxDeviationClasses)] {
-		names = append(names, fmt.Sprintf("%s (%s unreachable)", query.Shorten(cls.Names[c], 60), query.Thousands(uint64(unreached[c]))))
+		names = append(names, fmt.Sprintf("%s (%s unreachable)", query.Shorten(cls.Names[c], 60), humanize.Thousands(uint64(unreached[c]))))
 	}
 	if len(classes) > maxDeviationClasses {
 		names = append(names, fmt.Sprintf("and %d more", len(classes)-maxDeviationClasses))
 	}
 	return fmt.Sprintf("%s classes have instances no root reaches: DevTools shows their distance as -5, the smallest over every instance, where heapx shows the nearest reachable one's: %s",
-		query.Thousands(uint64(len(classes))), strings.Join(names, ", "))
+		humanize.Thousands(uint64(len(classes))), strings.Join(names, ", "))
 }
 
 // cleanUpOnInterrupt makes an interrupt (or SIGTERM, SIGHUP) while out is
@@ -418,7 +420,7 @@ func cleanUpOnInterrupt(stderr *os.File, out string, remove ...string) (stop fun
 }
 
 // convertTrace writes the object lifetimes of the memory trace in as an
-// exchange-format dump (query.LifetimeGraph).
+// exchange-format dump (lifetime.Graph).
 func convertTrace(stdout io.Writer, in, out string, of *formats.Format, analyze bool) error {
 	if !of.Results {
 		return fmt.Errorf("%s: a memory trace converts to the exchange format only (.jsonl, .db), not %s", in, of.Name)
@@ -427,10 +429,11 @@ func convertTrace(stdout io.Writer, in, out string, of *formats.Format, analyze 
 		return fmt.Errorf("--analyze: %s is a memory trace: its dump has no references to analyse", in)
 	}
 	start := time.Now()
-	g, fields, err := query.LifetimeGraph(in)
+	t, err := hx.OpenTrace(in)
 	if err != nil {
 		return err
 	}
+	g, fields := lifetime.Graph(t.Lifetimes)
 	err = formats.Save(out, of, g, formats.WriteOptions{Sources: []string{in}, Generator: generator(), NodeFields: fields})
 	if err != nil {
 		return fmt.Errorf("%s: %w", out, err)
@@ -440,6 +443,6 @@ func convertTrace(stdout io.Writer, in, out string, of *formats.Format, analyze 
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s (%s, object lifetimes, %s): %s objects in %.2f s\n", out, of.Name,
-		query.HumanSize(uint64(st.Size())), query.Thousands(uint64(g.NumNodes()-1)), time.Since(start).Seconds())
+		humanize.Size(uint64(st.Size())), humanize.Thousands(uint64(g.NumNodes()-1)), time.Since(start).Seconds())
 	return err
 }

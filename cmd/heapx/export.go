@@ -17,7 +17,10 @@ import (
 
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/formats/parquet"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -190,7 +193,7 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 		default:
 			wrote++
 			bytes += sizes[i]
-			fmt.Fprintf(stdout, "wrote %s: %s nodes from %s\n", parquet.PartitionDir(dir, r.id), query.Thousands(uint64(r.nodes)), r.path)
+			fmt.Fprintf(stdout, "wrote %s: %s nodes from %s\n", parquet.PartitionDir(dir, r.id), humanize.Thousands(uint64(r.nodes)), r.path)
 		}
 	}
 	secs := time.Since(start).Seconds()
@@ -270,7 +273,7 @@ func partitionOf(d *hx.Dump, a *analysis.Analysis, path, id, sum string, labels 
 	}
 	pd := &parquet.Dump{Graph: g, Results: a.Results(), Info: info,
 		ClassOf: a.Classes.Of, ClassNames: a.Classes.Names, Generator: generator()}
-	if of, frames := a.AllocatingFunctions(); of != nil {
+	if of, frames := alloc.AllocatingFunctions(a); of != nil {
 		pd.SiteOf = of
 		for _, f := range frames {
 			pd.SiteNames = append(pd.SiteNames, query.FrameText(f))
@@ -328,7 +331,7 @@ func suspectRows(a *analysis.Analysis, path string) ([]parquet.SuspectRow, error
 	for i, row := range t.Rows {
 		s := sus[i]
 		rows[i] = parquet.SuspectRow{Rank: int32(i + 1), Kind: text(row, "kind"), Holder: text(row, "holder"),
-			HolderID: int64(g.Nodes.ID.At(int(s.Holder))), RetainedSize: int64(s.Retained), Share: query.Share(s.Retained, total) / 100,
+			HolderID: int64(g.Nodes.ID.At(int(s.Holder))), RetainedSize: int64(s.Retained), Share: humanize.Share(s.Retained, total) / 100,
 			Point: text(row, "point"), PointID: int64(g.Nodes.ID.At(int(s.Point))), HeldBy: text(row, "held_by"),
 			Class: text(row, "class"), Count: int64(s.Count), ClassRetainedSize: int64(s.ClassRetained)}
 		if site := text(row, "allocated_in"); site != "" {
@@ -352,11 +355,11 @@ func exportSeries(stderr *os.File, dir string, dumps []string, labels []parquet.
 	results := make([]exported, len(dumps))
 	last := len(dumps) - 1
 	snaps := make([]query.Snapshot, len(dumps))
-	var prev *analysis.Digest
+	var prev *leak.Digest
 	for i, path := range dumps[:last] {
 		snaps[i].Path = path
 		results[i] = exportOne(dir, path, labels, mu, have, func(a *analysis.Analysis, _ *parquet.Dump) error {
-			snaps[i].Digest = a.Digest(prev)
+			snaps[i].Digest = leak.DigestOf(a, prev)
 			return nil
 		})
 		if r := results[i]; r.err == nil && r.skipped {
@@ -400,11 +403,11 @@ func exportSeries(stderr *os.File, dir string, dumps []string, labels []parquet.
 // snaps (BASELINE and TARGET as digests, FINAL analysed), with its
 // default options, as rows of the leaks table.
 func leakRows(snaps []query.Snapshot) ([]parquet.LeakRow, error) {
-	res, lr, err := query.LeaksResult(snaps[0], snaps[1], snaps[2], 0, analysis.LeakOptions{})
+	res, lr, err := query.LeaksResult(snaps[0], snaps[1], snaps[2], 0, leak.LeakOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if lr.Matching == analysis.MatchByClass {
+	if lr.Matching == leak.MatchByClass {
 		return nil, errors.New("the series' objects cannot be matched by id (not one process?), so heapx leaks compares class counts, which the leaks table does not hold")
 	}
 	a := snaps[2].Analysis

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	hx "github.com/heapx/heapx"
+	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
@@ -269,7 +270,7 @@ func TestExportSuspectsAndSites(t *testing.T) {
 	}
 	var with int
 	for v, o := range objects {
-		stack := a.AllocationStack(int32(v))
+		stack := alloc.AllocationStack(a, int32(v))
 		switch {
 		case len(stack) == 0 && o.Site != nil:
 			t.Fatalf("node %d has no allocation stack, but site %q", o.NodeID, *o.Site)

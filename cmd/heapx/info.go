@@ -10,7 +10,7 @@ import (
 
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/render"
 )
 
@@ -19,7 +19,7 @@ import (
 // does not change it.
 const infoSchemaVersion = 1
 
-// infoJSON is the `heapx info --json` output. It is a contract: README.md
+// infoJSON is the `heapx info --json` output. It is a contract: docs/json.md
 // documents every field, so rename nothing.
 type infoJSON struct {
 	SchemaVersion int    `json:"schema_version"`
@@ -44,6 +44,9 @@ type infoJSON struct {
 	HasDetachedness    bool    `json:"has_detachedness"`
 	DetachedNodeCount  int     `json:"detached_node_count"`
 	ReadSeconds        float64 `json:"read_seconds"`
+	// ThreadCount is how many thread stacks the dump records (a Java
+	// heap dump's, a core's): heapx stack and heapx threads show them.
+	ThreadCount int `json:"thread_count"`
 }
 
 type metaJSON struct {
@@ -74,8 +77,8 @@ func newInfoCmd(stderr *os.File) *cobra.Command {
 string counts, the total self size, node counts and self sizes by node type
 and by neutral category, and which optional sections are present.
 
-With --json the same facts are printed as one JSON object (see README.md
-for the fields).`,
+With --json the same facts are printed as one JSON object (docs/json.md
+lists the fields).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// The edges are counted, not kept: info reports nothing
@@ -114,6 +117,7 @@ func buildInfo(d *dump) *infoJSON {
 		HasAllocationTrace: g.Trace != nil && (len(g.Trace.Tree) > 0 || len(g.Trace.Samples) > 0),
 		HasDetachedness:    g.Detachedness != nil,
 		ReadSeconds:        d.ReadTime().Seconds(),
+		ThreadCount:        len(g.Stacks),
 	}
 	if d.Gzip() {
 		info.Compression = "gzip"
@@ -155,16 +159,17 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 		return "yes (" + detail + ")"
 	}
 	kv := render.NewTextTable("", "")
-	kv.Add("File", fmt.Sprintf("%s (%s, %s)", info.File, query.HumanSize(uint64(info.FileSize)), info.Compression))
+	kv.Add("File", fmt.Sprintf("%s (%s, %s)", info.File, humanize.Size(uint64(info.FileSize)), info.Compression))
 	kv.Add("Format", info.Format)
 	kv.Add("Producer", info.Producer)
-	kv.Add("Nodes", query.Thousands(uint64(info.NodeCount)))
-	kv.Add("Edges", query.Thousands(uint64(info.EdgeCount)))
-	kv.Add("Strings", query.Thousands(uint64(info.StringCount)))
-	kv.Add("Total self size", fmt.Sprintf("%s (%s bytes)", query.HumanSize(info.TotalSelfSize), query.Thousands(info.TotalSelfSize)))
-	kv.Add("Locations", yesNo(info.HasLocations, query.Thousands(uint64(info.LocationCount))))
+	kv.Add("Nodes", humanize.Thousands(uint64(info.NodeCount)))
+	kv.Add("Edges", humanize.Thousands(uint64(info.EdgeCount)))
+	kv.Add("Strings", humanize.Thousands(uint64(info.StringCount)))
+	kv.Add("Total self size", fmt.Sprintf("%s (%s bytes)", humanize.Size(info.TotalSelfSize), humanize.Thousands(info.TotalSelfSize)))
+	kv.Add("Locations", yesNo(info.HasLocations, humanize.Thousands(uint64(info.LocationCount))))
 	kv.Add("Allocation trace", yesNo(info.HasAllocationTrace, ""))
-	kv.Add("Detachedness", yesNo(info.HasDetachedness, query.Thousands(uint64(info.DetachedNodeCount))+" detached"))
+	kv.Add("Detachedness", yesNo(info.HasDetachedness, humanize.Thousands(uint64(info.DetachedNodeCount))+" detached"))
+	kv.Add("Thread stacks", yesNo(info.ThreadCount > 0, humanize.Thousands(uint64(info.ThreadCount))+" threads: heapx stack"))
 	kv.Add("Read time", strconv.FormatFloat(info.ReadSeconds, 'f', 2, 64)+" s")
 	if err := kv.WriteRows(w); err != nil {
 		return err
@@ -173,7 +178,7 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 	fmt.Fprintln(w)
 	types := render.NewTextTable("Node type", "Category", ">Count", ">Self size", ">%")
 	for _, t := range info.NodeTypes {
-		types.Add(t.Type, t.Category, query.Thousands(t.Count), query.HumanSize(t.SelfSize), query.PercentOf(t.SelfSize, info.TotalSelfSize))
+		types.Add(t.Type, t.Category, humanize.Thousands(t.Count), humanize.Size(t.SelfSize), humanize.Percent(t.SelfSize, info.TotalSelfSize))
 	}
 	if err := types.Write(w); err != nil {
 		return err
@@ -182,7 +187,7 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 	fmt.Fprintln(w)
 	cats := render.NewTextTable("Category", ">Count", ">Self size", ">%")
 	for _, c := range info.Categories {
-		cats.Add(c.Category, query.Thousands(c.Count), query.HumanSize(c.SelfSize), query.PercentOf(c.SelfSize, info.TotalSelfSize))
+		cats.Add(c.Category, humanize.Thousands(c.Count), humanize.Size(c.SelfSize), humanize.Percent(c.SelfSize, info.TotalSelfSize))
 	}
 	return cats.Write(w)
 }

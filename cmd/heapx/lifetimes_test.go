@@ -16,7 +16,8 @@ const handlerTrace = "../../analysis/lifetime/testdata/handler.memtrace"
 func TestLifetimesCommand(t *testing.T) {
 	out := ok(t, "lifetimes", handlerTrace)
 	for _, want := range []string{
-		"70 events, 18 objects from 6 allocation sites, 5 idle points, end at time 51",
+		"75 events, 18 objects from 6 allocation sites, 5 idle points, end at time 51",
+		"Leak found: /app/handler.js:3:14",
 		"/app/handler.js:3:14        4             4        102           4  leak, unused",
 		"/app/handler.js:5:26        4             0          4           0  one alive at a time, non-escaping, inlinable into /app/handler.js:5:16",
 		"Objects alive and stale over time",
@@ -49,7 +50,8 @@ func TestLifetimeQueries(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"trace-leaks"}, []string{"/app/handler.js:3:14        4          4             4  0 1 2 3 4"}},
+		{[]string{"trace-leaks"}, []string{"Leak found: /app/handler.js:3:14",
+			"/app/handler.js:3:14        4          4             4      +3  1.00  module scope of /app/handler.js > variable cache > [3]  0 1 2 3"}},
 		{[]string{"churn", "--one"}, []string{"/app/handler.js:4:17        4          1              7  yes"}},
 		{[]string{"inlining"}, []string{"/app/handler.js:5:26        4  /app/handler.js:5:16"}},
 		{[]string{"non-escaping"}, []string{"/app/handler.js:4:17", "/app/handler.js:5:16", "/app/handler.js:5:26"}},
@@ -77,7 +79,7 @@ func TestLifetimeQueries(t *testing.T) {
 
 func TestReportOfTrace(t *testing.T) {
 	page := ok(t, "report", handlerTrace, "--html", "-")
-	for _, want := range []string{"memtrace (heapx trace)", "Leaks: stale objects growing at every idle point", `<svg class="chart`, "/app/handler.js:3:14"} {
+	for _, want := range []string{"memtrace (heapx trace)", "Leaks: stale objects that keep growing over the idle points", `<svg class="chart`, "/app/handler.js:3:14"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("heapx report --html of a trace: no %q", want)
 		}

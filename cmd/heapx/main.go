@@ -40,7 +40,7 @@ func main() {
 	os.Exit(code)
 }
 
-// hugePages applies HEAPX_HUGEPAGES (README "Environment"): 1 or true
+// hugePages applies HEAPX_HUGEPAGES (docs/cli.md "Environment"): 1 or true
 // asks the kernel for transparent huge pages for the big columns
 // (model.SetHugePages), 0 or false does not; unset or anything else keeps
 // the default, which measured better on the machine of docs/benchmarks.md.
@@ -72,6 +72,11 @@ func run(args []string, stdout io.Writer, stderr *os.File) int {
 			return int(st)
 		}
 		fmt.Fprintf(stderr, "heapx: %s\n", termtext.Cap(err.Error(), maxErrorBytes))
+		// heapx capture ends as the program it started did.
+		var ec exitCode
+		if errors.As(err, &ec) {
+			return ec.code
+		}
 		return 1
 	}
 	return 0

@@ -25,13 +25,21 @@ without reading it; dumps are read once and kept.
 
 FILE (with the earlier snapshots BASELINE..., oldest first) is read and
 analysed before the server answers, and is the dump the tools ask about
-by default; the agent opens others with the open tool. Progress and
-errors go to stderr; stdout carries only the protocol. See the README for
-a client's configuration.`,
+by default; the agent opens others with the open tool. A memory trace
+written by heapx trace is opened as heapx serve opens it: its lifetime
+analyses (heapx list, group lifetimes) are the queries, overview is its
+report. Progress and
+errors go to stderr; stdout carries only the protocol. See docs/cli.md
+("heapx mcp") for a client's configuration.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv := mcpserver.New(mcpserver.Options{
 				Open: func(file string, baselines []string) (*session.Session, error) {
-					return openSession(append([]string{file}, baselines...), mcpserver.OpenSeries, stderr)
+					args := append([]string{file}, baselines...)
+					if isMemoryTrace(file) {
+						// Its lifetime analyses, as heapx serve gives them.
+						return openTraceSession(args, stderr)
+					}
+					return openSession(args, mcpserver.OpenSeries, stderr)
 				},
 				Version: buildVersion(),
 				Log:     stderr,

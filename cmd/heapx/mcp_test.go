@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,47 +117,18 @@ func sameJSON(t *testing.T, a, b string) bool {
 func TestMCPProcess(t *testing.T) {
 	dir := testfixtures.Dir()
 	base, target, final := filepath.Join(dir, "node-leak-1.heapsnapshot.gz"), filepath.Join(dir, "node-leak-2.heapsnapshot.gz"), filepath.Join(dir, "node-leak-3.heapsnapshot.gz")
-	cmd := heapxCommand(t, "mcp", final, base, target)
-	cmd.Dir = t.TempDir() // the SQL cache, if any, goes beside the dump
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	p := startMCP(t, final, base, target)
+	c, in, exited, stderr := p.mcpClient, p.in, p.exited, p.stderr
 	stopped := false
 	defer func() {
 		if !stopped {
-			cmd.Process.Kill()
+			p.cmd.Process.Kill()
 			<-exited
 		}
 	}()
-	c := &mcpClient{t: t, in: in, out: bufio.NewReader(out)}
-
-	var init struct {
-		ServerInfo struct {
-			Name string `json:"name"`
-		} `json:"serverInfo"`
-		Capabilities struct {
-			Tools *struct{} `json:"tools"`
-		} `json:"capabilities"`
-		Instructions string `json:"instructions"`
+	if !strings.Contains(p.instructions, "next_cursor") {
+		t.Fatalf("initialize: instructions %q", p.instructions)
 	}
-	raw := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "heapx-test", "version": "1"}})
-	if err := json.Unmarshal(raw, &init); err != nil || init.ServerInfo.Name != "heapx" || init.Capabilities.Tools == nil || !strings.Contains(init.Instructions, "next_cursor") {
-		t.Fatalf("initialize: %s", raw)
-	}
-	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	var tools struct {
 		Tools []struct {
 			Name string `json:"name"`
@@ -258,6 +231,110 @@ func TestMCPProcess(t *testing.T) {
 	}
 	if s := stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
 		t.Errorf("stderr:\n%s", s)
+	}
+}
+
+// mcpProcess is a heapx mcp process with a client on its stdio, past
+// the protocol's handshake.
+type mcpProcess struct {
+	*mcpClient
+	cmd          *exec.Cmd
+	exited       chan error
+	stderr       *syncBuffer
+	instructions string
+}
+
+// startMCP starts heapx mcp args in a temporary directory (the SQL cache,
+// if any, goes beside the dump) and makes the handshake.
+func startMCP(t *testing.T, args ...string) *mcpProcess {
+	t.Helper()
+	cmd := heapxCommand(t, append([]string{"mcp"}, args...)...)
+	cmd.Dir = t.TempDir()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &mcpProcess{cmd: cmd, exited: make(chan error, 1), stderr: &syncBuffer{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	p.mcpClient = &mcpClient{t: t, in: in, out: bufio.NewReader(out)}
+	var init struct {
+		ServerInfo struct {
+			Name string `json:"name"`
+		} `json:"serverInfo"`
+		Capabilities struct {
+			Tools *struct{} `json:"tools"`
+		} `json:"capabilities"`
+		Instructions string `json:"instructions"`
+	}
+	raw := p.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "heapx-test", "version": "1"}})
+	if err := json.Unmarshal(raw, &init); err != nil || init.ServerInfo.Name != "heapx" || init.Capabilities.Tools == nil {
+		cmd.Process.Kill()
+		t.Fatalf("initialize: %s", raw)
+	}
+	p.instructions = init.Instructions
+	p.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return p
+}
+
+// TestMCPTrace: heapx mcp opens a memory trace as heapx serve does, given
+// on the command line or to the open tool: its queries are the lifetime
+// analyses, which answer what heapx prints (the leak marked in the
+// Problems column), and overview is its report.
+func TestMCPTrace(t *testing.T) {
+	abs, err := filepath.Abs(handlerTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startMCP(t, abs)
+	defer func() {
+		p.in.Close()
+		if err := <-p.exited; err != nil {
+			t.Errorf("heapx mcp: %v\n%s", err, p.stderr.String())
+		}
+	}()
+	var rows struct {
+		Sections []struct {
+			Rows []map[string]any `json:"rows"`
+		} `json:"sections"`
+	}
+	p.answer("query", map[string]any{"name": "lifetimes"}, &rows)
+	if len(rows.Sections) == 0 || len(rows.Sections[0].Rows) == 0 || rows.Sections[0].Rows[0]["site"] != "/app/handler.js:3:14" || rows.Sections[0].Rows[0]["problems"] != "leak, unused" {
+		t.Errorf("query lifetimes: %+v", rows)
+	}
+	leaks, _ := p.tool("query", map[string]any{"name": "trace-leaks"})
+	if cli := ok(t, "trace-leaks", "--json", abs); !sameJSON(t, leaks, cli) {
+		t.Errorf("trace-leaks differs from the CLI's:\nmcp: %s\ncli: %s", leaks, cli)
+	}
+	var opened struct {
+		Dump    string   `json:"dump"`
+		Runtime string   `json:"runtime"`
+		Queries []string `json:"queries"`
+	}
+	p.answer("open", map[string]any{"file": abs}, &opened)
+	if opened.Runtime != "memtrace" || !slices.Contains(opened.Queries, "trace-leaks") || slices.Contains(opened.Queries, "top") {
+		t.Errorf("open of a trace: %+v", opened)
+	}
+	var doc struct {
+		Format string `json:"format"`
+		Parts  []struct {
+			Key string `json:"key"`
+		} `json:"parts"`
+	}
+	p.answer("overview", map[string]any{}, &doc)
+	if doc.Format != "memtrace" || len(doc.Parts) == 0 || doc.Parts[0].Key != "lifetimes" {
+		t.Errorf("overview of a trace: %+v", doc)
+	}
+	if text, isErr := p.tool("summary", map[string]any{}); !isErr || !strings.Contains(text, "memory trace") {
+		t.Errorf("summary of a trace: %v %s", isErr, text)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,12 +91,30 @@ func TestNodeCore(t *testing.T) {
 	}
 
 	ticket := serveCore(t, core, bin, ex.Tickets.Class, ex.Tickets.Count)
-	r = heapx(t, "paths", "--json", "--binary", bin, core, "--id", strconv.FormatUint(ticket, 10))
+	// A core's ids are addresses: text and CSV show them in hex, as heapx
+	// stack does, and --id reads them so; --json keeps the number.
+	hexID := "0x" + strconv.FormatUint(ticket, 16)
+	r = heapx(t, "paths", "--json", "--binary", bin, core, "--id", hexID)
 	var paths pathsOfCore
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &paths) != nil {
-		t.Fatalf("paths --id %d: exit %d\n%s%s", ticket, r.code, r.stdout, r.stderr)
+		t.Fatalf("paths --id %s: exit %d\n%s%s", hexID, r.code, r.stdout, r.stderr)
 	}
 	paths.check(t, "paths", ticket, ex.Tickets.Class)
+	for _, args := range [][]string{{"paths", "--id", hexID}, {"paths", "--id", "@" + hexID, "--csv"}} {
+		r := heapx(t, append(args, "--binary", bin, core)...)
+		if r.code != 0 || !strings.Contains(r.stdout, ex.Tickets.Class+" @"+hexID) {
+			t.Errorf("%v: exit %d, no %q in\n%s%s", args, r.code, ex.Tickets.Class+" @"+hexID, r.stdout, r.stderr)
+		}
+	}
+	if r := heapx(t, "summary", "--binary", bin, core); r.code != 0 || !strings.Contains(r.stdout, "global") {
+		t.Errorf("summary: exit %d\n%s", r.code, r.stderr)
+	}
+	decimal := regexp.MustCompile(` @[0-9]{4,}\b`)
+	for _, args := range [][]string{{"top", "-n", "3"}, {"top", "-n", "3", "--csv"}} {
+		if r := heapx(t, append(args, "--binary", bin, core)...); !strings.Contains(r.stdout, " @0x") || decimal.MatchString(r.stdout) {
+			t.Errorf("%v: the ids are not in hex:\n%s", args, r.stdout)
+		}
+	}
 
 	for _, bad := range []struct{ binary, want string }{
 		{"/bin/sh", "no v8dbg_* postmortem metadata"},

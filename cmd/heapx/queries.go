@@ -10,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 )
@@ -40,11 +41,14 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 				return err
 			}
 			ctx := &query.Context{Values: values}
-			var prev *analysis.Digest
+			var prev *leak.Digest
 			for i, path := range args {
 				if q.Traces {
-					// A memory trace is read by the query itself.
-					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path})
+					t, err := openTrace(path, stderr)
+					if err != nil {
+						return err
+					}
+					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Trace: t})
 					continue
 				}
 				if q.EarlierAsDigests && i < len(args)-1 {
@@ -131,7 +135,7 @@ func sizeDefault(n uint64) string {
 	if n == 0 {
 		return "0"
 	}
-	return query.HumanSize(n)
+	return humanize.Size(n)
 }
 
 // argValues reads the flag variables into the typed values queries get.
@@ -150,7 +154,7 @@ func argValues(q *query.Query, vals map[string]any) (map[string]any, error) {
 				out[a.Name] = *p
 				continue
 			}
-			n, err := query.ParseSize(*p)
+			n, err := humanize.ParseSize(*p)
 			if err != nil {
 				return nil, fmt.Errorf("--%s: %w", a.Name, err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
@@ -20,7 +21,8 @@ import (
 func newReportCmd(stderr *os.File) *cobra.Command {
 	var asJSON, asCSV bool
 	var htmlPath, failOver string
-	var opt report.Options
+	// Failures name the limits by the flags that set them.
+	opt := report.Options{FailOverName: "--fail-over", FailGrowthName: "--fail-growth"}
 	c := &cobra.Command{
 		Use:   "report FILE [BASELINE...]",
 		Short: "Report what holds the memory and what looks like a leak (text, --json or --html)",
@@ -54,7 +56,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 				return fmt.Errorf("--fail-growth must be 0 or more, not %g", opt.FailGrowth)
 			}
 			if failOver != "" {
-				n, err := query.ParseSize(failOver)
+				n, err := humanize.ParseSize(failOver)
 				if err != nil {
 					return fmt.Errorf("--fail-over: %w", err)
 				}
@@ -66,7 +68,10 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			var r *report.Report
 			var err error
 			if len(args) == 1 && isMemoryTrace(args[0]) {
-				r, err = report.BuildTrace(args[0], opt)
+				var t *query.Trace
+				if t, err = openTrace(args[0], stderr); err == nil {
+					r, err = report.BuildTrace(args[0], t, opt)
+				}
 			} else {
 				r, err = buildReport(args, opt, stderr)
 			}

@@ -16,6 +16,7 @@ import (
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	hsql "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -45,7 +46,7 @@ query.
 
 The connection is read-only: statements that would change the database fail.
 A cache SQLite finds damaged is rebuilt once. The tables and views are
-described in docs/format.md ("SQLite form"); README has example queries.
+described in docs/format.md ("SQLite form"); docs/sql.md has example queries.
 
 DIR is a directory that heapx export --parquet wrote (or one dump=<id>
 partition of it): the query runs on embedded DuckDB, over one view per
@@ -53,7 +54,7 @@ table of the Parquet form (dumps, objects, references, classes,
 suspects, labels, ...) that reads that table of every dump in DIR, with
 its dump_id column to join on (docs/format.md, "The Parquet form"). It
 reads no other file. DuckDB needs cgo: a heapx built without the build
-tag duckdb says so (README, "Fleets of dumps").`,
+tag duckdb says so (docs/sql.md, "Fleets of dumps").`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return fmt.Errorf("sql needs a FILE and a QUERY argument, got %d argument(s) (see heapx sql --help)", len(args))
@@ -214,7 +215,7 @@ func writeCopy(source, target string, g *model.Graph, opt hsql.WriteOptions, tem
 		what, when = "a temporary SQL cache", "deleted after the query"
 	}
 	fmt.Fprintf(stderr, "heapx: building %s of %s at %s (about %s; %s)\n", what, source, target,
-		query.HumanSize(uint64(hsql.EstimateSize(g, opt))), when)
+		humanize.Size(uint64(hsql.EstimateSize(g, opt))), when)
 	// An interrupt must not leave a temporary file behind (the copy is
 	// renamed into place only once complete).
 	defer cleanUpOnInterrupt(stderr, target)()
@@ -228,7 +229,7 @@ func writeCopy(source, target string, g *model.Graph, opt hsql.WriteOptions, tem
 		return err
 	}
 	if st, err := os.Stat(target); err == nil {
-		fmt.Fprintf(stderr, "heapx: SQL cache ready: %s (%s, %.1f s)\n", target, query.HumanSize(uint64(st.Size())), time.Since(start).Seconds())
+		fmt.Fprintf(stderr, "heapx: SQL cache ready: %s (%s, %.1f s)\n", target, humanize.Size(uint64(st.Size())), time.Since(start).Seconds())
 	}
 	return nil
 }

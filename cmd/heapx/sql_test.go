@@ -19,6 +19,7 @@ import (
 	"time"
 
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
@@ -84,7 +85,7 @@ func num(t *testing.T, v any) int64 {
 	return i
 }
 
-// The five example queries of README.md's "SQL" section, verbatim. The
+// The five example queries of docs/sql.md's heapx sql section, verbatim. The
 // tests below run each through the binary and check the answer against
 // the graph read in-process.
 const (
@@ -95,22 +96,22 @@ const (
 	exampleEdges   = `SELECT type, label, dest, dest_name FROM edges_full WHERE source = %d ORDER BY seq`
 )
 
-// TestSQLExamplesInREADME keeps README's examples and these tests the same
-// queries.
-func TestSQLExamplesInREADME(t *testing.T) {
+// TestSQLExamplesInDocs keeps docs/sql.md's examples and these tests the
+// same queries.
+func TestSQLExamplesInDocs(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "sql.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{exampleLargest, exampleRetains, exampleStrings, exampleClasses, exampleEdges} {
 		if q = strings.Replace(q, "%d", "72585", 1); !strings.Contains(string(b), q) {
-			t.Errorf("README.md lacks the example %s", q)
+			t.Errorf("docs/sql.md lacks the example %s", q)
 		}
 	}
 }
 
-// TestSQLExamples runs README's example queries on the leak fixture.
+// TestSQLExamples runs docs/sql.md's example queries on the leak fixture.
 func TestSQLExamples(t *testing.T) {
 	t.Parallel()
 	file := copyFixture(t, "node-leak-3.heapsnapshot.gz")
@@ -614,7 +615,7 @@ func TestSQLBigCacheInUserCacheDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(r.stderr, "at "+dbs[0]+" (about 283 MB;") || !strings.Contains(r.stderr, "SQL cache ready: "+dbs[0]+" ("+query.HumanSize(uint64(st.Size()))+", ") {
+	if !strings.Contains(r.stderr, "at "+dbs[0]+" (about 283 MB;") || !strings.Contains(r.stderr, "SQL cache ready: "+dbs[0]+" ("+humanize.Size(uint64(st.Size()))+", ") {
 		t.Errorf("the note does not say where the cache goes and how large it is (%d bytes):\n%s", st.Size(), r.stderr)
 	}
 	if st.Size() > 275<<20 || st.Size() < sqlquery.BesideLimit {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/memtrace"
 	"github.com/heapx/heapx/jstrace"
 )
 
@@ -38,10 +39,17 @@ node_modules only when they match --include. The program's output and exit
 status are its own; it runs several times slower.
 
 The trace is written to FILE (default: the script's name with .hxtrace)
-as it streams in, and renamed into place when the program has ended, also
-when it threw, called process.exit or was killed: the trace then ends with
-what happened. What the trace cannot show (eval'd code, worker threads,
-child processes, uninstrumented modules) is recorded as such.`,
+as it streams in (the program sends what it recorded at least every
+tenth of a second), and renamed into place when the program has ended,
+however it ended: its event loop ran out, it called process.exit or
+threw, a signal ended it (Ctrl-C, SIGTERM or SIGHUP, sent to the
+program, to heapx or to both: heapx passes it on only when the program
+did not get it), or it was killed (only its last fraction of a second is
+lost). heapx then says how it ended. What the trace cannot show (eval'd
+code, worker threads, child processes, uninstrumented modules) is
+recorded as such. Servers are traced as they run: leave one under real
+requests for a while, stop it, and heapx trace-leaks (or --report) says
+which allocation sites leak.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 				return errors.New("trace needs a program to run after --, as in heapx trace -- node app.js")
@@ -55,7 +63,7 @@ child processes, uninstrumented modules) is recorded as such.`,
 			err := runTrace(cmd.Context(), args, out, include, cmd.OutOrStdout(), stderr)
 			var status exitStatus
 			if withReport && (err == nil || errors.As(err, &status)) {
-				if rerr := printLifetimes(cmd.OutOrStdout(), out); rerr != nil {
+				if rerr := printLifetimes(cmd.OutOrStdout(), stderr, out); rerr != nil {
 					return rerr
 				}
 			}
@@ -84,28 +92,20 @@ func runTrace(ctx context.Context, argv []string, out string, include []string, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// heapx stays to finish the file with what the program did: an
-	// interrupt or termination is passed to the program (from a terminal
-	// it reaches the program itself too, one process group).
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// heapx stays to finish the file with what the program did: the
+	// signals that would end heapx are passed to the program instead
+	// (from a terminal or to the process group they reach it too, and
+	// are not passed twice).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case <-sigs:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	var res jstrace.Result
 	err := formats.WriteFileAtomic(out, func(tmp string) error {
 		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
 		if err != nil {
 			return err
 		}
-		res, err = jstrace.Run(ctx, argv, jstrace.Options{Include: include, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr}, f)
+		res, err = jstrace.Run(ctx, argv, jstrace.Options{Include: include, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Signals: sigs}, f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -114,11 +114,7 @@ func runTrace(ctx context.Context, argv []string, out string, include []string, 
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
-	how := fmt.Sprintf("exited with status %d", res.ExitCode)
-	if res.Signal != 0 {
-		how = fmt.Sprintf("was killed by signal %d", res.Signal)
-	}
-	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, fileSize(out), how)
+	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, fileSize(out), howEnded(res))
 	switch {
 	case res.Signal != 0:
 		return exitStatus(128 + res.Signal)
@@ -126,4 +122,47 @@ func runTrace(ctx context.Context, argv []string, out string, include []string, 
 		return exitStatus(res.ExitCode)
 	}
 	return nil
+}
+
+// howEnded says how the traced program ended, from what it said (its
+// EXIT record, the signals it received) and its exit status.
+func howEnded(res jstrace.Result) string {
+	var b strings.Builder
+	received := res.Received
+	if e := res.Exit; e != nil && e.How == memtrace.ExitSignal && len(received) > 0 && received[len(received)-1] == e.Detail {
+		received = received[:len(received)-1] // said below
+	}
+	if len(received) > 0 {
+		fmt.Fprintf(&b, "received %s, then ", strings.Join(received, ", "))
+	}
+	status := fmt.Sprintf("exited with status %d", res.ExitCode)
+	if res.Signal != 0 {
+		status = "was killed by " + signalName(res.Signal)
+	}
+	switch e := res.Exit; {
+	case res.Killed:
+		fmt.Fprintf(&b, "did not answer it: heapx killed it (%s); the trace holds what it wrote until a fraction of a second before", signalName(res.Signal))
+	case e == nil:
+		fmt.Fprintf(&b, "%s before it could say how it ended: the trace holds what it wrote until a fraction of a second before", status)
+	case e.How == memtrace.ExitSignal:
+		fmt.Fprintf(&b, "was ended by %s, which it had no listener for", e.Detail)
+	case e.How == memtrace.ExitUncaught:
+		fmt.Fprintf(&b, "%s after an uncaught exception: %s", status, e.Detail)
+	case e.How == memtrace.ExitProcessExit:
+		fmt.Fprintf(&b, "%s (process.exit)", status)
+	default:
+		fmt.Fprintf(&b, "%s (its event loop ran out of work)", status)
+	}
+	return b.String()
+}
+
+// signalName is a signal's conventional name (SIGINT), or its number.
+func signalName(n int) string {
+	names := map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+		syscall.SIGILL: "SIGILL", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+		syscall.SIGKILL: "SIGKILL", syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE", syscall.SIGTERM: "SIGTERM"}
+	if s, ok := names[syscall.Signal(n)]; ok {
+		return s
+	}
+	return fmt.Sprintf("signal %d", n)
 }

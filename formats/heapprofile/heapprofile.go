@@ -7,8 +7,8 @@
 // only a call tree of allocation stacks with the bytes sampled at each
 // frame, and the samples themselves. So it is not a formats registry entry
 // (the registry's readers produce a model.Graph) and is not forced into
-// one: Read returns this package's own Profile, which the analyses
-// (analysis.ProfileSites) and `heapx sites` read directly. The formats
+// one: Read returns a model.SamplingProfile, which the analyses
+// (alloc.ProfileSites) and `heapx sites` read directly. The formats
 // registry still recognises the file by its head and says what it is when
 // it is given where a heap dump is expected.
 //
@@ -29,48 +29,20 @@ import (
 	"os"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/heapx/heapx/model"
 )
 
-// Profile is one sampling heap profile.
-type Profile struct {
-	// Nodes is the allocation call tree in preorder: Nodes[0] is the root
-	// ("(root)"), and each node's Parent comes before it.
-	Nodes []Node
-	// Samples are the sampled allocations, in file order.
-	Samples []Sample
-}
+// Profile is one sampling heap profile, as the analyses take it
+// (alloc.ProfileSites): the reader's result is model data, so the
+// analyses need not depend on this reader.
+type Profile = model.SamplingProfile
 
-// Node is one frame of the allocation call tree.
-type Node struct {
-	// ID is the node's id in the file, which samples refer to.
-	ID uint32
-	// Parent is the index in Profile.Nodes of the caller, -1 for the root.
-	Parent int32
-	// Function is the function name ("" for an anonymous function).
-	Function string
-	// URL is the script's URL or path ("" for native code).
-	URL string
-	// ScriptID is V8's script id, as the file spells it.
-	ScriptID string
-	// Line and Column are zero-based, as V8 writes them; -1 when unknown.
-	Line, Column int32
-	// SelfSize is the bytes allocated at this frame itself, as V8 scales
-	// the samples up to estimate every allocation.
-	SelfSize uint64
-}
+// Node is one frame of a profile's allocation call tree.
+type Node = model.ProfileNode
 
 // Sample is one sampled allocation.
-type Sample struct {
-	// Size is the sampled object's size in bytes.
-	Size uint64
-	// Node is the index in Profile.Nodes of the frame that allocated it,
-	// or -1 when the call tree has no node of the sample's id: Node v20's
-	// --heap-prof writes samples of a node the tree it wrote before them
-	// lacks (one id past the last, about 3% of the samples in the fixtures).
-	Node int32
-	// Ordinal orders samples by allocation time.
-	Ordinal uint64
-}
+type Sample = model.ProfileSample
 
 // Detect reports whether head, the first bytes of a file (decompressed),
 // is a sampling heap profile: a JSON object whose first key is "head" and

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/model"
 )
 
@@ -78,7 +79,7 @@ func TestHiddenClassesAcrossRuns(t *testing.T) {
 		}
 		as = append(as, a)
 	}
-	d := analysis.Diff(as[0], as[1])
+	d := leak.Diff(as[0], as[1])
 	var changed []string
 	for _, c := range d.Classes {
 		changed = append(changed, c.Name)

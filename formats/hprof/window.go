@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 )
 
 // window is a forward-only byte window over the (decompressed) dump. It

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/heapx/heapx/formats/exchange"
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 )
 
 // framing cuts the input into lines, for the reader's own line parser: the

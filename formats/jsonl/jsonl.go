@@ -15,7 +15,7 @@ import (
 	"io"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 	"github.com/heapx/heapx/model"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/heapx/heapx/internal/jsonstr"
+	"github.com/heapx/heapx/formats/internal/jsonstr"
 	"github.com/heapx/heapx/internal/wtf8"
 )
 

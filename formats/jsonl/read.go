@@ -4,7 +4,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 	"github.com/heapx/heapx/model"
 )
 

@@ -27,6 +27,10 @@ func (ev Event) String() string {
 		return fmt.Sprintf("%s code %d how %d %q", h, ev.Code, ev.How, ev.Text)
 	case End:
 		return fmt.Sprintf("%s code %d signal %d flags %d", h, ev.Code, ev.Signal, ev.Flags)
+	case Idle:
+		return fmt.Sprintf("%s %d ms", h, ev.Millis)
+	case Signal:
+		return h + " " + ev.Text
 	case Declare, Write:
 		return fmt.Sprintf("%s ctx %d %s = %d", h, ev.Ctx, ev.Name, ev.Value)
 	case CreateObj:

@@ -11,21 +11,41 @@
 // grows with the instrumented source, not with the trace.
 package memtrace
 
-import "fmt"
+import (
+	"fmt"
+	"io"
+	"os"
+)
 
 // Magic is the first four bytes of a trace; Version is the format version
-// this package reads and writes (the fifth byte).
+// this package writes (the fifth byte). It reads versions 1 and 2: 2 added
+// the IDLE and SIGNAL records and EXIT's ExitSignal.
 const (
 	Magic   = "\x89HXT"
-	Version = 1
+	Version = 2
 )
+
+// IsTrace says whether the file at path begins as a memory trace does
+// (Magic): front ends give it to the lifetime analysis rather than to a
+// heap dump's reader.
+func IsTrace(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(Magic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == Magic
+}
 
 // Kind is a record's kind, its first byte. Kinds below FirstEvent are
 // metadata and do not advance the clock; the others are program events,
 // each one tick.
 type Kind uint8
 
-// The record kinds of version 1 (docs/trace.md has their fields).
+// The record kinds (docs/trace.md has their fields; Idle and Signal came
+// with version 2).
 const (
 	StringDef     Kind = 0x01 // defines a string id; consumed by the Reader, never returned
 	ScriptDef     Kind = 0x02 // an instrumented script and its instruction positions
@@ -35,6 +55,8 @@ const (
 	Unseen        Kind = 0x06 // something ran that the trace does not show
 	Exit          Kind = 0x07 // the program is ending, as the shim saw it
 	End           Kind = 0x08 // written by heapx: how the process ended; always last
+	Idle          Kind = 0x09 // the program returned to its event loop with an empty stack
+	Signal        Kind = 0x0a // the program received a signal
 	Declare       Kind = 0x10 // a binding's first value
 	Write         Kind = 0x11 // a variable assignment
 	CreateObj     Kind = 0x12 // an object allocation
@@ -62,7 +84,7 @@ const (
 
 var kindNames = [...]string{
 	StringDef: "STRING", ScriptDef: "SCRIPT", FreeVars: "FREE_VARS", LastUse: "LAST_USE",
-	EndLastUse: "END_LAST_USE", Unseen: "UNSEEN", Exit: "EXIT", End: "END",
+	EndLastUse: "END_LAST_USE", Unseen: "UNSEEN", Exit: "EXIT", End: "END", Idle: "IDLE", Signal: "SIGNAL",
 	Declare: "DECLARE", Write: "WRITE", CreateObj: "CREATE_OBJ", CreateFun: "CREATE_FUN",
 	PutField: "PUTFIELD", FunctionEnter: "FUNCTION_ENTER", FunctionExit: "FUNCTION_EXIT",
 	Return: "RETURN", Call: "CALL", Suspend: "SUSPEND", Resume: "RESUME",
@@ -78,8 +100,11 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(0x%02x)", uint8(k))
 }
 
-// Known says whether version 1 defines the kind.
+// Known says whether the format (its latest version) defines the kind.
 func (k Kind) Known() bool { return int(k) < len(kindNames) && kindNames[k] != "" }
+
+// knownIn says whether version v defines the kind.
+func (k Kind) knownIn(v byte) bool { return k.Known() && (v >= 2 || (k != Idle && k != Signal)) }
 
 // IsEvent says whether records of the kind are program events, which
 // advance the clock by one.
@@ -133,12 +158,14 @@ const (
 )
 
 // How an EXIT record says the program ended: its event loop ran out,
-// process.exit, or an uncaught exception or unhandled rejection (one kind:
-// docs/trace.md).
+// process.exit, an uncaught exception or unhandled rejection (one kind:
+// docs/trace.md), or a signal it had no listener for (version 2; the
+// record's detail names it).
 const (
 	ExitLoopDone    = 0
 	ExitProcessExit = 1
 	ExitUncaught    = 2
+	ExitSignal      = 3
 )
 
 // END record flags.
@@ -227,7 +254,8 @@ type Event struct {
 	Names   []string // FREE_VARS: the captured variables
 	AnyVars bool     // FREE_VARS: the function has eval or with; nothing is sealed
 
-	Text   string // UNSEEN, EXIT: the detail
+	Text   string // UNSEEN, EXIT: the detail; SIGNAL: the signal's name (SIGINT)
+	Millis uint64 // IDLE: milliseconds since the program started
 	Code   int64  // EXIT, END: exit code
 	Signal uint64 // END: the signal that ended the process, 0 none
 	Flags  uint64 // END: EndCutOff, EndNoExit

@@ -138,6 +138,9 @@ func TestKeysAndCollections(t *testing.T) {
 		{Kind: CollClear, At: base + 2, Obj: 9},
 		{Kind: FreeVars, At: base + 1, AnyVars: true},
 		{Kind: Unseen, At: base + 2, How: UnseenEval, Text: "eval at m.mjs:1:2"},
+		{Kind: Idle, Millis: 1500},
+		{Kind: Signal, Text: "SIGTERM"},
+		{Kind: Exit, Code: -1, How: ExitSignal, Text: "SIGTERM"},
 		{Kind: End, Code: -1, Signal: 9, Flags: EndCutOff | EndNoExit},
 	} {
 		if err := w.Write(&ev); err != nil {
@@ -160,6 +163,9 @@ func TestKeysAndCollections(t *testing.T) {
 		"6 COLL_CLEAR file:///m.mjs:1:2 9",
 		"6 FREE_VARS file:///m.mjs:3:5 any",
 		`6 UNSEEN file:///m.mjs:1:2 what 1 "eval at m.mjs:1:2"`,
+		"6 IDLE 1500 ms",
+		"6 SIGNAL SIGTERM",
+		`6 EXIT code -1 how 3 "SIGTERM"`,
 		"6 END code -1 signal 9 flags 3",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -207,6 +213,7 @@ func TestBadInput(t *testing.T) {
 		{"truncated inside a record", good[:len(good)-2], "the trace ends inside field"},
 		{"no END", good[:len(good)-4], "truncated: it ends without an END record"},
 		{"unknown kind", append(append([]byte{}, good[:5]...), 0x7f), "byte 5: unknown record kind 0x7f"},
+		{"IDLE in version 1", append([]byte(Magic+"\x01"), byte(Idle), 5), "byte 5: unknown record kind 0x09 in a version 1 trace"},
 		{"undefined string", append([]byte(Magic+"\x01"), byte(Declare), 0, 2, 5, 0), "byte 8: DECLARE record at byte 5: field name: string id 5 is not defined"},
 		{"undefined iid", append([]byte(Magic+"\x01"), byte(TopLevelFlush), 3), "byte 6: TOP_LEVEL_FLUSH record at byte 5: iid 3 is not defined by a SCRIPT record"},
 		{"sparse string ids", append([]byte(Magic+"\x01"), byte(StringDef), 2, 1, 'a'), "defines string id 2 where 1 was expected"},
@@ -254,7 +261,9 @@ func FuzzReader(f *testing.F) {
 // TestRealTraces: the traces heapx trace wrote decode to their END record,
 // every program event with a place in the source.
 func TestRealTraces(t *testing.T) {
-	for _, name := range []string{"features.hxtrace", "closure.hxtrace"} {
+	for name, end := range map[string]string{"features.hxtrace": "code 0 signal 0", "closure.hxtrace": "code 0 signal 0",
+		"server.hxtrace": "code -1 signal 2"} { // Ctrl-C
+		idles := 0
 		raw, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -273,6 +282,9 @@ func TestRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if ev.Kind == Idle {
+				idles++
+			}
 			if ev.Kind.IsEvent() {
 				events++
 				if ev.Kind != UpdateIID && ev.Kind != Resume && ev.At != 0 && ev.Pos.Line == 0 {
@@ -281,8 +293,11 @@ func TestRealTraces(t *testing.T) {
 			}
 			last = ev
 		}
-		if last.Kind != End || last.Code != 0 || uint64(events) != r.Time() || events < 20 {
-			t.Errorf("%s: last %v, %d events, clock %d", name, last, events, r.Time())
+		if last.Kind != End || !strings.Contains(last.String(), end) || uint64(events) != r.Time() || events < 20 {
+			t.Errorf("%s: last %v, %d events, clock %d; want an END with %s", name, last, events, r.Time(), end)
+		}
+		if name == "server.hxtrace" && idles != 6 {
+			t.Errorf("%s: %d idle points, want 6 (listening, five requests)", name, idles)
 		}
 	}
 }

@@ -21,6 +21,7 @@ type Reader struct {
 	names   []string // FREE_VARS buffer, reused
 	buf     []byte   // inline strings and STRING texts
 	ended   bool
+	version byte
 	cur     Kind // kind of the record being decoded, for messages
 	last    int  // index into scripts of the last position lookup
 }
@@ -43,9 +44,10 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if err != nil || string(head[:4]) != Magic {
 		return nil, fmt.Errorf("%s: not a heapx memory trace (it does not begin with the bytes 89 48 58 54, \"\\x89HXT\")", name)
 	}
-	if head[4] != Version {
-		return nil, fmt.Errorf("%s: byte 4: memory trace version %d; this heapx reads version %d", name, head[4], Version)
+	if head[4] < 1 || head[4] > Version {
+		return nil, fmt.Errorf("%s: byte 4: memory trace version %d; this heapx reads versions 1 to %d", name, head[4], Version)
 	}
+	t.version = head[4]
 	return t, nil
 }
 
@@ -74,8 +76,8 @@ func (t *Reader) Next() (Event, error) {
 		}
 		t.off++
 		k := Kind(b)
-		if !k.Known() {
-			return Event{}, t.errorf(t.rec, "unknown record kind 0x%02x", b)
+		if !k.knownIn(t.version) {
+			return Event{}, t.errorf(t.rec, "unknown record kind 0x%02x in a version %d trace", b, t.version)
 		}
 		if k == StringDef {
 			if err := t.readString(); err != nil {
@@ -314,6 +316,12 @@ func (t *Reader) decode(ev *Event) (err error) {
 		u("how", &ev.How)
 		if err == nil {
 			ev.Text, err = t.str("detail")
+		}
+	case Idle:
+		u("ms", &ev.Millis)
+	case Signal:
+		if err == nil {
+			ev.Text, err = t.str("name")
 		}
 	case End:
 		if err == nil {

@@ -126,6 +126,10 @@ func (t *Writer) Write(ev *Event) error {
 		t.z(ev.Code)
 		t.u(ev.How)
 		t.str(ev.Text)
+	case Idle:
+		t.u(ev.Millis)
+	case Signal:
+		t.str(ev.Text)
 	case End:
 		t.buf = AppendEnd(t.buf[:0], ev.Code, ev.Signal, ev.Flags)
 	case Declare, Write:

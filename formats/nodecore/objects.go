@@ -24,6 +24,11 @@ const (
 // to 13): every page and large-object chunk starts at a multiple.
 const pageAlign = 256 << 10
 
+// probeRelease is the span Pages releases either side of each chunk it
+// probes: the largest block the kernel maps for one read of a file
+// mapping (a PMD-sized folio, aligned in the file, not in the process).
+const probeRelease = 2 << 20
+
 // Pages finds V8's own memory chunks: 256 KB-aligned addresses whose
 // header is a MemoryChunk's. The header is not in the postmortem
 // metadata; three layouts are known (docs/nodecore.md):
@@ -41,12 +46,8 @@ const pageAlign = 256 << 10
 // heap), where stale copies of objects sit, is never scanned: those are
 // the "ghost objects" of scanners that read every writable segment.
 // Semispace pages flagged FROM_PAGE hold the dead copies of the last
-// scavenge and are left out too.
-// probeRelease is the span Pages releases either side of each chunk it
-// probes: the largest block the kernel maps for one read of a file
-// mapping (a PMD-sized folio, aligned in the file, not in the process).
-const probeRelease = 2 << 20
-
+// scavenge: they are returned (the scan for native references must not
+// read them either) but not Live, and Scan leaves them out.
 func (h *Heap) Pages() []Page {
 	var pages []Page
 	for _, s := range h.p.Segments() {
@@ -112,9 +113,6 @@ func (h *Heap) page(a uint64) (Page, bool) {
 	if pg.AreaStart <= a || pg.AreaStart-a > 0x4000 || pg.AreaEnd <= pg.AreaStart || pg.AreaEnd-a > 1<<36 {
 		return Page{}, false
 	}
-	if pg.Flags&pageFromPage != 0 {
-		return Page{}, false
-	}
 	// The area must be in the core's file: checked without reading it,
 	// since a header can claim 64 GB (the zeros past a segment's file
 	// bytes would be allocated to be read).
@@ -127,6 +125,10 @@ func (h *Heap) page(a uint64) (Page, bool) {
 	}
 	return pg, true
 }
+
+// Live reports whether the page holds live objects: not the dead half of
+// a semispace.
+func (pg Page) Live() bool { return pg.Flags&pageFromPage == 0 }
 
 // Objects is every heap object found on V8's pages, in address order, as
 // columns: Addr[i] is the object's (untagged) address, Map[i] its map's,
@@ -162,7 +164,8 @@ type mapInfo struct {
 // heap iterator does, object after object by size; where an object's
 // size is not computable from the metadata it steps one word at a time to
 // the next word that is a valid map pointer (validated through the meta
-// map). Free space and fillers are skipped and not returned.
+// map). Free space and fillers are skipped and not returned, and so are
+// pages that are not Live.
 func (h *Heap) Scan(pages []Page) (*Objects, error) {
 	maps := map[uint64]mapInfo{}
 	info := func(m uint64) mapInfo {
@@ -187,12 +190,17 @@ func (h *Heap) Scan(pages []Page) (*Objects, error) {
 	// rarely copy them.
 	var area uint64
 	for _, pg := range pages {
-		area += pg.AreaEnd - pg.AreaStart
+		if pg.Live() {
+			area += pg.AreaEnd - pg.AreaStart
+		}
 	}
 	est := int(area/40) + 16
 	o := &Objects{Addr: model.Alloc[uint64](est)[:0], Map: model.Alloc[uint64](est)[:0],
 		Type: model.Alloc[uint16](est)[:0], Size: model.Alloc[uint32](est)[:0]}
 	for _, pg := range pages {
+		if !pg.Live() {
+			continue
+		}
 		data, err := h.p.ReadBytes(pg.AreaStart, int(pg.AreaEnd-pg.AreaStart))
 		if err != nil {
 			return nil, err
@@ -210,6 +218,12 @@ func (h *Heap) Scan(pages []Page) (*Objects, error) {
 			}
 			addr := pg.AreaStart + uint64(off)
 			size := uint64(mi.words) * 8
+			free := false
+			if size == 0 && k.kind[mi.typ] == kindUnknown {
+				if c, ok := h.freeSpaceSize(w, data[off:]); ok && h.confirmed(data, uint64(off)+c, false, info) {
+					size, free = c, true
+				}
+			}
 			if size == 0 {
 				// A variable-sized object: its size is one of the
 				// layouts' formulas, confirmed by the next object's map
@@ -225,7 +239,7 @@ func (h *Heap) Scan(pages []Page) (*Objects, error) {
 			if size > uint64(len(data)-off) {
 				size = 0
 			}
-			if kd := k.kind[mi.typ]; kd != kindFiller && kd != kindFreeSpace {
+			if kd := k.kind[mi.typ]; kd != kindFiller && kd != kindFreeSpace && !free {
 				o.Addr = append(o.Addr, addr)
 				o.Map = append(o.Map, h.Untag(w))
 				o.Type = append(o.Type, mi.typ)
@@ -271,6 +285,32 @@ func (h *Heap) confirmed(data []byte, end uint64, known bool, info func(uint64) 
 		end += uint64(mi.words) * 8
 	}
 	return true
+}
+
+// freeSpaceSize returns the size of a free-list block of a type the
+// metadata does not name (FREE_SPACE_TYPE is not in Node 24's): its size
+// word is a Smi counting tagged words (V8 12.5 on), its next word the
+// list's next block, of the same map, or 0. The block must be confirmed
+// by the objects after it, like a guessed size; a misjudged one would
+// swallow the objects it covers.
+func (h *Heap) freeSpaceSize(mapWord uint64, obj []byte) (uint64, bool) {
+	if len(obj) < 24 {
+		return 0, false
+	}
+	le := binary.LittleEndian
+	sw, next := le.Uint64(obj[8:]), le.Uint64(obj[16:])
+	if !h.IsSmi(sw) || h.SmiValue(sw) < 3 || h.SmiValue(sw) > int64(len(obj)/8) {
+		return 0, false
+	}
+	if next != 0 {
+		if !h.IsHeapObject(next) {
+			return 0, false
+		}
+		if w, err := h.p.ReadWord(h.Untag(next)); err != nil || w != mapWord {
+			return 0, false
+		}
+	}
+	return 8 * uint64(h.SmiValue(sw)), true
 }
 
 // variableSizes returns the sizes an object of variable size (its map
@@ -326,63 +366,15 @@ func (h *Heap) variableSizes(t uint16, obj []byte, k *kinds) (sizes []uint64, kn
 		if n < 1<<20 {
 			return []uint64{uint64(16 + 8*n), uint64(24 + 8*n)}, false
 		}
+		// A larger one is taken only where it fills the rest of its page
+		// exactly: a large-object page holds one object (a Map's or a
+		// Set's OrderedHashTable of hundreds of thousands of entries,
+		// whose type the metadata does not name).
+		for _, c := range []uint64{uint64(16 + 8*n), uint64(24 + 8*n)} {
+			if c == uint64(len(obj)) {
+				return []uint64{c}, true
+			}
+		}
 	}
 	return nil, false
-}
-
-// NativeReferences returns the objects that memory outside V8's pages
-// points to (the indexes into o, each once, in address order): C++ data
-// of V8 and Node (global handles, handle scopes, persistent references of
-// Node's bindings) and the threads' stacks. V8's own roots (its roots
-// table, global handles, handle scopes) are not described by the
-// postmortem metadata; scanning for them conservatively, as a
-// conservative collector scans a stack, keeps alive what the process
-// kept alive from native code, at the price of what stale native memory
-// (freed malloc chunks) still points to (docs/nodecore.md).
-func (h *Heap) NativeReferences(pages []Page, o *Objects) []int32 {
-	if o.Len() == 0 {
-		return nil
-	}
-	lo, hi := o.Addr[0], o.Addr[o.Len()-1]
-	marked := make([]bool, o.Len())
-	inPage := func(a uint64) bool {
-		i := sort.Search(len(pages), func(i int) bool { return pages[i].AreaEnd > a })
-		return i < len(pages) && a >= pages[i].Addr
-	}
-	for _, s := range h.p.Segments() {
-		if !s.Writable || s.FileSize == 0 {
-			continue
-		}
-		data, err := h.p.ReadBytes(s.Addr, int(s.FileSize))
-		if err != nil {
-			continue
-		}
-		for off := 0; off+8 <= len(data); off += 8 {
-			w := binary.LittleEndian.Uint64(data[off:])
-			if w&h.hoTagMask != h.hoTag || w-h.hoTag < lo || w-h.hoTag > hi {
-				continue
-			}
-			if inPage(s.Addr + uint64(off)) {
-				off = int(h.pageEnd(pages, s.Addr+uint64(off))-s.Addr) - 8
-				continue
-			}
-			if i := o.Index(w - h.hoTag); i >= 0 {
-				marked[i] = true
-			}
-		}
-		h.p.Release(s.Addr, int(s.FileSize))
-	}
-	var out []int32
-	for i, m := range marked {
-		if m {
-			out = append(out, int32(i))
-		}
-	}
-	return out
-}
-
-// pageEnd returns the end of the page area holding a (pages are sorted).
-func (h *Heap) pageEnd(pages []Page, a uint64) uint64 {
-	i := sort.Search(len(pages), func(i int) bool { return pages[i].AreaEnd > a })
-	return pages[i].AreaEnd
 }

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/heapx/heapx/formats"
@@ -54,8 +55,13 @@ const (
 	idGCRoots        = 3
 	idStackRoots     = 5
 	idNativeContexts = 7
-	idNativeRoots    = 9
+	idGlobalHandles  = 9
+	idMicrotasks     = 11
+	idNativeRoots    = 13
 )
+
+// gcRootNames are the children of "(GC roots)", in node order after it.
+var gcRootNames = []string{"(Stack roots)", "(Native contexts)", "(Global handles)", "(Microtask queue)", "(Native roots)"}
 
 // ReadFile reads the heap of the Node.js core at path into a graph shaped
 // like a V8 heap snapshot's: V8's node and edge types, objects named by
@@ -181,6 +187,12 @@ type builder struct {
 	ctorName map[uint64]model.StringID // by map
 	names    map[string]model.StringID // short names interned
 	sfiName  map[uint64]string
+	native   map[int]bool // object indexes of the native contexts
+	// pw reads own properties for class names, apart from w, whose
+	// references go to the graph.
+	pw        *refWalker
+	props     []Property
+	protoName map[uint64]string // step 2 of constructorName, by prototype (tagged)
 }
 
 func newBuilder(p *Process, o *Objects) (*builder, error) {
@@ -192,8 +204,12 @@ func newBuilder(p *Process, o *Objects) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{p: p, h: p.Heap, o: o, w: w, fns: fns, g: &model.Graph{}, k: p.Heap.kinds(),
-		nodeType: map[string]uint8{}, ctorName: map[uint64]model.StringID{}, names: map[string]model.StringID{}, sfiName: map[uint64]string{}}
+	pw, err := p.Heap.newWalker(o)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{p: p, h: p.Heap, o: o, w: w, pw: pw, fns: fns, g: &model.Graph{}, k: p.Heap.kinds(),
+		nodeType: map[string]uint8{}, ctorName: map[uint64]model.StringID{}, protoName: map[uint64]string{}, names: map[string]model.StringID{}, sfiName: map[uint64]string{}}
 	b.in = model.NewInterner(&b.g.Strings)
 	for _, t := range []string{"hidden", "array", "string", "object", "code", "closure", "regexp", "number", "native",
 		"synthetic", "concatenated string", "sliced string", "symbol", "bigint", "object shape"} {
@@ -265,6 +281,7 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 		{Key: "producer", Value: b.p.RuntimeName() + " core dump"},
 		{Key: "nodecore:binary", Value: b.p.Binary},
 		{Key: "nodecore:threads", Value: strconv.Itoa(len(b.p.Threads))},
+		{Key: model.MetaIDs, Value: "address"},
 	}
 	var stack []StackRoot
 	if StackRoots != nil {
@@ -273,9 +290,8 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 			return nil, err
 		}
 	}
-	b.base = 5
+	b.base = int32(2 + len(gcRootNames))
 	n := o.Len()
-	native := h.NativeReferences(b.pages, o)
 	// Columns sized up front (objects have about four references each),
 	// so appends rarely copy.
 	g.Nodes.Type = model.Alloc[uint8](n + 8)[:0]
@@ -287,38 +303,48 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	g.Edges.Name = model.Alloc[uint32](5 * n)[:0]
 	g.Edges.To = model.Alloc[model.NodeIndex](5 * n)[:0]
 	// Synthetic roots first: the CSR edge order follows node order.
-	var globals, natives []int32
+	var globals []int32
 	for i := range n {
-		switch t := o.Type[i]; {
-		case b.k.kind[t] == kindJSGlobalObject:
+		if b.k.kind[o.Type[i]] == kindJSGlobalObject {
 			globals = append(globals, b.base+int32(i))
-		case h.TypeName(t) == "NATIVE_CONTEXT_TYPE":
-			natives = append(natives, b.base+int32(i))
 		}
 	}
+	natives := b.nativeContexts()
+	native := h.NativeRoots(b.pages, o, natives)
 	b.addNode("synthetic", b.str(""), idRoot, 0)
 	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 1}, 1)
 	for j, gi := range globals {
 		b.addEdgeTo(Ref{Kind: EdgeShortcut, Name: strconv.Itoa(j + 1)}, gi)
 	}
 	b.addNode("synthetic", b.str("(GC roots)"), idGCRoots, 0)
-	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 1}, 2)
-	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 2}, 3)
-	b.addEdgeTo(Ref{Kind: EdgeElement, Index: 3}, 4)
+	for j := range gcRootNames {
+		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, int32(2+j))
+	}
 	b.addNode("synthetic", b.str("(Stack roots)"), idStackRoots, 0)
 	for _, s := range stack {
 		if h.IsHeapObject(s.Value) {
 			b.addEdge(Ref{Kind: EdgeInternal, Name: s.Name, To: h.Untag(s.Value)})
 		}
 	}
-	b.addNode("synthetic", b.str("(Native contexts)"), idNativeContexts, 0)
-	for j, ni := range natives {
-		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, ni)
+	elements := func(id uint64, name string, kind EdgeKind, lists ...[]int32) {
+		b.addNode("synthetic", b.str(name), id, 0)
+		j := uint32(0)
+		for _, l := range lists {
+			for _, oi := range l {
+				j++
+				b.addEdgeTo(Ref{Kind: kind, Index: j, Name: strconv.Itoa(int(j))}, b.base+oi)
+			}
+			kind = EdgeWeak // a second list holds weak references
+		}
 	}
-	b.addNode("synthetic", b.str("(Native roots)"), idNativeRoots, 0)
-	for j, oi := range native {
-		b.addEdgeTo(Ref{Kind: EdgeElement, Index: uint32(j + 1)}, b.base+oi)
+	nc := make([]int32, len(natives))
+	for j, i := range natives {
+		nc[j] = int32(i)
 	}
+	elements(idNativeContexts, "(Native contexts)", EdgeElement, nc)
+	elements(idGlobalHandles, "(Global handles)", EdgeElement, native.GlobalStrong, native.GlobalWeak)
+	elements(idMicrotasks, "(Microtask queue)", EdgeElement, native.Microtasks)
+	elements(idNativeRoots, "(Native roots)", EdgeElement, native.Other)
 	b.w.emit = b.addEdge
 	pg := 0 // the page the walk is in: objects are in address order
 	for i := range n {
@@ -337,6 +363,7 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 	}
 	g.Nodes.FirstEdge = append(g.Nodes.FirstEdge, uint32(len(g.Edges.To)))
 	g.Root = 0
+	b.weakenNativeRoots()
 	// The threads' stacks travel with the heap (convert to .jsonl/.db
 	// keeps them); a stack the frame walker cannot read costs the stacks,
 	// not the heap.
@@ -349,6 +376,78 @@ func (b *builder) build(progress func(done, total int64)) (*model.Graph, error) 
 		return nil, fmt.Errorf("%s: %w", b.p.Path, err)
 	}
 	return g, nil
+}
+
+// weakenNativeRoots makes weak the edges of "(Native roots)" (the
+// conservative scan of native memory) to JavaScript objects that the
+// precise roots reach: the globals, native contexts, stacks, global
+// handles and microtasks. Such a native reference is, for a process at
+// rest, nearly always a stale word of a live C++ buffer (a heap
+// snapshot's or a collection's leftovers), and as a root it would cut the
+// object from its owner: not dominated by it, its path shown through
+// "(Native roots)". The references to objects nothing else reaches stay
+// strong (Node's native data holds them), and so do those to strings and
+// V8's internals, which V8's own tables (the string table, the roots
+// table) root in a snapshot too.
+func (b *builder) weakenNativeRoots() {
+	g := b.g
+	native := int32(1 + len(gcRootNames)) // "(Native roots)", the last of them
+	js := map[uint8]bool{b.nodeType["object"]: true, b.nodeType["closure"]: true, b.nodeType["regexp"]: true}
+	reach := make([]bool, g.NumNodes())
+	reach[g.Root] = true
+	stack := []int32{g.Root}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		s, e := g.EdgeRange(v)
+		for j := s; j < e; j++ {
+			to := g.Edges.To[j]
+			if reach[to] || (v == native && js[g.Nodes.Type[to]]) || g.EdgeType(j).Strength == model.Weak {
+				continue
+			}
+			reach[to] = true
+			stack = append(stack, to)
+		}
+	}
+	weak := b.edgeType[EdgeWeak]
+	s, e := g.EdgeRange(native)
+	for j := s; j < e; j++ {
+		if to := g.Edges.To[j]; js[g.Nodes.Type[to]] && reach[to] {
+			g.Edges.Type[j] = weak
+			g.Edges.Name[j] = b.str(strconv.Itoa(int(g.Edges.Name[j])))
+		}
+	}
+}
+
+// nativeContexts returns the object indexes of the native contexts, in
+// address order. NATIVE_CONTEXT_TYPE has no name in the metadata (only
+// the range of context types does); a context's map names its native
+// context instead (Map::native_context, in the slot that other maps use
+// for their constructor).
+func (b *builder) nativeContexts() []int {
+	o, h := b.o, b.h
+	found := map[int]bool{}
+	maps := map[uint64]bool{}
+	for i := range o.Len() {
+		if b.k.kind[o.Type[i]] != kindContext || maps[o.Map[i]] {
+			continue
+		}
+		maps[o.Map[i]] = true
+		nc := b.w.word(o.Map[i] + uint64(h.OffConstructor))
+		if b.w.kindAt(nc) != kindContext {
+			continue
+		}
+		if j := o.Index(h.Untag(nc)); j >= 0 {
+			found[j] = true
+		}
+	}
+	out := make([]int, 0, len(found))
+	for j := range found {
+		out = append(out, j)
+	}
+	sort.Ints(out)
+	b.native = found
+	return out
 }
 
 // describe returns object i's V8 snapshot node type and name.
@@ -381,8 +480,11 @@ func (b *builder) describe(i int) (string, model.StringID) {
 	case kindJSRegExp:
 		return "regexp", b.str(b.regexpSource(a))
 	case kindMap:
-		return "object shape", b.str("system / Map")
+		return b.shapeType(), b.str("system / Map")
 	case kindContext:
+		if b.native[i] {
+			return "hidden", b.str("system / NativeContext")
+		}
 		return "object", b.str("system / Context")
 	case kindJSGlobalObject, kindJSGlobalProxy:
 		return "object", b.str("global")
@@ -390,20 +492,63 @@ func (b *builder) describe(i int) (string, model.StringID) {
 		return "code", b.str(b.sfiNameOf(a))
 	case kindCode:
 		return "code", b.str("(code)")
-	case kindFixedArray, kindHashTable, kindPropertyArray, kindWeakArrayList, kindFixedDoubleArray, kindByteArray, kindDescriptorArray:
+	case kindPropertyArray:
+		return "hidden", b.str("system / PropertyArray")
+	case kindDescriptorArray:
+		return b.shapeType(), b.str("system / DescriptorArray")
+	case kindFixedArray, kindHashTable, kindWeakArrayList, kindFixedDoubleArray, kindByteArray:
+		if typ := systemTypes[h.TypeName(t)]; typ != "" {
+			break
+		}
 		return "array", b.str("")
 	case kindOddball:
 		return "hidden", b.str("system / Oddball")
 	default:
 		if kd >= kindJSReceiver {
-			return "object", b.constructorName(o.Map[i])
+			return "object", b.constructorName(a, o.Map[i], t, int64(o.Size[i]))
 		}
 	}
 	c := b.w.l.classes[t]
 	if c == "" {
 		c = h.TypeName(t)
 	}
-	return "hidden", b.str("system / " + c)
+	typ := systemTypes[h.TypeName(t)]
+	switch typ {
+	case "":
+		typ = "hidden"
+	case "object shape":
+		typ = b.shapeType()
+	}
+	return typ, b.str("system / " + c)
+}
+
+// shapeType is the node type of maps and their kin: "object shape" from
+// V8 11 (Node 20) on, "hidden" in V8 10's snapshots, which have no such
+// type.
+func (b *builder) shapeType() string {
+	if b.p.V8[0] < 11 {
+		return "hidden"
+	}
+	return "object shape"
+}
+
+// systemTypes are the snapshot node types V8 gives its internal objects
+// other than hidden (V8HeapExplorer::GetSystemEntryType): code-like
+// objects are "code", shape-like ones "object shape". DevTools sums them
+// as "(compiled code)" and "(object shape)", not "(system)".
+var systemTypes = map[string]string{
+	"ALLOCATION_SITE_TYPE": "code", "ARRAY_BOILERPLATE_DESCRIPTION_TYPE": "code", "BYTECODE_ARRAY_TYPE": "code",
+	"BYTECODE_WRAPPER_TYPE": "code", "CLOSURE_FEEDBACK_CELL_ARRAY_TYPE": "code", "CODE_TYPE": "code",
+	"CODE_WRAPPER_TYPE": "code", "FEEDBACK_CELL_TYPE": "code", "FEEDBACK_METADATA_TYPE": "code",
+	"FEEDBACK_VECTOR_TYPE": "code", "INSTRUCTION_STREAM_TYPE": "code", "INTERPRETER_DATA_TYPE": "code",
+	"LOAD_HANDLER_TYPE": "code", "OBJECT_BOILERPLATE_DESCRIPTION_TYPE": "code", "PREPARSE_DATA_TYPE": "code",
+	"REG_EXP_BOILERPLATE_DESCRIPTION_TYPE": "code", "SCOPE_INFO_TYPE": "code", "STORE_HANDLER_TYPE": "code",
+	"TEMPLATE_OBJECT_DESCRIPTION_TYPE": "code", "TRUSTED_BYTE_ARRAY_TYPE": "code",
+	"UNCOMPILED_DATA_WITHOUT_PREPARSE_DATA_TYPE": "code", "UNCOMPILED_DATA_WITH_PREPARSE_DATA_TYPE": "code",
+	"UNCOMPILED_DATA_WITHOUT_PREPARSE_DATA_WITH_JOB_TYPE": "code", "UNCOMPILED_DATA_WITH_PREPARSE_DATA_AND_JOB_TYPE": "code",
+	"TURBOFAN_BITSET_TYPE_TYPE": "code", "TURBOFAN_HEAP_CONSTANT_TYPE_TYPE": "code",
+	"TURBOFAN_OTHER_NUMBER_CONSTANT_TYPE_TYPE": "code", "TURBOFAN_RANGE_TYPE_TYPE": "code", "TURBOFAN_UNION_TYPE_TYPE": "code",
+	"TRANSITION_ARRAY_TYPE": "object shape", "PROTOTYPE_INFO_TYPE": "object shape", "ENUM_CACHE_TYPE": "object shape",
 }
 
 // functionName is a JSFunction's name, from its SharedFunctionInfo.
@@ -436,48 +581,185 @@ func (b *builder) regexpSource(a uint64) string {
 	return s
 }
 
-// constructorName is the class name of objects with map m: the function
-// its constructor_or_back_pointer chain ends at (through back pointers of
-// transitioned maps), as V8's GetConstructorName; "Object" otherwise.
-func (b *builder) constructorName(m uint64) model.StringID {
+// constructorName is the class name of the JavaScript object at address
+// a (of type t, with map m), as V8's heap snapshot names it
+// (JSReceiver::GetConstructorName):
+//
+//  1. the function the map's constructor_or_back_pointer chain ends at
+//     (through back pointers of transitioned maps), unless the map is a
+//     prototype's (V8 drops those constructors) or the name is empty or
+//     "Object";
+//  2. else along the prototype chain from the object: an own data
+//     property Symbol.toStringTag holding a string, or (from the object's
+//     prototype on) an own data property "constructor" holding a function
+//     with a name other than "Object";
+//  3. else the name V8 gives its instance type (JSReceiver::class_name):
+//     "Generator" for generators and async functions, "Promise", "Error",
+//     ...; "Object" for the rest.
+//
+// Names are cached by map, except for dictionary-mode maps, which objects
+// with different own properties share (V8's Intl.Collator.prototype and
+// the Intl object, one "Intl.Collator", the other "Intl"); step 2's walk
+// from the object's prototype on is cached by prototype. Proxies are
+// named by step 3 only.
+func (b *builder) constructorName(a, m uint64, t uint16, size int64) model.StringID {
 	if id, ok := b.ctorName[m]; ok {
 		return id
 	}
+	bf3 := uint64(binary.LittleEndian.Uint32(b.w.bytes(m+uint64(b.h.OffBitField3), 4)))
+	shared := bf3&(1<<b.w.l.dictShift) == 0
+	var name string
+	if b.k.kind[t] != kindJSProxy {
+		name = b.mapConstructor(m)
+		if name == "" {
+			tag, _ := b.ownNames(a, m)
+			name = b.stringAt(tag)
+		}
+		if name == "" {
+			name = b.prototypeName(b.w.word(m + uint64(b.h.OffPrototype)))
+		}
+	}
+	if name == "" {
+		name = b.className(a, t, size)
+	}
+	id := b.str(name)
+	if shared {
+		b.ctorName[m] = id
+	}
+	return id
+}
+
+// mapConstructor is step 1 of constructorName.
+func (b *builder) mapConstructor(m uint64) string {
 	h := b.h
-	name := "Object"
-	cur := m
 	// Prototypes' maps lose their constructor to Object when V8
 	// optimizes them as prototypes (Map::is_prototype_map, the bit_field3
-	// bit below is_dictionary_map), and V8 names them Object.
+	// bit below is_dictionary_map). The map of an instance of a derived
+	// class (new.target is not the base: Map::new_target_is_base, the
+	// bit_field2 bit below is_immutable_prototype and the elements kind)
+	// names the base, so V8 reads the prototype chain instead: Node's
+	// FastBuffers are "Buffer" (FastBuffer.prototype.constructor), not
+	// Uint8Array.
 	bf3 := uint64(binary.LittleEndian.Uint32(b.w.bytes(m+uint64(h.OffBitField3), 4)))
 	if bf3&(1<<(b.w.l.dictShift-1)) != 0 {
-		cur = 0
+		return ""
 	}
+	if bf2 := uint64(b.w.bytes(m+uint64(h.OffBitField2), 1)[0]); b.w.l.elemKindShift == 2 && bf2&1 == 0 {
+		return ""
+	}
+	cur := m
 	for range 10000 {
-		if cur == 0 {
-			break
-		}
 		c := b.w.word(cur + uint64(h.OffConstructor))
-		if !h.IsHeapObject(c) {
-			break
-		}
-		ca := h.Untag(c)
-		t, err := h.InstanceType(ca)
-		if err != nil {
-			break
-		}
-		if t == h.MapType {
-			cur = ca
+		switch b.w.kindAt(c) {
+		case kindMap:
+			cur = h.Untag(c)
 			continue
-		}
-		if h.objKind(b.k, t, b.w.word(ca)-1) == kindJSFunction {
-			if s := b.functionName(ca); s != "" {
-				name = s
+		case kindJSFunction:
+			if s := b.functionName(h.Untag(c)); s != "Object" {
+				return s
 			}
 		}
 		break
 	}
-	id := b.str(name)
-	b.ctorName[m] = id
-	return id
+	return ""
+}
+
+// ownNames returns the values of the own data properties
+// Symbol.toStringTag and "constructor" of the object at a (0 when absent).
+func (b *builder) ownNames(a, m uint64) (tag, ctor uint64) {
+	b.pw.props = &b.props
+	b.props = b.props[:0]
+	var done slots
+	b.pw.properties(a, m, &done)
+	b.pw.refs = b.pw.refs[:0]
+	for _, p := range b.props {
+		switch p.Name {
+		case "<symbol Symbol.toStringTag>":
+			tag = p.Value
+		case "constructor":
+			ctor = p.Value
+		}
+	}
+	return tag, ctor
+}
+
+// stringAt decodes the string the tagged word v points to, "" if it is
+// not one.
+func (b *builder) stringAt(v uint64) string {
+	h := b.h
+	if !h.IsHeapObject(v) {
+		return ""
+	}
+	if t, err := h.InstanceType(h.Untag(v)); err != nil || !h.IsString(t) {
+		return ""
+	}
+	s, _, _ := h.String(h.Untag(v), 1024)
+	return s
+}
+
+// prototypeName is step 2 of constructorName from the prototype proto
+// (a tagged word) on: its own Symbol.toStringTag string, or its own
+// "constructor" function's name when not "Object", else its prototype's.
+func (b *builder) prototypeName(proto uint64) string {
+	var chain []uint64
+	name := ""
+	for range 100 {
+		if b.w.kindAt(proto) < kindJSReceiver {
+			break
+		}
+		if s, ok := b.protoName[proto]; ok {
+			name = s
+			break
+		}
+		chain = append(chain, proto)
+		a := b.h.Untag(proto)
+		m, err := b.h.MapOf(a)
+		if err != nil {
+			break
+		}
+		tag, ctor := b.ownNames(a, m)
+		if name = b.stringAt(tag); name != "" {
+			break
+		}
+		if b.w.kindAt(ctor) == kindJSFunction {
+			if s := b.functionName(b.h.Untag(ctor)); s != "Object" && s != "" {
+				name = s
+				break
+			}
+		}
+		proto = b.w.word(m + uint64(b.h.OffPrototype))
+	}
+	for _, p := range chain {
+		b.protoName[p] = name
+	}
+	return name
+}
+
+// typeClassNames are V8's class names of instance types
+// (JSReceiver::class_name), by the metadata's type names.
+var typeClassNames = map[string]string{
+	"JS_ARGUMENTS_OBJECT_TYPE": "Arguments", "JS_ARRAY_TYPE": "Array", "JS_ARRAY_BUFFER_TYPE": "ArrayBuffer",
+	"JS_ARRAY_ITERATOR_TYPE": "ArrayIterator", "JS_DATE_TYPE": "Date", "JS_ERROR_TYPE": "Error",
+	"JS_GENERATOR_OBJECT_TYPE": "Generator", "JS_ASYNC_FUNCTION_OBJECT_TYPE": "Generator",
+	"JS_ASYNC_GENERATOR_OBJECT_TYPE": "Generator", "JS_MAP_TYPE": "Map", "JS_SET_TYPE": "Set",
+	"JS_MAP_KEY_ITERATOR_TYPE": "MapIterator", "JS_MAP_KEY_VALUE_ITERATOR_TYPE": "MapIterator",
+	"JS_MAP_VALUE_ITERATOR_TYPE": "MapIterator", "JS_SET_KEY_VALUE_ITERATOR_TYPE": "SetIterator",
+	"JS_SET_VALUE_ITERATOR_TYPE": "SetIterator", "JS_PROMISE_TYPE": "Promise", "JS_REG_EXP_TYPE": "RegExp",
+	"JS_WEAK_MAP_TYPE": "WeakMap", "JS_WEAK_SET_TYPE": "WeakSet", "JS_WEAK_REF_TYPE": "WeakRef",
+	"JS_FINALIZATION_REGISTRY_TYPE": "FinalizationRegistry", "JS_DATA_VIEW_TYPE": "DataView",
+	"JS_RAB_GSAB_DATA_VIEW_TYPE": "DataView",
+}
+
+// className is step 3 of constructorName. Generators whose type the
+// metadata does not name are told by their fields (refWalker.generator).
+func (b *builder) className(a uint64, t uint16, size int64) string {
+	if s, ok := typeClassNames[b.h.TypeName(t)]; ok {
+		return s
+	}
+	var done slots
+	if b.pw.generator(a, size, &done) {
+		b.pw.refs = b.pw.refs[:0]
+		return "Generator"
+	}
+	return "Object"
 }

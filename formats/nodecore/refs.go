@@ -34,17 +34,30 @@ type Ref struct {
 	To    uint64
 }
 
-// slots is a set of an object's word offsets (the first 64 words), the
-// fields a walk already took, without a per-object allocation.
-type slots uint64
+// slots is a set of an object's word offsets (the first 256 words, more
+// than V8's largest JSObject instance), the fields a walk already took,
+// without a per-object allocation.
+type slots [4]uint64
+
+// maxSlotOffset is the first byte offset slots cannot hold.
+const maxSlotOffset = int64(8 * 64 * len(slots{}))
 
 func (s *slots) add(off int64) {
-	if off >= 0 && off < 512 {
-		*s |= 1 << (off / 8)
+	if off >= 0 && off < maxSlotOffset {
+		s[off/512] |= 1 << (off / 8 % 64)
 	}
 }
 
-func (s slots) has(off int64) bool { return off >= 0 && off < 512 && s&(1<<(off/8)) != 0 }
+func (s slots) has(off int64) bool {
+	return off >= 0 && off < maxSlotOffset && s[off/512]&(1<<(off/8%64)) != 0
+}
+
+// union adds the offsets of o.
+func (s *slots) union(o slots) {
+	for i := range s {
+		s[i] |= o[i]
+	}
+}
 
 // field is a named field offset of a V8 class.
 type field struct {
@@ -298,7 +311,7 @@ func (w *refWalker) References(i int) []Ref {
 		// Code and bytecode: tagged header fields (the constant pool,
 		// handler and source position tables), then raw instructions or
 		// bytecodes; the header's words that point to objects are kept.
-		done := w.namedFields(a, t, 0)
+		done := w.namedFields(a, t, slots{})
 		for off := int64(8); off < 56 && (size == 0 || off+8 <= size); off += 8 {
 			if !done.has(off) {
 				w.add(EdgeHidden, "", uint32(off/8-1), w.word(a+uint64(off)))
@@ -307,10 +320,10 @@ func (w *refWalker) References(i int) []Ref {
 		return w.refs
 	case kd == kindHeapNumber, kd == kindBigInt, kd == kindByteArray, kd == kindFixedDoubleArray,
 		kd == kindFreeSpace, kd == kindFiller:
-		w.namedFields(a, t, 0)
+		w.namedFields(a, t, slots{})
 		return w.refs
 	}
-	done := w.namedFields(a, t, 0)
+	done := w.namedFields(a, t, slots{})
 	// Everything else: every tagged slot of the body, numbered.
 	if size > 0 {
 		for off := int64(8); off+8 <= size; off += 8 {
@@ -374,8 +387,97 @@ func (w *refWalker) jsObject(a, m uint64, t uint16, kd kind, size int64) {
 	case kindJSCollection, kindJSWeakCollection:
 		skip.add(24)
 		w.add(EdgeInternal, "table", 0, w.word(a+24))
+	case kindJSPromise:
+		w.promise(a, &skip)
 	}
-	w.namedFields(a, t, skip)
+	if kd == kindJSGenerator || kd == kindJSReceiver {
+		w.generator(a, size, &skip)
+	}
+	skip.union(w.namedFields(a, t, skip))
+	// Every other tagged slot of the body, numbered, as V8's snapshot
+	// adds them (its IndexedReferencesExtractor): embedder fields, the
+	// fields of classes the metadata does not describe. Raw fields
+	// (array buffers' lengths and pointers) become no edge: a reference
+	// is kept only when it is the exact address of an object found.
+	for off := int64(8); off+8 <= size; off += 8 {
+		if !skip.has(off) {
+			w.add(EdgeHidden, "", uint32(off/8-1), w.word(a+uint64(off)))
+		}
+	}
+}
+
+// The layouts of JSPromise and JSGeneratorObject, which the metadata does
+// not describe: fields right after the JSObject header, the same from V8
+// 10 to 13 (src/objects/js-promise.tq, js-generator.tq).
+const (
+	offPromiseReactionsOrResult = 24 // Smi 0, the PromiseReaction list while pending, else the value
+	offPromiseFlags             = 32 // Smi: state and flags
+
+	offGeneratorFunction   = 24
+	offGeneratorContext    = 32
+	offGeneratorReceiver   = 40
+	offGeneratorResumeMode = 56 // Smi
+	offGeneratorContinue   = 64 // Smi
+	offGeneratorRegisters  = 72 // FixedArray: parameters and the registers of a suspended frame
+	offGeneratorSize       = 80 // JSGeneratorObject's size: JSAsyncFunctionObject adds its promise here
+)
+
+// promise names a JSPromise's reactions_or_result, as V8's snapshot does:
+// a pending promise's reactions (PromiseReactions, each holding the
+// handlers and the derived promise or await closure) hang from it, so
+// the objects awaiting a promise are retained by it.
+func (w *refWalker) promise(a uint64, skip *slots) {
+	if !w.h.IsSmi(w.word(a + offPromiseFlags)) {
+		return
+	}
+	skip.add(offPromiseReactionsOrResult)
+	w.add(EdgeInternal, "reactions_or_result", 0, w.word(a+offPromiseReactionsOrResult))
+}
+
+// generator names the fields of a generator or async function object
+// suspended at a yield or an await, as V8's snapshot does: its function,
+// context, receiver and parameters_and_registers (the frame's arguments
+// and locals that live in registers, not in a context). Sync generators'
+// instance type has no name in some majors' metadata, so the object is
+// recognised by its fields: a JSFunction, a Context, two Smis and a
+// FixedArray at the offsets above (a Context is never a JavaScript
+// value, so no ordinary object has this shape).
+// It reports whether the object is one.
+func (w *refWalker) generator(a uint64, size int64, skip *slots) bool {
+	if size < offGeneratorSize {
+		return false
+	}
+	h := w.h
+	if !h.IsSmi(w.word(a+offGeneratorResumeMode)) || !h.IsSmi(w.word(a+offGeneratorContinue)) ||
+		w.kindAt(w.word(a+offGeneratorFunction)) != kindJSFunction ||
+		w.kindAt(w.word(a+offGeneratorContext)) != kindContext ||
+		w.kindAt(w.word(a+offGeneratorRegisters)) != kindFixedArray {
+		return false
+	}
+	for _, f := range []field{{offGeneratorFunction, "function"}, {offGeneratorContext, "context"},
+		{offGeneratorReceiver, "receiver"}, {offGeneratorRegisters, "parameters_and_registers"}} {
+		skip.add(f.off)
+		w.add(EdgeInternal, f.name, 0, w.word(a+uint64(f.off)))
+	}
+	return true
+}
+
+// kindAt is the kind of the object the tagged word v points to
+// (kindUnknown for a Smi or an unreadable object).
+func (w *refWalker) kindAt(v uint64) kind {
+	if !w.h.IsHeapObject(v) {
+		return kindUnknown
+	}
+	a := w.h.Untag(v)
+	m, err := w.h.MapOf(a)
+	if err != nil {
+		return kindUnknown
+	}
+	t, err := w.h.MapInstanceType(m)
+	if err != nil {
+		return kindUnknown
+	}
+	return w.h.objKind(w.k, t, m)
 }
 
 // properties walks the named properties, dictionary or fast.

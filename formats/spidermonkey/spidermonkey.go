@@ -104,7 +104,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 	"github.com/heapx/heapx/model"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/exchange"
-	"github.com/heapx/heapx/internal/input"
+	"github.com/heapx/heapx/formats/internal/input"
 	"github.com/heapx/heapx/model"
 )
 

@@ -8,8 +8,11 @@ package v8
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/heapx/heapx/formats"
@@ -132,4 +135,22 @@ func ReadHeapStats(r io.Reader, file string) ([]model.HeapStatsUpdate, error) {
 		return nil, &formats.FormatError{File: file, Offset: 0, Msg: "empty: want a header line", Err: formats.ErrTruncated}
 	}
 	return us, nil
+}
+
+// heapStatsBeside reads the heap statistics side file of the timeline at
+// path (HeapStatsPath), nil when there is none.
+func heapStatsBeside(path string) *model.HeapStats {
+	file := HeapStatsPath(path)
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	hs := &model.HeapStats{File: file}
+	if err != nil {
+		hs.Err = err
+		return hs
+	}
+	defer f.Close()
+	hs.Updates, hs.Err = ReadHeapStats(f, f.Name())
+	return hs
 }

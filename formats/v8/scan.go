@@ -5,8 +5,8 @@ import (
 	"runtime/debug"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/internal/input"
-	"github.com/heapx/heapx/internal/jsonstr"
+	"github.com/heapx/heapx/formats/internal/input"
+	"github.com/heapx/heapx/formats/internal/jsonstr"
 	"github.com/heapx/heapx/internal/wtf8"
 )
 

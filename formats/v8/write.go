@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/internal/jsonstr"
+	"github.com/heapx/heapx/formats/internal/jsonstr"
 	"github.com/heapx/heapx/model"
 )
 

@@ -7,8 +7,9 @@
 // Cores are 0.5 to 1.4 GB, so they are made at test time in a temporary
 // directory and deleted when the test (or, for Shared, the test binary)
 // ends. A test skips when gcore, ptrace or the binary is unavailable,
-// unless HEAPX_CORE_STRICT=1 (bench/cores.sh), which turns skips into
-// failures so that a run that tested nothing cannot pass.
+// unless HEAPX_CORE_STRICT=1 (bench/cores.sh) or CI=true (set by CI
+// services), which turn skips into failures so that a run that tested
+// nothing cannot pass.
 package coretest
 
 import (
@@ -29,6 +30,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // Pinned is the official Node release each supported major is tested with
@@ -184,13 +187,14 @@ type RecursionExpect struct {
 	Closure  map[string]string `json:"closure"`
 }
 
-// skip skips t, or fails it under HEAPX_CORE_STRICT=1.
+// skip skips t, or fails it under HEAPX_CORE_STRICT=1 or CI=true.
 func skip(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("HEAPX_CORE_STRICT") == "1" {
+	switch {
+	case os.Getenv("HEAPX_CORE_STRICT") == "1":
 		t.Fatalf("HEAPX_CORE_STRICT=1 and "+format, args...)
 	}
-	t.Skipf(format, args...)
+	testfixtures.Missing(t, format, args...)
 }
 
 // CacheDir is where fetched node binaries are kept: $HEAPX_NODE_CACHE, else
@@ -319,9 +323,13 @@ func extractNode(tgz, dst string) error {
 }
 
 // Program is the known-state program's path.
-func Program() string {
+func Program() string { return Script("core-state.js") }
+
+// Script is the path of a program of testdata/gen for MakeOf, such as
+// core-promises.js.
+func Script(name string) string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "gen", "core-state.js")
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "gen", name)
 }
 
 // Make runs core-state.js under the official node of major, gcores it at

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes leak series in five common shapes, real V8 heap snapshots for analysis.Leaks' tests: each shape runs in
+// Writes leak series in five common shapes, real V8 heap snapshots for leak.Leaks' tests: each shape runs in
 // its own child process, which takes memlab's three snapshots from inside with v8.writeHeapSnapshot():
 // the baseline, the target after the leaking action, and the final after the action once more.
 //

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs memlab's leak detection (what `memlab find-leaks --baseline B --target T --final F --trace-all-objects`
 // does, @memlab/core 2.0.5 HeapAnalyzer.diffSnapshots + filterLeakPaths + NormalizedTrace.clusterPaths) on three
-// snapshots of one process and prints the clusters as JSON, for analysis.Leaks' golden file.
+// snapshots of one process and prints the clusters as JSON, for leak.Leaks' golden file.
 //
 // Usage: node memlab-find-leaks.cjs PEERS_DIR BASELINE TARGET FINAL > OUT.json
 //

@@ -5,8 +5,8 @@
 // through its closure (drag through a closure).
 //
 // Expected (cmd/heapx/casestudies_test.go): the handlers (line 16) and the
-// elements (line 15) are leaks: 10 more stale at each of the 6 idle
-// points (0 10 20 30 40 50), 50 of each alive at the end; an element's
+// elements (line 15) are leaks: 10 more stale at each of the 5 idle
+// points before the end (0 10 20 30 40), 50 of each alive at the end; an element's
 // access path goes through its handler's closure scope and the cache.
 'use strict';
 const handlers = new Map(); // the framework's handler cache, by element id
