@@ -61,6 +61,9 @@ type Analysis struct {
 	hops       []int32
 	finderOnce sync.Once
 	finder     *PathFinder
+	// The finders of paths --no-weak, made on first use.
+	noWeakOnce sync.Once
+	noWeak     *NoWeakFinder
 	// The Unreachable report, computed on first use.
 	unreachOnce sync.Once
 	unreach     *UnreachableReport
@@ -208,7 +211,19 @@ func (a *Analysis) Summary() []ClassSummary {
 	if a.Classes == nil {
 		return nil
 	}
-	return summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances, a.sc)
+	return summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances, nil, a.sc)
+}
+
+// SummaryOf is Summary restricted to the nodes in keep, as DevTools'
+// Summary view with a filter ("Objects allocated between Snapshot 1 and
+// Snapshot 2"): rows count the kept instances, and a kept instance's
+// retained size counts in its class's unless a kept instance of the
+// class dominates it (calculateClassesRetainedSize with a filter).
+func (a *Analysis) SummaryOf(keep Bits) []ClassSummary {
+	if a.Classes == nil {
+		return nil
+	}
+	return summarize(a.Graph, a.Classes, a.Self, a.Dominators, a.Distances, keep, a.sc)
 }
 
 // NodeRow describes one node with the columns of DevTools' object grids.

@@ -91,3 +91,22 @@ func BenchmarkDominatorsRandom(b *testing.B) {
 		analysis.ComputeDominators(g, roots, analysis.DevToolsPolicy, nil)
 	}
 }
+
+// BenchmarkNoWeakFinder times what paths --no-weak adds to the first
+// paths of a heap whose plain paths were asked for already: the edge sets
+// (weak-free, and free of the runtime's own edges too) and a walk over
+// each.
+func BenchmarkNoWeakFinder(b *testing.B) {
+	g := analysistest.LoadBench(b)
+	for b.Loop() {
+		b.StopTimer()
+		a, err := analysis.Analyze(g, analysis.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.Paths(g.Root, analysis.PathOptions{})
+		b.StartTimer()
+		a.NoWeakFinder()
+	}
+	b.ReportMetric(analysistest.PeakRSS(), "peak-RSS-MB")
+}

@@ -614,3 +614,83 @@ func RepeatPeriod(depth int, same func(i, j int) bool) int {
 	}
 	return 0
 }
+
+// NoWeakFinder finds the paths heapx paths --no-weak shows: MAT's "Path
+// to GC roots excluding weak/soft references", made for every runtime.
+// Its paths never take a weak edge (as no path does: on HPROF these are
+// java.lang.ref.Reference.referent, of every weak, soft, phantom and
+// finalizer reference) nor an ephemeron edge (a WeakMap's or WeakSet's
+// table to a value, which lives only as long as its key: the key's own
+// retainers are what keeps it). And they take none of the
+// runtime-internal edges (Analysis.IsRuntimeInternalEdge) where the
+// object has such a path. In a V8 heap most objects have none: the
+// runtime holds the program's code and objects (a module through the
+// module loader, an emitter's listeners through the EventEmitter object,
+// a callback through a timer list), so left out, they would leave 90-99%
+// of a Node heap and all of a page's without a path. An object without
+// one gets the paths heapx shows (PathFinder.Find), which take the fewest
+// such edges, and Find says so.
+type NoWeakFinder struct {
+	program *PathFinder // without weak, ephemeron and runtime-internal edges
+	strong  *PathFinder // without weak and ephemeron edges
+}
+
+// NoWeakFinder returns a's NoWeakFinder, made on first use (two walks of
+// the graph and a bit per edge for each of its two edge sets) and kept;
+// derive finders for other K and ignore lists with With.
+func (a *Analysis) NoWeakFinder() *NoWeakFinder {
+	a.noWeakOnce.Do(func() {
+		g := a.Graph
+		k := kinds.For(g)
+		ri := a.RuntimeInternals()
+		ephemeral, internal := NewBits(g.NumEdges()), NewBits(g.NumEdges())
+		for v := range g.NumNodes() {
+			s, end := g.EdgeRange(int32(v))
+			for e := s; e < end; e++ {
+				switch {
+				case k.Ephem[g.Edges.Type[e]]:
+					ephemeral.Set(int(e))
+					internal.Set(int(e))
+				case ri.Edge(int32(v), e):
+					internal.Set(int(e))
+				}
+			}
+		}
+		a.noWeak = &NoWeakFinder{program: a.finderWithout(internal), strong: a.finderWithout(ephemeral)}
+	})
+	return a.noWeak
+}
+
+// finderWithout is a PathFinder over a's graph that never takes the
+// edges in skip, its distances (the search's guide) over the others.
+func (a *Analysis) finderWithout(skip Bits) *PathFinder {
+	n := a.Graph.NumNodes()
+	pf := &PathFinder{g: a.Graph, ret: a.Retainers(), roots: a.Roots, k: kinds.For(a.Graph), opt: PathOptions{K: 1, MaxExpansions: 1000000},
+		ignNodes: NewBits(n), ignEdges: skip, isUser: NewBits(n), hops: a.plainHops(), ri: a.RuntimeInternals()}
+	for _, u := range a.Roots.User {
+		pf.isUser.Set(int(u))
+	}
+	pf.h = pf.costs()
+	return pf
+}
+
+// With returns a NoWeakFinder for opt's K, MaxExpansions and ignore
+// lists (PathFinder.With); f is not changed.
+func (f *NoWeakFinder) With(opt PathOptions) *NoWeakFinder {
+	return &NoWeakFinder{program: f.program.With(opt), strong: f.strong.With(opt)}
+}
+
+// Find returns up to K retainer paths from the root to target without
+// weak and ephemeron edges: those with none of the runtime-internal
+// edges when there are any (throughRuntime false), else the paths
+// PathFinder.Find shows over the edges left (throughRuntime true: each
+// takes at least one runtime-internal edge, and as few as such a path
+// within PathSlack hops of the shortest does). It returns nil when only
+// weak and ephemeron edges reach target.
+func (f *NoWeakFinder) Find(target model.NodeIndex) (paths []Path, throughRuntime bool) {
+	if paths := f.program.Find(target); len(paths) > 0 {
+		return paths, false
+	}
+	paths = f.strong.Find(target)
+	return paths, len(paths) > 0
+}

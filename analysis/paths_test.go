@@ -138,3 +138,93 @@ func TestShortestPathsMatchFind(t *testing.T) {
 		}
 	}
 }
+
+// TestNoWeakFinder: paths --no-weak on real dumps. A WeakMap's value
+// (node-basic's CustomerNote) has a plain path through the WeakMap's
+// table and --no-weak paths through its key, the Customer, none through
+// the runtime's objects. Map.prototype has a plain path through an object
+// shape ({map} then {prototype}) and --no-weak paths without it. A
+// LeakedItem (node-leak-3) is held only through the runtime's objects
+// (the program's listener on an EventEmitter): it gets the plain path,
+// said. On a Java heap no path takes Reference.referent: a SoftReference's
+// referent has none.
+func TestNoWeakFinder(t *testing.T) {
+	type hop struct{ internal, ephemeron, weak int }
+	count := func(a *analysis.Analysis, p analysis.Path) (h hop) {
+		for _, s := range p.Steps {
+			if a.IsRuntimeInternalEdge(s.From, s.Edge) {
+				h.internal++
+			}
+			switch a.Graph.EdgeType(s.Edge).Strength {
+			case model.Ephemeron:
+				h.ephemeron++
+			case model.Weak:
+				h.weak++
+			}
+		}
+		return h
+	}
+	noWeak := func(a *analysis.Analysis, v model.NodeIndex, k int) ([]analysis.Path, bool) {
+		return a.NoWeakFinder().With(analysis.PathOptions{K: k}).Find(v)
+	}
+
+	basic := analysistest.AnalyzeFixture(t, "node-basic")
+	note := nodeWithID(t, basic.Graph, 93921)
+	plain := basic.Paths(note, analysis.PathOptions{K: 3})
+	if len(plain) != 3 || count(basic, plain[1]) != (hop{ephemeron: 1}) {
+		t.Fatalf("the CustomerNote's second plain path is not through its WeakMap's table: %d paths", len(plain))
+	}
+	paths, through := noWeak(basic, note, 3)
+	if len(paths) != 2 || through {
+		t.Fatalf("the CustomerNote: %d --no-weak paths, through the runtime %v", len(paths), through)
+	}
+	for _, p := range paths {
+		if h := count(basic, p); h != (hop{}) || basic.Classes.Name(p.Steps[len(p.Steps)-1].From) != "Customer" {
+			t.Errorf("a --no-weak path to the CustomerNote: %+v, from a %s", h, basic.Classes.Name(p.Steps[len(p.Steps)-1].From))
+		}
+	}
+
+	leak3 := analysistest.AnalyzeFixture(t, "node-leak-3")
+	proto := nodeWithID(t, leak3.Graph, 6089)
+	plain = leak3.Paths(proto, analysis.PathOptions{K: 3})
+	if len(plain) != 3 || count(leak3, plain[2]).internal == 0 {
+		t.Fatalf("Map.prototype's third plain path is not through an object shape: %d paths", len(plain))
+	}
+	if paths, through = noWeak(leak3, proto, 3); len(paths) != 2 || through || count(leak3, paths[0]) != (hop{}) || count(leak3, paths[1]) != (hop{}) {
+		t.Errorf("Map.prototype: %d --no-weak paths, through the runtime %v", len(paths), through)
+	}
+	item := nodeWithID(t, leak3.Graph, 92189)
+	paths, through = noWeak(leak3, item, 1)
+	shown := leak3.Paths(item, analysis.PathOptions{K: 1})
+	if len(paths) != 1 || !through || count(leak3, paths[0]).internal == 0 || count(leak3, paths[0]).ephemeron != 0 ||
+		len(paths[0].Steps) != len(shown[0].Steps) || paths[0].Steps[6].From != shown[0].Steps[6].From {
+		t.Errorf("a LeakedItem: %d --no-weak paths, through the runtime %v", len(paths), through)
+	}
+
+	java := analysistest.AnalyzeDump(t, "hprof/java-leakdemo-small.hprof.gz")
+	soft := nodeWithID(t, java.Graph, 0xf05ca370) // a Class$ReflectionData a SoftReference refers to
+	if paths, through = noWeak(java, soft, 1); len(paths) != 0 || through {
+		t.Errorf("a SoftReference's referent has %d --no-weak paths", len(paths))
+	}
+	interned := nodeWithID(t, java.Graph, 0xf05c9d20) // a MethodType a WeakEntry refers to, and a method handle
+	if paths, through = noWeak(java, interned, 3); len(paths) == 0 || through {
+		t.Fatalf("the interned MethodType: %d --no-weak paths, through the runtime %v", len(paths), through)
+	}
+	for _, p := range paths {
+		if h := count(java, p); h != (hop{}) {
+			t.Errorf("a --no-weak path to the MethodType takes %+v", h)
+		}
+	}
+}
+
+// nodeWithID returns the node of g with id.
+func nodeWithID(t *testing.T, g *model.Graph, id uint64) model.NodeIndex {
+	t.Helper()
+	for v := range g.NumNodes() {
+		if g.Nodes.ID.At(v) == id {
+			return int32(v)
+		}
+	}
+	t.Fatalf("no node @%d", id)
+	return model.NoNode
+}

@@ -47,10 +47,14 @@ type ClassSummary struct {
 // V8 writes few unreachable objects, and those of the fixtures have no
 // shallow size, so on V8 dumps the column equals DevTools'.
 func Summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, dist []int32) []ClassSummary {
-	return summarize(g, cls, self, doms, dist, nil)
+	return summarize(g, cls, self, doms, dist, nil, nil)
 }
 
-func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, dist []int32, sc *scratch) []ClassSummary {
+// summarize is Summarize over the nodes in keep (all nodes when nil), as
+// DevTools' aggregatesWithFilter: rows count only kept nodes, and a kept
+// instance's retained size counts unless a kept instance of its class
+// dominates it.
+func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, dist []int32, keep Bits, sc *scratch) []ClassSummary {
 	n := g.NumNodes()
 	nc := len(cls.Names)
 	row := make([]int32, nc) // class -> row index + 1
@@ -63,7 +67,7 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, di
 		root = int(g.Root)
 	}
 	for i := 0; i < n; i++ {
-		if self[i] == 0 || i == root {
+		if self[i] == 0 || i == root || keep != nil && !keep.Has(i) {
 			continue
 		}
 		c := cls.Of[i]
@@ -85,7 +89,7 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, di
 		}
 	}
 	if doms != nil && len(doms.IDom) == n && n > 0 {
-		maxRet := classRetained(cls, self, doms, sc)
+		maxRet := classRetained(cls, self, doms, keep, sc)
 		for i := range rows {
 			rows[i].Retained = maxRet[rows[i].Class]
 		}
@@ -140,10 +144,11 @@ func dominatorChildren(doms *Dominators, sc *scratch) (first []uint32, kids []in
 }
 
 // classRetained computes maxRet per class: a node with a non-zero shallow
-// size counts unless an ancestor of the same class already counted.
-func classRetained(cls *Classes, self []uint64, doms *Dominators, sc *scratch) []uint64 {
+// size (and in keep, unless nil) counts unless an ancestor of the same
+// class already counted.
+func classRetained(cls *Classes, self []uint64, doms *Dominators, keep Bits, sc *scratch) []uint64 {
 	return groupRetained(doms, func(v int32) int32 {
-		if self[v] == 0 {
+		if self[v] == 0 || keep != nil && !keep.Has(int(v)) {
 			return -1
 		}
 		return int32(cls.Of[v])

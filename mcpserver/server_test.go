@@ -136,8 +136,9 @@ type page struct {
 
 type classPage struct {
 	page
-	ClassCount int                `json:"class_count"`
-	Classes    []session.ClassRow `json:"classes"`
+	ClassCount int                  `json:"class_count"`
+	Classes    []session.ClassRow   `json:"classes"`
+	Allocated  *query.AllocatedJSON `json:"allocated"`
 }
 
 type objectPage struct {
@@ -232,6 +233,24 @@ func TestLeakSeries(t *testing.T) {
 	}
 	leaked := classes.Classes[0]
 
+	// The objects allocated between the two baselines (DevTools' filter):
+	// 500 of the 1,500, with open's key for it.
+	keys := []string{}
+	for _, f := range opened.AllocationFilters {
+		keys = append(keys, f.Key)
+	}
+	var between classPage
+	call(t, cs, "summary", map[string]any{"filter": "leakeditem", "allocated": "between:1:2"}, &between)
+	if !slices.Equal(keys, []string{"before:1", "between:1:2", "between:2:0"}) || len(between.Classes) != 1 || between.Classes[0].Count != 500 ||
+		between.Allocated == nil || between.Allocated.Count != 3004 {
+		t.Errorf("filters %v; summary between the baselines: %+v", keys, between)
+	}
+	var kept objectPage
+	call(t, cs, "instances", map[string]any{"class": leaked.Index, "allocated": "between:1:2", "limit": 10}, &kept)
+	if kept.Total != 500 || kept.Class.Count != 500 {
+		t.Errorf("instances between the baselines: total %d, class %+v", kept.Total, kept.Class)
+	}
+
 	// Its instances, 50 a page, followed by cursor: 1,500 distinct
 	// objects, largest first, the last page without a cursor.
 	var first objectPage
@@ -293,6 +312,15 @@ func TestLeakSeries(t *testing.T) {
 		if strings.Contains(pathText(p), " @"+array+"\n") {
 			t.Errorf("a path goes through the ignored array:\n%s", pathText(p))
 		}
+	}
+
+	// Without weak references (paths --no-weak): every path goes through
+	// the runtime's objects (the bus is an EventEmitter), so the path is
+	// the one shown, and through_runtime says so.
+	var noWeak session.PathsJSON
+	call(t, cs, "paths", map[string]any{"id": id, "k": 1, "no_weak": true}, &noWeak)
+	if !noWeak.NoWeak || !noWeak.ThroughRuntime || len(noWeak.Paths) != 1 || pathText(noWeak.Paths[0]) != pathText(paths.Paths[0]) {
+		t.Errorf("no_weak paths %+v", noWeak)
 	}
 
 	// The object inspector: the array that holds them.

@@ -120,14 +120,16 @@ type (
 	}
 	summaryIn struct {
 		Target
-		Filter string `json:"filter,omitempty" jsonschema:"only classes whose name contains this, ignoring case"`
-		Sort   string `json:"sort,omitempty" jsonschema:"retained_size (default), shallow_size, count, distance or constructor"`
-		Desc   bool   `json:"desc,omitempty" jsonschema:"sort descending (retained_size is descending by default)"`
+		Filter    string `json:"filter,omitempty" jsonschema:"only classes whose name contains this, ignoring case"`
+		Sort      string `json:"sort,omitempty" jsonschema:"retained_size (default), shallow_size, count, distance or constructor"`
+		Desc      bool   `json:"desc,omitempty" jsonschema:"sort descending (retained_size is descending by default)"`
+		Allocated string `json:"allocated,omitempty" jsonschema:"only objects allocated between two snapshots of the series: a key of open's allocation_filters (\"between:2:0\" with two baselines: between the newer baseline and the file)"`
 		Page
 	}
 	instancesIn struct {
 		Target
-		Class *int `json:"class,omitempty" jsonschema:"the class's index, as summary's classes[].index says (required without a cursor)"`
+		Class     *int   `json:"class,omitempty" jsonschema:"the class's index, as summary's classes[].index says (required without a cursor)"`
+		Allocated string `json:"allocated,omitempty" jsonschema:"only instances allocated between two snapshots: a key of open's allocation_filters, as for summary"`
 		Page
 	}
 	edgesIn struct {
@@ -139,6 +141,7 @@ type (
 		ObjectRef
 		K      int      `json:"k,omitempty" jsonschema:"how many paths, 1 to 20 (default 3)"`
 		Ignore []string `json:"ignore,omitempty" jsonschema:"ids of objects the paths must not go through (DevTools' ignore this retainer)"`
+		NoWeak bool     `json:"no_weak,omitempty" jsonschema:"as MAT's path to GC roots excluding weak/soft references: no weak or WeakMap (ephemeron) references, and none through the runtime's own objects (Node's and the engine's) where the object has such paths; through_runtime in the answer says it has none"`
 	}
 	topIn struct {
 		Target
@@ -302,7 +305,8 @@ func (s *Server) addTools() {
 			"written by heapx trace (its lifetime queries: lifetimes, trace-leaks, access-paths...; overview is its report). Takes seconds to minutes "+
 			"for a large dump; it is kept open, and opening it again returns at once. Answers the dump's id (pass it as \"dump\"; "+
 			"calls without one ask about the dump opened last), its runtime, how its ids are written, node count, total size "+
-			"in bytes, its objects by category (counts, shallow bytes), warnings about the series, and the names of the queries.",
+			"in bytes, its objects by category (counts, shallow bytes), warnings about the series, the names of the queries, "+
+			"and with baselines of one V8 process its allocation_filters (summary's allocated).",
 		func(ctx context.Context, in *openIn) (any, error) {
 			d, err := s.open(in.File, in.Baselines)
 			if err != nil {
@@ -361,8 +365,9 @@ func (s *Server) addTools() {
 		})
 	tool(s, "summary", "Classes by retained size (DevTools' Summary)",
 		"A page of the dump's classes (constructors for V8): count of instances, shallow_size and retained_size in bytes "+
-			"(retained: what would be freed with them), distance from the roots; filter by name, sort by a column. "+
-			"classes[].index names a class for instances.",
+			"(retained: what would be freed with them), distance from the roots; filter by name, sort by a column; "+
+			"allocated counts only the objects allocated between two snapshots of the series (DevTools' \"Objects allocated "+
+			"between Snapshot 1 and Snapshot 2\"). classes[].index names a class for instances.",
 		func(ctx context.Context, in *summaryIn) (any, error) {
 			if err := in.resume(in); err != nil {
 				return nil, err
@@ -371,7 +376,7 @@ func (s *Server) addTools() {
 			if err != nil {
 				return nil, err
 			}
-			p, err := ss.Classes(session.ListQuery{Filter: in.Filter, Sort: in.Sort, Desc: in.Desc, Offset: in.Offset, Limit: in.rows()})
+			p, err := ss.Classes(session.ListQuery{Filter: in.Filter, Sort: in.Sort, Desc: in.Desc, Offset: in.Offset, Limit: in.rows(), Allocated: in.Allocated})
 			if err != nil {
 				return nil, err
 			}
@@ -391,7 +396,7 @@ func (s *Server) addTools() {
 			if in.Class == nil {
 				return nil, missing("instances", "class", "summary's classes[].index")
 			}
-			p, err := ss.Instances(*in.Class, in.Offset, in.rows())
+			p, err := ss.Instances(*in.Class, in.Allocated, in.Offset, in.rows())
 			if err != nil {
 				return nil, err
 			}
@@ -437,7 +442,7 @@ func (s *Server) addTools() {
 			if in.K == 0 {
 				in.K = 3
 			}
-			return ss.Paths(in.ID, in.K, in.Ignore)
+			return ss.Paths(in.ID, in.K, in.Ignore, in.NoWeak)
 		})
 	tool(s, "suspects", "Leak suspects (Eclipse MAT)",
 		"heapx suspects --json: where a large share of the heap accumulates (retained bytes and percent), in which "+

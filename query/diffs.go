@@ -72,17 +72,19 @@ func analyses(c *Context) []*analysis.Analysis {
 }
 
 // matchingNote says how objects were matched across snapshots; share is
-// the smallest share of a snapshot's objects found again as the same
-// objects in the next (leak.PairCheck.SameShare).
-func matchingNote(m leak.Matching, share float64, ids leak.IDKind) string {
+// the share of a snapshot's objects found again as the same objects in
+// the next, p the pair that decided (leak.SeriesCheck.Weakest).
+func matchingNote(m leak.Matching, share float64, p leak.PairCheck) string {
 	switch {
 	case m == leak.MatchByID:
 		return fmt.Sprintf("Objects matched by id (%.1f%% of the objects are found again: the snapshots come from one process).", 100*share)
-	case ids == leak.AddressIDs && share >= leak.StableIDFraction:
+	case p.IDsReused():
+		return fmt.Sprintf("Classes compared by count and size: V8 numbered the snapshots' objects afresh, in separate sessions or processes, so an id names another object in each (%.1f%% of the ids found again do) and objects cannot be matched.", 100*p.ReusedShare())
+	case p.IDs == leak.AddressIDs && share >= leak.StableIDFraction:
 		return "Classes compared by count and size, as MAT and Firefox compare dumps: this runtime's ids are addresses, which the garbage collector changes when it moves an object, so objects are not matched by id."
 	}
 	by := "id"
-	if ids == leak.AddressIDs {
+	if p.IDs == leak.AddressIDs {
 		by = "address"
 	}
 	return fmt.Sprintf("Classes compared by count and size: only %.1f%% of the objects are found again by %s, so the snapshots are not from one process and objects cannot be matched.", 100*share, by)
@@ -121,10 +123,7 @@ func runtimeName(rt string) string {
 // warning that says why heapx thinks so, what it did instead and, when the
 // ids tell, the command line in the order they were taken.
 func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
-	paths := make([]string, len(snaps))
-	for i, sn := range snaps {
-		paths[i] = sn.Path
-	}
+	paths := snapshotPaths(snaps)
 	names := fileNames(paths)
 	chk := seriesCheck(snaps)
 	if !chk.SameRuntime() {
@@ -140,13 +139,7 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 		if p.OneProcess() {
 			continue
 		}
-		same := "id"
-		if p.IDs == leak.AddressIDs {
-			same = "address"
-		}
-		ws = append(ws, Warning{Code: WarnNotOneProcess, Message: fmt.Sprintf(
-			"%s and %s do not look like snapshots of one process: only %.1f%% of the objects of %s are found in %s under the same %s as the same object (in one process nearly all are). Objects cannot be matched across them, so heapx compared class counts and sizes instead; take the snapshots from one running process to find the objects that leak.",
-			names[i], names[i+1], 100*p.SameShare(), names[i], names[i+1], same)})
+		ws = append(ws, Warning{Code: WarnNotOneProcess, Message: notOneProcess(p, names[i], names[i+1])})
 	}
 	if rev := chk.Reversed(); len(rev) > 0 {
 		i := rev[0]
@@ -162,6 +155,21 @@ func CheckSeries(snaps []Snapshot, rules SeriesRules) ([]Warning, error) {
 		ws = append(ws, Warning{Code: WarnOrderReversed, Message: msg + " The results are for the order given."})
 	}
 	return ws, nil
+}
+
+// notOneProcess is the message of a WarnNotOneProcess warning about the
+// pair p of snapshots named earlier and later.
+func notOneProcess(p leak.PairCheck, earlier, later string) string {
+	if p.IDsReused() {
+		return fmt.Sprintf("%s and %s are not snapshots of one process taken in one inspector session: %.1f%% of the ids of %s found in %s name another object there. V8 numbers objects afresh, from the same first id, in each process and each inspector session (each heapx capture --inspect run, each DevTools window), so ids repeat with other meanings. Objects cannot be matched across them, so heapx compared class counts and sizes instead; take the snapshots of one process in one session (heapx capture --every or --count) to find the objects that leak.",
+			earlier, later, 100*p.ReusedShare(), earlier, later)
+	}
+	same := "id"
+	if p.IDs == leak.AddressIDs {
+		same = "address"
+	}
+	return fmt.Sprintf("%s and %s do not look like snapshots of one process: only %.1f%% of the objects of %s are found in %s under the same %s as the same object (in one process nearly all are). Objects cannot be matched across them, so heapx compared class counts and sizes instead; take the snapshots from one running process to find the objects that leak.",
+		earlier, later, 100*p.SameShare(), earlier, later, same)
 }
 
 // seriesCheck is leak.CheckSeries over snapshots some of which may be
@@ -270,7 +278,7 @@ func DiffResult(base, target Snapshot, limit int, changedOnly bool) (*Result, er
 	if d.Matching == leak.MatchByClass {
 		objects = "# New, # Deleted and their sizes are 0: objects were not matched"
 	}
-	r.Notes = []string{matchingNote(d.Matching, d.Pair.SameShare(), d.Pair.IDs),
+	r.Notes = []string{matchingNote(d.Matching, d.Pair.SameShare(), d.Pair),
 		fmt.Sprintf("%d of %s changed classes; %s; total %s -> %s", len(rows), humanize.Thousands(uint64(len(d.Classes))), objects,
 			humanize.Size(base.Analysis.TotalSize()), humanize.Size(target.Analysis.TotalSize()))}
 	if replaced > 0 {
@@ -342,7 +350,7 @@ func LeaksResult(base, target, final Snapshot, limit int, opt leak.LeakOptions) 
 	if !opt.Internals {
 		internals = fmt.Sprintf(", %s of the engine's own (--internals shows them)", humanize.Thousands(uint64(lr.Internal)))
 	}
-	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap, leak.CountedIDs),
+	r.Notes = []string{matchingNote(lr.Matching, lr.IDOverlap, leak.PairCheck{}),
 		fmt.Sprintf("%s objects allocated between %s and %s, %s of them alive in %s; not reported: %s numbers, strings, code and VM internals, %s too small, %s without a retainer path%s.",
 			humanize.Thousands(uint64(lr.Allocated)), names[0], names[1], humanize.Thousands(uint64(lr.Leaked)), names[2], humanize.Thousands(uint64(lr.Trivial)),
 			humanize.Thousands(uint64(lr.Small)), humanize.Thousands(uint64(lr.NoPath)), internals)}
@@ -387,15 +395,8 @@ func classLeaksResult(earlier []*leak.Digest, final Snapshot, names []string, li
 			i+1, Shorten(c.Name, MaxNameWidth), humanize.Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p),
 			Path: pathNodes(a.Graph, p), Ref: fmt.Sprintf("Class %d", i+1)})
 	}
-	chk := leak.CheckDigests(earlier, a.Graph)
-	share := 0.0
-	for i, p := range chk.Pairs {
-		if i == 0 || p.SameShare() < share {
-			share = p.SameShare()
-		}
-	}
-	ids := leak.IDKindOf(a.Graph)
-	r.Notes = []string{matchingNote(leak.MatchByClass, share, ids),
+	p, _ := leak.CheckDigests(earlier, a.Graph).Weakest()
+	r.Notes = []string{matchingNote(leak.MatchByClass, p.SameShare(), p),
 		fmt.Sprintf("%s classes have more instances in %s and %s than in %s: # Kept is the smaller of the two increases (memlab's rule, allocated by %s and still alive in %s, on counts), which cannot tell a leaked object from a replaced one.",
 			humanize.Thousands(uint64(len(all))), names[1], names[2], names[0], names[1], names[2])}
 	return r
@@ -499,14 +500,11 @@ func GrowthResult(snaps []*analysis.Analysis, limit int, internals bool) (*Resul
 
 // growthNote says how collections were followed across the snapshots.
 func growthNote(gr *leak.GrowthResult) string {
-	ids := leak.CountedIDs
-	if len(gr.Series.Pairs) > 0 {
-		ids = gr.Series.Pairs[0].IDs
-	}
+	p, _ := gr.Series.Weakest()
 	switch {
 	case gr.Matching == leak.MatchByClass:
-		return matchingNote(gr.Matching, gr.IDOverlap, ids) + " Collections cannot be followed."
-	case ids == leak.AddressIDs:
+		return matchingNote(gr.Matching, gr.IDOverlap, p) + " Collections cannot be followed."
+	case p.IDs == leak.AddressIDs:
 		return fmt.Sprintf("Collections followed by address (%.1f%% of the objects are found again at the same address: the snapshots come from one process); one the garbage collector moved between two dumps is not followed.", 100*gr.IDOverlap)
 	}
 	return fmt.Sprintf("Collections followed by id (%.1f%% of the objects are found again: the snapshots come from one process).", 100*gr.IDOverlap)

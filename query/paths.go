@@ -26,19 +26,36 @@ from V8's GC roots first, then those with the fewest hops through the
 runtime's own machinery (timer lists, async hooks, the module loader, a
 runtime module's scope), then the shortest; each path differs from the
 ones before it in the program's part. Weak edges are never followed.
-Distances are DevTools'. Rule: docs/paths.md.`,
+Distances are DevTools'. Rule: docs/paths.md.
+
+With --no-weak, as MAT's "Path to GC roots excluding weak/soft
+references": no path takes an ephemeron edge either (a WeakMap's or
+WeakSet's table to a value, which lives only as long as its key: the
+key's own retainers are shown), and where the object has paths through
+none of the runtime's own objects (Node's and the engine's: timer lists,
+emitters, the module loader, GC roots), only those are shown; where it
+has none, as most objects of a Node heap, the output says so. On a Java
+heap, Reference.referent is never followed, with or without it.`,
 		Args: []Arg{{Name: "limit", Short: "n", Kind: IntArg, Default: 3, Help: "number of paths to print"},
-			{Name: "id", Kind: StringArg, Default: "", Required: true, Help: "id of the object whose retainers to show (required)"}},
+			{Name: "id", Kind: StringArg, Default: "", Required: true, Help: "id of the object whose retainers to show (required)"},
+			{Name: "no-weak", Kind: BoolArg, Default: false,
+				Help: "no WeakMap or weak references, and none through the runtime's own objects where the object has such paths (MAT's excluding weak/soft references)"}},
 		Run: runPaths,
 	})
 }
 
 // PathsJSON is the `heapx paths --json` output.
 type PathsJSON struct {
-	SchemaVersion int        `json:"schema_version"`
-	File          string     `json:"file"`
-	Target        NodeJSON   `json:"target"`
-	Paths         []PathJSON `json:"paths"`
+	SchemaVersion int      `json:"schema_version"`
+	File          string   `json:"file"`
+	Target        NodeJSON `json:"target"`
+	// NoWeak says the paths take no weak or ephemeron edge (paths
+	// --no-weak), and ThroughRuntime that each goes through the runtime's
+	// own objects (analysis.Analysis.IsRuntimeInternalEdge), as every such
+	// path to the target does.
+	NoWeak         bool       `json:"no_weak,omitempty"`
+	ThroughRuntime bool       `json:"through_runtime,omitempty"`
+	Paths          []PathJSON `json:"paths"`
 	// AllocationStack is the call stack that allocated the target,
 	// allocating function first (DevTools' Allocation stack pane), when
 	// the dump has one for it.
@@ -78,17 +95,34 @@ func runPaths(c *Context) (*Result, error) {
 	}
 	a := sn.Analysis
 	nm := analysis.NewNamer(a.Graph, a.DOM)
-	paths := a.Paths(target, analysis.PathOptions{K: k})
+	noWeak, throughRuntime := c.Bool("no-weak"), false
+	var paths []analysis.Path
+	if noWeak {
+		paths, throughRuntime = a.NoWeakFinder().With(analysis.PathOptions{K: k}).Find(target)
+	} else {
+		paths = a.Paths(target, analysis.PathOptions{K: k})
+	}
 	t := NewNodeJSON(a.Graph, a.Row(nm, target))
-	r := &Result{JSON: pathsDoc{file: sn.Path, a: a, nm: nm, target: target, paths: paths},
+	r := &Result{JSON: pathsDoc{file: sn.Path, a: a, nm: nm, target: target, paths: paths, noWeak: noWeak, throughRuntime: throughRuntime},
 		Header: []string{fmt.Sprintf("Retainers of %s (%s; shallow size %s, retained size %s, distance %s)",
 			ObjectName(t), t.Constructor, humanize.Size(t.ShallowSize), humanize.Size(t.RetainedSize), DistanceText(t.Distance))}}
 	switch {
+	case len(paths) == 0 && noWeak && len(a.Paths(target, analysis.PathOptions{})) > 0:
+		r.Notes = []string{"No retainer path without weak references: the object is held only through a WeakMap's or WeakSet's table and weak references (heapx paths without --no-weak shows how)."}
 	case len(paths) == 0:
 		r.Notes = []string{"No retainer path: nothing reachable from the roots keeps this object alive (it is garbage or only weakly held)."}
+	case len(paths) < k && noWeak && !throughRuntime:
+		r.Notes = []string{fmt.Sprintf("%d of the %d paths asked for: no other path within %d hops of the shortest is without weak references and the runtime's own objects.",
+			len(paths), k, analysis.PathSlack)}
 	case len(paths) < k:
 		r.Notes = []string{fmt.Sprintf("%d of the %d paths asked for: any other within %d hops of the shortest differs from these only in the runtime's own objects it goes through (heapx shows the path through the program's code; docs/paths.md).",
 			len(paths), k, analysis.PathSlack)}
+	}
+	switch {
+	case len(paths) > 0 && throughRuntime:
+		r.Header = append(r.Header, "--no-weak: without weak references (a WeakMap's values, Java's Reference.referent). Every such path goes through the runtime's own objects (Node's or the engine's): these take the fewest of them.")
+	case len(paths) > 0 && noWeak:
+		r.Header = append(r.Header, "--no-weak: without weak references (a WeakMap's values, Java's Reference.referent) or the runtime's own objects.")
 	}
 	for i, p := range paths {
 		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, p), Table: pathTable(a, nm, p)})
@@ -139,6 +173,24 @@ func pathHeading(i int, p analysis.Path) string {
 // rows, at the cost of a walk along it.
 func pathTable(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) *Table {
 	return labelledPathTable(a, nm, p, nil)
+}
+
+// PathText writes retainer path p on one line, root first, as heapx
+// paths and leaks show it in a table (long runs elided alike), hops
+// joined by " → ": "(root) @1 → .2 global @6049 → .bus EventEmitter
+// @51427".
+func PathText(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) string {
+	var b strings.Builder
+	for i, row := range pathTable(a, nm, p).Rows {
+		if i > 0 {
+			b.WriteString(" → ")
+			if edge := fmt.Sprint(row[0]); edge != "" {
+				b.WriteString(edge + " ")
+			}
+		}
+		b.WriteString(fmt.Sprint(row[1]))
+	}
+	return b.String()
 }
 
 // labelledPathTable is pathTable with the edges of some steps (by index
@@ -290,6 +342,9 @@ type pathsDoc struct {
 	nm     *analysis.Namer
 	target model.NodeIndex
 	paths  []analysis.Path
+	// noWeak and throughRuntime are PathsJSON's NoWeak and
+	// ThroughRuntime.
+	noWeak, throughRuntime bool
 }
 
 // JSONStreamer is a JSON document too large to build in memory: it writes
@@ -328,6 +383,12 @@ func (d pathsDoc) StreamJSON(w io.Writer) error {
 	val(d.file, 1)
 	put(",\n  \"target\": ")
 	val(node(d.target), 1)
+	if d.noWeak {
+		put(",\n  \"no_weak\": true")
+	}
+	if d.throughRuntime {
+		put(",\n  \"through_runtime\": true")
+	}
 	put(",\n  \"paths\": [")
 	for i, p := range d.paths {
 		if i > 0 {

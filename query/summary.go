@@ -10,16 +10,29 @@ import (
 
 func init() {
 	Register(&Query{
-		Name: "summary", Group: GroupBasic, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Name: "summary", Group: GroupBasic, Usage: "FILE | --between A B [FILE] | --before A FILE | --after A FILE",
+		MinInputs: 1, MaxInputs: 3, EarlierAsDigests: true,
 		Title: "Show the classes that hold the memory, like DevTools' Summary view",
 		Help: `Show DevTools' Summary view: one row per constructor (class) with its
 object count, smallest distance from a root, total shallow size and
 retained size, largest retained size first. Numbers match the Chrome
 DevTools Memory panel. Objects unreachable from the roots are counted as
 DevTools counts them and totalled below the table; --unreachable lists
-them by class instead of the classes.`,
+them by class instead of the classes.
+With --between A B, only the objects allocated between snapshots A and B
+(DevTools' filter "Objects allocated between A and B"), as they are in
+FILE (B when FILE is not given); with --before A, those allocated before
+A; with --after A, those allocated after A. Give the snapshots oldest
+first; all must be V8 snapshots of one process taken in one inspector
+session, as V8's ids tell.`,
 		Args: []Arg{limitArg(20), {Name: "unreachable", Kind: BoolArg, Default: false,
-			Help: "list the unreachable objects by class (all classes in --json)"}},
+			Help: "list the unreachable objects by class (all classes in --json)"},
+			{Name: "between", Kind: BoolArg, Default: false,
+				Help: "the snapshots are A B [FILE]: only objects allocated between A and B"},
+			{Name: "before", Kind: BoolArg, Default: false,
+				Help: "the snapshots are A FILE: only objects allocated before A"},
+			{Name: "after", Kind: BoolArg, Default: false,
+				Help: "the snapshots are A FILE: only objects allocated after A"}},
 		Run: runSummary,
 	})
 }
@@ -39,6 +52,28 @@ type SummaryJSON struct {
 	// in Classes (keeping the numbers equal to DevTools'); they are listed
 	// here so they are never silently mixed in.
 	Unreachable UnreachableJSON `json:"unreachable"`
+	// Allocated is the filter of summary --between, --before or --after:
+	// Classes, ClassCount and Unreachable are then of the objects it
+	// keeps; TotalSize stays the whole heap's.
+	Allocated *AllocatedJSON `json:"allocated,omitempty"`
+}
+
+// AllocatedJSON is DevTools' Summary filter "Objects allocated between
+// Snapshot 1 and Snapshot 2": the objects whose id is above AfterID and
+// at most ThroughID (leak.IDRange).
+type AllocatedJSON struct {
+	// Filter is "between", "before" or "after"; Title says it as
+	// DevTools' filter menu does ("Objects allocated between a and b").
+	Filter string `json:"filter"`
+	Title  string `json:"title"`
+	// Snapshots are the files whose newest ids bound the range.
+	Snapshots []string `json:"snapshots"`
+	AfterID   uint64   `json:"after_id"`
+	ThroughID uint64   `json:"through_id"`
+	// Count and ShallowSize total the kept objects with a non-zero
+	// shallow size, as DevTools' grid totals a filtered Summary.
+	Count       int    `json:"count"`
+	ShallowSize uint64 `json:"shallow_size"`
 }
 
 // UnreachableJSON totals the unreachable objects, by class (largest
@@ -75,20 +110,36 @@ type ClassJSON struct {
 
 // BuildSummary returns the summary view of a with at most limit classes
 // (0: all) and the first 10 unreachable classes (all with
-// allUnreachable).
-func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable bool) *SummaryJSON {
+// allUnreachable); with f, of the objects f keeps.
+func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable bool, f *AllocatedFilter) *SummaryJSON {
 	// The two passes only read the analysis: side by side, not one after
 	// the other on one core.
 	var u *analysis.UnreachableReport
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		u = a.Unreachable()
-	}()
-	rows := a.Summary()
+	var rows []analysis.ClassSummary
+	var allocated *AllocatedJSON
+	if f == nil {
+		go func() {
+			defer close(done)
+			u = a.Unreachable()
+		}()
+		rows = a.Summary()
+	} else {
+		keep, _ := f.Range.Nodes(a.Graph)
+		go func() {
+			defer close(done)
+			u = unreachableOf(a, keep)
+		}()
+		rows = a.SummaryOf(keep)
+		allocated = &AllocatedJSON{Filter: f.Filter, Title: f.Title, Snapshots: f.Snapshots, AfterID: f.Range.After, ThroughID: f.Range.Through}
+		for _, r := range rows {
+			allocated.Count += r.Count
+			allocated.ShallowSize += r.Shallow
+		}
+	}
 	<-done
 	s := &SummaryJSON{SchemaVersion: 1, File: path, Policy: a.Policy.Name, TotalSize: a.TotalSize(),
-		ClassCount: len(rows), Classes: []ClassJSON{}}
+		ClassCount: len(rows), Classes: []ClassJSON{}, Allocated: allocated}
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
 	}
@@ -114,14 +165,36 @@ func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable b
 	return s
 }
 
+// unreachableOf totals the unreachable nodes of a in keep by class.
+func unreachableOf(a *analysis.Analysis, keep analysis.Bits) *analysis.UnreachableReport {
+	reach := analysis.Reachable(a.Graph)
+	for i := range reach {
+		reach[i] |= ^keep[i] // a node left out counts as reached
+	}
+	return analysis.Unreachable(a.Graph, reach, a.Classes, a.Self)
+}
+
 func runSummary(c *Context) (*Result, error) {
 	n := c.Int("limit")
 	if n < 0 {
 		return nil, fmt.Errorf("-n must be 0 or more, not %d", n)
 	}
-	sn := c.Snapshots[0]
-	s := BuildSummary(sn.Path, sn.Analysis, n, c.Bool("unreachable"))
+	f, err := allocatedFilter(c)
+	if err != nil {
+		return nil, err
+	}
+	sn := c.Snapshots[len(c.Snapshots)-1]
+	s := BuildSummary(sn.Path, sn.Analysis, n, c.Bool("unreachable"), f)
 	r := &Result{JSON: s}
+	if f != nil {
+		ids := fmt.Sprintf("ids above @%d, up to @%d", f.Range.After, f.Range.Through)
+		if f.Range.After == 0 {
+			ids = fmt.Sprintf("ids up to @%d", f.Range.Through)
+		}
+		r.Header = []string{fmt.Sprintf("%s (%s), alive in %s: %s objects, %s", f.Title, ids,
+			fileNames(snapshotPaths(c.Snapshots))[len(c.Snapshots)-1],
+			humanize.Thousands(uint64(s.Allocated.Count)), humanize.Size(s.Allocated.ShallowSize))}
+	}
 	if c.Bool("unreachable") {
 		t := &Table{Columns: []Column{colClass, colCount, {Key: "shallow_size", Title: "Shallow size", Kind: Bytes}}}
 		for _, u := range s.Unreachable.Classes {

@@ -519,3 +519,40 @@ func TestServerSecurity(t *testing.T) {
 		t.Errorf("the cookie: %d, want 200", res.StatusCode)
 	}
 }
+
+// TestAPIPathsNoWeak: ?no_weak=true gives paths --no-weak's paths:
+// node-basic's CustomerNote, a WeakMap's value, is held by its key there,
+// not by the WeakMap's table, and through none of the runtime's objects;
+// node-leak-3's LeakedItem has only paths through them (an EventEmitter),
+// and through_runtime says so.
+func TestAPIPathsNoWeak(t *testing.T) {
+	url := start(t, open(t, "node-basic.heapsnapshot.gz"), serve.Options{})
+	var plain, noWeak session.PathsJSON
+	apiGet(t, url, "/api/v1/objects/@93921/paths?k=3", &plain)
+	apiGet(t, url, "/api/v1/objects/@93921/paths?k=3&no_weak=true", &noWeak)
+	through := func(p session.PathsJSON, id uint64) bool {
+		for _, q := range p.Paths {
+			for _, st := range q.Steps {
+				if st.To.ID == id {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	const weakMap, customer = 93915, 83757
+	if plain.NoWeak || !through(plain, weakMap) || !noWeak.NoWeak || noWeak.ThroughRuntime || len(noWeak.Paths) != 2 || through(noWeak, weakMap) || !through(noWeak, customer) {
+		t.Errorf("paths %+v\nno_weak %+v", plain, noWeak)
+	}
+	leak := start(t, open(t, "node-leak-3.heapsnapshot.gz"), serve.Options{})
+	var item session.PathsJSON
+	apiGet(t, leak, "/api/v1/objects/@92189/paths?k=1&no_weak=1", &item)
+	const emitter = 51427
+	if !item.NoWeak || !item.ThroughRuntime || len(item.Paths) != 1 || !through(item, emitter) {
+		t.Errorf("no_weak paths of a LeakedItem: %+v", item)
+	}
+	var e apiError
+	if code := apiGet(t, url, "/api/v1/objects/@93921/paths?no_weak=maybe", &e); code != 400 || !strings.Contains(e.Error, `no_weak="maybe" is not true or false`) {
+		t.Errorf("no_weak=maybe: %d %+v", code, e)
+	}
+}

@@ -70,9 +70,43 @@ func TestBrowserLeakSeries(t *testing.T) {
 	}
 	p.screenshot(dir, "2-summary.png")
 
+	// Without weak references (MAT's path excluding weak and soft
+	// references, paths --no-weak): every path of the LeakedItem goes
+	// through the runtime's objects (the bus is an EventEmitter), so its
+	// path is unchanged and a note says why; the address keeps the switch.
+	p.click(`.selection input.no-weak`)
+	p.waitFor("the paths without weak references", `location.hash.includes('noweak=1') && document.querySelector('.selection input.no-weak') && document.querySelector('.selection input.no-weak').checked && document.querySelector('.selection .path-table')`)
+	if got := p.text(".selection .path"); got != path {
+		t.Errorf("the first path without weak references is\n%s\nnot\n%s", got, path)
+	}
+	if got := p.text(".selection .note.through-runtime"); !strings.HasPrefix(got, "Every path without weak references goes through the runtime's own objects") {
+		t.Errorf("the note on paths through the runtime is %q", got)
+	}
+	p.click(`.selection input.no-weak`)
+	p.waitFor("the paths again", `!location.hash.includes('noweak') && document.querySelector('.selection .path-table')`)
+
 	// A reload shows the same: filter, open class, selection.
-	p.run("location.reload()")
-	p.waitFor("the selection after a reload", `document.querySelector('.selection .path-table') && document.querySelectorAll('tr.instance').length === 50`)
+	p.run("window.beforeReload = true; location.reload()")
+	p.waitFor("the selection after a reload", `!window.beforeReload && document.querySelector('.selection .path-table') && document.querySelectorAll('tr.instance').length === 50`)
+
+	// DevTools' filter "Objects allocated between node-leak-1 and
+	// node-leak-2": the 500 LeakedItems of that step, whose instances
+	// open; then all objects again.
+	var options []string
+	p.eval(`[...document.querySelectorAll('select.allocated option')].map(o => o.textContent)`, &options)
+	if len(options) != 4 || options[2] != "Objects allocated between node-leak-1.heapsnapshot.gz and node-leak-2.heapsnapshot.gz" {
+		t.Errorf("the allocation filter offers %q", options)
+	}
+	p.run(`(() => { const s = document.querySelector('select.allocated'); s.value = 'between:1:2'; s.dispatchEvent(new Event('change')); })()`)
+	p.waitFor("500 LeakedItems allocated between the baselines", `(() => { const r = document.querySelector('tr.class-row[data-name="LeakedItem"]'); return r && r.children[2].textContent === '500'; })()`)
+	if got := p.text(".toolbar .count"); !strings.Contains(got, "3,004 objects") {
+		t.Errorf("the filtered Summary's count says %q", got)
+	}
+	p.click(`tr.class-row[data-name="LeakedItem"] button.toggle`)
+	p.waitFor("their instances", `document.querySelectorAll('tr.instance').length === 50 && document.querySelector('tr.more-row').textContent.includes('of 450 more')`)
+	p.screenshot(dir, "2b-summary-allocated.png")
+	p.run(`(() => { const s = document.querySelector('select.allocated'); s.value = ''; s.dispatchEvent(new Event('change')); })()`)
+	p.waitFor("all LeakedItems again", `(() => { const r = document.querySelector('tr.class-row[data-name="LeakedItem"]'); return r && r.children[2].textContent === '1,500'; })()`)
 
 	// Comparison: LeakedItem has 500 new objects, which open.
 	p.click(`#nav a[data-view="comparison"]`)

@@ -97,7 +97,7 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return s.Instances(c, off, lim)
+		return s.Instances(c, r.URL.Query().Get("allocated"), off, lim)
 	})
 	// An object's views answer about the snapshot ?snapshot=N names (0,
 	// the file, unless given; 1 on, the baselines), so a deleted object
@@ -144,7 +144,11 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		if v := r.URL.Query().Get("ignore"); v != "" {
 			ignore = strings.Split(v, ",")
 		}
-		return in.Paths(r.PathValue("id"), k, ignore)
+		noWeak, err := boolArg(r, "no_weak")
+		if err != nil {
+			return nil, err
+		}
+		return in.Paths(r.PathValue("id"), k, ignore, noWeak)
 	}))
 	h.api("GET", "/api/v1/objects/{id}/children", h.gated(ClassDominators, func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
@@ -425,6 +429,20 @@ func intArg(r *http.Request, name string, def int) (int, error) {
 	return n, nil
 }
 
+// boolArg reads the query parameter name, "true"/"1" or "false"/"0";
+// false when absent.
+func boolArg(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &session.Error{Kind: session.Invalid, Msg: name + "=" + strconv.Quote(v) + " is not true or false"}
+	}
+	return b, nil
+}
+
 // snapshot returns the session on the snapshot the request's ?snapshot=
 // names (session.Session.Snapshot), the file's when it names none.
 func snapshot(s *session.Session, r *http.Request) (*session.Session, error) {
@@ -442,7 +460,7 @@ func listQuery(r *http.Request) (session.ListQuery, error) {
 	if err != nil {
 		return session.ListQuery{}, err
 	}
-	lq := session.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: off, Limit: lim}
+	lq := session.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: off, Limit: lim, Allocated: q.Get("allocated")}
 	switch q.Get("order") {
 	case "", "desc":
 		lq.Desc = true

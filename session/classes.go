@@ -96,16 +96,23 @@ type ClassPage struct {
 	Matched    int        `json:"matched"`
 	Offset     int        `json:"offset"`
 	Classes    []ClassRow `json:"classes"`
+	// Allocated is the allocation filter of ListQuery.Allocated: the
+	// classes, counts and sizes are then of the objects it keeps, as in
+	// summary --between's.
+	Allocated *query.AllocatedJSON `json:"allocated,omitempty"`
 }
 
 // ListQuery selects a page of a list of classes: those whose name
 // contains Filter (ignoring case), ordered by the column Sort (a key of
 // the list's rows; "" for the list's own order), Desc for descending.
+// Allocated, for the Summary, is the key of an allocation filter
+// (Info().AllocationFilters): only the objects it keeps are counted.
 type ListQuery struct {
 	Filter        string
 	Sort          string
 	Desc          bool
 	Offset, Limit int
+	Allocated     string
 }
 
 // page clamps a requested page to a list of total rows: the rows
@@ -142,9 +149,18 @@ func (s *Session) Classes(q ListQuery) (*ClassPage, error) {
 	}
 	s.prepare()
 	a := s.a
-	rows := make([]int, 0, len(s.classes))
+	classes := s.classes
+	var view *allocationView
+	if q.Allocated != "" {
+		v, err := s.allocationView(q.Allocated)
+		if err != nil {
+			return nil, err
+		}
+		view, classes = v, v.classes
+	}
+	rows := make([]int, 0, len(classes))
 	filter := strings.ToLower(q.Filter)
-	for i, c := range s.classes {
+	for i, c := range classes {
 		if filter == "" || strings.Contains(strings.ToLower(c.Name), filter) {
 			rows = append(rows, i)
 		}
@@ -171,7 +187,7 @@ func (s *Session) Classes(q ListQuery) (*ClassPage, error) {
 			key = func(x, y analysis.ClassSummary) int { return cmp.Compare(x.Retained, y.Retained) }
 		}
 		slices.SortStableFunc(rows, func(i, j int) int {
-			c := key(s.classes[i], s.classes[j])
+			c := key(classes[i], classes[j])
 			if q.Desc {
 				c = -c
 			}
@@ -186,9 +202,12 @@ func (s *Session) Classes(q ListQuery) (*ClassPage, error) {
 		return nil, err
 	}
 	p := &ClassPage{SchemaVersion: SchemaVersion, File: s.file.Path, Policy: a.Policy.Name, TotalSize: a.TotalSize(),
-		ClassCount: len(s.classes), Matched: len(rows), Offset: lo, Classes: []ClassRow{}}
+		ClassCount: len(classes), Matched: len(rows), Offset: lo, Classes: []ClassRow{}}
+	if view != nil {
+		p.Allocated = view.json
+	}
 	for _, i := range rows[lo:hi] {
-		p.Classes = append(p.Classes, s.classRow(s.classes[i]))
+		p.Classes = append(p.Classes, s.classRow(classes[i]))
 	}
 	return p, nil
 }
@@ -232,13 +251,33 @@ type InstancePage struct {
 	ObjectPage
 }
 
-// Instances returns a page of the instances of class index c.
-func (s *Session) Instances(c, offset, limit int) (*InstancePage, error) {
+// Instances returns a page of the instances of class index c; with
+// allocated, the key of an allocation filter (ListQuery.Allocated), of
+// those it keeps, and the class's row under it.
+func (s *Session) Instances(c int, allocated string, offset, limit int) (*InstancePage, error) {
 	cs, err := s.class(c)
 	if err != nil {
 		return nil, err
 	}
 	all := s.inst[s.instFrom[c]:s.instFrom[c+1]]
+	if allocated != "" {
+		v, err := s.allocationView(allocated)
+		if err != nil {
+			return nil, err
+		}
+		i := slices.IndexFunc(v.classes, func(r analysis.ClassSummary) bool { return int(r.Class) == c })
+		if i < 0 {
+			return nil, notFound("class %d has no instances under the filter %s", c, allocated)
+		}
+		cs = v.classes[i]
+		kept := make([]int32, 0, cs.Count)
+		for _, n := range all {
+			if v.keep.Has(int(n)) {
+				kept = append(kept, n)
+			}
+		}
+		all = kept
+	}
 	p, err := s.objectPage(all, offset, limit)
 	if err != nil {
 		return nil, err

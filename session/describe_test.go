@@ -13,6 +13,7 @@ import (
 // form adds "required" to each argument and "runnable", in that order,
 // and the list's form has neither.
 func TestDescribeQuery(t *testing.T) {
+	const noWeakHelp = "no WeakMap or weak references, and none through the runtime's own objects where the object has such paths (MAT's excluding weak/soft references)"
 	q := query.Lookup("paths")
 	list, err := json.Marshal(q.Describe())
 	if err != nil {
@@ -21,7 +22,8 @@ func TestDescribeQuery(t *testing.T) {
 	const wantList = `{"name":"paths","group":"basic","usage":"FILE --id ID","title":` +
 		`"Show what keeps an object alive: its retainer paths from the roots, through the program's code","min_inputs":1,"max_inputs":1,"args":[` +
 		`{"name":"limit","kind":"int","default":3,"help":"number of paths to print"},` +
-		`{"name":"id","kind":"string","default":"","help":"id of the object whose retainers to show (required)"}]}`
+		`{"name":"id","kind":"string","default":"","help":"id of the object whose retainers to show (required)"},` +
+		`{"name":"no-weak","kind":"bool","default":false,"help":"` + noWeakHelp + `"}]}`
 	if string(list) != wantList {
 		t.Errorf("list's descriptor:\n%s\nwant\n%s", list, wantList)
 	}
@@ -32,7 +34,8 @@ func TestDescribeQuery(t *testing.T) {
 	const wantServed = `{"name":"paths","group":"basic","usage":"FILE --id ID","title":` +
 		`"Show what keeps an object alive: its retainer paths from the roots, through the program's code","min_inputs":1,"max_inputs":1,"args":[` +
 		`{"name":"limit","kind":"int","default":3,"help":"number of paths to print","required":false},` +
-		`{"name":"id","kind":"string","default":"","help":"id of the object whose retainers to show (required)","required":true}],"runnable":true}`
+		`{"name":"id","kind":"string","default":"","help":"id of the object whose retainers to show (required)","required":true},` +
+		`{"name":"no-weak","kind":"bool","default":false,"help":"` + noWeakHelp + `","required":false}],"runnable":true}`
 	if string(served) != wantServed {
 		t.Errorf("the session's descriptor:\n%s\nwant\n%s", served, wantServed)
 	}

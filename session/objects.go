@@ -254,13 +254,19 @@ type PathsJSON struct {
 	// Ignored are the objects the paths avoid (DevTools' "ignore this
 	// retainer").
 	Ignored []query.NodeJSON `json:"ignored"`
-	Paths   []PathJSON       `json:"paths"`
+	// NoWeak says the paths take no weak or ephemeron edge, and
+	// ThroughRuntime that each takes runtime-internal ones, as every
+	// such path does (paths --no-weak).
+	NoWeak         bool       `json:"no_weak,omitempty"`
+	ThroughRuntime bool       `json:"through_runtime,omitempty"`
+	Paths          []PathJSON `json:"paths"`
 }
 
 // Paths returns up to k retainer paths to the object ref names, the
 // paths heapx shows (analysis.PathFinder.Find), avoiding the objects
-// ignore names.
-func (s *Session) Paths(ref string, k int, ignore []string) (*PathsJSON, error) {
+// ignore names; with noWeak, paths --no-weak's
+// (analysis.NoWeakFinder).
+func (s *Session) Paths(ref string, k int, ignore []string, noWeak bool) (*PathsJSON, error) {
 	n, err := s.lookup(ref)
 	if err != nil {
 		return nil, err
@@ -268,7 +274,7 @@ func (s *Session) Paths(ref string, k int, ignore []string) (*PathsJSON, error) 
 	if k < 1 || k > MaxPaths {
 		return nil, invalid("the number of paths must be 1 to %d, not %d", MaxPaths, k)
 	}
-	out := &PathsJSON{SchemaVersion: 1, File: s.file.Path, Target: s.node(n), Ignored: []query.NodeJSON{}, Paths: []PathJSON{}}
+	out := &PathsJSON{SchemaVersion: 1, File: s.file.Path, Target: s.node(n), Ignored: []query.NodeJSON{}, NoWeak: noWeak, Paths: []PathJSON{}}
 	var ign []int32
 	for _, r := range ignore {
 		v, err := s.lookup(r)
@@ -283,7 +289,13 @@ func (s *Session) Paths(ref string, k int, ignore []string) (*PathsJSON, error) 
 	}
 	// A finder of the request's own, which shares the kept one's
 	// distances: no walk of the heap per click, "ignore" included.
-	paths := s.finder().With(analysis.PathOptions{K: k, IgnoreNodes: ign, MaxExpansions: maxExpansions}).Find(n)
+	opt := analysis.PathOptions{K: k, IgnoreNodes: ign, MaxExpansions: maxExpansions}
+	var paths []analysis.Path
+	if noWeak {
+		paths, out.ThroughRuntime = s.a.NoWeakFinder().With(opt).Find(n)
+	} else {
+		paths = s.finder().With(opt).Find(n)
+	}
 	for _, p := range paths {
 		pj := PathJSON{PathJSON: query.PathJSON{Distance: p.Cost, System: p.System, Root: s.node(s.g.Root), Steps: []query.StepJSON{}}}
 		steps := p.Steps

@@ -101,6 +101,10 @@ func (s *Session) queryInputs(q *query.Query) ([]query.Snapshot, error) {
 		return nil, invalid("%s needs %d snapshots and the session has %d: %s", q.Name, q.MinInputs, n, s.openSeries())
 	}
 	switch {
+	case q.MinInputs == 1:
+		// summary's --between takes more, but the session has its own
+		// allocation filters (ListQuery.Allocated).
+		return all[n-1:], nil
 	case q.MaxInputs == 0:
 		return all, nil
 	case q.MaxInputs == 3 && q.MinInputs == 3:

@@ -128,6 +128,8 @@ type Session struct {
 	infoOnce sync.Once
 	info     *InfoJSON
 
+	alloc allocation // the Summary's filters by allocation time
+
 	prepOnce sync.Once
 	classes  []analysis.ClassSummary // the Summary, largest retained first
 	rowOf    []int32                 // class index -> row in classes, -1 if none
@@ -378,6 +380,13 @@ type InfoJSON struct {
 	// Warnings say what is wrong with the snapshots given (out of order,
 	// not of one process), as report --json's do; always present.
 	Warnings []query.Warning `json:"warnings"`
+	// AllocationFilters are the Summary's filters by when objects were
+	// allocated (DevTools' "Objects allocated between Snapshot 1 and
+	// Snapshot 2"), with baselines of one V8 process taken in one
+	// session; AllocationFiltersNote says why there are none when there
+	// are baselines.
+	AllocationFilters     []AllocationFilterJSON `json:"allocation_filters,omitempty"`
+	AllocationFiltersNote string                 `json:"allocation_filters_note,omitempty"`
 	// Threads is how many thread stacks the dump records (Java's HPROF,
 	// a Node.js core): the threads query shows them.
 	Threads int `json:"threads"`
@@ -415,6 +424,7 @@ func (s *Session) makeInfo() *InfoJSON {
 		info.Baselines = append(info.Baselines, b.Path)
 		info.Inputs = append(info.Inputs, input(b, "baseline"))
 	}
+	info.AllocationFilters, info.AllocationFiltersNote = s.allocationFilters()
 	info.Categories = s.categories()
 	for _, q := range query.All() {
 		if q.Traces {

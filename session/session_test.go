@@ -46,7 +46,7 @@ func TestInstancesAreTheSummarys(t *testing.T) {
 				seen := map[uint64]bool{}
 				last := ^uint64(0)
 				for io := 0; io < c.Count; {
-					ip, err := s.Instances(c.Index, io, session.MaxPage)
+					ip, err := s.Instances(c.Index, "", io, session.MaxPage)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -225,7 +225,7 @@ func TestExchangeFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPaths, err := orig.Paths("@92189", 3, nil)
+	wantPaths, err := orig.Paths("@92189", 3, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestExchangeFormats(t *testing.T) {
 				t.Errorf("%s: class %d is %+v, want %+v", path, i, g, w)
 			}
 		}
-		p, err := s.Paths("@92189", 3, nil)
+		p, err := s.Paths("@92189", 3, nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}

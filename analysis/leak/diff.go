@@ -32,13 +32,14 @@ func (m Matching) String() string {
 	return "class"
 }
 
-// StableIDFraction is the share of one snapshot's node ids that must
-// appear again in the next for their ids to be taken as stable. Within one
-// V8 process almost every id survives between snapshots except those of
-// collected objects (99.8% on the leak fixtures); a moving collector
-// that renames objects by address leaves few. Ids that coincide by chance
-// (V8 numbers objects from the same start in every process) are not told
-// apart: snapshots of two processes started alike look stable too.
+// StableIDFraction is the share of one snapshot's objects that must be
+// found again as the same objects in the next (PairCheck.SameShare) for
+// the two to be taken as snapshots of one process. Within one V8 process
+// almost every id survives between snapshots except those of collected
+// objects (99.8% on the leak fixtures); a moving collector that renames
+// objects by address leaves few. Ids that coincide by chance (V8 numbers
+// objects from the same start in every process and every session) can
+// pass it; PairCheck.IDsReused tells them apart.
 const StableIDFraction = 0.5
 
 // MaxDiffExamples bounds ClassDiff.NewNodes, so a class with millions of
@@ -78,11 +79,10 @@ type ClassDiff struct {
 // DiffResult is DevTools' Comparison view of a target snapshot against a
 // base snapshot.
 type DiffResult struct {
-	// Matching is how objects were paired; IDOverlap is the share of the
-	// base's counted instances whose id (within the same class) is in the
-	// target. Objects are matched by id when that share is at least
-	// StableIDFraction and Pair says the ids are V8's and the snapshots
-	// come from one process.
+	// Matching is how objects were paired: by id when Pair matches
+	// objects (PairCheck.MatchesObjects: V8's ids, one process, one
+	// numbering). IDOverlap is the share of the base's counted instances
+	// whose id (within the same class) is in the target.
 	Matching  Matching
 	IDOverlap float64
 	// Pair is what the ids say about the two snapshots (ComparePair).
@@ -105,11 +105,11 @@ type DiffResult struct {
 // (a plain object that gained properties and so another inferred
 // interface) is deleted from one row and new in another, as in DevTools.
 //
-// When fewer than StableIDFraction of the base's instances are found again
-// by id, when the snapshots do not look like two of one process (see
-// PairCheck.OneProcess), or when the ids are addresses (AddressIDs: a
-// moving collector makes a moved object look deleted and new), only counts
-// and sizes per class are compared (MatchByClass), as MAT and Firefox do.
+// When the snapshots do not look like two of one process numbered by one
+// session (see PairCheck.OneProcess and IDsReused), or when the ids are
+// addresses (AddressIDs: a moving collector makes a moved object look
+// deleted and new), only counts and sizes per class are compared
+// (MatchByClass), as MAT and Firefox do.
 //
 // Unlike DevTools, which classes the base's plain objects with the
 // target's inferred interfaces for the comparison, each snapshot keeps its
@@ -183,7 +183,7 @@ func Diff(base, target *analysis.Analysis) *DiffResult {
 		r.IDOverlap = float64(matched) / float64(n)
 	}
 	r.Pair = ComparePair(base.Graph, target.Graph)
-	if r.IDOverlap >= StableIDFraction && r.Pair.IDs == CountedIDs && r.Pair.OneProcess() {
+	if r.Pair.MatchesObjects() {
 		r.Matching = MatchByID
 	} else {
 		r.Matching = MatchByClass

@@ -21,9 +21,11 @@ func diffPair(t *testing.T) (base, target *model.Graph) {
 			{From: 2, To: 5, Type: analysistest.ElementEdge, Index: 0}, {From: 5, To: 4, Type: analysistest.ElementEdge, Index: 0}})
 	target = analysistest.Build([]analysistest.Node{root, analysistest.Obj("global", 8), analysistest.Obj("A", 10), analysistest.Obj("A", 10), analysistest.Obj("A", 10), analysistest.Obj("C", 5)},
 		[]analysistest.Edge{{From: 0, To: 1, Type: analysistest.ShortcutEdge, Name: "global"}, analysistest.Prop(1, 2, "a1"), analysistest.Prop(1, 3, "a3"), analysistest.Prop(1, 4, "a4"), analysistest.Prop(1, 5, "c")})
-	// Target nodes 3 and 4 are new: give them ids the base does not have.
+	// Target nodes 3, 4 and 5 are new: give them ids the base does not
+	// have (V8 never gives a new object an id it gave another).
 	target.Nodes.ID.Set(3, 101)
 	target.Nodes.ID.Set(4, 103)
+	target.Nodes.ID.Set(5, 105)
 	return base, target
 }
 

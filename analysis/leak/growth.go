@@ -57,10 +57,10 @@ type CollectionGrowth struct {
 // GrowthResult is the outcome of Growth.
 type GrowthResult struct {
 	// Matching is MatchByID when the snapshots look like snapshots of one
-	// process (Series.OneProcess: IDOverlap, the smallest share of one
-	// snapshot's objects found again as the same objects in the next, is
-	// at least StableIDFraction). With MatchByClass single collections
-	// cannot be followed and Collections is empty.
+	// process (Series.OneProcess; IDOverlap is the smallest share of one
+	// snapshot's objects found again as the same objects in the next).
+	// With MatchByClass single collections cannot be followed and
+	// Collections is empty.
 	Matching  Matching
 	IDOverlap float64
 	// Series is what the ids say about the snapshots (CheckSeries).

@@ -79,11 +79,11 @@ type LeakCluster struct {
 
 // LeakResult is the outcome of Leaks.
 type LeakResult struct {
-	// Matching is MatchByID when the snapshots' ids are stable (see
-	// StableIDFraction, measured as the share of the baseline's ids found
-	// in the target: IDOverlap) and match objects (one V8 process, see
-	// SeriesCheck.MatchesObjects). With MatchByClass nothing can be told
-	// about single objects and there are no clusters (see ClassLeaks).
+	// Matching is MatchByID when the snapshots' ids match objects (one V8
+	// process, one numbering: SeriesCheck.MatchesObjects). With
+	// MatchByClass nothing can be told about single objects and there are
+	// no clusters (see ClassLeaks). IDOverlap is the share of the
+	// baseline's ids found in the target.
 	Matching  Matching
 	IDOverlap float64
 	// Allocated counts the target's nodes whose id is not in the
@@ -168,7 +168,7 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 	}
 	bIDs, tIDs := baseline.Sorted, target.Sorted
 	r := &LeakResult{IDOverlap: sharedShare(bIDs, tIDs)}
-	if r.IDOverlap < StableIDFraction || !CheckDigests([]*Digest{baseline, target}, final.Graph).MatchesObjects() {
+	if !CheckDigests([]*Digest{baseline, target}, final.Graph).MatchesObjects() {
 		r.Matching = MatchByClass
 		return r
 	}

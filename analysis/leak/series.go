@@ -69,22 +69,38 @@ const maxPairSample = 1 << 16
 // later one, say about them.
 type PairCheck struct {
 	// Sampled counts the earlier snapshot's nodes looked up in the later
-	// one (all of them up to 65,536 nodes, else every k-th); Same counts
-	// those found there under the same id as a node of the same type and
-	// name. Within one process nearly every object that lives on keeps
-	// its id (99.8% between the bundled Node snapshots); two processes
-	// started alike number their objects alike, but the same numbers soon
-	// name other objects (15% of the shared ids name the same object
-	// between two Node processes, under 1% between Node and Chromium).
-	// Java ids are addresses, and the objects a JDK maps from its
-	// class-data archive or makes at startup sit at the same addresses in
-	// every JVM: two different small programs (java-ticketleak-1 and
-	// java-jshell-agent) share 66%, so this test cannot tell them apart,
-	// while two runs of LeakDemo share 18%. Their objects are never
-	// matched by id anyway (see AddressIDs).
-	Sampled, Same int
+	// one (all of them up to 65,536 nodes, else every k-th); Found counts
+	// those whose id the later one has, and Same those found there as a
+	// node of the same type and name. Within one process nearly every
+	// object that lives on keeps its id (99.8% between the bundled Node
+	// snapshots); two processes started alike number their objects alike,
+	// but the same numbers soon name other objects (15% of the shared ids
+	// name the same object between two Node processes, under 1% between
+	// Node and Chromium). Java ids are addresses, and the objects a JDK
+	// maps from its class-data archive or makes at startup sit at the same
+	// addresses in every JVM: two different small programs
+	// (java-ticketleak-1 and java-jshell-agent) share 66%, so this test
+	// cannot tell them apart, while two runs of LeakDemo share 18%. Their
+	// objects are never matched by id anyway (see AddressIDs).
+	Sampled, Found, Same int
+	// OtherType counts the sampled ids found in the later snapshot as a
+	// node of another type. A V8 object never changes type, where its name
+	// may (a DOM element's name holds its class attribute), so within one
+	// process it stays near zero (1 of 53,357 on the bundled Node series,
+	// 0 with 400 elements renamed); see IDsReused.
+	OtherType int
 	// IDs is the kind of both snapshots' ids.
 	IDs IDKind
+	// Renumbered reports that the later snapshot's V8 heap-object (odd)
+	// ids rise in the order its nodes are listed, as in a process's first
+	// snapshot: V8 numbers objects as the snapshot first meets them, so a
+	// snapshot of objects numbered before it lists old and new objects
+	// interleaved (hundreds of descents or more in every later snapshot
+	// of the fixtures), while one taken after V8 dropped its numbering
+	// (its heap profiler turned off, as when an inspector session ends)
+	// numbers everything afresh, from the start again. False unless IDs
+	// is CountedIDs.
+	Renumbered bool
 	// EarlierNewest and LaterNewest are the largest V8 heap-object (odd)
 	// id in each snapshot; Newer counts the earlier snapshot's heap
 	// objects with an id above LaterNewest: objects first seen after
@@ -103,10 +119,59 @@ func (p PairCheck) SameShare() float64 {
 	return float64(p.Same) / float64(p.Sampled)
 }
 
+// ReusedShare is the share of the sampled ids found in the later
+// snapshot that name another object there (another type or name).
+func (p PairCheck) ReusedShare() float64 {
+	if p.Found == 0 {
+		return 0
+	}
+	return float64(p.Found-p.Same) / float64(p.Found)
+}
+
+// MaxOtherTypeFraction is the share of the ids found in both snapshots
+// that may name a node of another type in the later one before the ids
+// are taken as reused (see IDsReused): a tenth of a percent, 50 times
+// what one V8 process showed, 60 times under what separate sessions of
+// one Chromium page (6% to 30%) and of one Node process (10% to 14%)
+// showed.
+const MaxOtherTypeFraction = 0.001
+
+// IDsReused reports whether V8 numbered the later snapshot's objects
+// afresh, so that its ids name other objects than the earlier's: the
+// snapshots were taken in separate sessions of V8's heap profiler (each
+// `heapx capture --inspect` run, each DevTools window: V8 forgets its
+// numbering when a session ends) or by separate processes: more than
+// MaxOtherTypeFraction of the ids found in both name a node of another
+// type, or, in a later snapshot V8 Renumbered, another object (a later
+// snapshot of one session can be in order too, when everything new was
+// met after everything old, but then its ids name the objects they
+// named). Then a share of ids found again proves nothing: ids
+// restarted from the same first number, and the heap was walked in much
+// the same order, so nine in ten may name an object of the same type and
+// name by coincidence (three sessions of one page: 89.5%). Only V8's
+// counted ids are checked: an address names another object after the
+// collector moved one (see AddressIDs).
+func (p PairCheck) IDsReused() bool {
+	if p.IDs != CountedIDs || p.Found == 0 {
+		return false
+	}
+	limit := MaxOtherTypeFraction * float64(p.Found)
+	return float64(p.OtherType) > limit || p.Renumbered && float64(p.Found-p.Same) > limit
+}
+
 // OneProcess reports whether the two snapshots look like snapshots of one
-// process: at least StableIDFraction of the earlier one's objects are
-// found again as the same objects.
-func (p PairCheck) OneProcess() bool { return p.SameShare() >= StableIDFraction }
+// process, numbered by one session: at least StableIDFraction of the
+// earlier one's objects are found again as the same objects, and the ids
+// were not reused (IDsReused).
+func (p PairCheck) OneProcess() bool {
+	return p.SameShare() >= StableIDFraction && !p.IDsReused()
+}
+
+// MatchesObjects reports whether objects can be matched by id across the
+// pair: V8's counted ids of one process (OneProcess). This is the one
+// check every comparison by id makes first (Diff, Leaks, Growth, and the
+// front ends' warnings through CheckSeries).
+func (p PairCheck) MatchesObjects() bool { return p.IDs == CountedIDs && p.OneProcess() }
 
 // Reversed reports whether the later snapshot was taken first: both come
 // from one V8 process and the earlier one holds objects V8 numbered after
@@ -133,18 +198,23 @@ func ComparePair(earlier, later *model.Graph) PairCheck {
 }
 
 // pairSample is what ComparePair keeps of the earlier snapshot: every
-// k-th node's id, with a hash of its type and name, behind a bit filter.
+// k-th node's id, with hashes of its type and of its type and name, behind
+// a bit filter.
 type pairSample struct {
 	ids    IDKind
 	newest uint64 // newestCountedID of the snapshot
-	// sample maps an id to the hash of its node's type and name (see
-	// nodeHash): a pair compared by hash needs no string of the earlier
-	// snapshot, so a Digest keeps 16 bytes a sampled node, not its graph.
-	sample map[uint64]uint64
+	// sample maps an id to the hashes of its node (see sampledNode): a
+	// pair compared by hash needs no string of the earlier snapshot, so a
+	// Digest keeps 24 bytes a sampled node, not its graph.
+	sample map[uint64]sampledNode
 	// A bit per hash of the sampled ids, 16 times as many bits as ids,
 	// answers most lookups of the later snapshot's ids without the map.
 	filter *[1 << 20 / 64]uint64
 }
+
+// sampledNode is what a pair sample keeps of a node: the hash of its
+// type's qualified name and that of its type and name (nodeHash).
+type sampledNode struct{ typ, node uint64 }
 
 func newPairSample(g *model.Graph) *pairSample {
 	n := g.NumNodes()
@@ -152,10 +222,10 @@ func newPairSample(g *model.Graph) *pairSample {
 	if step < 1 {
 		step = 1
 	}
-	s := &pairSample{ids: IDKindOf(g), sample: make(map[uint64]uint64, n/step+1), filter: new([1 << 20 / 64]uint64)}
+	s := &pairSample{ids: IDKindOf(g), sample: make(map[uint64]sampledNode, n/step+1), filter: new([1 << 20 / 64]uint64)}
 	for v := 0; v < n; v += step {
 		id := g.Nodes.ID.At(v)
-		s.sample[id] = nodeHash(g, int32(v))
+		s.sample[id] = sampledOf(g, int32(v))
 		h := idHash(id)
 		s.filter[h>>6] |= 1 << (h & 63)
 	}
@@ -177,21 +247,57 @@ func (s *pairSample) compare(later *model.Graph, newer func(uint64) int) PairChe
 		if h := idHash(id); s.filter[h>>6]&(1<<(h&63)) == 0 {
 			continue
 		}
-		if h, ok := s.sample[id]; ok && h == nodeHash(later, int32(v)) {
+		e, ok := s.sample[id]
+		if !ok {
+			continue
+		}
+		p.Found++
+		l := sampledOf(later, int32(v))
+		switch {
+		case l == e:
 			p.Same++
+		case l.typ != e.typ:
+			p.OtherType++
 		}
 	}
 	if p.IDs == CountedIDs {
 		p.EarlierNewest, p.LaterNewest = s.newest, newestCountedID(later)
 		p.Newer = newer(p.LaterNewest)
+		p.Renumbered = numberedInOrder(later)
 	}
 	return p
 }
 
-// nodeHash hashes node v's qualified type name and name (FNV-1a, 64 bits:
-// two different nodes of a pair's sample, at most 65,536, collide with a
-// chance of about 2^-48).
-func nodeHash(g *model.Graph, v int32) uint64 {
+// numberedInOrder reports whether g's V8 heap-object (odd) ids rise in
+// node order but for at most one in 10,000 (the first snapshot of a
+// Chromium page had 1 descent in 160,858 ids); see PairCheck.Renumbered.
+func numberedInOrder(g *model.Graph) bool {
+	var last uint64
+	odd, descents := 0, 0
+	for i := range g.Nodes.ID.Len() {
+		id := g.Nodes.ID.At(i)
+		if id&1 == 0 {
+			continue
+		}
+		odd++
+		if id < last {
+			descents++
+		}
+		last = id
+	}
+	return odd > 0 && descents*10000 <= odd
+}
+
+// sampledOf hashes node v of g for a pair sample.
+func sampledOf(g *model.Graph, v int32) sampledNode {
+	t := g.NodeType(v).QualifiedName()
+	return sampledNode{typ: nodeHash(t, ""), node: nodeHash(t, g.NodeName(v))}
+}
+
+// nodeHash hashes a node's qualified type name and name (FNV-1a, 64
+// bits: two different nodes of a pair's sample, at most 65,536, collide
+// with a chance of about 2^-48).
+func nodeHash(typ, name string) uint64 {
 	h := uint64(14695981039346656037)
 	add := func(s string) {
 		for i := 0; i < len(s); i++ {
@@ -199,8 +305,8 @@ func nodeHash(g *model.Graph, v int32) uint64 {
 		}
 		h = (h ^ 0xff) * 1099511628211 // a separator no UTF-8 text holds
 	}
-	add(g.NodeType(v).QualifiedName())
-	add(g.NodeName(v))
+	add(typ)
+	add(name)
 	return h
 }
 
@@ -374,7 +480,30 @@ func (s *SeriesCheck) OneProcess() bool {
 // which follow an object for its life (addresses do not; see
 // AddressIDs).
 func (s *SeriesCheck) MatchesObjects() bool {
-	return s.OneProcess() && len(s.Pairs) > 0 && s.Pairs[0].IDs == CountedIDs
+	if !s.SameRuntime() || len(s.Pairs) == 0 {
+		return false
+	}
+	for _, p := range s.Pairs {
+		if !p.MatchesObjects() {
+			return false
+		}
+	}
+	return true
+}
+
+// Weakest returns the pair that decides how the series is compared: the
+// first that does not look like one process, else the one with the
+// smallest SameShare; ok is false without pairs.
+func (s *SeriesCheck) Weakest() (p PairCheck, ok bool) {
+	for i, q := range s.Pairs {
+		if !q.OneProcess() {
+			return q, true
+		}
+		if i == 0 || q.SameShare() < p.SameShare() {
+			p = q
+		}
+	}
+	return p, len(s.Pairs) > 0
 }
 
 // Reversed returns the indexes i of the pairs whose snapshot i+1 was

@@ -495,33 +495,8 @@ func TestCaptureInterrupted(t *testing.T) {
 // picked by a part of its URL. The page leaks detached lists, which
 // heapx detached finds in the snapshot.
 func TestCaptureChromium(t *testing.T) {
-	browser := needTool(t, "chromium")
 	dir := t.TempDir()
-	profile := filepath.Join(dir, "profile")
-	page, _ := filepath.Abs("../../testdata/capture/detached-dom.html")
-	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--remote-debugging-port=0", "--user-data-dir="+profile, "file://"+page)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var logb bytes.Buffer
-	cmd.Stderr = &logb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	}()
-	var port string
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort")); err == nil && bytes.Contains(b, []byte("\n")) {
-			port = string(b[:bytes.IndexByte(b, '\n')])
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("chromium wrote no DevToolsActivePort:\n%s", logb.String())
-		}
-	}
+	port := startChromium(t, "../../testdata/capture/detached-dom.html")
 	// With a second page open (headless Chromium opens one from the
 	// command line), heapx cannot choose without --url.
 	req, _ := http.NewRequest(http.MethodPut, "http://127.0.0.1:"+port+"/json/new?about:blank", nil)
@@ -556,6 +531,38 @@ func TestCaptureChromium(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no detached leaked-list tree of 21 elements in the page's snapshots within a minute: %v", rows)
+		}
+	}
+}
+
+// startChromium starts a headless Chromium on the page file (a path
+// relative to the test's directory) with --remote-debugging-port=0, and
+// returns the port it chose (from DevToolsActivePort); the browser is
+// killed when the test ends.
+func startChromium(t *testing.T, page string) (port string) {
+	t.Helper()
+	browser := needTool(t, "chromium")
+	profile := filepath.Join(t.TempDir(), "profile")
+	page, _ = filepath.Abs(page)
+	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--remote-debugging-port=0", "--user-data-dir="+profile, "file://"+page)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var logb bytes.Buffer
+	cmd.Stderr = &logb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort")); err == nil && bytes.Contains(b, []byte("\n")) {
+			return string(b[:bytes.IndexByte(b, '\n')])
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chromium wrote no DevToolsActivePort:\n%s", logb.String())
 		}
 	}
 }

@@ -399,18 +399,20 @@ func exportSeries(stderr *os.File, dir string, dumps []string, labels []parquet.
 	return results
 }
 
-// leakRows are the leak clusters heapx leaks -n 0 finds in the series
-// snaps (BASELINE and TARGET as digests, FINAL analysed), with its
-// default options, as rows of the leaks table.
+// leakRows are the rows of the leaks table for the series snaps
+// (BASELINE and TARGET as digests, FINAL analysed): the leak clusters
+// heapx leaks -n 0 finds with its default options, or, when the series'
+// objects cannot be matched by id, the classes it compares by count.
 func leakRows(snaps []query.Snapshot) ([]parquet.LeakRow, error) {
 	res, lr, err := query.LeaksResult(snaps[0], snaps[1], snaps[2], 0, leak.LeakOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if lr.Matching == leak.MatchByClass {
-		return nil, errors.New("the series' objects cannot be matched by id (not one process?), so heapx leaks compares class counts, which the leaks table does not hold")
-	}
 	a := snaps[2].Analysis
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	if lr.Matching == leak.MatchByClass {
+		return classLeakRows(snaps[0].Digest, snaps[1].Digest, a, nm), nil
+	}
 	g := a.Graph
 	t := res.Sections[0].Table
 	site := -1
@@ -421,9 +423,9 @@ func leakRows(snaps []query.Snapshot) ([]parquet.LeakRow, error) {
 	}
 	rows := make([]parquet.LeakRow, len(lr.Clusters))
 	for i, cl := range lr.Clusters {
-		rows[i] = parquet.LeakRow{Rank: int32(i + 1), Class: a.Classes.Name(cl.Representative),
+		rows[i] = parquet.LeakRow{Matching: leak.MatchByID.String(), Rank: int32(i + 1), Class: a.Classes.Name(cl.Representative),
 			Count: int64(cl.Count), Objects: int64(cl.Objects), RetainedSize: int64(cl.Retained),
-			RepresentativeID: int64(g.Nodes.ID.At(int(cl.Representative))), Path: pathText(res.Sections[i+1].Table)}
+			RepresentativeID: int64(g.Nodes.ID.At(int(cl.Representative))), Path: query.PathText(a, nm, cl.Path)}
 		if site >= 0 {
 			if s := fmt.Sprint(t.Rows[i][site]); s != "" {
 				rows[i].Site = &s
@@ -433,18 +435,27 @@ func leakRows(snaps []query.Snapshot) ([]parquet.LeakRow, error) {
 	return rows, nil
 }
 
-// pathText writes a retainer path's table (heapx leaks' sections) on one
-// line, root first: "(root) @1 → .2 global @6049 → .bus EventEmitter @51427".
-func pathText(t *query.Table) string {
-	var b strings.Builder
-	for i, row := range t.Rows {
-		if i > 0 {
-			b.WriteString(" → ")
-			if edge := fmt.Sprint(row[0]); edge != "" {
-				b.WriteString(edge + " ")
-			}
-		}
-		b.WriteString(fmt.Sprint(row[1]))
+// classLeakRows are the leaks table's "class" rows: the classes with
+// more instances in the target and the final dump than in the baseline
+// (leak.ClassLeaks, as heapx leaks lists them when objects cannot be
+// matched), each with the path of its largest instance.
+func classLeakRows(baseline, target *leak.Digest, final *analysis.Analysis, nm *analysis.Namer) []parquet.LeakRow {
+	cls := leak.ClassLeaks(baseline.Classes, target.Classes, final)
+	examples := make([]model.NodeIndex, len(cls))
+	for i, c := range cls {
+		examples[i] = max(c.Example, final.Graph.Root)
 	}
-	return b.String()
+	paths := final.ShortestPaths(examples)
+	rows := make([]parquet.LeakRow, len(cls))
+	for i, c := range cls {
+		counts := [3]int64{int64(c.Counts[0]), int64(c.Counts[1]), int64(c.Counts[2])}
+		rows[i] = parquet.LeakRow{Matching: leak.MatchByClass.String(), Rank: int32(i + 1), Class: c.Name,
+			Count: int64(c.Kept), Objects: int64(c.Kept), RetainedSize: int64(c.KeptSize),
+			BaselineCount: &counts[0], TargetCount: &counts[1], FinalCount: &counts[2]}
+		if c.Example != model.NoNode {
+			rows[i].RepresentativeID = int64(final.Graph.Nodes.ID.At(int(c.Example)))
+			rows[i].Path = query.PathText(final, nm, paths[i])
+		}
+	}
+	return rows
 }

@@ -2,9 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
@@ -140,7 +146,7 @@ func TestSeriesNotOneProcess(t *testing.T) {
 	}
 	// CSV has no room for them: stderr has.
 	r := heapx(t, "growth", "--csv", basic, leak1)
-	if r.code != 0 || !strings.HasPrefix(r.stderr, "heapx: warning: node-basic.heapsnapshot.gz and node-leak-1.heapsnapshot.gz do not look like snapshots of one process") {
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "heapx: warning: node-basic.heapsnapshot.gz and node-leak-1.heapsnapshot.gz are not snapshots of one process taken in one inspector session: 84.9% of the ids") {
 		t.Errorf("growth --csv: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
@@ -190,5 +196,150 @@ func TestSeriesDifferentRuntimes(t *testing.T) {
 	r := heapx(t, "diff", javaA, basic)
 	if want := "heapx: java-leakdemo-small.hprof.gz is a Java heap dump (HPROF) but node-basic.heapsnapshot.gz is a V8 heap snapshot (Node.js, Chrome): snapshots of different runtimes cannot be compared (give BASE, then TARGET taken after it, all of one program)\n"; r.stderr != want {
 		t.Errorf("diff stderr %q", r.stderr)
+	}
+}
+
+// sessionFixture is testdata/sessions/chromium-KIND-N.heapsnapshot.gz:
+// one Chromium page captured in separate inspector sessions ("separate")
+// or in one ("session"); see testdata/gen/chromium-sessions.sh.
+func sessionFixture(kind string, n int) string {
+	return fmt.Sprintf("../../testdata/sessions/chromium-%s-%d.heapsnapshot.gz", kind, n)
+}
+
+// Three heapx capture --inspect runs against one Chromium page: V8
+// reused its ids in each session, and leaks took 74.6% and 49.4% of
+// same-named objects for one process (it reported wrong objects as new).
+// Every command that compares by id now warns not_one_process, says why,
+// and compares classes: leaks, diff, report, serve and the Parquet leaks
+// table. One session of the same page warns of nothing.
+func TestSeriesInspectorSessions(t *testing.T) {
+	t.Parallel()
+	s1, s2, s3 := sessionFixture("separate", 1), sessionFixture("separate", 2), sessionFixture("separate", 3)
+	text := ok(t, "leaks", s1, s2, s3)
+	for _, w := range []string{
+		"WARNING: chromium-separate-1.heapsnapshot.gz and chromium-separate-2.heapsnapshot.gz are not snapshots of one process taken in one inspector session: 25.4% of the ids of chromium-separate-1.heapsnapshot.gz found in chromium-separate-2.heapsnapshot.gz name another object there.",
+		"WARNING: chromium-separate-2.heapsnapshot.gz and chromium-separate-3.heapsnapshot.gz are not snapshots of one process taken in one inspector session: 50.6% of the ids",
+		"take the snapshots of one process in one session (heapx capture --every or --count)",
+		"Record        1,100    26.4 kB             950         2,050        3,100  Record @",
+		"Classes compared by count and size: V8 numbered the snapshots' objects afresh, in separate sessions or processes, so an id names another object in each (25.4% of the ids found again do)",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("leaks of three sessions lacks %q:\n%s", w, text)
+		}
+	}
+	notOne := []string{query.WarnNotOneProcess, query.WarnNotOneProcess}
+	d, _ := warned(t, "leaks", s1, s2, s3)
+	if got := warningCodes(d.Warnings); !slices.Equal(got, notOne) {
+		t.Errorf("leaks --json warnings %v", d.Warnings)
+	}
+	d, _ = warned(t, "diff", s1, s2)
+	if got := warningCodes(d.Warnings); !slices.Equal(got, notOne[:1]) || !strings.Contains(d.Notes[0], "V8 numbered the snapshots' objects afresh") ||
+		d.Sections[0].Rows[0]["new"] != 0.0 || d.Sections[0].Rows[0]["delta"] != 1100.0 {
+		t.Errorf("diff: %v, notes %v, first row %v", d.Warnings, d.Notes, d.Sections[0].Rows[0])
+	}
+	var rep report.Doc
+	r := heapx(t, "report", "--json", s3, s1, s2)
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || !slices.Equal(warningCodes(rep.Warnings), notOne) {
+		t.Errorf("report --json: exit %d, %v, warnings %v", r.code, err, rep.Warnings)
+	}
+
+	// serve: the warnings on stderr, in the session and in the Comparison.
+	url, stderr, stop := serving(t, s3, s1, s2, "--no-browser")
+	defer stop()
+	if !stderr.has("heapx: warning: chromium-separate-1.heapsnapshot.gz and chromium-separate-2.heapsnapshot.gz are not snapshots of one process") {
+		t.Errorf("serve's stderr:\n%s", stderr)
+	}
+	var info, diff struct {
+		Warnings []query.Warning `json:"warnings"`
+		Matching string          `json:"matching"`
+	}
+	for path, v := range map[string]any{"api/v1/session": &info, "api/v1/diff": &diff} {
+		res, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.NewDecoder(res.Body).Decode(v)
+		res.Body.Close()
+	}
+	if !slices.Equal(warningCodes(info.Warnings), notOne) || !slices.Equal(warningCodes(diff.Warnings), notOne[:1]) || diff.Matching != "class" {
+		t.Errorf("serve: session warnings %v, diff warnings %v, matching %q", info.Warnings, diff.Warnings, diff.Matching)
+	}
+
+	// The Parquet leaks table holds the classes, as leaks lists them.
+	dir := t.TempDir()
+	out := heapx(t, "export", "--parquet", dir, "--leaks", s1, s2, s3)
+	m := partitionLine.FindAllStringSubmatch(out.stdout, -1)
+	if out.code != 0 || len(m) != 3 || !strings.Contains(out.stderr, "heapx: warning: chromium-separate-1.heapsnapshot.gz and chromium-separate-2.heapsnapshot.gz are not snapshots of one process") {
+		t.Fatalf("export --leaks: exit %d\n%s\n%s", out.code, out.stdout, out.stderr)
+	}
+	rows, err := parquet.ReadTable[parquet.LeakRow](m[2][1], parquet.TableLeaks, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var record *parquet.LeakRow
+	for i := range rows {
+		if rows[i].Matching != "class" || rows[i].BaselineCount == nil || int(rows[i].Rank) != i+1 {
+			t.Errorf("row %d: %+v", i, rows[i])
+		}
+		if rows[i].Class == "Record" {
+			record = &rows[i]
+		}
+	}
+	if record == nil || record.Count != 1100 || record.RetainedSize != 26400 || *record.BaselineCount != 950 || *record.TargetCount != 2050 ||
+		*record.FinalCount != 3100 || !strings.HasPrefix(record.Path, "(root) @1 → .2 system / NativeContext / file:// @") ||
+		!strings.HasSuffix(record.Path, fmt.Sprintf("Record @%d", record.RepresentativeID)) {
+		t.Errorf("Record row %+v", record)
+	}
+
+	// One session of the same page: no warning, and leaks finds the 1,000
+	// Records kept between the first two snapshots, matched by id.
+	var lj struct {
+		Warnings []query.Warning `json:"warnings"`
+		Sections []struct {
+			Rows []map[string]any `json:"rows"`
+		} `json:"sections"`
+	}
+	okJSON(t, &lj, "leaks", "--json", sessionFixture("session", 1), sessionFixture("session", 2), sessionFixture("session", 3))
+	if len(lj.Warnings) != 0 || len(lj.Sections[0].Rows) != 1 || lj.Sections[0].Rows[0]["classes"] != "Record 1,000, Array 1,000" {
+		t.Errorf("leaks of one session: warnings %v, rows %v", lj.Warnings, lj.Sections[0].Rows)
+	}
+}
+
+// TestCaptureSessionsChromium takes the sessions fixtures' snapshots at
+// test time: three heapx capture --inspect runs against one headless
+// Chromium page warn not_one_process in leaks and compare classes (the
+// page keeps Records, found by count); a series of one run (--every)
+// warns of nothing and finds the Records it kept by id.
+func TestCaptureSessionsChromium(t *testing.T) {
+	port := startChromium(t, "../../testdata/capture/sessions.html")
+	dir := t.TempDir()
+	endpoint := "127.0.0.1:" + port
+	var separate []string
+	for k := 1; k <= 3; k++ {
+		time.Sleep(time.Second)
+		path := filepath.Join(dir, fmt.Sprintf("separate-%d.heapsnapshot", k))
+		ok(t, "capture", "--inspect", endpoint, "--url", "sessions.html", "-o", path)
+		separate = append(separate, path)
+	}
+	ok(t, "capture", "--inspect", endpoint, "--url", "sessions.html", "--every", "1s", "--count", "3", "-o", filepath.Join(dir, "session.heapsnapshot"))
+
+	d, _ := warned(t, append([]string{"leaks", "-n", "0"}, separate...)...)
+	kept := 0.0
+	for _, row := range d.Sections[0].Rows {
+		if row["constructor"] == "Record" {
+			kept, _ = row["kept"].(float64)
+		}
+	}
+	if !slices.Equal(warningCodes(d.Warnings), []string{query.WarnNotOneProcess, query.WarnNotOneProcess}) || kept < 50 {
+		t.Errorf("leaks of three sessions: warnings %v, %v Records kept", d.Warnings, kept)
+	}
+	d, _ = warned(t, "leaks", "-n", "0", filepath.Join(dir, "session-1.heapsnapshot"), filepath.Join(dir, "session-2.heapsnapshot"),
+		filepath.Join(dir, "session-3.heapsnapshot"))
+	records := false
+	for _, row := range d.Sections[0].Rows {
+		records = records || strings.HasPrefix(fmt.Sprint(row["classes"]), "Record ")
+	}
+	if len(d.Warnings) != 0 || !records {
+		t.Errorf("leaks of one session: warnings %v, rows %v", d.Warnings, d.Sections[0].Rows)
 	}
 }

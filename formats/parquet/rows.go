@@ -200,17 +200,26 @@ type SuspectRow struct {
 	Site              *string `parquet:"site,optional"`
 }
 
-// LeakRow is one row of table leaks: a leak cluster found by comparing a
-// series of three dumps of one process (heapx leaks BASELINE TARGET
-// FINAL); dump_id is the final dump's.
+// LeakRow is one row of table leaks: what heapx leaks BASELINE TARGET
+// FINAL finds in a series of three dumps; dump_id is the final dump's.
+// Matching says what a row is: "id", a leak cluster of objects matched
+// by id (one process, one numbering), or "class", a class with more
+// instances in TARGET and FINAL than in BASELINE, for a series whose
+// objects cannot be matched (heapx leaks then compares class counts).
 type LeakRow struct {
 	DumpID         string `parquet:"dump_id,dict"`
 	BaselineDumpID string `parquet:"baseline_dump_id"`
 	TargetDumpID   string `parquet:"target_dump_id"`
+	Matching       string `parquet:"matching,dict"`
 	Rank           int32  `parquet:"rank"`
 	// Class is the class of the cluster's representative; Count the
 	// reported objects, Objects those and the objects they dominate,
-	// RetainedSize what the reported objects retain.
+	// RetainedSize what the reported objects retain. In a "class" row,
+	// Class is the class, Count and Objects its kept instances (the
+	// smaller of its two increases over BASELINE), RetainedSize their
+	// shallow size (the kept size: what counts alone can tell), and the
+	// representative is its instance in FINAL with the largest retained
+	// size.
 	Class            string  `parquet:"class"`
 	Count            int64   `parquet:"count"`
 	Objects          int64   `parquet:"objects"`
@@ -218,6 +227,11 @@ type LeakRow struct {
 	RepresentativeID int64   `parquet:"representative_id"`
 	Path             string  `parquet:"path"`
 	Site             *string `parquet:"site,optional"`
+	// BaselineCount, TargetCount and FinalCount are a "class" row's
+	// instances in each dump; NULL in an "id" row.
+	BaselineCount *int64 `parquet:"baseline_count,optional"`
+	TargetCount   *int64 `parquet:"target_count,optional"`
+	FinalCount    *int64 `parquet:"final_count,optional"`
 }
 
 // LocationRow is one row of table v8_locations: where a node was

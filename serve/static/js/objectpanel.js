@@ -123,9 +123,14 @@ export function pathsView(data, onUnignore) {
       h('span', { class: 'chip' }, objectLink(n), h('button', { type: 'button', class: 'unignore', title: 'Stop ignoring', onclick: () => onUnignore(fmtID(n.id)) }, '×')))));
   }
   if (!data.paths.length) {
-    box.appendChild(h('p', { class: 'note' }, 'No retainer path: nothing reachable from the roots keeps this object alive' +
-      (data.ignored.length ? ' without the ignored objects.' : ' (it is garbage or only weakly held).')));
+    box.appendChild(h('p', { class: 'note' }, data.no_weak && !data.ignored.length
+      ? 'No retainer path without weak references: the object is held only through weak references or a WeakMap\'s table (unticked, the paths show how).'
+      : 'No retainer path: nothing reachable from the roots keeps this object alive' +
+        (data.ignored.length ? ' without the ignored objects.' : ' (it is garbage or only weakly held).')));
     return box;
+  }
+  if (data.through_runtime) {
+    box.appendChild(h('p', { class: 'note through-runtime' }, 'Every path without weak references goes through the runtime\'s own objects (Node\'s or the engine\'s): these take the fewest of them.'));
   }
   data.paths.forEach((p, i) => {
     const rows = [h('tr', {}, h('td', {}, h('span', { class: 'edge' }, ''), ' ', objectLink(p.root)), objectCells(p.root))];
@@ -152,16 +157,22 @@ export function retainersAndPaths(id) {
   const render = async () => {
     clear(box).appendChild(loading());
     const k = Number(current().params.get('k')) || 3;
+    // MAT's "excluding weak/soft references" (paths --no-weak).
+    const noWeak = current().params.get('noweak') === '1';
     const ign = ignored();
     try {
-      const paths = await get('objects/' + encodeURIComponent(id) + '/paths', { k, ignore: ign.join(',') });
+      const paths = await get('objects/' + encodeURIComponent(id) + '/paths', { k, ignore: ign.join(','), no_weak: noWeak || undefined });
       const setIgnore = list => { setParams({ ignore: list.join(',') }); render(); };
       const onIgnore = rid => { if (!ign.includes(rid)) setIgnore([...ign, rid]); };
       const onUnignore = rid => setIgnore(ign.filter(x => x !== rid));
       const kSelect = h('select', { 'aria-label': 'Number of paths' }, [1, 3, 5, 10, 20].map(n => h('option', { value: n, selected: n === k }, String(n))));
       kSelect.addEventListener('change', () => { setParams({ k: kSelect.value }); render(); });
+      const weakBox = h('input', { type: 'checkbox', class: 'no-weak', checked: noWeak });
+      weakBox.addEventListener('change', () => { setParams({ noweak: weakBox.checked ? '1' : '' }); render(); });
+      const weakLabel = h('label', { class: 'no-weak', title: 'As MAT\'s path to GC roots excluding weak/soft references: no weak or WeakMap references, and none through the runtime\'s own objects (Node\'s or the engine\'s) where the object has such paths' },
+        weakBox, ' without weak references');
       append(clear(box),
-        h('div', { class: 'pane' }, h('h4', {}, 'Shortest retainer paths ', kSelect), pathsView(paths, onUnignore)),
+        h('div', { class: 'pane' }, h('h4', {}, 'Shortest retainer paths ', kSelect, ' ', weakLabel), pathsView(paths, onUnignore)),
         h('div', { class: 'pane' }, h('h4', {}, 'Retainers'), retainersTree(id, paths.paths[0], onIgnore)));
     } catch (err) {
       clear(box).appendChild(failure(err));

@@ -25,9 +25,9 @@ const rowCells = o => [h('td', { class: 'num' }, fmtDistance(o.distance)), h('td
 // instanceLoader loads a page of a list of objects (path, an API
 // endpoint answering an object page) as tree items, each expanding to its
 // references.
-export function instanceLoader(path, select, cells = rowCells) {
+export function instanceLoader(path, select, cells = rowCells, params = {}) {
   return async offset => {
-    const p = await get(path, { offset, limit: INSTANCES });
+    const p = await get(path, { ...params, offset, limit: INSTANCES });
     return {
       total: p.total, offset: p.offset, limit: INSTANCES,
       items: p.objects.map(o => ({
@@ -47,6 +47,10 @@ export default function summary(box, r) {
   let sort = p.get('sort') || 'retained_size';
   let order = p.get('order') || (sort === 'constructor' || sort === 'distance' ? 'asc' : 'desc');
   let offset = Number(p.get('offset')) || 0;
+  // DevTools' filter "Objects allocated between Snapshot 1 and Snapshot
+  // 2", offered with baselines of one process taken in one session.
+  const filters = state.session.allocation_filters || [];
+  let allocated = filters.some(f => f.key === p.get('allocated')) ? p.get('allocated') : '';
   const open = new Set((p.get('open') || '').split(',').filter(Boolean));
   const sel = h('div', { class: 'selection-box' });
 
@@ -60,11 +64,25 @@ export default function summary(box, r) {
 
   const input = h('input', { type: 'search', class: 'filter', placeholder: `Filter by ${classWord().toLowerCase()}`, value: filter, 'aria-label': 'Class filter', spellcheck: 'false' });
   const count = h('span', { class: 'count' });
+  let allocSelect = null;
+  if (state.session.baselines.length) {
+    const note = state.session.allocation_filters_note;
+    allocSelect = h('select', { class: 'allocated', 'aria-label': 'Objects to count', disabled: !filters.length, title: note || 'Count only the objects allocated between two snapshots (by their ids)' },
+      h('option', { value: '' }, 'All objects'),
+      ...filters.map(f => h('option', { value: f.key, selected: f.key === allocated }, f.title)));
+    allocSelect.addEventListener('change', () => {
+      allocated = allocSelect.value;
+      offset = 0;
+      open.clear();
+      setParams({ allocated, offset: 0, open: '' });
+      load();
+    });
+  }
   const head = h('tr');
   const body = h('tbody');
   const pagerBox = h('div', { class: 'pager-box' });
   const table = h('table', { class: 'grid summary' }, h('thead', {}, head), body);
-  append(box, h('h2', {}, 'Summary'), h('div', { class: 'toolbar' }, input, count, pagerBox), h('div', { class: 'scroll' }, table), sel);
+  append(box, h('h2', {}, 'Summary'), h('div', { class: 'toolbar' }, allocSelect, input, count, pagerBox), h('div', { class: 'scroll' }, table), sel);
 
   const drawHead = () => {
     clear(head);
@@ -93,13 +111,14 @@ export default function summary(box, r) {
     clear(body).appendChild(h('tr', {}, h('td', { colspan: 8 }, 'Loading…')));
     let page;
     try {
-      page = await get('classes', { filter, sort, order, offset, limit: PAGE });
+      page = await get('classes', { filter, sort, order, offset, limit: PAGE, allocated });
     } catch (err) {
       clear(body).appendChild(h('tr', {}, h('td', { colspan: 8 }, failure(err))));
       return;
     }
     clear(body);
     count.textContent = filter ? `${fmtCount(page.matched)} of ${fmtCount(page.class_count)} classes` : `${fmtCount(page.class_count)} classes`;
+    if (page.allocated) count.textContent += ` · ${fmtCount(page.allocated.count)} objects, ${fmtBytes(page.allocated.shallow_size)}`;
     clear(pagerBox).appendChild(pager({ total: page.matched, offset: page.offset }, PAGE, o => { offset = o; setParams({ offset: o }); load(); }));
     for (const c of page.classes) {
       const toggle = h('button', { type: 'button', class: 'toggle', 'aria-expanded': 'false', title: 'Show the instances' }, '▸');
@@ -120,7 +139,7 @@ export default function summary(box, r) {
         tr._isOpen = true;
         toggle.textContent = '▾';
         toggle.setAttribute('aria-expanded', 'true');
-        return level(body, tr, 1, instanceLoader(`classes/${c.index}/instances`, select), 7);
+        return level(body, tr, 1, instanceLoader(`classes/${c.index}/instances`, select, rowCells, { allocated }), 7);
       };
       toggle.addEventListener('click', () => {
         if (tr._isOpen) {
@@ -137,7 +156,7 @@ export default function summary(box, r) {
       body.appendChild(tr);
       if (open.has(String(c.index))) openIt();
     }
-    if (!page.classes.length) body.appendChild(h('tr', {}, h('td', { colspan: 7 }, filter ? 'No class matches the filter.' : 'No classes.')));
+    if (!page.classes.length) body.appendChild(h('tr', {}, h('td', { colspan: 7 }, filter ? 'No class matches the filter.' : allocated ? 'No object was allocated then.' : 'No classes.')));
   };
 
   let timer;
