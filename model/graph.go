@@ -81,6 +81,9 @@ type Graph struct {
 	// HeapStats are V8's heap statistics recorded with an allocation
 	// timeline, read from their side file; nil without one.
 	HeapStats *HeapStats
+	// Scripts are the scripts the program had loaded, recorded beside
+	// the dump by heapx capture; nil without that side file.
+	Scripts *Scripts
 
 	// Sections keeps numeric top-level sections a reader understood only as
 	// tables (for example V8's scopes), so a writer can carry them through.

@@ -76,6 +76,7 @@ func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
 	g, err := input.ReadFile(path, opt.Progress, opt.read)
 	if err == nil {
 		g.HeapStats = heapStatsBeside(path)
+		g.Scripts = scriptsBeside(path)
 	}
 	return g, err
 }
