@@ -23,7 +23,7 @@ func newReportCmd(stderr *os.File) *cobra.Command {
 	var asJSON, asCSV bool
 	var htmlPath, failOver string
 	// Failures name the limits by the flags that set them.
-	opt := report.Options{FailOverName: "--fail-over", FailGrowthName: "--fail-growth"}
+	opt := report.Options{FailOverName: "--fail-over", FailGrowthName: "--fail-growth", FailLeaksName: "--fail-leaks"}
 	c := &cobra.Command{
 		Use:   "report FILE [BASELINE...]",
 		Short: "Report what holds the memory and what looks like a leak (text, --json or --html)",
@@ -37,9 +37,9 @@ alive in FILE).
 
 --json prints the report as versioned JSON, --csv every part's rows as
 CSV; --html PATH writes a single self-contained page with tables and
-charts. --fail-over and --fail-growth
-make the command exit with status 1 after the report when a leak is
-larger or the heap grew more than allowed, so CI can gate on leaks.`,
+charts. --fail-over, --fail-growth and --fail-leaks make the command
+exit with status 1 after the report when a leak is larger, the heap grew
+more, or more leaks were found than allowed, so CI can gate on leaks.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("report needs a FILE argument (see heapx report --help)")
@@ -65,6 +65,12 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			}
 			if opt.FailGrowth > 0 && len(args) < 2 {
 				return errors.New("--fail-growth needs a BASELINE snapshot to compare with")
+			}
+			if opt.FailLeaks < 0 {
+				return fmt.Errorf("--fail-leaks must be 0 or more, not %d", opt.FailLeaks)
+			}
+			if opt.FailLeaks > 0 && len(args) < 3 {
+				return errors.New("--fail-leaks needs two BASELINE snapshots (memlab's leak detection compares three)")
 			}
 			var r *report.Report
 			var err error
@@ -132,6 +138,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 	f.Float64Var(&opt.Threshold, "threshold", 10, "leak-suspect threshold, in percent of the heap")
 	f.StringVar(&failOver, "fail-over", "", "exit 1 when the leaked size is over `SIZE` (e.g. 10MB): the leaks' retained size with two or more baselines, the heap's growth with one, else the largest suspect's retained size")
 	f.Float64Var(&opt.FailGrowth, "fail-growth", 0, "exit 1 when the heap grew more than `PCT` percent since the first baseline")
+	f.IntVar(&opt.FailLeaks, "fail-leaks", 0, "exit 1 when `N` or more leaks are found (memlab's leak detection, with two BASELINEs)")
 	return c
 }
 
