@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/heapx/heapx/formats/sourcemap"
 	"github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/model"
 )
@@ -19,6 +20,9 @@ type Scripts struct {
 	mu   sync.Mutex
 	list []model.Script
 	at   map[uint32]int // index in list by id
+	// maps are the scripts' source maps SaveMaps fetched, by id, kept
+	// for the session's next dump.
+	maps map[uint32]sourcemap.Saved
 }
 
 // RecordScripts starts listening to the target's scripts: the debugger
@@ -27,7 +31,7 @@ type Scripts struct {
 // stop the program while heapx holds the session) and to keep no
 // collected script alive for itself, so the heap is the program's.
 func (s *V8) RecordScripts(ctx context.Context) (*Scripts, error) {
-	sc := &Scripts{at: map[uint32]int{}}
+	sc := &Scripts{at: map[uint32]int{}, maps: map[uint32]sourcemap.Saved{}}
 	s.conn.On("Debugger.scriptParsed", sc.parsed)
 	if err := s.conn.Call(ctx, "Debugger.enable", map[string]float64{"maxScriptsCacheSize": 0}, nil); err != nil {
 		return nil, s.cause(ctx, err)

@@ -3,7 +3,7 @@
 // formats/memtrace): the seed-004 "deep mode" behind `heapx trace`.
 //
 // The instrumenter and the runtime are JavaScript, embedded here and
-// loaded into the program with `node --import` (through NODE_OPTIONS): an
+// loaded into the program with `node --require` (through NODE_OPTIONS): an
 // acorn parser (vendored, js/acorn.mjs, MIT) finds the places to log and
 // the instrumenter splices calls into the original text, so every token
 // keeps its line and the trace's positions are the original file's.
@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +42,7 @@ import (
 	"github.com/heapx/heapx/formats/memtrace"
 )
 
-//go:embed js/*.mjs js/acorn.LICENSE
+//go:embed js/*.mjs js/*.cjs js/acorn.LICENSE
 var scripts embed.FS
 
 // Options are Run's settings.
@@ -130,8 +129,10 @@ func Run(ctx context.Context, argv []string, opt Options, w io.Writer) (Result, 
 	// Cancelling interrupts the program, as Ctrl-C would: its exit
 	// handlers run and the trace ends with its EXIT record.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	register := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(dir, "js", "register.mjs"))}).String()
-	nodeOptions := strings.TrimSpace(os.Getenv("NODE_OPTIONS") + ` --import="` + register + `"`)
+	// A preload (--require), not an --import: an --import makes Node run a
+	// CommonJS main module through its ES module loader (js/register.cjs).
+	register := filepath.Join(dir, "js", "register.cjs")
+	nodeOptions := strings.TrimSpace(os.Getenv("NODE_OPTIONS") + ` --require="` + register + `"`)
 	// HEAPX_TRACE_PID is set by the runtime once the program runs (its
 	// children are not traced); one inherited from a traced parent is cleared.
 	cmd.Env = append(os.Environ(), "NODE_OPTIONS="+nodeOptions, "HEAPX_TRACE_FD=3", "HEAPX_TRACE_INCLUDE="+string(include), "HEAPX_TRACE_PID=")

@@ -36,7 +36,7 @@ exported (no dump is read again):
 those labels only (say --by release to count the suspects of a release's
 pods together; the dumps of several processes, interleaved by time,
 seldom grow at every step). The same questions, and any other, can be
-asked in SQL with heapx sql DIR (README, "Fleets of dumps").`,
+asked in SQL with heapx sql DIR (docs/sql.md, "Fleets of dumps").`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && asCSV {

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
@@ -52,7 +51,7 @@ more, or more leaks were found than allowed, so CI can gate on leaks.`,
 			var r *report.Report
 			if len(args) == 1 && isMemoryTrace(args[0]) {
 				var t *query.Trace
-				if t, err = hx.OpenTrace(args[0]); err == nil {
+				if t, err = openTrace(args[0], stderr); err == nil {
 					r, err = report.BuildTrace(args[0], t, opt)
 				}
 			} else {

@@ -1,17 +1,20 @@
 // heapx's JavaScript instrumenter: parses a script or module with acorn and
 // splices calls of the trace runtime (runtime.mjs) into the original text.
-// Nothing of the program is reprinted: code is only inserted (and a few
-// punctuation tokens of property assignments removed), never a newline, so
-// every original token keeps its line, and positions in the trace are the
-// original file's (docs/trace.md).
+// Nothing of the program is reprinted or removed: code is only inserted,
+// never a newline, so every original token keeps its line and positions in
+// the trace are the original file's (docs/trace.md). The script's prelude
+// also carries where the insertions are (line, column, length), which
+// transparent.mjs uses to give the program its original columns in stack
+// traces and its original text from Function.prototype.toString.
 import { parse } from './acorn.mjs';
 
 const H = '__hx$';   // the script's runtime object
 const C = '__hx$c';  // context variables: __hx$c0 is the script's, __hx$cN a function's at depth N
 
 // instrument returns the instrumented source of one file. kind is 'cjs'
-// or 'esm'. It throws acorn's SyntaxError when the file does not parse.
-export function instrument(source, file, kind) {
+// or 'esm'; key names the script for transparent.mjs, unique in the
+// process. It throws acorn's SyntaxError when the file does not parse.
+export function instrument(source, file, kind, key = '') {
   const ast = parse(source, {
     ecmaVersion: 'latest', sourceType: kind === 'esm' ? 'module' : 'script',
     allowHashBang: true, allowReturnOutsideFunction: kind !== 'esm',
@@ -20,7 +23,7 @@ export function instrument(source, file, kind) {
   const ins = new Instrumenter(source);
   ins.scopes(ast);
   ins.program(ast, file, kind);
-  return ins.output();
+  return ins.output(key);
 }
 
 // Scope is one function's (or the script's) bindings: MemInsight's
@@ -33,6 +36,7 @@ class Scope {
     this.captured = new Set();
     this.objectish = new Set(); // bindings that may hold an object; the others are never logged
     this.any = false; // contains a direct eval or with: nothing may be sealed
+    this.temps = []; // variables of its property assignments (assignment)
   }
   resolve(name) {
     for (let s = this; s; s = s.parent) if (s.names.has(name)) return s;
@@ -119,12 +123,15 @@ class Instrumenter {
   constructor(source) {
     this.src = source;
     this.inserts = []; // [pos, group, seq, text]: at one place, groups in order (see open)
-    this.deletes = []; // [from, to]
     this.seq = 0;
     this.positions = []; // flat line, column (1-based) per iid
     this.names = []; this.nameIds = new Map();
     this.fnInfo = []; // flat: fn iid, n+1 or 0 (any), name ids...
     this.scopeOf = new Map(); // function or Program node -> Scope
+    this.spans = []; // [from, to] of each function and class (output)
+    this.statementStarts = new Set(); // where expression statements of statement lists start (output)
+    this.redirects = []; // flat: where V8 places a position in the instrumented text, where it would in the original
+    this.outer = new Map(); // expression in parentheses -> [parent, key] of the parentheses
   }
 
   // open inserts text before the node-start position pos; close after an
@@ -133,13 +140,18 @@ class Instrumenter {
   // place they come in that order: closes, statements, flushes, opens,
   // then body ends (an empty body opens and ends at one place). Closes of one group come in reverse of the order they were
   // made (inner first), opens in that order (outer first).
-  open(pos, text) { this.inserts.push([pos, 4, this.seq++, text]); }
+  open(pos, text) { const i = [pos, 4, this.seq++, text]; this.inserts.push(i); return i; }
   close(pos, text) { this.inserts.push([pos, 0, -(this.seq++), text]); }
   stmt(pos, text) { this.inserts.push([pos, 1, -(this.seq++), text]); }
   flush(pos, text) { this.inserts.push([pos, 2, -(this.seq++), text]); }
-  bodyEnd(pos, text) { this.inserts.push([pos, 5, -(this.seq++), text]); }
+  bodyEnd(pos, text) { const i = [pos, 5, -(this.seq++), text]; this.inserts.push(i); return i; }
   fid(n) { return n.iid ??= this.iid(n); }
-  wrap(n, before, after) { this.open(n.start, before); this.close(n.end, after); }
+  // wrap puts code around expression n, which becomes an argument of a
+  // call: a sequence (a, b) keeps its own parentheses.
+  wrap(n, before, after) {
+    if (n.type === 'SequenceExpression') { before += '('; after = ')' + after; }
+    this.open(n.start, before); this.close(n.end, after);
+  }
 
   iid(n) {
     this.positions.push(n.loc.start.line, n.loc.start.column + 1);
@@ -226,14 +238,18 @@ class Instrumenter {
     const scope = this.scopeOf.get(ast);
     const top = this.iid(ast);
     this.freeVars(top, scope);
+    // The prelude goes after the directives, or before the first statement
+    // (not before comments: an HTML-like --> comment must start its line).
     let at = this.prologueEnd(ast.body, ast.start);
-    if (at === 0 && this.src.startsWith('#!')) { const nl = this.src.indexOf('\n'); at = nl < 0 ? this.src.length : nl + 1; }
+    if (at === ast.start) at = ast.body.length ? ast.body[0].start : this.src.length;
     this.registerAt = at;
-    this.open(at, `${C}0=${H}.S(${top});` + this.hoisted(ast.body, scope));
+    this.registerSep = this.separator(ast.body, at);
+    const start = this.open(at, '');
     for (const st of ast.body) {
       this.visit(st, scope, ast, 'body');
       if (!st.directive && st.type !== 'ImportDeclaration') this.flush(st.end, `;${H}.t(${this.iid(st)});`);
     }
+    start[3] = `${C}0=${H}.S(${top});` + this.declareTemps(scope) + this.hoisted(ast.body, scope);
     this.kind = kind; this.file = file; this.top = top;
   }
 
@@ -243,6 +259,13 @@ class Instrumenter {
     let at = start;
     for (const st of body) { if (!st.directive) break; at = st.end; }
     return at;
+  }
+
+  // separator is what code inserted at a body's prologue end needs first:
+  // a semicolon after a directive that has none ("use strict"\n stays a
+  // directive only if a statement cannot continue it).
+  separator(body, at) {
+    return body.length && body[0].directive && this.src[at - 1] !== ';' ? ';' : '';
   }
 
   // hoisted creates the function declarations of a statement list where it
@@ -258,33 +281,94 @@ class Instrumenter {
     return s;
   }
 
-  output() {
-    const head = `const ${H}=__heapx.s(${JSON.stringify(this.file)},${this.kind === 'esm' ? 1 : 0},[${this.positions}],${JSON.stringify(this.names)},[${this.fnInfo}]),`;
+  // declareTemps declares the variables scope's property assignments use.
+  declareTemps(scope) { return scope.temps.length ? `let ${scope.temps.join(',')};` : ''; }
+
+  // output splices the insertions into the source. Each line that gets
+  // one starts its first with a comment Node looks for before it prints
+  // the source line of an uncaught exception (transparent.mjs prints the
+  // original line instead), and the first insertion inside each function
+  // and class names the script and itself (/*hx:KEY:N*/), so that
+  // transparent.mjs can give Function.prototype.toString the original
+  // text. The insertions' places go to transparent.mjs in __hx$map, a
+  // function declared at the end (hoisted: the prelude can pass it before
+  // its text, which depends on the prelude's own length, is known).
+  output(key) {
+    const head = `${this.registerSep}const ${H}=__heapx.s(${JSON.stringify(this.file)},${this.kind === 'esm' ? 1 : 0},[${this.positions}],${JSON.stringify(this.names)},[${this.fnInfo}]),` +
+      `${H}m=__heapx.m(${JSON.stringify(key)},${JSON.stringify(this.file)},${this.src.length},__hx$map,${this.kind === 'esm'}),`;
     this.inserts.push([this.registerAt, 4, -Infinity, head]);
     this.inserts.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
-    this.deletes.sort((a, b) => a[0] - b[0]);
-    let out = '', pos = 0, d = 0;
-    const copy = (to) => {
-      while (pos < to) {
-        while (d < this.deletes.length && this.deletes[d][1] <= pos) d++;
-        const del = this.deletes[d];
-        if (del && del[0] <= pos) { // keep a deleted range's newlines: lines stay where they were
-          const end = Math.min(del[1], to);
-          out += this.src.slice(pos, end).replace(/[^\n\r\u2028\u2029]/g, '');
-          pos = end; continue;
-        }
-        const end = del ? Math.min(del[0], to) : to;
-        out += this.src.slice(pos, end); pos = end;
+    const ins = this.inserts, src = this.src;
+    // The first insertion strictly inside each function or class.
+    const marked = new Uint8Array(ins.length);
+    for (const [from, to] of this.spans) {
+      let lo = 0, hi = ins.length;
+      while (lo < hi) { const m = (lo + hi) >>> 1; if (ins[m][0] <= from) lo = m + 1; else hi = m; }
+      if (lo < ins.length && ins[lo][0] < to) marked[lo] = 1;
+    }
+    const lineEnd = /\r\n?|[\n\u2028\u2029]/g;
+    let line = 1, lineStart = 0, shift = 0, lastLine = 0, prevLine = 1;
+    const parts = [], map = [];
+    let pos = 0, lastChar = '';
+    for (let j = 0; j < ins.length; j++) {
+      const at = ins[j][0];
+      // Advance the line count to the insertion's place.
+      lineEnd.lastIndex = lineStart;
+      for (let m; (m = lineEnd.exec(src)) !== null && m.index < at;) { line++; lineStart = m.index + m[0].length; lineEnd.lastIndex = lineStart; }
+      if (line !== lastLine) { shift = 0; }
+      let text = ins[j][3];
+      if (text === '') continue;
+      // A statement that now starts with a parenthesis would continue the
+      // one before it if that has no semicolon (a(b)\n(c) is a call).
+      if (text[0] === '(' && this.statementStarts.has(at)) text = ';' + text;
+      // Code after a keyword with no space (return(x), yield[a]) must not
+      // join it into one name.
+      else if (/^[\w$]/.test(text) && at > 0 && /[\w$]/.test(at > pos ? src[at - 1] : lastChar)) text = ' ' + text;
+      if (line !== lastLine) text = ' /*node-do-not-add-exception-line*/' + text;
+      if (marked[j]) text = ` /*hx:${key}:${map.length / 3}*/` + text;
+      map.push(line - prevLine, at - lineStart + shift, text.length);
+      prevLine = line; lastLine = line; shift += text.length;
+      parts.push(src.slice(pos, at), text); pos = at; lastChar = text[text.length - 1];
+    }
+    parts.push(src.slice(pos));
+    return parts.join('') + `\n;${H}.x(${C}0);function __hx$map(){return[[${map}],[${this.redirected(ins, map)}]]}`;
+  }
+
+  // redirected lists, for each redirect, the line and instrumented column
+  // (0-based) of its place and the original column (1-based) V8 would
+  // give: flat line, column, column.
+  redirected(ins, map) {
+    const r = this.redirects, out = [];
+    if (r.length === 0) return out;
+    const order = [];
+    for (let k = 0; k < r.length; k += 2) if (r[k] >= 0) order.push(k);
+    order.sort((a, b) => r[a] - r[b]);
+    const lineEnd = /\r\n?|[\n\u2028\u2029]/g, src = this.src;
+    let line = 1, lineStart = 0, j = 0, shift = 0, shiftLine = 0, insLine = 1;
+    for (const k of order) {
+      const at = r[k], to = r[k + 1];
+      lineEnd.lastIndex = lineStart;
+      for (let m; (m = lineEnd.exec(src)) !== null && m.index < at;) { line++; lineStart = m.index + m[0].length; lineEnd.lastIndex = lineStart; }
+      // Insertions before the place (at it too: they come before its character).
+      for (; j < map.length / 3; j++) {
+        const l = insLine + map[3 * j];
+        if (l > line) break;
+        if (l === line && map[3 * j + 1] - (shiftLine === line ? shift : 0) > at - lineStart) break;
+        if (l !== shiftLine) { shift = 0; shiftLine = l; }
+        shift += map[3 * j + 2]; insLine = l;
       }
-    };
-    for (const [at, , , text] of this.inserts) { copy(at); out += text; }
-    copy(this.src.length);
-    return out + `\n;${H}.x(${C}0);`;
+      if (shiftLine !== line) { shift = 0; shiftLine = line; }
+      const toCol = to - lineStart;
+      if (toCol < 0) continue; // on another line
+      out.push(line, at - lineStart + shift, toCol + 1);
+    }
+    return out;
   }
 
   // visit instruments n and its subtree; scope is the function (or
   // script) n is in.
   visit(n, scope, parent, key) {
+    if (n.type === 'ExpressionStatement' && statementList(parent.type)) this.statementStarts.add(n.start);
     if (n.type === 'ExpressionStatement' || n.type === 'ReturnStatement' || (n.type === 'VariableDeclaration' && statementList(parent.type))) {
       // In a statement that records no event, one use of each variable's
       // object is enough: they all happen at one time.
@@ -302,10 +386,12 @@ class Instrumenter {
       case 'FunctionDeclaration': case 'FunctionExpression': case 'ArrowFunctionExpression':
         return this.fn(n, scope, parent, key);
       case 'ClassDeclaration':
+        this.spans.push([n.start, n.end]);
         this.classBody(n, scope);
         if (n.id) this.after(n, parent, `${H}.CL(${this.iid(n)},${C}${scope.depth},${this.name(n.id.name)},${n.id.name});`);
         return;
       case 'ClassExpression':
+        this.spans.push([n.start, n.end]);
         this.wrap(n, `${H}.cl(${this.iid(n)},${C}${scope.depth},${this.inferred(n, parent, key)},`, ')');
         return this.classBody(n, scope);
       case 'ObjectExpression': {
@@ -342,10 +428,33 @@ class Instrumenter {
           this.open(n.start, `(${H}.ev(${this.iid(n)}),`); this.close(n.end, ')');
         } else if (n.callee.type === 'Identifier') {
           this.wrap(n.callee, `${H}.c(${this.iid(n)},`, ')');
+          // V8 places a call of a call at its parenthesis, of a name at the name.
+          this.redirects.push(this.src.indexOf('(', n.callee.end), n.callee.start);
         }
         break;
-      case 'ReturnStatement':
-        if (n.argument) this.wrap(n.argument, `${H}.rt(${this.iid(n)},${C}${scope.depth},`, ')');
+      case 'ReturnStatement': {
+        const flag = this.flag(scope);
+        if (n.argument) this.wrap(n.argument, `${H}.rt(${this.iid(n)},${C}${scope.depth},`, flag ? `,${flag}=0)` : ')');
+        else if (flag) this.open(n.start + 6, ` void(${flag}=0)`);
+        break;
+      }
+      case 'ThrowStatement':
+        // Where the program throws, for the source line an uncaught
+        // exception prints (transparent.mjs).
+        this.wrap(n.argument, `${H}m.th(${n.loc.start.line},${n.loc.start.column + 1},`, ')');
+        break;
+      case 'WithStatement':
+        // Names in a with body are looked up in its object first (a Proxy
+        // sees each lookup, and a call's this is the object): heapx's own
+        // names must not be among them, so its body is not instrumented.
+        this.visit(n.object, scope, n, 'object');
+        return;
+      case 'ParenthesizedExpression':
+        // A function or class in parentheses gets its name from where the
+        // parentheses are (const f = (() => {})).
+        this.outer.set(n.expression, this.outer.get(n) ?? [parent, key]);
+        break;
+      case 'ClassBody':
         break;
       case 'AwaitExpression': case 'YieldExpression': {
         const i = this.iid(n), c = C + scope.depth;
@@ -388,6 +497,8 @@ class Instrumenter {
   // call would lose, or -1.
   inferred(n, parent, key) {
     if (n.id) return -1;
+    if (this.outer.has(n)) [parent, key] = this.outer.get(n);
+    if (parent.type === 'ExportDefaultDeclaration') return this.name('default');
     if (parent.type === 'VariableDeclarator' && key === 'init' && parent.id.type === 'Identifier') return this.name(parent.id.name);
     if (parent.type === 'AssignmentExpression' && key === 'right' && parent.left.type === 'Identifier' && parent.operator !== '+=') return this.name(parent.left.name);
     if (parent.type === 'AssignmentPattern' && key === 'right' && parent.left.type === 'Identifier') return this.name(parent.left.name);
@@ -415,23 +526,36 @@ class Instrumenter {
         this.close(n.end, ')');
       }
     }
+    this.spans.push([method ? parent.start : n.start, n.end]);
     const c = C + inner.depth;
     let decls = '';
     for (const p of n.params) for (const x of boundNames(p)) decls += `${H}.dp(${i},${c},${this.name(x)},${x});`;
-    const enter = `const ${c}=${H}.E(${i},${C}${scope.depth});try{${decls}`;
-    const exit = `}catch(e){${H}.T(${c});throw e}finally{${H}.X(${i},${c})}`;
+    // How a call ends: a flag cleared where it returns (completed), so
+    // that no catch clause rethrows the program's exception (a rethrow
+    // would move where V8 says it was thrown). A generator's finally also
+    // runs when it is closed early (return()): it keeps a catch.
+    const flag = this.flag(inner);
+    const head = `const ${c}=${H}.E(${i},${C}${scope.depth});`;
+    const tryOpen = (flag ? `let ${flag}=1;` : '') + `try{${decls}`;
+    const exit = flag ? `}finally{if(${flag})${H}.T(${c});${H}.X(${i},${c})}` : `}catch(e){${H}.T(${c});throw e}finally{${H}.X(${i},${c})}`;
     // Parameters' defaults run in the enclosing context (the body's is not made yet).
     for (const p of n.params) this.visit(p, scope, n, 'params');
     if (n.body.type === 'BlockStatement') {
-      this.open(this.prologueEnd(n.body.body, n.body.start + 1), enter + this.hoisted(n.body.body, inner));
-      this.bodyEnd(n.body.end - 1, exit);
+      const enter = this.open(this.prologueEnd(n.body.body, n.body.start + 1), '');
+      this.bodyEnd(n.body.end - 1, (flag ? `;${flag}=0` : '') + exit);
       children(n.body, (ch, p, k) => this.visit(ch, inner, p, k));
+      enter[3] = this.separator(n.body.body, enter[0]) + head + this.declareTemps(inner) + tryOpen + this.hoisted(n.body.body, inner);
     } else {
-      this.open(n.body.start, `{${enter}return ${H}.rt(${i},${c},`);
-      this.close(n.body.end, `)${exit}}`);
+      const enter = this.open(n.body.start, '');
+      this.close(n.body.end, `${flag ? `,${flag}=0` : ''})${exit}}`);
       this.visit(n.body, inner, n, 'body');
+      enter[3] = `{${head}${this.declareTemps(inner)}${tryOpen}return ${H}.rt(${i},${c},`;
     }
   }
+
+  // flag is the variable that says a call of scope's function completed
+  // (fn), or '' for the top level and generators.
+  flag(scope) { return scope.node.type === 'Program' || scope.node.generator ? '' : '__hx$t' + scope.depth; }
 
   classBody(n, scope) {
     if (n.superClass) this.visit(n.superClass, scope, n, 'superClass');
@@ -507,20 +631,21 @@ class Instrumenter {
       }
       if (!priv && n.operator === '=') {
         // base[key] = v with a base or key that must be evaluated once:
-        // the runtime stores it, __hx$.P(iid, base, key, v).
-        this.open(n.start, `${H}.P(${i},`);
-        this.close(n.end, ')');
+        // they are kept in variables of the function (one per assignment,
+        // so nested ones do not share them) and logged after the store,
+        // which stays the program's own (its strictness, its stack):
+        // (V=((B=base)[K=(key)] = v), __hx$.pk(iid, B, K, V)).
+        const b = `__hx$b${i}`, v = `__hx$v${i}`, k = `__hx$k${i}`;
+        scope.temps.push(b, v);
+        this.open(n.start, `(${v}=((${b}=`);
+        this.close(left.object.end, ')');
+        this.close(n.end, left.computed ? `),${H}.pk(${i},${b},${k},${v}))` : `),${H}.p(${i},${b},${this.keyOf(left)},${v}))`);
         this.visit(left.object, scope, left, 'object');
         if (left.computed) {
-          this.deletes.push([left.object.end, left.property.start]);
-          this.open(left.property.start, ',');
+          scope.temps.push(k);
+          this.wrap(left.property, `${k}=(`, ')');
           this.visit(left.property, scope, left, 'property');
-          this.deletes.push([left.property.end, n.right.start]);
-        } else {
-          this.deletes.push([left.object.end, n.right.start]);
-          this.open(left.object.end, `,${JSON.stringify(left.property.name)}`);
         }
-        this.open(n.right.start, ',');
         this.visit(n.right, scope, n, 'right');
         return;
       }
@@ -552,6 +677,8 @@ class Instrumenter {
       this.useSeen.add(k);
     }
     this.wrap(o, `${H}.u(${this.iid(n)},`, ')');
+    // V8 places o.f at f, but at the dot when o is a call (as the wrapped o is).
+    if (!n.computed && !n.optional && o.type !== 'CallExpression') this.redirects.push(this.src.indexOf('.', o.end), n.property.start);
   }
 
   inChain(e) {

@@ -12,6 +12,9 @@
 import fs from 'node:fs';
 import { EventEmitter } from 'node:events';
 import timers from 'node:timers';
+import workerThreads from 'node:worker_threads';
+import { syncBuiltinESMExports } from 'node:module';
+import { ChildProcess } from 'node:child_process';
 
 const FD = Number(process.env.HEAPX_TRACE_FD || 3);
 
@@ -26,7 +29,7 @@ const EXIT_SIGNAL = 3;
 
 // The runtime's own definitions and timers use the originals, not the
 // models below.
-const defineProperty = Object.defineProperty;
+const defineProperty = Object.defineProperty, hasOwn = Object.hasOwn;
 const setImmediate_ = setImmediate, setTimeout_ = setTimeout, now = () => performance.now();
 
 const LAST_USE_PERIOD = 10000;
@@ -208,6 +211,7 @@ function flush() {
 let flushTimer = null;
 function idle() {
   idleArmed = false; nextSlow = clock;
+  sweepTimers(false);
   room(12); buf[pos++] = IDLE; u(Math.round(now()));
   if (now() - lastFlush >= FLUSH_MS) flush();
   else if (flushTimer === null) flushTimer = setTimeout_(timedFlush, FLUSH_MS).unref();
@@ -400,7 +404,9 @@ function script(file, kind, positions, names, fns) {
     },
     o(iid, mode, o) {
       create(iid, o, 0);
-      if (mode === 1) { for (const k in o) { const v = o[k]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, getId(o), 2 * sid(k), val(v)); } }
+      // for-in would also list (and read) inherited enumerable properties,
+      // such as a getter the program put on Object.prototype: own ones only.
+      if (mode === 1) { for (const k in o) { if (!hasOwn(o, k)) continue; const v = o[k]; if (v !== null && (typeof v === 'object' || typeof v === 'function')) put(base + iid, getId(o), 2 * sid(k), val(v)); } }
       else if (mode === 2) {
         for (const k of Reflect.ownKeys(o)) {
           const d = Object.getOwnPropertyDescriptor(o, k);
@@ -511,9 +517,22 @@ function dropAllListeners(em, ev) {
 // Timers hold their callbacks: one the program made is reported as a
 // property of globalThis, setTimeout()#k (setInterval()#k,
 // setImmediate()#k), until it has run (a timeout or an immediate) or is
-// cleared. The timer calls a wrapper that says so.
+// cleared. The callback is given to Node unwrapped, so that the
+// program's stack traces name its frames as untraced ("Timeout.f [as
+// _onTimeout]"); a one-shot timer is seen to have run by Node's own mark
+// (_destroyed, set once it ran or was cleared, Node 18 to 24) at the next
+// idle point, which follows the callback.
 const timerOf = new WeakMap(); // Timeout or Immediate -> [slots, k]
 const timerSlots = { setTimeout: [], setInterval: [], setImmediate: [] };
+const oneShots = new Set(); // one-shot timers not yet seen to have run
+let lastSweep = 0;
+// sweepTimers releases the one-shot timers that have run. With many
+// timers pending it runs at most every 20 ms, so an idle point stays cheap.
+function sweepTimers(force) {
+  if (oneShots.size === 0 || (!force && oneShots.size > 64 && now() - lastSweep < 20)) return;
+  lastSweep = now();
+  for (const t of oneShots) if (t._destroyed) { oneShots.delete(t); releaseTimer(t); }
+}
 function releaseTimer(t) {
   const e = t !== null && typeof t === 'object' ? timerOf.get(t) : undefined;
   if (e === undefined || e[0][e[1]] === false) return;
@@ -535,11 +554,9 @@ for (const kind of ['setTimeout', 'setInterval', 'setImmediate']) {
     if (k < 0) k = slots.length;
     slots[k] = true;
     put(lastIid, 1, 2 * sid(`${kind}()#${k}`), val(fn));
-    const args = Array.prototype.slice.call(arguments);
-    let t;
-    args[0] = repeats ? fn : function () { releaseTimer(t); return fn.apply(this, arguments); };
-    t = orig.apply(this, args);
+    const t = orig.apply(this, arguments);
     timerOf.set(t, [slots, k, kind]);
+    if (!repeats && t !== null && typeof t === 'object') oneShots.add(t);
     return t;
   } })[kind];
   patchOwn(timers, kind, replacement);
@@ -547,7 +564,7 @@ for (const kind of ['setTimeout', 'setInterval', 'setImmediate']) {
 }
 for (const kind of ['clearTimeout', 'clearInterval', 'clearImmediate']) {
   const orig = timers[kind];
-  const replacement = ({ [kind](t) { releaseTimer(t); return orig.apply(this, arguments); } })[kind];
+  const replacement = ({ [kind](t) { releaseTimer(t); oneShots.delete(t); return orig.apply(this, arguments); } })[kind];
   patchOwn(timers, kind, replacement);
   patchOwn(globalThis, kind, replacement);
 }
@@ -557,6 +574,7 @@ for (const kind of ['clearTimeout', 'clearInterval', 'clearImmediate']) {
 let exitHow = 0, exitDetail = '';
 function end(code) {
   if (done) return;
+  sweepTimers(true);
   lastUses(clock);
   room(32); buf[pos++] = EXIT; z(code); u(exitHow); str(exitDetail);
   flushChunk(true);
@@ -603,25 +621,23 @@ if (process.platform !== 'win32') {
 }
 
 // Not seen: child processes (their own code is not traced).
-import('node:child_process').then(({ ChildProcess }) => {
-  patch(ChildProcess.prototype, 'spawn', (orig) => function spawn(options) {
-    unseen(lastIid, 5, options && options.file ? [options.file].concat(options.args ? options.args.slice(1) : []).join(' ') : 'child process');
-    return orig.apply(this, arguments);
-  });
+patch(ChildProcess.prototype, 'spawn', (orig) => function spawn(options) {
+  unseen(lastIid, 5, options && options.file ? [options.file].concat(options.args ? options.args.slice(1) : []).join(' ') : 'child process');
+  return orig.apply(this, arguments);
 });
 
 // Not seen: worker threads (started by file or by eval, where Node runs
-// no --import).
+// no --require). The module has no top-level await: heapx's preload
+// loads it with require().
 {
-  const wt = await import('node:worker_threads');
-  const Base = wt.Worker;
-  wt.default.Worker = class Worker extends Base {
+  const Base = workerThreads.Worker;
+  workerThreads.Worker = class Worker extends Base {
     constructor(what, options) {
       super(what, options);
       unseen(lastIid, 2, `worker thread ${options && options.eval ? 'eval' : String(what)}`);
     }
   };
-  (await import('node:module')).syncBuiltinESMExports();
+  syncBuiltinESMExports();
 }
 
 export const runtime = {

@@ -29,3 +29,20 @@ export function selector(include) {
 }
 
 export const include = JSON.parse(process.env.HEAPX_TRACE_INCLUDE || '[]');
+
+// maxSource is the size of the largest file heapx instruments (bytes of
+// UTF-16 source, HEAPX_TRACE_MAX_SOURCE, default 4 MiB): instrumenting
+// costs about a CPU second and 200 MB per megabyte of source (acorn's
+// tree, the instrumented text V8 compiles, seven times the original), so
+// a bundle of tens of MB would take the program's start minutes and
+// gigabytes (docs/benchmarks.md). A larger file runs as it is, and the
+// trace says so (UNSEEN): its objects are seen where traced code uses them.
+export const maxSource = Number(process.env.HEAPX_TRACE_MAX_SOURCE) > 0 ? Number(process.env.HEAPX_TRACE_MAX_SOURCE) : 4 << 20;
+
+// tooBig is the UNSEEN detail of a source heapx does not instrument for
+// its size, or ''.
+export function tooBig(source) {
+  if (source.length <= maxSource) return '';
+  const mb = (n) => (n / (1 << 20)).toFixed(1);
+  return `${mb(source.length)} MB is over the ${mb(maxSource)} MB heapx instruments (HEAPX_TRACE_MAX_SOURCE); it ran uninstrumented`;
+}

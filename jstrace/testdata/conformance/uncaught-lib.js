@@ -1,0 +1,2 @@
+function name(item) { return item.name.toUpperCase(); }
+exports.load = function load(doc) { return doc.items.map((item) => name(item)); };
