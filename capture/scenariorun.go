@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/capture/cdp"
+	"github.com/heapx/heapx/formats/v8"
 )
 
 // ScenarioOptions say which scenario RunScenario runs, in which browser,
@@ -434,7 +435,8 @@ func (r *scenarioRun) count(ctx context.Context, at string) error {
 }
 
 // snapshot collects the garbage, counts the page (as at) and takes the
-// snapshot name, with its scripts side file.
+// snapshot name, with its scripts side file and the source maps of the
+// page's scripts (Scripts.SaveMaps).
 func (r *scenarioRun) snapshot(ctx context.Context, name, at string) error {
 	// Messages the page logged hold what they show; DevTools keeps them
 	// for its console, a page without DevTools does not.
@@ -449,8 +451,12 @@ func (r *scenarioRun) snapshot(ctx context.Context, name, at string) error {
 	r.o.Said("snapshot " + path)
 	n, err := r.p.Snapshot(ctx, path, r.o.Progress)
 	if err == nil {
+		// A snapshot is kept with its side files or not at all.
 		if err = r.scripts.WriteBeside(path); err != nil {
 			os.Remove(path)
+		} else if err = r.scripts.SaveMaps(ctx, r.p.V8, path); err != nil {
+			os.Remove(path)
+			os.Remove(v8.ScriptsPath(path))
 		}
 	}
 	if err != nil {

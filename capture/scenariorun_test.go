@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/capture/cdp"
+	"github.com/heapx/heapx/formats/sourcemap"
 	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // These tests run scenarios in real headless Chromium on the pages of
@@ -27,15 +29,7 @@ import (
 // needBrowser returns the Chromium the tests drive.
 func needBrowser(t *testing.T) string {
 	t.Helper()
-	path, err := FindBrowser()
-	switch {
-	case err == nil:
-		return path
-	case os.Getenv("CI") == "true":
-		t.Fatalf("%v; CI installs it (.ci/run)", err)
-	}
-	t.Skip(err)
-	return ""
+	return testfixtures.NeedTool(t, browserNames...)
 }
 
 // pageServer serves testdata/scenario, records what the pages log
@@ -91,7 +85,8 @@ func steps(t *testing.T, texts ...string) []Step {
 // each character (one no key types too) into the element, press sends
 // Enter, Escape and a shortcut the page's keydown handlers see, wait
 // waits for an element the page shows later. The three snapshots are
-// written with their scripts side files, and the counts say the page
+// written with their scripts side files and the page's source maps, and
+// the counts say the page
 // went back to its baseline.
 func TestScenarioSteps(t *testing.T) {
 	browser := needBrowser(t)
@@ -133,6 +128,13 @@ func TestScenarioSteps(t *testing.T) {
 		}
 		if err != nil || !found || f.Size < 100_000 {
 			t.Errorf("%s (%d bytes): scripts %+v, %v", f.Path, f.Size, list, err)
+		}
+		// The page's source map is saved beside each snapshot, with its
+		// script.
+		maps, err := sourcemap.ReadSaved(f.Path, func(uint32, string) bool { return true })
+		if err != nil || len(maps) != 1 || maps[0].MapURL != srv.URL+"/helper.js.map" || maps[0].Error != "" ||
+			!strings.Contains(string(maps[0].Map), `"helper.ts"`) || !strings.Contains(maps[0].Source, "window.helper") {
+			t.Errorf("%s: saved maps %+v, %v", f.Path, maps, err)
 		}
 	}
 	wantSaid := "open " + srv.URL + "/clean.html|setup: goto form.html|setup: eval await new Promise(r => setTimeout(r, 50)); window.ready = 1|setup: press Control+b|setup: wait #shortcut|" +
