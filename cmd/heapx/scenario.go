@@ -157,7 +157,7 @@ func runScenario(cmd *cobra.Command, o *scenarioFlags, rf *reportFlags, args []s
 	}
 	keep := o.out != ""
 	if keep {
-		if err := os.Mkdir(o.out, 0o777); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := os.MkdirAll(o.out, 0o777); err != nil {
 			return fmt.Errorf("-o: %w", err)
 		}
 		so.Dir = o.out

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapx/heapx/capture"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/report"
 )
@@ -23,7 +24,9 @@ import (
 // scenarioPages serves the scenario pages and returns their base URL.
 func scenarioPages(t *testing.T) string {
 	t.Helper()
-	testfixtures.NeedTool(t, "chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+	if _, err := capture.FindBrowser(); err != nil {
+		testfixtures.Missing(t, "%v", err)
+	}
 	srv := httptest.NewServer(http.FileServer(http.Dir("../../capture/testdata/scenario")))
 	t.Cleanup(srv.Close)
 	return srv.URL
