@@ -165,6 +165,38 @@ func TestScenarioComponentCache(t *testing.T) {
 	}
 }
 
+// A single-page app (ES modules, history routes, a modal closed by
+// history.back()) whose profile modal subscribes to a store and never
+// unsubscribes: the leak's path goes through the store's subscribers Set
+// to the ProfileModal, the Set grows by one a repetition, the suspect is
+// the store, and no new document was loaded.
+func TestScenarioSinglePageApp(t *testing.T) {
+	base := scenarioPages(t)
+	r := heapx(t, "scenario", "--url", base+"/spa/", "--setup", "click nav a[href=\"/spa/people\"]\nwait li a",
+		"--action", "click a[href=\"/spa/people/3\"]\nwait .modal h2", "--back", "click .close-modal", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	var d report.Doc
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Warnings) != 0 {
+		t.Errorf("warnings %+v", d.Warnings)
+	}
+	if path := docSection(t, &d, "leaks", "Leak 1:"); !pathHas(path, "->subscribers", "Set @") || !pathHas(path, "->this", "ProfileModal @") {
+		t.Errorf("leak path %v, want the store's subscribers, then the ProfileModal", path)
+	}
+	cs := docSection(t, &d, "page", "Collections that grew")
+	if len(cs) != 1 || cs[0]["type"] != "Set" || cs[0]["held_by"] != "->subscribers" || cs[0]["per_repetition"] != "+1" {
+		t.Errorf("collections %v, want the subscribers Set growing by one", cs)
+	}
+	suspects := reportPart(t, &d, "suspects")
+	if len(suspects) == 0 || !strings.Contains(fmt.Sprint(suspects[0]["held_by"]), "subscribers") || !strings.Contains(fmt.Sprint(suspects[0]["classes"]), "ProfileModal") {
+		t.Errorf("suspects %v, want the subscribers holding the ProfileModals", suspects)
+	}
+}
+
 // A page that removes its listener and its dialog passes the CI gates:
 // no leak, no listener left, no collection grown, and the HTML report is
 // written.
