@@ -495,7 +495,13 @@ func (c *columns) store(f, n, v uint64) bool {
 		if v > 255 {
 			return false
 		}
-		c.detach[n] = uint8(v)
+		if v != 0 {
+			// The column is fresh, zeroed memory: a page only zeros are
+			// written to is never faulted in, and Node.js writes 0 for
+			// every node (it has no DOM), which saves the column's
+			// memory, a byte a node (14 MB on a 1 GB snapshot).
+			c.detach[n] = uint8(v)
+		}
 	case colEdgeType:
 		if v >= c.types {
 			return false

@@ -138,7 +138,9 @@ func (s *nodeSink) put(k0 uint64, vals []int64) (int, error) {
 			if v < 0 || v > 255 {
 				return i, fmt.Errorf("node %d: detachedness %d out of range", n, v)
 			}
-			g.Detachedness[n] = uint8(v)
+			if v != 0 { // as parseColumns does: the column is zeroed
+				g.Detachedness[n] = uint8(v)
+			}
 		}
 		f++
 		if f == s.fields {
