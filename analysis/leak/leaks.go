@@ -466,7 +466,7 @@ func (s *leakSearch) larger(v, w model.NodeIndex) bool {
 // trace, and the allocation site most of its tops share (sites nil: the
 // dump has no allocation stacks).
 func (s *leakSearch) describeCluster(lc *LeakCluster, tops []int, hist map[uint32]LeakClass, sites *alloc.SiteFinder) {
-	lc.Classes = leakClasses(s.a, hist)
+	lc.Classes = leakClasses(s.a, s.k, hist)
 	// The representative is of the cluster's leading class, the
 	// program's own before builtins and the engine's, so it and its path
 	// show what leaked (a RequestContext, not the closure that holds it
@@ -522,17 +522,23 @@ func isTrivialLeak(k *kinds.Table, g *model.Graph, v int32) bool {
 // never behind the Function that holds it or a Map's store; within each, the
 // classes of the reported objects first (the leak's own objects before
 // what they hold: a list's Item before the data of its 300,000 items),
-// then by count, then by name.
-func leakClasses(a *analysis.Analysis, h map[uint32]LeakClass) []LeakClass {
+// then by count, then by name. A class of JavaScript objects comes before
+// the browser's native ones of the same origin: a page's leaked Dialog
+// names what leaked better than the detached Text nodes it holds.
+func leakClasses(a *analysis.Analysis, k *kinds.Table, h map[uint32]LeakClass) []LeakClass {
 	rows := make([]LeakClass, 0, len(h))
 	for c, x := range h {
 		x.Class, x.Name = c, a.Classes.Names[c]
 		x.Origin = analysis.ClassOrigin(a, c, x.Largest)
 		rows = append(rows, x)
 	}
+	native := func(x LeakClass) bool { return k.NodeOf(a.Graph, x.Largest) == kinds.Native }
 	sort.Slice(rows, func(x, y int) bool {
 		if rows[x].Origin != rows[y].Origin {
 			return rows[x].Origin < rows[y].Origin
+		}
+		if nx, ny := native(rows[x]), native(rows[y]); nx != ny {
+			return ny
 		}
 		if rows[x].Reported != rows[y].Reported {
 			return rows[x].Reported > rows[y].Reported

@@ -174,7 +174,16 @@ var leakShapes = []struct {
 	{"timers", allNodes, []map[string]int{{"Timeout": 120, "heartbeat": 120}}},
 	// Four leaks side by side in one module's state.
 	{"several", []string{"node20"}, []map[string]int{{"Bucketed": 160}, {"Numbered": 150}, {"onEvent": 50, "Listener": 50}, {"ListNode": 200}}},
+	// heapx scenario's snapshots of web pages in Chromium 148
+	// (capture/testdata/scenario): a card component kept in a Map, a
+	// dialog held by its resize listener on window, a single-page app's
+	// profile modal held by a store subscription.
+	{"page-cache", chromium, []map[string]int{{"CardComponent": 1}}},
+	{"page-listeners", chromium, []map[string]int{{"Dialog": 1}}},
+	{"page-spa", chromium, []map[string]int{{"ProfileModal": 1}}},
 }
+
+var chromium = []string{"chromium148"}
 
 var allNodes = []string{"node20", "node22", "node24"}
 
