@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -37,10 +38,12 @@ type Browser struct {
 	// Endpoint is the HOST:PORT of its DevTools endpoint.
 	Endpoint string
 
-	cmd     *exec.Cmd
-	profile string
-	stderr  *lastLines
-	exited  chan struct{}
+	cmd *exec.Cmd
+	// dir holds the profile and the browser's temporary files; Close
+	// removes it.
+	dir    string
+	stderr *lastLines
+	exited chan struct{}
 }
 
 // browserFlags make a headless Chromium quiet and alike on every run:
@@ -57,6 +60,9 @@ var browserFlags = []string{
 	"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 }
 
+// singletonSocket is where Chromium's singleton socket is in its TMPDIR.
+const singletonSocket = "/org.chromium.Chromium.XXXXXX/SingletonSocket"
+
 // browserStartTimeout is how long Chromium may take to open its DevTools
 // port.
 const browserStartTimeout = 30 * time.Second
@@ -72,23 +78,30 @@ var devtoolsListening = regexp.MustCompile(`^DevTools listening on (ws://\S+)`)
 // Chromium runs only without its sandbox (--no-sandbox), which heapx then
 // adds.
 func StartBrowser(ctx context.Context, path string) (*Browser, error) {
-	profile, err := os.MkdirTemp("", "heapx-browser-")
+	dir, err := os.MkdirTemp("", "heapx-browser-")
 	if err != nil {
 		return nil, err
 	}
-	args := append(append([]string{}, browserFlags...), "--user-data-dir="+profile)
+	args := append(append([]string{}, browserFlags...), "--user-data-dir="+filepath.Join(dir, "profile"))
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox")
 	}
 	args = append(args, "about:blank")
-	b := &Browser{profile: profile, stderr: &lastLines{max: 20}, exited: make(chan struct{})}
+	b := &Browser{dir: dir, stderr: &lastLines{max: 20}, exited: make(chan struct{})}
 	b.cmd = exec.Command(path, args...)
+	// Chromium leaves a directory of its own in TMPDIR when it is
+	// terminated (its singleton socket's): its TMPDIR is dir, which Close
+	// removes, unless the socket's path would be longer than a Unix
+	// socket's may be (108 bytes), which Chromium cannot start with.
+	if len(dir)+len(singletonSocket) < 108 {
+		b.cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	}
 	b.cmd.SysProcAttr = sysProcAttr()
 	b.cmd.WaitDelay = 2 * time.Second
 	pr, pw := io.Pipe()
 	b.cmd.Stderr = pw
 	if err := b.cmd.Start(); err != nil {
-		os.RemoveAll(profile)
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	go func() {
@@ -156,7 +169,7 @@ func (b *Browser) Close() error {
 			<-b.exited
 		}
 	}
-	return os.RemoveAll(b.profile)
+	return os.RemoveAll(b.dir)
 }
 
 // Version says which browser it is: "Chrome/148.0.7778.167".

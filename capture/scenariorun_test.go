@@ -291,8 +291,8 @@ func TestScenarioInRunningBrowser(t *testing.T) {
 	}
 	defer func() {
 		b.Close()
-		if _, err := os.Stat(b.profile); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("the profile %s is left: %v", b.profile, err)
+		if _, err := os.Stat(b.dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the profile %s is left: %v", b.dir, err)
 		}
 	}()
 	res, err := RunScenario(context.Background(), ScenarioOptions{

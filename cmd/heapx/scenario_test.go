@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heapx/heapx/capture"
 	"github.com/heapx/heapx/internal/testfixtures"
@@ -245,5 +249,46 @@ func TestScenarioUsage(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, c.want) || r.stdout != "" {
 			t.Errorf("heapx scenario %q: exit %d, stdout %q, stderr %q; want %q", c.args, r.code, r.stdout, r.stderr, c.want)
 		}
+	}
+}
+
+// Ctrl-C (SIGINT) while the scenario runs ends it at once: heapx exits 1
+// saying so, and the browser it started is gone with its profile, as are
+// the snapshots' temporary directory and files.
+func TestScenarioInterrupted(t *testing.T) {
+	base := scenarioPages(t)
+	// A short TMPDIR, for Chromium's to be in the browser's own directory
+	// (a Unix socket's path is short).
+	tmp, err := os.MkdirTemp("", "hx-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	// busy.html never comes to rest: heapx waits for it up to --settle.
+	cmd := heapxCommand(t, "scenario", "--url", base+"/busy.html", "--action", "eval 1", "--back", "eval 2", "--settle", "60s")
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var said strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		said.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "heapx: open ") {
+			time.Sleep(time.Second)
+			cmd.Process.Signal(os.Interrupt)
+		}
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasSuffix(said.String(), "heapx: scenario: interrupted (SIGINT)\n") {
+		t.Fatalf("%v, stderr:\n%s", err, said.String())
+	}
+	if left := dirFiles(t, tmp); len(left) != 0 {
+		t.Errorf("left in TMPDIR: %q", left)
 	}
 }
