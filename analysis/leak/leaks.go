@@ -151,7 +151,8 @@ type LeakResult struct {
 // (an object shape, a "system / ..." object other than a closure context:
 // feedback vectors, allocation sites, the JIT's maps) are left out: they
 // come from code being optimised, not from the program's data, and a user
-// can do nothing about them.
+// can do nothing about them. So are the entries of a page's performance
+// timeline that the browser records by itself (browserTimingEntries).
 //
 // Retained sizes are those of the final Analysis (DevTools' policy and
 // shallow sizes, where memlab uses raw self sizes). Of the baseline and
@@ -290,8 +291,9 @@ type traceGroup struct {
 }
 
 // isEngineObject reports whether v is the engine's own (an object shape,
-// a "system / ..." object other than a closure context), left out without
-// Internals.
+// a "system / ..." object other than a closure context) or a browser's
+// (an entry of the page's performance timeline the browser recorded),
+// left out without Internals.
 func (s *leakSearch) isEngineObject(v int32) bool {
 	switch s.k.NodeOf(s.g, v) {
 	case kinds.Shape:
@@ -299,8 +301,26 @@ func (s *leakSearch) isEngineObject(v int32) bool {
 	case kinds.Object:
 		name := s.g.NodeName(v)
 		return strings.HasPrefix(name, "system / ") && name != "system / Context"
+	case kinds.Native:
+		return browserTimingEntries[strings.TrimPrefix(s.g.NodeName(v), "Detached ")]
 	}
 	return false
+}
+
+// browserTimingEntries are the classes of the performance timeline's
+// entries that Chromium records by itself, a page doing nothing for them:
+// slow and first inputs, resources loaded, long frames and tasks, paints
+// and layout shifts. A timeline keeps them in buffers the page does not
+// see grow (150 event timings, 250 resource timings), so they stay after
+// an action undone, as a small leak of the browser's in every scenario
+// that clicks or loads something. A page's own marks and measures are
+// not among them.
+var browserTimingEntries = map[string]bool{
+	"PerformanceEventTiming": true, "PerformanceResourceTiming": true, "PerformanceNavigationTiming": true,
+	"PerformancePaintTiming": true, "PerformanceLongAnimationFrameTiming": true, "PerformanceScriptTiming": true,
+	"PerformanceLongTaskTiming": true, "TaskAttributionTiming": true, "LargestContentfulPaint": true,
+	"LayoutShift": true, "LayoutShiftAttribution": true, "PerformanceElementTiming": true, "VisibilityStateEntry": true,
+	"PerformanceServerTiming": true,
 }
 
 // groupByTrace traces the tops and groups them by trace shape, counting
