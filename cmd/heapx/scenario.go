@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -72,7 +73,7 @@ at N leaks or more), --fail-over SIZE, ...`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.url, "url", "", "the page to open, `URL`")
+	f.StringVar(&o.url, "url", "", "the page to open: a `URL`, or the path of a file (opened as file://)")
 	f.StringArrayVar(&o.setup, "setup", nil, "a `STEP` done once, before the baseline (repeat the flag for more)")
 	f.StringArrayVar(&o.action, "action", nil, "a `STEP` of the action whose leaks are looked for (repeat the flag for more)")
 	f.StringArrayVar(&o.back, "back", nil, "a `STEP` that undoes the action (repeat the flag for more)")
@@ -132,6 +133,7 @@ func (o *scenarioFlags) options(cmd *cobra.Command, args []string) (capture.Scen
 		}
 		*p.steps = steps
 	}
+	sc.URL = fileURL(sc.URL)
 	if cmd.Flags().Changed("repeat") || sc.Repeat == 0 {
 		sc.Repeat = o.repeat
 	}
@@ -139,6 +141,23 @@ func (o *scenarioFlags) options(cmd *cobra.Command, args []string) (capture.Scen
 		return so, fmt.Errorf("%w (see heapx scenario --help)", err)
 	}
 	return so, nil
+}
+
+// fileURL makes a page given as the path of a file on this machine
+// (index.html, ./dist/app.html) a file: URL, which the browser opens;
+// anything else is returned as given.
+func fileURL(page string) string {
+	if u, err := url.Parse(page); err == nil && u.Scheme != "" {
+		return page
+	}
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		return page
+	}
+	if st, err := os.Stat(abs); err != nil || st.IsDir() {
+		return page
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }
 
 // runScenario is `heapx scenario` once its arguments are parsed.
