@@ -180,8 +180,39 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 	groups := s.groupByTrace()
 	clusters := s.clusterGroups(groups)
 	s.buildClusters(groups, clusters)
+	s.dropBrowserBookkeeping()
 	sortClusters(r.Clusters)
 	return r
+}
+
+// dropBrowserBookkeeping leaves out, without Internals, the clusters of
+// nothing but a browser's bookkeeping: its timing entries
+// (browserTimingEntries) and the internal vector that grew to hold them,
+// whose top is that vector (an InternalNode), not an entry.
+func (s *leakSearch) dropBrowserBookkeeping() {
+	if s.opt.Internals {
+		return
+	}
+	kept := s.r.Clusters[:0]
+	for _, c := range s.r.Clusters {
+		if onlyBookkeeping(c.Classes) {
+			s.r.Internal += c.Objects
+			continue
+		}
+		kept = append(kept, c)
+	}
+	s.r.Clusters = kept
+}
+
+// onlyBookkeeping reports whether a cluster's classes are all a browser's
+// timing entries and internal nodes.
+func onlyBookkeeping(classes []LeakClass) bool {
+	for _, x := range classes {
+		if name := strings.TrimPrefix(x.Name, "Detached "); name != "InternalNode" && !browserTimingEntries[name] {
+			return false
+		}
+	}
+	return true
 }
 
 // countNew counts the ids of tIDs that are not in bIDs: the objects
