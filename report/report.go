@@ -45,15 +45,24 @@ type Options struct {
 	// FailGrowth, when not 0, fails the report when the heap grew by more
 	// than this many percent from the first baseline to the file.
 	FailGrowth float64
-	// FailOverName and FailGrowthName are what Failures call the two
-	// limits, as the caller's users know them (heapx report: its flags);
-	// "leaked-size" and "growth" when empty.
-	FailOverName, FailGrowthName string
+	// FailLeaks, when not 0, fails the report when memlab's leak
+	// detection (two or more baselines) finds FailLeaks leaks or more:
+	// its clusters, one a retainer path (Report.Leaks).
+	FailLeaks int
+	// FailOverName, FailGrowthName and FailLeaksName are what Failures
+	// call the limits, as the caller's users know them (heapx report: its
+	// flags); "leaked-size", "growth" and "leak-count" when empty.
+	FailOverName, FailGrowthName, FailLeaksName string
 }
 
 // ErrNoBaseline is returned by Build for a growth limit
 // (Options.FailGrowth) without a baseline to measure the growth from.
 var ErrNoBaseline = errors.New("report: a growth limit needs a baseline snapshot to compare with")
+
+// ErrNoLeakBaselines is returned by Build for a leak count limit
+// (Options.FailLeaks) without the two baselines memlab's leak detection
+// needs.
+var ErrNoLeakBaselines = errors.New("report: a leak count limit needs two baseline snapshots (memlab's leak detection compares three)")
 
 // Input is one analysed snapshot with what the report says about its
 // file.
@@ -83,6 +92,10 @@ type Report struct {
 	// Growth is the heap's growth in percent from the first baseline (0
 	// without baselines).
 	Growth float64
+	// Leaks is how many leaks memlab's leak detection found (its
+	// clusters), with two or more baselines; 0 without. Where objects
+	// cannot be matched by id, it is the classes that kept instances.
+	Leaks int
 	// Failures are the gates that failed, one sentence each.
 	Failures []string
 	// Warnings say what is wrong with the snapshots given (out of order,
@@ -108,6 +121,9 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 	}
 	if opt.FailGrowth > 0 && len(baselines) == 0 {
 		return nil, ErrNoBaseline
+	}
+	if opt.FailLeaks > 0 && len(baselines) < 2 {
+		return nil, ErrNoLeakBaselines
 	}
 	r := &Report{File: file, Baselines: baselines}
 	if err := r.checkSeries(); err != nil {
@@ -354,11 +370,14 @@ func (r *Report) measureLeak(largest []leak.Suspect, leaks *leak.LeakResult) {
 		// Objects cannot be matched by id (a JVM, or not one process):
 		// what the classes kept is all that can be told.
 		r.LeakedSize, r.LeakedSizeBasis = 0, "shallow size of the instances the classes kept since the first baseline (objects not matched by id)"
-		for _, c := range leak.ClassLeaks(leak.ClassCounts(baselines[0].A), leak.ClassCounts(baselines[n-1].A), a) {
+		kept := leak.ClassLeaks(leak.ClassCounts(baselines[0].A), leak.ClassCounts(baselines[n-1].A), a)
+		r.Leaks = len(kept) // a class that kept instances is a leak
+		for _, c := range kept {
 			r.LeakedSize += c.KeptSize
 		}
 	case leaks != nil:
 		r.LeakedSize, r.LeakedSizeBasis = 0, "retained size of the leaks found from the baselines"
+		r.Leaks = len(leaks.Clusters)
 		for _, c := range leaks.Clusters {
 			r.LeakedSize += c.Retained
 		}
@@ -378,6 +397,9 @@ func (r *Report) checkGates(opt Options) {
 	if opt.FailOver > 0 && r.LeakedSize > opt.FailOver {
 		r.Failures = append(r.Failures, fmt.Sprintf("leaked size %s (%s) is over the %s limit %s",
 			humanize.Size(r.LeakedSize), r.LeakedSizeBasis, cmp.Or(opt.FailOverName, "leaked-size"), humanize.Size(opt.FailOver)))
+	}
+	if opt.FailLeaks > 0 && r.Leaks >= opt.FailLeaks {
+		r.Failures = append(r.Failures, fmt.Sprintf("%d leak(s) found, at or over the %s limit %d", r.Leaks, cmp.Or(opt.FailLeaksName, "leak-count"), opt.FailLeaks))
 	}
 	if opt.FailGrowth > 0 && r.Growth > opt.FailGrowth {
 		r.Failures = append(r.Failures, fmt.Sprintf("the heap grew %.1f%% since %s, over the %s limit %g%%",

@@ -717,3 +717,32 @@ func TestGrowthLimitNeedsBaseline(t *testing.T) {
 		t.Fatalf("err %v, want ErrNoBaseline without a flag name", err)
 	}
 }
+
+// The leak count limit fails a report whose leaks (memlab's clusters, the
+// rows of the leaks table) reach it, and not one they stay under; it
+// needs the two baselines memlab's detection does.
+func TestLeakCountLimit(t *testing.T) {
+	one, two, three := leakInput(t, "1"), leakInput(t, "2"), leakInput(t, "3")
+	r, err := report.Build(three, []report.Input{one, two}, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := len(part(r, "leaks").Sections[0].Table.Rows); r.Leaks < 1 || r.Leaks != rows || len(r.Failures) != 0 {
+		t.Fatalf("%d leaks, %d rows in the leaks table, failures %q", r.Leaks, rows, r.Failures)
+	}
+	at, err := report.Build(three, []report.Input{one, two}, report.Options{FailLeaks: r.Leaks, FailLeaksName: "--fail-leaks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d leak(s) found, at or over the --fail-leaks limit %d", r.Leaks, r.Leaks)
+	if len(at.Failures) != 1 || at.Failures[0] != want {
+		t.Errorf("failures %q, want %q", at.Failures, want)
+	}
+	under, err := report.Build(three, []report.Input{one, two}, report.Options{FailLeaks: r.Leaks + 1})
+	if err != nil || len(under.Failures) != 0 {
+		t.Errorf("under the limit: failures %q, %v", under.Failures, err)
+	}
+	if _, err := report.Build(three, []report.Input{two}, report.Options{FailLeaks: 1}); !errors.Is(err, report.ErrNoLeakBaselines) {
+		t.Errorf("one baseline: %v, want ErrNoLeakBaselines", err)
+	}
+}

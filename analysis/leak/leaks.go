@@ -151,7 +151,8 @@ type LeakResult struct {
 // (an object shape, a "system / ..." object other than a closure context:
 // feedback vectors, allocation sites, the JIT's maps) are left out: they
 // come from code being optimised, not from the program's data, and a user
-// can do nothing about them.
+// can do nothing about them. So are the entries of a page's performance
+// timeline that the browser records by itself (browserTimingEntries).
 //
 // Retained sizes are those of the final Analysis (DevTools' policy and
 // shallow sizes, where memlab uses raw self sizes). Of the baseline and
@@ -179,8 +180,39 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 	groups := s.groupByTrace()
 	clusters := s.clusterGroups(groups)
 	s.buildClusters(groups, clusters)
+	s.dropBrowserBookkeeping()
 	sortClusters(r.Clusters)
 	return r
+}
+
+// dropBrowserBookkeeping leaves out, without Internals, the clusters of
+// nothing but a browser's bookkeeping: its timing entries
+// (browserTimingEntries) and the internal vector that grew to hold them,
+// whose top is that vector (an InternalNode), not an entry.
+func (s *leakSearch) dropBrowserBookkeeping() {
+	if s.opt.Internals {
+		return
+	}
+	kept := s.r.Clusters[:0]
+	for _, c := range s.r.Clusters {
+		if onlyBookkeeping(c.Classes) {
+			s.r.Internal += c.Objects
+			continue
+		}
+		kept = append(kept, c)
+	}
+	s.r.Clusters = kept
+}
+
+// onlyBookkeeping reports whether a cluster's classes are all a browser's
+// timing entries and internal nodes.
+func onlyBookkeeping(classes []LeakClass) bool {
+	for _, x := range classes {
+		if name := strings.TrimPrefix(x.Name, "Detached "); name != "InternalNode" && !browserTimingEntries[name] {
+			return false
+		}
+	}
+	return true
 }
 
 // countNew counts the ids of tIDs that are not in bIDs: the objects
@@ -290,8 +322,9 @@ type traceGroup struct {
 }
 
 // isEngineObject reports whether v is the engine's own (an object shape,
-// a "system / ..." object other than a closure context), left out without
-// Internals.
+// a "system / ..." object other than a closure context) or a browser's
+// (an entry of the page's performance timeline the browser recorded),
+// left out without Internals.
 func (s *leakSearch) isEngineObject(v int32) bool {
 	switch s.k.NodeOf(s.g, v) {
 	case kinds.Shape:
@@ -299,8 +332,26 @@ func (s *leakSearch) isEngineObject(v int32) bool {
 	case kinds.Object:
 		name := s.g.NodeName(v)
 		return strings.HasPrefix(name, "system / ") && name != "system / Context"
+	case kinds.Native:
+		return browserTimingEntries[strings.TrimPrefix(s.g.NodeName(v), "Detached ")]
 	}
 	return false
+}
+
+// browserTimingEntries are the classes of the performance timeline's
+// entries that Chromium records by itself, a page doing nothing for them:
+// slow and first inputs, resources loaded, long frames and tasks, paints
+// and layout shifts. A timeline keeps them in buffers the page does not
+// see grow (150 event timings, 250 resource timings), so they stay after
+// an action undone, as a small leak of the browser's in every scenario
+// that clicks or loads something. A page's own marks and measures are
+// not among them.
+var browserTimingEntries = map[string]bool{
+	"PerformanceEventTiming": true, "PerformanceResourceTiming": true, "PerformanceNavigationTiming": true,
+	"PerformancePaintTiming": true, "PerformanceLongAnimationFrameTiming": true, "PerformanceScriptTiming": true,
+	"PerformanceLongTaskTiming": true, "TaskAttributionTiming": true, "LargestContentfulPaint": true,
+	"LayoutShift": true, "LayoutShiftAttribution": true, "PerformanceElementTiming": true, "VisibilityStateEntry": true,
+	"PerformanceServerTiming": true,
 }
 
 // groupByTrace traces the tops and groups them by trace shape, counting
@@ -466,7 +517,7 @@ func (s *leakSearch) larger(v, w model.NodeIndex) bool {
 // trace, and the allocation site most of its tops share (sites nil: the
 // dump has no allocation stacks).
 func (s *leakSearch) describeCluster(lc *LeakCluster, tops []int, hist map[uint32]LeakClass, sites *alloc.SiteFinder) {
-	lc.Classes = leakClasses(s.a, hist)
+	lc.Classes = leakClasses(s.a, s.k, hist)
 	// The representative is of the cluster's leading class, the
 	// program's own before builtins and the engine's, so it and its path
 	// show what leaked (a RequestContext, not the closure that holds it
@@ -522,17 +573,23 @@ func isTrivialLeak(k *kinds.Table, g *model.Graph, v int32) bool {
 // never behind the Function that holds it or a Map's store; within each, the
 // classes of the reported objects first (the leak's own objects before
 // what they hold: a list's Item before the data of its 300,000 items),
-// then by count, then by name.
-func leakClasses(a *analysis.Analysis, h map[uint32]LeakClass) []LeakClass {
+// then by count, then by name. A class of JavaScript objects comes before
+// the browser's native ones of the same origin: a page's leaked Dialog
+// names what leaked better than the detached Text nodes it holds.
+func leakClasses(a *analysis.Analysis, k *kinds.Table, h map[uint32]LeakClass) []LeakClass {
 	rows := make([]LeakClass, 0, len(h))
 	for c, x := range h {
 		x.Class, x.Name = c, a.Classes.Names[c]
 		x.Origin = analysis.ClassOrigin(a, c, x.Largest)
 		rows = append(rows, x)
 	}
+	native := func(x LeakClass) bool { return k.NodeOf(a.Graph, x.Largest) == kinds.Native }
 	sort.Slice(rows, func(x, y int) bool {
 		if rows[x].Origin != rows[y].Origin {
 			return rows[x].Origin < rows[y].Origin
+		}
+		if nx, ny := native(rows[x]), native(rows[y]); nx != ny {
+			return ny
 		}
 		if rows[x].Reported != rows[y].Reported {
 			return rows[x].Reported > rows[y].Reported

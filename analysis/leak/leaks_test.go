@@ -174,7 +174,19 @@ var leakShapes = []struct {
 	{"timers", allNodes, []map[string]int{{"Timeout": 120, "heartbeat": 120}}},
 	// Four leaks side by side in one module's state.
 	{"several", []string{"node20"}, []map[string]int{{"Bucketed": 160}, {"Numbered": 150}, {"onEvent": 50, "Listener": 50}, {"ListNode": 200}}},
+	// heapx scenario's snapshots of web pages in Chromium 148
+	// (capture/testdata/scenario): a card component kept in a Map, a
+	// dialog held by its resize listener on window, a single-page app's
+	// profile modal held by a store subscription.
+	{"page-cache", chromium, []map[string]int{{"CardComponent": 1}}},
+	{"page-listeners", chromium, []map[string]int{{"Dialog": 1}}},
+	{"page-spa", chromium, []map[string]int{{"ProfileModal": 1}}},
+	// A ticker's setInterval never cleared (a page written after heapx
+	// scenario worked).
+	{"page-timer", chromium, []map[string]int{{"Ticker": 1}}},
 }
+
+var chromium = []string{"chromium148"}
 
 var allNodes = []string{"node20", "node22", "node24"}
 
@@ -467,4 +479,43 @@ func checkLeakShape(t *testing.T, as []*analysis.Analysis, leaks []map[string]in
 func leaksOf(baseline, target, final *analysis.Analysis, opt leak.LeakOptions) *leak.LeakResult {
 	bd := leak.DigestOf(baseline, nil)
 	return leak.Leaks(bd, leak.DigestOf(target, bd), final, opt)
+}
+
+// In a page's snapshots, the timing entries Chromium records by itself
+// (a PerformanceEventTiming for a click of page-timer's action) and the
+// internal vector that grew to hold them are the browser's bookkeeping:
+// no cluster of their own, counted with the engine's objects, and listed
+// again with Internals.
+func TestLeaksBrowserBookkeeping(t *testing.T) {
+	var as []*analysis.Analysis
+	for k := 1; k <= 3; k++ {
+		a, err := analysis.Analyze(analysistest.LoadFixture(t, fmt.Sprintf("leaks/page-timer-chromium148-%d", k)), analysis.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		as = append(as, a)
+	}
+	classes := func(r *leak.LeakResult) []string {
+		var out []string
+		for _, c := range r.Clusters {
+			var names []string
+			for _, x := range c.Classes {
+				names = append(names, x.Name)
+			}
+			out = append(out, strings.Join(names, ","))
+		}
+		return out
+	}
+	r := leaksOf(as[0], as[1], as[2], leak.LeakOptions{})
+	if got := classes(r); len(got) != 1 || !strings.HasPrefix(got[0], "Ticker,") || r.Internal < 2 {
+		t.Errorf("clusters %q, %d of the engine's own; want the Ticker's alone", got, r.Internal)
+	}
+	ri := leaksOf(as[0], as[1], as[2], leak.LeakOptions{Internals: true})
+	found := false
+	for _, c := range classes(ri) {
+		found = found || c == "InternalNode,PerformanceEventTiming" || c == "PerformanceEventTiming,InternalNode"
+	}
+	if !found {
+		t.Errorf("with Internals, clusters %q; want the timing entry's", classes(ri))
+	}
 }

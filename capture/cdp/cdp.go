@@ -73,7 +73,7 @@ type Conn struct {
 	wmu      sync.Mutex // one writer at a time, as the websocket needs
 	mu       sync.Mutex
 	pending  map[int64]*call
-	handlers map[string]func(json.RawMessage)
+	handlers map[string][]*handler
 
 	done chan struct{} // closed when the connection is over
 	err  error         // why; set before done is closed
@@ -133,7 +133,7 @@ func Dial(ctx context.Context, wsURL string, timeout time.Duration) (*Conn, erro
 		url:      wsURL,
 		timeout:  timeout,
 		pending:  map[int64]*call{},
-		handlers: map[string]func(json.RawMessage){},
+		handlers: map[string][]*handler{},
 		done:     make(chan struct{}),
 	}
 	d := websocket.Dialer{
@@ -202,19 +202,36 @@ func (c *Conn) Close() error {
 	return err
 }
 
+// handler is one receiver of an event (On); a pointer, so that off
+// removes this one and no other.
+type handler struct{ f func(json.RawMessage) }
+
 // On makes f receive the parameters of every event named method (e.g.
 // "HeapProfiler.addHeapSnapshotChunk") until the returned func is called.
 // f runs on the goroutine that reads the connection: it sees events in
 // order, and the reading waits for it. params is only valid during the
-// call.
+// call. An event may have several receivers (the scripts side file and a
+// scenario's own list both hear Debugger.scriptParsed): they get it in the
+// order they were added.
 func (c *Conn) On(method string, f func(params json.RawMessage)) (off func()) {
+	h := &handler{f: f}
 	c.mu.Lock()
-	c.handlers[method] = f
+	c.handlers[method] = append(c.handlers[method], h)
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		delete(c.handlers, method)
-		c.mu.Unlock()
+		defer c.mu.Unlock()
+		hs := c.handlers[method]
+		for i, x := range hs {
+			if x == h {
+				// A new slice: dispatch may be walking the old one.
+				c.handlers[method] = append(hs[:i:i], hs[i+1:]...)
+				break
+			}
+		}
+		if len(c.handlers[method]) == 0 {
+			delete(c.handlers, method)
+		}
 	}
 }
 
@@ -519,10 +536,10 @@ func (c *Conn) dispatch(b []byte) error {
 	}
 	if m.Method != "" && m.ID == 0 {
 		c.mu.Lock()
-		f := c.handlers[m.Method]
+		hs := c.handlers[m.Method]
 		c.mu.Unlock()
-		if f != nil {
-			f(m.Params)
+		for _, h := range hs {
+			h.f(m.Params)
 		}
 		return nil
 	}

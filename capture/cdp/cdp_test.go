@@ -83,6 +83,26 @@ func TestCallsEventsAndErrors(t *testing.T) {
 		}
 	}
 
+	// Two receivers of one event both get it, in the order they were
+	// added; turning one off leaves the other.
+	var order []string
+	offA := c.On("Test.chunk", func(json.RawMessage) { order = append(order, "a") })
+	offB := c.On("Test.chunk", func(json.RawMessage) { order = append(order, "b") })
+	if err := c.Call(ctx, "Test.events", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	offA()
+	if err := c.Call(ctx, "Test.events", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	offB()
+	if err := c.Call(ctx, "Test.events", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 300 || order[0] != "a" || order[1] != "b" || order[199] != "b" || order[200] != "b" || order[299] != "b" {
+		t.Fatalf("two receivers, then one, then none: %d calls (%v...)", len(order), order[:4])
+	}
+
 	err := c.Call(ctx, "Nope.nothing", map[string]int{"x": 1}, nil)
 	var ce *cdp.Error
 	if !errors.As(err, &ce) || ce.Code != cdp.CodeMethodNotFound || ce.Method != "Nope.nothing" || err.Error() != "Nope.nothing: 'Nope.nothing' wasn't found" {

@@ -38,10 +38,7 @@ func ListTargets(ctx context.Context, hostPort string) ([]Target, error) {
 		return nil, err
 	}
 	for i := range ts {
-		if u, err := url.Parse(ts[i].WebSocketURL); err == nil && u.Host != "" {
-			u.Host = hostPort
-			ts[i].WebSocketURL = u.String()
-		}
+		rewriteHost(&ts[i], hostPort)
 	}
 	return ts, nil
 }
@@ -83,12 +80,76 @@ func HasParameter(ctx context.Context, hostPort, domain, command, param string) 
 	return false, nil
 }
 
-// getJSON decodes what GET http://hostPort/path returns into v. ctx's
-// deadline bounds the wait: an endpoint may take the connection and never
-// answer.
-func getJSON(ctx context.Context, hostPort, path string, v any) error {
-	u := "http://" + hostPort + path
+// OpenPage opens a new page (a tab) on the browser whose DevTools
+// endpoint is at hostPort (PUT /json/new), loading pageURL ("about:blank"
+// when empty), and returns it as a target to Dial. A Node.js endpoint has
+// no pages to open: its error says so.
+func OpenPage(ctx context.Context, hostPort, pageURL string) (Target, error) {
+	if pageURL == "" {
+		pageURL = "about:blank"
+	}
+	var t Target
+	// Chrome takes the page's URL as the whole query, unescaped.
+	if err := requestJSON(ctx, http.MethodPut, hostPort, "/json/new?"+pageURL, &t); err != nil {
+		return Target{}, fmt.Errorf("opening a page: %w", err)
+	}
+	if t.WebSocketURL == "" || t.ID == "" {
+		return Target{}, fmt.Errorf("opening a page: the endpoint at %s sent no page to connect to", hostPort)
+	}
+	rewriteHost(&t, hostPort)
+	return t, nil
+}
+
+// ClosePage closes the page id of the browser at hostPort
+// (/json/close/ID).
+func ClosePage(ctx context.Context, hostPort, id string) error {
+	u := "http://" + hostPort + "/json/close/" + url.PathEscape(id)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("closing page %s: %w", id, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("closing page %s: %s", id, resp.Status)
+	}
+	return nil
+}
+
+// Version returns what the endpoint at hostPort says it is
+// (/json/version): "Chrome/148.0.7778.167", "node.js/v20.20.2".
+func Version(ctx context.Context, hostPort string) (string, error) {
+	var v struct {
+		Browser string `json:"Browser"`
+	}
+	if err := getJSON(ctx, hostPort, "/json/version", &v); err != nil {
+		return "", err
+	}
+	return v.Browser, nil
+}
+
+// rewriteHost makes t's WebSocket URL reach hostPort.
+func rewriteHost(t *Target, hostPort string) {
+	if u, err := url.Parse(t.WebSocketURL); err == nil && u.Host != "" {
+		u.Host = hostPort
+		t.WebSocketURL = u.String()
+	}
+}
+
+// getJSON decodes what GET http://hostPort/path returns into v.
+func getJSON(ctx context.Context, hostPort, path string, v any) error {
+	return requestJSON(ctx, http.MethodGet, hostPort, path, v)
+}
+
+// requestJSON decodes what the request method http://hostPort/path returns
+// into v. ctx's deadline bounds the wait: an endpoint may take the
+// connection and never answer.
+func requestJSON(ctx context.Context, method, hostPort, path string, v any) error {
+	u := "http://" + hostPort + path
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", u, err)
 	}

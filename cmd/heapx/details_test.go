@@ -44,7 +44,7 @@ func TestListShowsEveryCommand(t *testing.T) {
 	for _, c := range js.Commands {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, " ") != "report capture convert export fleet info mcp serve sites sql stack trace" || js.Commands[0].Usage != "FILE [BASELINE...]" || len(js.Queries) < 10 {
+	if strings.Join(names, " ") != "report capture convert export fleet info mcp scenario serve sites sql stack trace" || js.Commands[0].Usage != "FILE [BASELINE...]" || len(js.Queries) < 10 {
 		t.Errorf("list --json commands %v, %d queries", js.Commands, len(js.Queries))
 	}
 }

@@ -99,8 +99,9 @@ func TestReportText(t *testing.T) {
 	}
 }
 
-// TestReportGates checks --fail-over and --fail-growth: the report is still
-// printed, and the exit code is 1 with the reason on stderr.
+// TestReportGates checks --fail-over, --fail-growth and --fail-leaks: the
+// report is still printed, and the exit code is 1 with the reason on
+// stderr.
 func TestReportGates(t *testing.T) {
 	t.Parallel()
 	r := heapx(t, append([]string{"report", "--fail-over", "100kB"}, leakSnaps...)...)
@@ -115,6 +116,15 @@ func TestReportGates(t *testing.T) {
 	r = heapx(t, "report", "--fail-growth", "1", leakSnaps[0])
 	if r.code != 1 || !strings.Contains(r.stderr, "needs a BASELINE") {
 		t.Errorf("--fail-growth without a baseline: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = heapx(t, append([]string{"report", "--fail-leaks", "1"}, leakSnaps...)...)
+	if r.code != 1 || !strings.Contains(r.stderr, "leak(s) found, at or over the --fail-leaks limit 1") || !strings.Contains(r.stdout, "FAILED:") {
+		t.Errorf("--fail-leaks 1: exit %d, stderr %q", r.code, r.stderr)
+	}
+	ok(t, append([]string{"report", "--fail-leaks", "1000"}, leakSnaps...)...)
+	r = heapx(t, "report", "--fail-leaks", "1", leakSnaps[0], leakSnaps[1])
+	if r.code != 1 || !strings.Contains(r.stderr, "needs two BASELINE snapshots") {
+		t.Errorf("--fail-leaks with one baseline: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = heapx(t, "report", "--fail-over", "lots", leakSnaps[0])
 	if r.code != 1 || !strings.Contains(r.stderr, "not a size") {

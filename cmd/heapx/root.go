@@ -62,7 +62,7 @@ gzip-compressed, and Node.js core dumps (x86-64 Linux, with --binary).`,
 		sourceMapsOff.Store(stderr, noSourceMaps)
 	}
 	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newMCPCmd(stderr), newListCmd())
-	root.AddCommand(newCaptureCmd(stderr), newSitesCmd(stderr))
+	root.AddCommand(newCaptureCmd(stderr), newScenarioCmd(stderr), newSitesCmd(stderr))
 	root.AddCommand(newStackCmd(stderr))
 	root.AddCommand(newTraceCmd(stderr))
 	root.AddCommand(newExportCmd(stderr))

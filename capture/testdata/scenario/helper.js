@@ -1,0 +1,2 @@
+window.helper = {greet: name => 'hello ' + name};
+//# sourceMappingURL=helper.js.map
