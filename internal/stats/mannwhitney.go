@@ -34,8 +34,8 @@ type Result struct {
 	// large between the ranks is when x and y come from one
 	// distribution. 1 when every value is the same.
 	P float64
-	// Exact says P comes from U's exact distribution (given the ties), not the normal
-	// approximation.
+	// Exact says P comes from U's exact distribution (given the ties),
+	// not the normal approximation.
 	Exact bool
 }
 
