@@ -38,6 +38,7 @@ import (
 	"github.com/heapx/heapx/formats"
 	_ "github.com/heapx/heapx/formats/all" // every format, for Open
 	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/sourcemaps"
 )
 
 // Options tune Open and the analysis of the dump it returns.
@@ -71,6 +72,15 @@ type Options struct {
 	// (formats/nodecore) is read with its node binary's postmortem
 	// metadata. Empty: the path the core names, when it exists.
 	Binary string
+	// NoSourceMaps turns source maps off: positions in minified scripts
+	// and the minifier's names are shown as the dump has them. Otherwise
+	// a V8 dump's scripts are mapped through their source maps (package
+	// sourcemaps): every position a view prints, and the names of
+	// functions and classes, before the analysis groups them.
+	NoSourceMaps bool
+	// Warn, if set, is told what went wrong without failing the open: a
+	// source map that is missing or does not parse.
+	Warn func(msg string)
 }
 
 // Stage is a step of the work that Options.Progress follows.
@@ -129,6 +139,9 @@ type Dump struct {
 	analysisOnce sync.Once
 	analysis     *analysis.Analysis
 	analysisErr  error
+	// maps are the source maps of the dump's scripts, nil when none is
+	// used (Options.NoSourceMaps, or a dump without scripts).
+	maps *sourcemaps.Set
 }
 
 // Open reads the heap dump at path, whatever its format, and the analysis
@@ -178,10 +191,27 @@ func Open(path string, opts Options) (_ *Dump, err error) {
 		d.edges = g.NumEdges()
 	}
 	d.graph, d.readTime, d.size = g, time.Since(start), in.Size
+	if !opts.NoSourceMaps && !opts.NodesOnly {
+		d.maps = mapScripts(path, g, opts.Warn)
+	}
 	if d.stored != nil && d.stored.Shallow == nil {
 		d.stored = nil // the file has none
 	}
 	return d, nil
+}
+
+// mapScripts finds the source maps of a V8 dump's scripts and gives its
+// functions and classes the names the maps have for them (before the
+// analysis makes classes of the names); nil for a dump with no script
+// positions.
+func mapScripts(path string, g *model.Graph, warn func(string)) *sourcemaps.Set {
+	if len(g.Locations) == 0 && g.Trace == nil {
+		return nil
+	}
+	res := analysis.NewResolver(g)
+	maps := sourcemaps.ForDump(path, res, warn)
+	sourcemaps.Rename(g, res, maps)
+	return maps
 }
 
 // readError makes sure a read error names the file: a *formats.FormatError
@@ -255,6 +285,10 @@ func (d *Dump) Analysis() (*analysis.Analysis, error) {
 		}
 		if d.analysisErr != nil {
 			d.analysis, d.analysisErr = nil, fmt.Errorf("%s: %w", d.path, d.analysisErr)
+			return
+		}
+		if d.maps != nil {
+			d.analysis.Resolver().SetMapper(d.maps)
 		}
 	})
 	return d.analysis, d.analysisErr

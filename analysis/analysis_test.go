@@ -222,20 +222,30 @@ func TestRetainerPaths(t *testing.T) {
 		t.Fatalf("paths to B: %+v", paths)
 	}
 	// Value: through the key (global -> A -> Far -> Key) and through the
-	// table (global -> table); the table path is shorter.
+	// table (global -> table). The table path is shorter, but its last
+	// hop is the engine's (out of the hidden table): the path shown is
+	// the key's, two hops longer, and DevTools' order has the table's
+	// first.
 	paths = analysis.RetainerPaths(g, ret, roots, 13, analysis.PathOptions{K: 3})
 	if len(paths) != 2 {
 		t.Fatalf("%d paths to Value", len(paths))
 	}
-	var labels []string
-	for _, s := range paths[0].Steps {
-		labels = append(labels, analysis.EdgeString(g, s.Edge))
+	labels := func(p analysis.Path) string {
+		var l []string
+		for _, s := range p.Steps {
+			l = append(l, analysis.EdgeString(g, s.Edge))
+		}
+		return strings.Join(l, " ")
 	}
-	if got := strings.Join(labels, " "); got != ".global .table {0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)}" {
+	if got := labels(paths[0]); got != ".global .a .far .key {0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)}" {
 		t.Errorf("first path %q", got)
 	}
-	if paths[0].Cost != 3 || paths[1].Cost != 5 || paths[0].System || paths[1].System {
+	if paths[0].Cost != 5 || paths[1].Cost != 3 || paths[0].System || paths[1].System {
 		t.Errorf("costs %d %d", paths[0].Cost, paths[1].Cost)
+	}
+	shortest := analysis.NewPathFinder(g, ret, roots, analysis.PathOptions{K: 3}).Shortest(13)
+	if len(shortest) != 2 || labels(shortest[0]) != ".global .table {0 / part of key (Key @25) -> value (Value @27) pair in WeakMap (table @23)}" {
+		t.Errorf("DevTools' order: %+v", shortest)
 	}
 	// Ignoring the table leaves the key path.
 	paths = analysis.RetainerPaths(g, ret, roots, 13, analysis.PathOptions{K: 3, IgnoreNodes: []int32{11}})
@@ -446,10 +456,9 @@ func TestSpareBuffers(t *testing.T) {
 	}
 }
 
-// TestAnalyzeReusesPredecessors checks that the distances' BFS queue is
-// the dominator pass's predecessor array, not fresh memory: Analyze leaves
-// that one array (at least 2N entries, for the Summary's dominator-tree
-// children) for later passes, and nothing else.
+// TestAnalyzeReusesPredecessors checks that Analyze leaves the dominator
+// pass's predecessor array (at least 2N entries, for the Summary's
+// dominator-tree children) for later passes, and nothing else.
 func TestAnalyzeReusesPredecessors(t *testing.T) {
 	g := analysistest.LoadFixture(t, fixtures[0])
 	a, err := analysis.Analyze(g, analysis.Options{})

@@ -3,7 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
-	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/heapx/heapx/model"
@@ -49,6 +49,18 @@ type Analysis struct {
 	// edges its filter refused (see distances).
 	computedDistances bool
 	refused           []int32
+	// The Resolver of the dump's positions, made on first use.
+	resolverOnce sync.Once
+	resolver     *Resolver
+	// The runtime-owned marks, made on first use.
+	internalsOnce sync.Once
+	internals     *RuntimeInternals
+	// Plain hop counts from the root, for the paths shown, and the
+	// PathFinder made of them and the tree's costs, made on first use.
+	hopsOnce   sync.Once
+	hops       []int32
+	finderOnce sync.Once
+	finder     *PathFinder
 	// The Unreachable report, computed on first use.
 	unreachOnce sync.Once
 	unreach     *UnreachableReport
@@ -77,15 +89,8 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	// Two cores: while one runs the dominator pass (its DFS and
 	// semidominator loop are sequential), the other first faults in the
 	// pass's arrays, then computes classes and distances, which do not
-	// depend on it. The distances wait for the pass's predecessor array,
-	// which their BFS queue then reuses: no GC frees memory for reuse on
-	// a heap this size, so 4 fresh bytes a node would add to the peak
-	// (57 MB on a 1.15 GB snapshot of 14.3M nodes). The wait is short: the
-	// array goes before the second half of the pass, which the distances
-	// then overlap.
+	// depend on it.
 	buf := newDomBuffers(n)
-	released := make(chan struct{})
-	buf.released = released
 	populated := make(chan struct{})
 	go func() {
 		defer close(populated)
@@ -96,34 +101,41 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	a.Roots = FindRootsWith(g, !a.Policy.SkipIntoPageOwned)
 	a.DOM = PropagateDOMState(g)
 	var wg sync.WaitGroup
-	rest := func() {
-		if !opt.NoClasses {
-			a.Classes = ClassifyNodes(g, a.DOM)
-		}
-		if !opt.NoDistances {
-			<-released
-			a.Distances, a.refused = distances(g, a.Roots, nil, a.sc)
-			a.computedDistances = true
-		}
-	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		<-populated
-		rest()
+		if !opt.NoClasses {
+			a.Classes = ClassifyNodes(g, a.DOM)
+			if n >= collectAfter {
+				// The class pass's tables by string (about 35 MB on
+				// a 1 GB snapshot of 14.3M nodes) are garbage now,
+				// while the dominator pass is about to take its
+				// largest array: given back to the system they do not
+				// add to the peak (-32 MB there).
+				debug.FreeOSMemory()
+			}
+		}
+		if !opt.NoDistances {
+			a.Distances, a.refused = distances(g, a.Roots, nil)
+			a.computedDistances = true
+		}
 	}()
 	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf, a.sc)
 	a.Self = a.Dominators.Self
 	wg.Wait()
 	if n >= collectAfter {
-		// The passes leave temporaries behind (the classes' and the
-		// distances' tables, about 66 MB on a 1.15 GB snapshot of 14.3M
-		// nodes), and on a heap this size the next collection comes only
-		// at twice the live heap: what runs next (a report's inspections
-		// and paths) would take fresh memory instead of theirs (-48 MB at
-		// the peak of heapx report there). The columns hold no pointers,
-		// so a collection costs milliseconds.
-		runtime.GC()
+		// The passes leave temporaries behind (the distances' tables of
+		// WeakMap names, the Summary's would-be memory), and on a heap
+		// this size the next collection comes only at twice the live
+		// heap: what runs next (the Summary's dominator-tree children, a
+		// report's inspections and paths) would take fresh memory beside
+		// them. Collected and given back to the system, they leave room
+		// under the peak for what comes next (-15 MB at the peak of heapx
+		// summary on a 1.15 GB snapshot of 14.3M nodes; a report's
+		// inspections reuse them as before). The columns hold no
+		// pointers, so a collection costs milliseconds.
+		debug.FreeOSMemory()
 	}
 	return a, nil
 }
@@ -208,6 +220,9 @@ type NodeRow struct {
 	Type string
 	// Name is the display name (Namer); Class the "Constructor".
 	Name, Class string
+	// Description says in words what the node is where its name does
+	// not: a V8 context's scope (ContextName), "" for any other node.
+	Description string
 	// Shallow and Retained are the size columns.
 	Shallow, Retained uint64
 	// Distance is DevTools' distance (0 when not computed).
@@ -228,6 +243,9 @@ func (a *Analysis) Row(nm *Namer, n model.NodeIndex) NodeRow {
 	}
 	if a.Distances != nil {
 		r.Distance = a.Distances[n]
+	}
+	if r.Name == contextName {
+		r.Description = a.ContextName(n)
 	}
 	return r
 }
@@ -278,10 +296,10 @@ func (a *Analysis) Retainers() *model.Retainers {
 	return a.ret
 }
 
-// Paths returns up to opt.K shortest retainer paths from the root to
-// target (see PathFinder.Find).
+// Paths returns up to opt.K retainer paths from the root to target, the
+// paths heapx shows (PathFinder.Find), through a.PathFinder.
 func (a *Analysis) Paths(target model.NodeIndex, opt PathOptions) []Path {
-	return RetainerPaths(a.Graph, a.Retainers(), a.Roots, target, opt)
+	return a.PathFinder(opt).Find(target)
 }
 
 // DominatorChain returns n and its dominators up to the root, n first

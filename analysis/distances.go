@@ -34,7 +34,7 @@ const (
 //   - edges to nodes in ignore (may be nil) are skipped, which gives the
 //     distances of DevTools' retainers view after "Ignore this retainer".
 func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
-	dist, _ := distances(g, roots, ignore, nil)
+	dist, _ := distances(g, roots, ignore)
 	return dist
 }
 
@@ -43,7 +43,7 @@ func Distances(g *model.Graph, roots *Roots, ignore Bits) []int32 {
 // edges its filter or ignore refused), so that reachability can be
 // completed from them instead of searching the whole graph once more
 // (reachableFromDistances).
-func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, refused []int32) {
+func distances(g *model.Graph, roots *Roots, ignore Bits) (dist, refused []int32) {
 	n := g.NumNodes()
 	dist = model.Alloc[int32](n)
 	if n == 0 {
@@ -55,7 +55,7 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 	k := kinds.New(g)
 	wm := newWeakMapNames(g)
 	pending := map[string]struct{}{}
-	queue := sc.get(n, false)[:0]
+	var queue fifo
 	fe, to, typ, ename := g.Nodes.FirstEdge, g.Edges.To, g.Edges.Type, g.Edges.Name
 	// filter is JSHeapSnapshot.calculateDistances' filter; it runs only for
 	// edges that would reach an unvisited node, as in DevTools, because the
@@ -96,8 +96,8 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 		return true
 	}
 	bfs := func() {
-		for i := 0; i < len(queue); i++ {
-			v := queue[i]
+		for !queue.empty() {
+			v := queue.pop()
 			nd := dist[v] + 1
 			for e := fe[v]; e < fe[v+1]; e++ {
 				if k.Weak[typ[e]] {
@@ -112,23 +112,23 @@ func distances(g *model.Graph, roots *Roots, ignore Bits, sc *scratch) (dist, re
 					continue
 				}
 				dist[t] = nd
-				queue = append(queue, t)
+				queue.push(t)
 			}
 		}
 	}
 	for _, u := range roots.User {
 		dist[u] = 1
-		queue = append(queue, u)
+		queue.push(u)
 	}
 	bfs()
-	if len(queue) > 0 {
+	if len(roots.User) > 0 {
 		dist[g.Root] = BaseSystemDistance
 	} else {
 		dist[g.Root] = 0
 	}
-	queue = append(queue[:0], g.Root)
+	queue.push(g.Root)
 	bfs()
-	sc.put(queue)
+	queue.close()
 	return dist, refused
 }
 
@@ -166,4 +166,84 @@ func reachableFromDistances(g *model.Graph, roots *Roots, dist, refused []int32)
 	// The refused targets and what they alone lead to: few nodes, as the
 	// filter refuses few edges.
 	return markFrom(g, k, seen, refused)
+}
+
+// fifo is the BFS queue of distances: a list of fixed-size chunks,
+// mapped outside the Go heap (newChunk) and unmapped as soon as they are
+// used up but for one kept for the next push, so the queue holds about
+// the search's current frontier, never one entry per node, and what it
+// held goes back to the system as the frontier shrinks and when the
+// search ends, for the Summary that comes next (Go allocations would stay
+// resident until a collection and the scavenger). It needs no buffer from
+// the dominator pass, so the search can run beside it from its start.
+type fifo struct {
+	chunks []fifoBuf // chunks[0].c[head:] are the oldest entries
+	head   int
+	spare  fifoBuf // a used-up chunk, for the next push
+}
+
+// fifoBuf is a chunk and whether it is mapped (newChunk) rather than
+// allocated.
+type fifoBuf struct {
+	c      []int32
+	mapped bool
+}
+
+// fifoChunk is the entries per chunk (256 KB).
+const fifoChunk = 1 << 16
+
+func (q *fifo) empty() bool { return len(q.chunks) == 0 }
+
+func (q *fifo) push(v int32) {
+	last := len(q.chunks) - 1
+	if last < 0 || len(q.chunks[last].c) == fifoChunk {
+		b := q.spare
+		q.spare = fifoBuf{}
+		if b.c == nil {
+			if c := newChunk(fifoChunk); c != nil {
+				b = fifoBuf{c, true}
+			} else {
+				b = fifoBuf{make([]int32, fifoChunk), false}
+			}
+		}
+		b.c = b.c[:0]
+		q.chunks = append(q.chunks, b)
+		last++
+	}
+	q.chunks[last].c = append(q.chunks[last].c, v)
+}
+
+// pop removes and returns the oldest entry; the queue must not be empty.
+func (q *fifo) pop() int32 {
+	b := q.chunks[0]
+	v := b.c[q.head]
+	q.head++
+	if q.head == len(b.c) {
+		// Only the last chunk can be partly filled: this one is used up.
+		q.head = 0
+		if q.spare.c == nil {
+			q.spare = b
+		} else {
+			q.release(b)
+		}
+		copy(q.chunks, q.chunks[1:])
+		q.chunks = q.chunks[:len(q.chunks)-1]
+	}
+	return v
+}
+
+// release gives a chunk back.
+func (q *fifo) release(b fifoBuf) {
+	if b.mapped {
+		freeChunk(b.c)
+	}
+}
+
+// close gives back every chunk the queue holds.
+func (q *fifo) close() {
+	for _, b := range q.chunks {
+		q.release(b)
+	}
+	q.release(q.spare)
+	*q = fifo{}
 }

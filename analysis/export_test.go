@@ -14,7 +14,7 @@ func SetPackLimit(n int32) (restore func()) {
 // from the distances search (nil when it cannot).
 func ReachableFromDistances(g *model.Graph) Bits {
 	roots := FindRoots(g)
-	dist, refused := distances(g, roots, nil, nil)
+	dist, refused := distances(g, roots, nil)
 	return reachableFromDistances(g, roots, dist, refused)
 }
 

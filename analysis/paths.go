@@ -113,6 +113,11 @@ type PathFinder struct {
 	isUser   Bits
 	h        []int32 // cost from the virtual source, -1 if unreachable
 	seen     Bits    // build's scratch set, empty between calls
+	// hops are the plain hop counts from the root over the edges a path
+	// may use, ignore lists aside (a lower bound under them), and ri the
+	// runtime's marks: what Find weighs paths by.
+	hops []int32
+	ri   *RuntimeInternals
 }
 
 // NewPathFinder prepares path searches over g with retainer index ret
@@ -137,20 +142,32 @@ func NewPathFinder(g *model.Graph, ret *model.Retainers, roots *Roots, opt PathO
 		pf.isUser.Set(int(u))
 	}
 	pf.h = pf.costs()
+	pf.hops = plainHops(g, pf.k, nil)
+	pf.ri = NewRuntimeInternals(g)
 	return pf
+}
+
+// plainHops is a BFS from g's root over its edges but weak ones: each
+// node's hop count from the root, whatever root its path starts at, -1
+// where none reaches it. sc lends the queue (nil: a fresh one).
+func plainHops(g *model.Graph, k *kinds.Table, sc *scratch) []int32 {
+	h := make([]int32, g.NumNodes())
+	rootBFS(g, &Roots{Root: g.Root}, h, func(e uint32, _ int32) bool { return e == NoParent || !k.Weak[g.Edges.Type[e]] }, nil, sc)
+	return h
 }
 
 // With returns a PathFinder for opt (its K, MaxExpansions and ignore
 // lists, added to pf's) that shares pf's distances instead of walking
 // the graph again. Leaving nodes and edges out never makes a node nearer,
 // so pf's distances still never overestimate along an edge (a consistent
-// heuristic), and Find returns paths of the same costs, in cost order, as
-// a PathFinder made with the ignore lists (of paths of equal cost, it may
-// find others first); its search may only expand more partial paths. pf
+// heuristic), and Shortest returns paths of the same costs, in cost
+// order, as a PathFinder made with the ignore lists (of paths of equal
+// cost, it may find others first); its search may only expand more
+// partial paths. Find returns the same paths as such a PathFinder. pf
 // is not changed; the two may be used from different goroutines.
 func (pf *PathFinder) With(opt PathOptions) *PathFinder {
 	q := &PathFinder{g: pf.g, ret: pf.ret, roots: pf.roots, k: pf.k, opt: pf.opt, isUser: pf.isUser, h: pf.h,
-		ignNodes: pf.ignNodes, ignEdges: pf.ignEdges}
+		ignNodes: pf.ignNodes, ignEdges: pf.ignEdges, hops: pf.hops, ri: pf.ri}
 	q.opt.K, q.opt.MaxExpansions = max(opt.K, 1), opt.MaxExpansions
 	if q.opt.MaxExpansions <= 0 {
 		q.opt.MaxExpansions = 1000000
@@ -247,28 +264,29 @@ func rootBFS(g *model.Graph, roots *Roots, h []int32, allowed func(e uint32, t i
 	bfs()
 }
 
-// PathFinder returns a PathFinder over a's graph for opt. Without
-// ignore lists its distances are those of the tree ShortestPaths reads
-// paths off (the same walk over the same edges), made once and kept, so
-// a front end that asks for paths again and again (heapx serve) walks the
-// graph once and keeps one copy of them; derive finders for other K and
-// ignore lists with With.
+// PathFinder returns a PathFinder over a's graph for opt. Its
+// distances are those of the tree ShortestPaths reads paths off (the
+// same walk over the same edges), and the finder they make is kept with
+// the analysis, so a front end or a report that asks for paths again and
+// again (heapx serve, heapx report) walks the graph once and keeps one
+// copy of them; the finder for opt is derived from it (With).
 func (a *Analysis) PathFinder(opt PathOptions) *PathFinder {
-	if len(opt.IgnoreNodes) > 0 || len(opt.IgnoreEdges) > 0 {
-		return NewPathFinder(a.Graph, a.Retainers(), a.Roots, opt)
-	}
-	cost, _ := a.ShortestPathTree()
-	n := a.Graph.NumNodes()
-	pf := &PathFinder{g: a.Graph, ret: a.Retainers(), roots: a.Roots, k: kinds.New(a.Graph), opt: opt,
-		ignNodes: NewBits(n), ignEdges: NewBits(a.Graph.NumEdges()), isUser: NewBits(n), h: cost}
-	for _, u := range a.Roots.User {
-		pf.isUser.Set(int(u))
-	}
-	return pf.With(opt)
+	a.finderOnce.Do(func() {
+		cost, _ := a.ShortestPathTree()
+		n := a.Graph.NumNodes()
+		pf := &PathFinder{g: a.Graph, ret: a.Retainers(), roots: a.Roots, k: kinds.New(a.Graph), opt: PathOptions{K: 1, MaxExpansions: 1000000},
+			ignNodes: NewBits(n), ignEdges: NewBits(a.Graph.NumEdges()), isUser: NewBits(n), h: cost,
+			hops: a.plainHops(), ri: a.RuntimeInternals()}
+		for _, u := range a.Roots.User {
+			pf.isUser.Set(int(u))
+		}
+		a.finder = pf
+	})
+	return a.finder.With(opt)
 }
 
 // ShortestPaths returns one shortest retainer path to each target, with
-// the preferences of PathFinder.Find (a path from a user root before one
+// the preferences of PathFinder.Shortest (a path from a user root before one
 // from elsewhere at the root, then the shortest), without a retainer
 // index: one forward BFS from the roots records each node's tree edge, the
 // first time any paths are asked for, and every later call reads paths off
@@ -279,7 +297,7 @@ func (a *Analysis) PathFinder(opt PathOptions) *PathFinder {
 // the K items of a list are K²/2 hops (MergedPaths merges the paths of
 // any number of targets without building them; the leak traces of Leaks
 // share a trie). An unreachable target gets a Path with Cost -1 and no
-// steps; the root gets an empty system path, as from Find. Safe for
+// steps; the root gets an empty system path, as from Shortest. Safe for
 // concurrent use.
 func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 	g := a.Graph
@@ -315,6 +333,13 @@ func (a *Analysis) ShortestPaths(targets []model.NodeIndex) []Path {
 		out[i] = p
 	}
 	return out
+}
+
+// plainHops returns each node's plain hop count from the root
+// (plainHops), computed on first use and kept.
+func (a *Analysis) plainHops() []int32 {
+	a.hopsOnce.Do(func() { a.hops = plainHops(a.Graph, kinds.New(a.Graph), a.sc) })
+	return a.hops
 }
 
 // ShortestPathTree returns the BFS tree ShortestPaths reads paths off:
@@ -426,12 +451,13 @@ func (q *labelQueue) pop() int32 {
 	return top
 }
 
-// Find returns up to K shortest simple retainer paths from the root to
-// target, cheapest first: paths from a user root (through the root's edge
-// to it) before paths that start elsewhere at the root, shorter before
-// longer. Weak edges are never used. It returns nil when target is
-// unreachable.
-func (pf *PathFinder) Find(target model.NodeIndex) []Path {
+// Shortest returns up to K shortest simple retainer paths from the root
+// to target, cheapest first, in DevTools' order: paths from a user root
+// (through the root's edge to it) before paths that start elsewhere at
+// the root, shorter before longer. Weak edges are never used. It returns
+// nil when target is unreachable. Find, the paths heapx shows, starts
+// from its first.
+func (pf *PathFinder) Shortest(target model.NodeIndex) []Path {
 	g := pf.g
 	if pf.h[target] < 0 && target != g.Root {
 		return nil
@@ -559,8 +585,8 @@ func (pf *PathFinder) build(labels []pathLabel, li int32) (p Path, ok bool) {
 	return p, true
 }
 
-// RetainerPaths returns up to opt.K shortest retainer paths from the root
-// to target (see PathFinder.Find). ret is g's retainer index
+// RetainerPaths returns up to opt.K retainer paths from the root to
+// target, the paths heapx shows (see PathFinder.Find). ret is g's retainer index
 // (model.BuildRetainers).
 func RetainerPaths(g *model.Graph, ret *model.Retainers, roots *Roots, target model.NodeIndex, opt PathOptions) []Path {
 	return NewPathFinder(g, ret, roots, opt).Find(target)

@@ -33,18 +33,26 @@ func TestPathsLongerThanTheBound(t *testing.T) {
 	}
 }
 
-// The paths to the real list's last item, through every item: from
-// global.list, through global's property cell for `list`, from the native
-// context on the stack (the issue: `paths --id <tail>` ran past 200 s).
+// The paths to the real list's last item, through every item, in
+// DevTools' order (Shortest): from global.list, through global's property
+// cell for `list`, from the native context on the stack (the issue:
+// `paths --id <tail>` ran past 200 s). The paths shown (Find) are the
+// first alone: the other two differ from it only in how the runtime
+// holds the list's head.
 func TestPathsNodeLinkedList(t *testing.T) {
 	as, l := analysistest.NodeListSeries(t)
 	a := as[2]
 	g := a.Graph
 	tail := analysistest.NodeByID(t, a, l.TailID)
-	ps := a.Paths(tail, analysis.PathOptions{K: 3})
+	pf := a.PathFinder(analysis.PathOptions{K: 3})
+	ps := pf.Shortest(tail)
 	hops := l.Items + l.WarmItems - 1 // .next hops from the head
 	if len(ps) != 3 {
 		t.Fatalf("%d paths", len(ps))
+	}
+	if shown := pf.Find(tail); len(shown) != 1 || len(shown[0].Steps) != len(ps[0].Steps) || shown[0].Cost != ps[0].Cost ||
+		analysis.EdgeString(g, shown[0].Steps[1].Edge) != ".list" {
+		t.Errorf("shown: %d paths, the first %+v", len(shown), shown)
 	}
 	for i, w := range []struct {
 		prefix []string
@@ -88,7 +96,7 @@ func BenchmarkPathsLinkedList(b *testing.B) {
 	b.ReportMetric(analysistest.PeakRSS(), "peak-RSS-MB")
 }
 
-// TestShortestPathsMatchFind checks ShortestPaths against PathFinder.Find
+// TestShortestPathsMatchFind checks ShortestPaths against PathFinder.Shortest
 // on every fixture: for a sample of nodes the costs and System flags are
 // equal, each path is a chain of real edges from the root, and
 // unreachable nodes have none.
@@ -103,7 +111,7 @@ func TestShortestPathsMatchFind(t *testing.T) {
 		got := a.ShortestPaths(targets)
 		pf := analysis.NewPathFinder(g, a.Retainers(), a.Roots, analysis.PathOptions{K: 1})
 		for i, v := range targets {
-			want := pf.Find(v)
+			want := pf.Shortest(v)
 			p := got[i]
 			if len(want) == 0 {
 				if p.Cost != -1 && v != g.Root {

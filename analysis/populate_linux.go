@@ -18,3 +18,22 @@ func populate(p unsafe.Pointer, size uintptr) bool {
 	}
 	return syscall.Madvise(unsafe.Slice((*byte)(p), size), madvPopulateWrite) == nil
 }
+
+// newChunk returns n int32s of memory mapped for the caller alone, which
+// freeChunk unmaps: memory given back the moment it is freed, where a Go
+// allocation stays resident until a collection and the scavenger, neither
+// of which comes on a heap of gigabytes (the distances' queue). It
+// returns nil if the mapping fails.
+func newChunk(n int) []int32 {
+	b, err := syscall.Mmap(-1, 0, n*4, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), n)
+}
+
+// freeChunk unmaps a chunk newChunk returned.
+func freeChunk(c []int32) {
+	c = c[:cap(c)]
+	_ = syscall.Munmap(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c))), len(c)*4))
+}

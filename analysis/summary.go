@@ -2,9 +2,12 @@ package analysis
 
 import (
 	"sort"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/heapx/heapx/analysis/internal/kinds"
+	"github.com/heapx/heapx/analysis/internal/parallel"
 	"github.com/heapx/heapx/model"
 )
 
@@ -149,45 +152,177 @@ func classRetained(cls *Classes, self []uint64, doms *Dominators, sc *scratch) [
 
 // groupRetained sums per group the retained sizes of its members that no
 // other member of the group dominates, so nested members are not counted
-// twice; groupOf gives a node's group, -1 for none. One walk of the
-// dominator tree with an explicit stack; active[g] counts the members of
-// g on the stack.
+// twice; groupOf gives a node's group, -1 for none (it must be safe to
+// call from several goroutines). Walks of the dominator tree with explicit
+// stacks; active[g] counts the members of g on the walk's path.
+//
+// The walk is split over the cores: the nodes that retain more than
+// 1/splitShare of the root are walked first, on this goroutine, and the
+// subtrees of their other children are handed out as tasks, runs of
+// siblings that retain about 1/taskShare of the root each, with the
+// groups active on the path above them; a task's walk starts with those
+// groups active. Sums are added up at the end, so the result does not
+// depend on the schedule.
 func groupRetained(doms *Dominators, groupOf func(v int32) int32, groups int, sc *scratch) []uint64 {
 	first, kids := dominatorChildren(doms, sc)
 	// Both live in one buffer that starts where first does.
 	defer sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)+len(kids)))
-	sums := make([]uint64, groups)
-	active := make([]int32, groups)
+	ret := doms.Retained
+	big := ret[doms.Root]/splitShare + 1
+	taskSize := ret[doms.Root]/taskShare + 1
+	w := groupWalker{first: first, kids: kids, ret: ret, groupOf: groupOf, sums: make([]uint64, groups), active: make([]int32, groups)}
+	// The path's active groups as a list, for the tasks' snapshots.
+	var path []int32
+	pos := make([]int32, groups) // index in path + 1
+	var tasks []groupTask
+	var snaps []int32
 	type frame struct {
 		node  int32
 		next  uint32
 		group int32
+		snap  int32 // this node's snapshot in snaps + 1, 0 until taken
 	}
 	enter := func(v int32) frame {
-		gr := groupOf(v)
-		if gr >= 0 {
-			if active[gr] == 0 {
-				sums[gr] += doms.Retained[v]
-			}
-			active[gr]++
+		gr := w.enter(v)
+		if gr >= 0 && w.active[gr] == 1 {
+			pos[gr] = int32(len(path)) + 1
+			path = append(path, gr)
 		}
 		return frame{node: v, next: first[v], group: gr}
 	}
 	stack := []frame{enter(doms.Root)}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		if f.next < first[f.node+1] {
+		end := first[f.node+1]
+		if f.next < end {
 			v := kids[f.next]
-			f.next++
-			stack = append(stack, enter(v))
+			if ret[v] >= big {
+				f.next++
+				stack = append(stack, enter(v))
+				continue
+			}
+			// A run of small siblings: a task.
+			if f.snap == 0 {
+				f.snap = int32(len(snaps)) + 1
+				snaps = append(snaps, int32(len(path)))
+				snaps = append(snaps, path...)
+			}
+			lo := f.next
+			var size uint64
+			for f.next < end && ret[kids[f.next]] < big && size < taskSize {
+				size += ret[kids[f.next]]
+				f.next++
+			}
+			tasks = append(tasks, groupTask{lo: lo, hi: f.next, snap: f.snap - 1})
 			continue
 		}
-		if f.group >= 0 {
-			active[f.group]--
+		if gr := f.group; gr >= 0 {
+			if w.active[gr]--; w.active[gr] == 0 {
+				// Remove it from the path list, moving the last in.
+				i := pos[gr] - 1
+				last := path[len(path)-1]
+				path[i], pos[last] = last, i+1
+				path = path[:len(path)-1]
+				pos[gr] = 0
+			}
 		}
 		stack = stack[:len(stack)-1]
 	}
+	sums := w.sums
+	var mu sync.Mutex
+	var next atomic.Int64
+	parallel.OnEveryCore(func() {
+		tw := groupWalker{first: first, kids: kids, ret: ret, groupOf: groupOf, sums: make([]uint64, groups), active: make([]int32, groups)}
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(tasks) {
+				break
+			}
+			t := tasks[i]
+			snap := snaps[t.snap+1 : t.snap+1+snaps[t.snap]]
+			for _, gr := range snap {
+				tw.active[gr] = 1
+			}
+			for _, v := range kids[t.lo:t.hi] {
+				tw.walk(v)
+			}
+			for _, gr := range snap {
+				tw.active[gr] = 0
+			}
+		}
+		mu.Lock()
+		for i, x := range tw.sums {
+			sums[i] += x
+		}
+		mu.Unlock()
+	})
 	return sums
+}
+
+// Shares of the root's retained size from which groupRetained walks a node
+// on its own goroutine (splitShare), and which its tasks hold at most
+// (taskShare) unless a single subtree does.
+const (
+	splitShare = 64
+	taskShare  = 256
+)
+
+// groupTask is a run of siblings in a dominator tree's children lists
+// (kids[lo:hi]) whose subtrees a worker walks, with the groups active
+// above them: snaps[snap] of them, listed after it.
+type groupTask struct {
+	lo, hi uint32
+	snap   int32
+}
+
+// groupWalker walks dominator subtrees for groupRetained, into its own
+// sums and active counts.
+type groupWalker struct {
+	first   []uint32
+	kids    []int32
+	ret     []uint64
+	groupOf func(v int32) int32
+	sums    []uint64
+	active  []int32
+	stack   []walkFrame
+}
+
+type walkFrame struct {
+	node  int32
+	next  uint32
+	group int32
+}
+
+// enter counts v in its group, and in the group's sum if none of the
+// group is active above it, and returns the group.
+func (w *groupWalker) enter(v int32) int32 {
+	gr := w.groupOf(v)
+	if gr >= 0 {
+		if w.active[gr] == 0 {
+			w.sums[gr] += w.ret[v]
+		}
+		w.active[gr]++
+	}
+	return gr
+}
+
+// walk walks the dominator subtree of v.
+func (w *groupWalker) walk(v int32) {
+	stack := append(w.stack[:0], walkFrame{node: v, next: w.first[v], group: w.enter(v)})
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next < w.first[f.node+1] {
+			c := w.kids[f.next]
+			f.next++
+			stack = append(stack, walkFrame{node: c, next: w.first[c], group: w.enter(c)})
+			continue
+		}
+		if f.group >= 0 {
+			w.active[f.group]--
+		}
+		stack = stack[:len(stack)-1]
+	}
+	w.stack = stack
 }
 
 // TopRetained returns the n nodes with the largest retained sizes, the

@@ -3,7 +3,10 @@ package analysis
 import (
 	"math/rand"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/model"
 )
 
 // devtoolsWeakMapRE is DevTools' ephemeronNameRegex as written in
@@ -32,6 +35,11 @@ func TestParseWeakMapEdgeName(t *testing.T) {
 		"1 / part of key (x @1) -> value (y @2) pair in WeakMap (table @)",
 		"1 / part of key (x @1) -> value (y @2) pair in WeakMap (table @3))",
 		"1 / part of key (x\n @1) -> value (y @2) pair in WeakMap (table @3)",
+		"1 / part of key (x\r @1) -> value (y @2) pair in WeakMap (table @3)",
+		"1 / part of key (x\u2028 @1) -> value (y @2) pair in WeakMap (table @3)",
+		"1 / part of key (x @1) -> value (y\u2029 @2) pair in WeakMap (table @3)",
+		"1 / part of key (x\u2027\u202a @1) -> value (y\u20ac @2) pair in WeakMap (table @3)",
+		"1 / part of key (x\xe2\x80 @1) -> value (y @2) pair in WeakMap (table @3)",
 		" / part of key (x @1) -> value (y @2) pair in WeakMap (table @3)",
 		"1 / part of key (x @1) -> value (y@2) pair in WeakMap (table @3)",
 		"1 / part of key (x @1)-> value (y @2) pair in WeakMap (table @3)",
@@ -70,4 +78,28 @@ func FuzzParseWeakMapEdgeName(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		checkWeakMapName(t, s)
 	})
+}
+
+// TestWeakMapNamesMatch checks the cached shared parts, including one
+// after an index too long for the cache's byte.
+func TestWeakMapNamesMatch(t *testing.T) {
+	tail := " / part of key (K @1) -> value (V @2) pair in WeakMap (table @3)"
+	g := &model.Graph{}
+	names := []string{"7" + tail, strings.Repeat("9", 300) + tail, "elements"}
+	for _, n := range names {
+		g.Strings.AddString(n)
+	}
+	w := newWeakMapNames(g)
+	for round := range 2 { // parsed, then cached
+		for i, n := range names {
+			d, ok := w.match(model.StringID(i))
+			want, wantOK := tail, i < 2
+			if !wantOK {
+				want = ""
+			}
+			if d != want || ok != wantOK {
+				t.Errorf("round %d, %.20q: %q %v", round, n, d, ok)
+			}
+		}
+	}
 }

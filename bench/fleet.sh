@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fleet benchmark (issue 19): makes a fleet of real Node heap snapshots (bench/gen-fleet.js: a service's pods in a
+# Fleet benchmark: makes a fleet of real Node heap snapshots (bench/gen-fleet.js: a service's pods in a
 # leaking release and its fix), exports it to a Parquet directory with heapx export, and times the fleet queries:
-# heapx fleet, and README's five fleet questions on DuckDB (heapx sql DIR). Prints a Markdown summary for
+# heapx fleet, and the five fleet questions of docs/sql.md on DuckDB (heapx sql DIR). Prints a Markdown summary for
 # docs/benchmarks.md: export rate (dumps/s, MB/s of input), query latency, bytes per object in Parquet against the
 # SQLite form (.db) of the same dumps.
 #
@@ -81,9 +81,9 @@ for f in "${sample[@]}"; do
   rm -f "$db"
 done
 
-# Queries: README's five fleet questions, as the README has them.
+# Queries: the five fleet questions, as docs/sql.md has them.
 awk '/^## Fleets of dumps/ {on = 1; next} on && /^## / {on = 0} on && /^```sql/ {q++; f = 1; next} f && /^```/ {f = 0; next} f {print > (out "/q" q ".sql")}' \
-  out="$OUT" "$here/README.md"
+  out="$OUT" "$here/docs/sql.md"
 declare -A lat
 time_query() { # name CMD...
   local name=$1
@@ -118,11 +118,11 @@ Query latency, wall seconds, median of $RUNS runs (each a new heapx process: Duc
 |---|---|
 | heapx fleet DIR | ${lat[fleet]} |
 | heapx fleet --json -n 0 DIR | ${lat[fleet-json]} |
-| README question 1 (growing classes, classes + labels + dumps) | ${lat[q1]} |
-| README question 2 (suspects by dumps) | ${lat[q2]} |
-| README question 3 (per-dump totals) | ${lat[q3]} |
-| README question 4 (release change per class) | ${lat[q4]} |
-| README question 5 (Request objects per dump, the objects table) | ${lat[q5]} |
+| Fleet question 1 (growing classes, classes + labels + dumps) | ${lat[q1]} |
+| Fleet question 2 (suspects by dumps) | ${lat[q2]} |
+| Fleet question 3 (per-dump totals) | ${lat[q3]} |
+| Fleet question 4 (release change per class) | ${lat[q4]} |
+| Fleet question 5 (Request objects per dump, the objects table) | ${lat[q5]} |
 | SELECT count(*) FROM objects | ${lat[count-objects]} |
 EOF
 

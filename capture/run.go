@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/capture/cdp"
+	"github.com/heapx/heapx/formats/v8"
 )
 
 // exitWait is how long a program that finished (its debugger holds it)
@@ -185,11 +186,41 @@ func (r *run) done() string {
 	return after + "; no snapshot taken"
 }
 
-// take takes what the options say from the session.
+// take takes what the options say from the session, each V8 file with
+// its scripts side file (Scripts.WriteBeside) when the target reports its
+// scripts.
 func (r *run) take(ctx context.Context, s *V8) error {
+	scripts, err := s.RecordScripts(ctx)
+	if err != nil && !isMethodNotFound(err) {
+		return err
+	}
+	// beside writes path's side file; a file is kept with its side
+	// files or not at all, as a timeline with its heap statistics (also
+	// removed: others).
+	beside := func(path string, others ...string) error {
+		if scripts == nil {
+			return nil
+		}
+		if err := scripts.WriteBeside(path); err != nil {
+			for _, f := range append(others, path) {
+				os.Remove(f)
+			}
+			return fmt.Errorf("writing its scripts side file: %w", err)
+		}
+		if err := scripts.SaveMaps(ctx, s, path); err != nil {
+			for _, f := range append(others, path, v8.ScriptsPath(path)) {
+				os.Remove(f)
+			}
+			return fmt.Errorf("writing its saved source maps: %w", err)
+		}
+		return nil
+	}
 	switch r.o.Kind() {
 	case KindTimeline:
 		st, err := s.Timeline(ctx, r.out, r.o.Timeline, r.o.Progress)
+		if err == nil {
+			err = beside(r.out, v8.HeapStatsPath(r.out))
+		}
 		if err != nil {
 			return fmt.Errorf("%s not written: %w", r.out, err)
 		}
@@ -201,6 +232,9 @@ func (r *run) take(ctx context.Context, s *V8) error {
 			interval = 32 << 10
 		}
 		st, err := s.Sampling(ctx, r.out, r.o.Sampling, interval, r.o.Progress)
+		if err == nil {
+			err = beside(r.out)
+		}
 		if err != nil {
 			return fmt.Errorf("%s not written: %w", r.out, err)
 		}
@@ -216,6 +250,9 @@ func (r *run) take(ctx context.Context, s *V8) error {
 	}
 	return r.series(ctx, g, func(ctx context.Context, path string) (File, error) {
 		n, err := s.Snapshot(ctx, path, r.o.Progress)
+		if err == nil {
+			err = beside(path)
+		}
 		return File{Path: path, Size: n}, err
 	})
 }

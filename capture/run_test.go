@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -15,6 +16,9 @@ import (
 
 	"github.com/heapx/heapx/capture/cdp"
 	"github.com/heapx/heapx/capture/cdp/cdptest"
+	"github.com/heapx/heapx/formats/sourcemap"
+	"github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/model"
 )
 
 // TestOutputPath checks where a capture writes: the file named, the
@@ -187,4 +191,92 @@ func TestRunWritesAndTells(t *testing.T) {
 	if !regexp.MustCompile(`s-2\.heapsnapshot$`).MatchString(res.Paths()[1]) {
 		t.Errorf("paths %q", res.Paths())
 	}
+}
+
+// TestRunWritesScripts checks the scripts side file beside each file of a
+// series: the scripts the target reported when the debugger was enabled
+// and those parsed later, with their source maps; pauses are turned off
+// before the program runs; a target without a Debugger domain gets no
+// side file, and its snapshots are still taken.
+func TestRunWritesScripts(t *testing.T) {
+	snapshots := 0
+	srv := cdptest.New(func(method string, params json.RawMessage, send func(string, any)) (any, int, string, bool) {
+		switch method {
+		case "Debugger.enable":
+			send("Debugger.scriptParsed", map[string]any{"scriptId": "6", "url": "node:internal/timers", "hash": "h6", "length": 100})
+			send("Debugger.scriptParsed", map[string]any{"scriptId": "81", "url": "file:///srv/app.js", "sourceMapURL": "app.js.map", "startLine": 0, "isModule": true})
+			send("Debugger.scriptParsed", map[string]any{"scriptId": "not a number", "url": "x.js"})
+		case "HeapProfiler.takeHeapSnapshot":
+			if snapshots++; snapshots == 2 {
+				// A script loaded since the first snapshot, one parsed
+				// again (a reload): listed once, as last reported.
+				send("Debugger.scriptParsed", map[string]any{"scriptId": "90", "url": "file:///srv/late.js"})
+				send("Debugger.scriptParsed", map[string]any{"scriptId": "81", "url": "file:///srv/app.js", "sourceMapURL": "app2.js.map", "isModule": true})
+			}
+			send("HeapProfiler.addHeapSnapshotChunk", map[string]string{"chunk": `{"a":1}`})
+		}
+		return nil, 0, "", false
+	})
+	defer srv.Close()
+	dir := t.TempDir()
+	res, err := Run(context.Background(), Options{Endpoint: srv.HostPort(), Every: 10 * time.Millisecond, Count: 2,
+		Output: filepath.Join(dir, "s.heapsnapshot.gz")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(path string) []model.Script {
+		t.Helper()
+		f, err := os.Open(v8.ScriptsPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		list, err := v8.ReadScripts(f, f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list
+	}
+	first, second := read(res.Files[0].Path), read(res.Files[1].Path)
+	want := []model.Script{{ID: 6, URL: "node:internal/timers", Hash: "h6", Length: 100},
+		{ID: 81, URL: "file:///srv/app.js", SourceMapURL: "app.js.map", Module: true}}
+	if !reflect.DeepEqual(first, want) {
+		t.Errorf("first side file %+v, want %+v", first, want)
+	}
+	want[1].SourceMapURL = "app2.js.map"
+	want = append(want, model.Script{ID: 90, URL: "file:///srv/late.js"})
+	if !reflect.DeepEqual(second, want) {
+		t.Errorf("second side file %+v, want %+v", second, want)
+	}
+	calls := strings.Join(srv.Calls(), " ")
+	if !strings.Contains(calls, "Debugger.enable Debugger.setSkipAllPauses") || strings.Index(calls, "Debugger") > strings.Index(calls, "HeapProfiler.takeHeapSnapshot") {
+		t.Errorf("calls %s: want the debugger enabled, pauses skipped, before the first snapshot", calls)
+	}
+	noFilesBut(t, dir, "s-1.heapsnapshot.gz", "s-1.heapsnapshot.scripts.jsonl", "s-1.heapsnapshot.sourcemaps.jsonl",
+		"s-2.heapsnapshot.gz", "s-2.heapsnapshot.scripts.jsonl", "s-2.heapsnapshot.sourcemaps.jsonl")
+	// The map app.js names is no file here: saved as an error, which
+	// heapx prints when it reads the dump; refetched when a reload names
+	// another.
+	for i, mapURL := range []string{"file:///srv/app.js.map", "file:///srv/app2.js.map"} {
+		saved, err := sourcemap.ReadSaved(res.Files[i].Path, func(uint32, string) bool { return true })
+		if err != nil || len(saved) != 1 || saved[0].ScriptID != 81 || saved[0].MapURL != mapURL || saved[0].Error == "" || saved[0].Map != nil {
+			t.Errorf("saved maps of file %d: %v %+v", i+1, err, saved)
+		}
+	}
+
+	bare := cdptest.New(func(method string, params json.RawMessage, send func(string, any)) (any, int, string, bool) {
+		switch {
+		case strings.HasPrefix(method, "Debugger."):
+			return nil, cdp.CodeMethodNotFound, "'" + method + "' wasn't found", false
+		case method == "HeapProfiler.takeHeapSnapshot":
+			send("HeapProfiler.addHeapSnapshotChunk", map[string]string{"chunk": `{"a":1}`})
+		}
+		return nil, 0, "", false
+	})
+	defer bare.Close()
+	dir = t.TempDir()
+	if _, err := Run(context.Background(), Options{Endpoint: bare.HostPort(), Output: filepath.Join(dir, "b.heapsnapshot")}); err != nil {
+		t.Fatal(err)
+	}
+	noFilesBut(t, dir, "b.heapsnapshot")
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // runBoth runs argv (node and its arguments) in dir plainly and traced
@@ -110,13 +112,7 @@ var suitePackages = []string{"minimist@1.2.8", "qs@6.17.1", "side-channel@1.1.1"
 // object literal (qs's tests put one on Object.prototype).
 func TestPackageSuites(t *testing.T) {
 	needNode(t)
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("npm is not installed (CI installs it)")
-		}
-		t.Skip("npm not installed")
-	}
+	npm := testfixtures.NeedTool(t, "npm")
 	if testing.Short() {
 		t.Skip("installs packages with npm")
 	}
@@ -127,10 +123,7 @@ func TestPackageSuites(t *testing.T) {
 	install := exec.Command(npm, append([]string{"install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-save"}, suitePackages...)...)
 	install.Dir = dir
 	if out, err := install.CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("npm install: %v\n%s", err, out)
-		}
-		t.Skipf("npm install (no registry?): %v\n%s", err, out)
+		testfixtures.Missing(t, "npm install failed (no registry?): %v\n%s", err, out)
 	}
 	var include []string
 	for _, p := range []string{"minimist", "qs", "side-channel", "tape"} {

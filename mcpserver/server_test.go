@@ -556,6 +556,36 @@ func TestHPROF(t *testing.T) {
 	}
 }
 
+// TestJavaThreads: an agent asks a Java dump for its threads, as heapx
+// threads --json answers (the thread keeping the most alive first, its
+// frames at their lines, what their locals hold with retained sizes), and
+// for its class loaders.
+func TestJavaThreads(t *testing.T) {
+	cs := connect(t, mcpserver.New(mcpserver.Options{Open: cachedOpen(t)}))
+	call(t, cs, "open", map[string]any{"file": fixture("hprof/java-threads.hprof.gz")}, &struct{}{})
+	var threads query.ThreadsJSON
+	call(t, cs, "query", map[string]any{"name": "threads", "args": map[string]any{"limit": 3}}, &threads)
+	var holder *query.ThreadJSON
+	for i := range threads.Threads {
+		if threads.Threads[i].Name == "holder" {
+			holder = &threads.Threads[i]
+		}
+	}
+	if len(threads.Threads) != 3 || threads.Threads[0].Name != "nested" || holder == nil || len(holder.Frames) < 2 {
+		t.Fatalf("threads: %+v", threads.Threads)
+	}
+	f := holder.Frames[1]
+	if f.Function != "ThreadsDemo.hold" || f.Line != 41 || len(f.Values) != 1 || f.Values[0].Class != "java.util.ArrayList" ||
+		f.Values[0].RetainedSize == nil || *f.Values[0].RetainedSize != 20040 {
+		t.Errorf("holder's frame 1: %+v", f)
+	}
+	var loaders map[string]any
+	call(t, cs, "query", map[string]any{"name": "class-loaders"}, &loaders)
+	if b, _ := json.Marshal(loaders); !strings.Contains(string(b), `java.net.URLClassLoader \"widgets\"`) || !strings.Contains(string(b), `\"plugins-1\"`) {
+		t.Errorf("class-loaders: %s", b)
+	}
+}
+
 // TestOpenFailures: a file that is not a dump, and one that is cut
 // short, are errors that name the file; the server opens the next.
 func TestOpenFailures(t *testing.T) {

@@ -136,7 +136,7 @@ type (
 	}
 	pathsIn struct {
 		ObjectRef
-		K      int      `json:"k,omitempty" jsonschema:"how many shortest paths, 1 to 20 (default 3)"`
+		K      int      `json:"k,omitempty" jsonschema:"how many paths, 1 to 20 (default 3)"`
 		Ignore []string `json:"ignore,omitempty" jsonschema:"ids of objects the paths must not go through (DevTools' ignore this retainer)"`
 	}
 	topIn struct {
@@ -406,8 +406,9 @@ func (s *Server) addTools() {
 		"A page of the edges to an object (DevTools' Retainers), nearest to a root first, weak ones included and marked "+
 			"by their strength: edge type and name, and the retaining object with its sizes in bytes.",
 		s.edges("retainers", (*session.Session).Retainers))
-	tool(s, "paths", "What keeps an object alive: shortest paths from the roots",
-		"heapx paths --json: the k shortest retainer paths from a GC root to an object, each a list of steps (edge "+
+	tool(s, "paths", "What keeps an object alive: retainer paths from the roots, through the program's code",
+		"heapx paths --json: up to k retainer paths from a GC root to an object, the program's references first (among "+
+			"paths at most 3 hops longer than the shortest, the fewest through the runtime's machinery), each a list of steps (edge "+
 			"type, edge name such as .bus or [3], the object reached with its sizes in bytes); ignore leaves objects out. "+
 			"A very long path keeps its ends and says how many hops it leaves out (elided).",
 		func(ctx context.Context, in *pathsIn) (any, error) {

@@ -23,6 +23,8 @@ package model
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 )
 
 // NodeIndex is the position of a node in a Graph's node columns.
@@ -81,6 +83,9 @@ type Graph struct {
 	// HeapStats are V8's heap statistics recorded with an allocation
 	// timeline, read from their side file; nil without one.
 	HeapStats *HeapStats
+	// Scripts are the scripts the program had loaded, recorded beside
+	// the dump by heapx capture; nil without that side file.
+	Scripts *Scripts
 
 	// Sections keeps numeric top-level sections a reader understood only as
 	// tables (for example V8's scopes), so a writer can carry them through.
@@ -271,32 +276,11 @@ func (g *Graph) Validate() error {
 	if g.Nodes.FirstEdge[0] != 0 || int(g.Nodes.FirstEdge[n]) != m {
 		return fmt.Errorf("first-edge offsets span [%d, %d], want [0, %d]", g.Nodes.FirstEdge[0], g.Nodes.FirstEdge[n], m)
 	}
-	for i := 0; i < n; i++ {
-		if g.Nodes.FirstEdge[i] > g.Nodes.FirstEdge[i+1] {
-			return fmt.Errorf("node %d: first-edge offset %d after next node's %d", i, g.Nodes.FirstEdge[i], g.Nodes.FirstEdge[i+1])
-		}
+	if err := g.validateNodes(); err != nil {
+		return err
 	}
-	nt, ns := len(g.NodeTypes), uint32(g.Strings.Len())
-	for i := 0; i < n; i++ {
-		if int(g.Nodes.Type[i]) >= nt {
-			return fmt.Errorf("node %d: type %d not in the %d node types", i, g.Nodes.Type[i], nt)
-		}
-		if g.Nodes.Name[i] >= ns {
-			return fmt.Errorf("node %d: name string %d not in the %d strings", i, g.Nodes.Name[i], ns)
-		}
-	}
-	et := len(g.EdgeTypes)
-	for e := 0; e < m; e++ {
-		t := int(g.Edges.Type[e])
-		if t >= et {
-			return fmt.Errorf("edge %d: type %d not in the %d edge types", e, t, et)
-		}
-		if !g.EdgeTypes[t].Indexed && g.Edges.Name[e] >= ns {
-			return fmt.Errorf("edge %d: name string %d not in the %d strings", e, g.Edges.Name[e], ns)
-		}
-		if to := g.Edges.To[e]; to < 0 || int(to) >= n {
-			return fmt.Errorf("edge %d: target node %d not in the %d nodes", e, to, n)
-		}
+	if err := g.validateEdges(); err != nil {
+		return err
 	}
 	if n > 0 && (g.Root < 0 || int(g.Root) >= n) {
 		return fmt.Errorf("root node %d not in the %d nodes", g.Root, n)
@@ -328,4 +312,112 @@ func (g *Graph) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validateNodes checks the nodes' first-edge offsets, types and names,
+// reporting the same violation as checking node by node would: the first
+// node whose offsets decrease, else the first with a type or name out of
+// range. The nodes are checked in chunks on every core: Validate reads
+// every node and edge of a graph that can be a few GB.
+func (g *Graph) validateNodes() error {
+	n := g.Nodes.ID.Len()
+	fe, typ, name := g.Nodes.FirstEdge, g.Nodes.Type, g.Nodes.Name
+	nt, ns := len(g.NodeTypes), uint32(g.Strings.Len())
+	order := firstIndex(n, func(lo, hi int) int {
+		for i := lo; i < hi; i++ {
+			if fe[i] > fe[i+1] {
+				return i
+			}
+		}
+		return -1
+	})
+	if order >= 0 {
+		return fmt.Errorf("node %d: first-edge offset %d after next node's %d", order, fe[order], fe[order+1])
+	}
+	bad := firstIndex(n, func(lo, hi int) int {
+		for i := lo; i < hi; i++ {
+			if int(typ[i]) >= nt || name[i] >= ns {
+				return i
+			}
+		}
+		return -1
+	})
+	switch {
+	case bad < 0:
+		return nil
+	case int(typ[bad]) >= nt:
+		return fmt.Errorf("node %d: type %d not in the %d node types", bad, typ[bad], nt)
+	}
+	return fmt.Errorf("node %d: name string %d not in the %d strings", bad, name[bad], ns)
+}
+
+// validateEdges checks the edges' types, names and targets as
+// validateNodes does the nodes.
+func (g *Graph) validateEdges() error {
+	n, m := g.Nodes.ID.Len(), len(g.Edges.To)
+	typ, name, to := g.Edges.Type, g.Edges.Name, g.Edges.To
+	et, ns := len(g.EdgeTypes), uint32(g.Strings.Len())
+	var named [256]bool // edge types whose Name is a string
+	for i, t := range g.EdgeTypes {
+		if i < len(named) {
+			named[i] = !t.Indexed
+		}
+	}
+	e := firstIndex(m, func(lo, hi int) int {
+		for e := lo; e < hi; e++ {
+			t := int(typ[e])
+			if t >= et || named[t] && name[e] >= ns || to[e] < 0 || int(to[e]) >= n {
+				return e
+			}
+		}
+		return -1
+	})
+	switch {
+	case e < 0:
+		return nil
+	case int(typ[e]) >= et:
+		return fmt.Errorf("edge %d: type %d not in the %d edge types", e, typ[e], et)
+	case named[typ[e]] && name[e] >= ns:
+		return fmt.Errorf("edge %d: name string %d not in the %d strings", e, name[e], ns)
+	}
+	return fmt.Errorf("edge %d: target node %d not in the %d nodes", e, to[e], n)
+}
+
+// firstIndex returns the smallest index in [0, n) that check reports in
+// some chunk [lo, hi) it is given (check returns the first in its chunk,
+// or -1), or -1 if none. Chunks are checked on every core.
+func firstIndex(n int, check func(lo, hi int) int) int {
+	const chunk = 1 << 20
+	w := runtime.GOMAXPROCS(0)
+	if n <= chunk || w == 1 {
+		return check(0, n)
+	}
+	chunks := (n + chunk - 1) / chunk
+	first := make([]int, chunks)
+	var next sync.Mutex
+	c := 0
+	var wg sync.WaitGroup
+	for range min(w, chunks) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				k := c
+				c++
+				next.Unlock()
+				if k >= chunks {
+					return
+				}
+				first[k] = check(k*chunk, min(n, (k+1)*chunk))
+			}
+		}()
+	}
+	wg.Wait()
+	for _, i := range first {
+		if i >= 0 {
+			return i
+		}
+	}
+	return -1
 }

@@ -17,11 +17,15 @@ const indexChunk = 1 << 16
 // alias the arena and stay valid for the table's lifetime.
 type Strings struct {
 	chunks [][]byte
-	// loc packs, per string, the arena chunk (high 24 bits) and offset (low
-	// 40 bits); lens holds byte lengths. Both are split in indexChunk pieces.
-	loc  [][]uint64
-	lens [][]uint32
-	n    int
+	// loc packs, per string, the arena chunk (high 24 bits) and offset
+	// (low 40 bits), split in indexChunk pieces. No lengths are kept: the
+	// strings of a chunk lie back to back in the order they were added and
+	// chunks are filled one after the other, so a string ends where the
+	// next one starts, or at its chunk's end when the next one starts
+	// another (4 bytes a string less: 30 MB on the 3.5 GB synthetic
+	// snapshot's 7.8M strings).
+	loc [][]uint64
+	n   int
 }
 
 // Len reports the number of strings.
@@ -47,14 +51,7 @@ func (s *Strings) Add(b []byte) StringID {
 	k := len(s.chunks) - 1
 	off := len(c)
 	s.chunks[k] = append(c, b...)
-	if s.n%indexChunk == 0 {
-		s.loc = append(s.loc, make([]uint64, 0, indexChunk))
-		s.lens = append(s.lens, make([]uint32, 0, indexChunk))
-	}
-	last := len(s.loc) - 1
-	s.loc[last] = append(s.loc[last], uint64(k)<<40|uint64(off))
-	s.lens[last] = append(s.lens[last], uint32(len(b)))
-	s.n++
+	s.index(uint64(k)<<40 | uint64(off))
 	return id
 }
 
@@ -74,17 +71,20 @@ func (s *Strings) AddBlock(data []byte, lens []uint32) bool {
 	s.chunks = append(s.chunks, data[:len(data):len(data)])
 	var off uint64
 	for _, n := range lens {
-		if s.n%indexChunk == 0 {
-			s.loc = append(s.loc, make([]uint64, 0, indexChunk))
-			s.lens = append(s.lens, make([]uint32, 0, indexChunk))
-		}
-		last := len(s.loc) - 1
-		s.loc[last] = append(s.loc[last], k<<40|off)
-		s.lens[last] = append(s.lens[last], n)
+		s.index(k<<40 | off)
 		off += uint64(n)
-		s.n++
 	}
 	return true
+}
+
+// index adds the next string's location.
+func (s *Strings) index(l uint64) {
+	if s.n%indexChunk == 0 {
+		s.loc = append(s.loc, make([]uint64, 0, indexChunk))
+	}
+	last := len(s.loc) - 1
+	s.loc[last] = append(s.loc[last], l)
+	s.n++
 }
 
 // AddString is Add for a string.
@@ -94,23 +94,26 @@ func (s *Strings) AddString(v string) StringID {
 
 // At returns string i without copying.
 func (s *Strings) At(i StringID) string {
-	n := s.lens[i/indexChunk][i%indexChunk]
-	if n == 0 {
+	l := s.loc[i/indexChunk][i%indexChunk]
+	k, off := l>>40, l&(1<<40-1)
+	c := s.chunks[k]
+	end := uint64(len(c))
+	if j := i + 1; int(j) < s.n {
+		if m := s.loc[j/indexChunk][j%indexChunk]; m>>40 == k {
+			end = m & (1<<40 - 1)
+		}
+	}
+	if end == off {
 		return ""
 	}
-	l := s.loc[i/indexChunk][i%indexChunk]
-	c := s.chunks[l>>40]
-	off := l & (1<<40 - 1)
-	return unsafe.String(&c[off], int(n))
+	return unsafe.String(&c[off], int(end-off))
 }
 
 // Bytes returns the total number of bytes held by the strings.
 func (s *Strings) Bytes() uint64 {
 	var t uint64
-	for _, c := range s.lens {
-		for _, n := range c {
-			t += uint64(n)
-		}
+	for _, c := range s.chunks {
+		t += uint64(len(c))
 	}
 	return t
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -320,15 +321,19 @@ func LeaksResult(base, target, final Snapshot, limit int, opt leak.LeakOptions) 
 	}
 	for i, cl := range clusters {
 		ex := objectName(a, nm, cl.Representative)
-		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, humanize.Share(cl.Retained, total), leakClassesText(cl.Classes), ex})
+		t.Rows = append(t.Rows, []any{i + 1, cl.Objects, cl.Retained, humanize.Share(cl.Retained, total), leakClassList(cl.Classes), ex})
 		sec := &Section{Heading: fmt.Sprintf("Leak %d: %s objects (%s) retained this way", i+1, humanize.Thousands(uint64(cl.Objects)), humanize.Size(cl.Retained)),
-			Table: pathTable(a, nm, cl.Path)}
+			Ref: fmt.Sprintf("Leak %d", i+1)}
+		if p := ShownPath(a, cl.Representative); p.Cost >= 0 {
+			sec.Table, sec.Path = pathTable(a, nm, p), pathNodes(a.Graph, p)
+			sec.Notes = []string{fmt.Sprintf("The retainer path of %s, from the root.", ex)}
+		}
 		if sites {
 			site := siteJSONText(NewSiteJSON(cl.Site))
 			t.Rows[i] = append(t.Rows[i], site)
 			if site != "" {
-				sec.Notes = []string{fmt.Sprintf("%s of the %s reported objects were allocated in %s.",
-					humanize.Thousands(uint64(cl.Site.Count)), humanize.Thousands(uint64(cl.Count)), site)}
+				sec.Notes = append(sec.Notes, fmt.Sprintf("%s of the %s reported objects were allocated in %s.",
+					humanize.Thousands(uint64(cl.Site.Count)), humanize.Thousands(uint64(cl.Count)), site))
 			}
 		}
 		r.Sections = append(r.Sections, sec)
@@ -372,13 +377,15 @@ func classLeaksResult(earlier []*leak.Digest, final Snapshot, names []string, li
 			examples = append(examples, c.Example)
 		}
 	}
-	for i, p := range a.ShortestPaths(examples) {
+	for i, ex := range examples {
+		p := ShownPath(a, ex)
 		if p.Cost < 0 {
 			continue
 		}
 		c := rows[i]
 		r.Sections = append(r.Sections, &Section{Heading: fmt.Sprintf("Class %d: %s, %s more instances; the path of its largest in %s",
-			i+1, Shorten(c.Name, MaxNameWidth), humanize.Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p)})
+			i+1, Shorten(c.Name, MaxNameWidth), humanize.Thousands(uint64(c.Kept)), names[2]), Table: pathTable(a, nm, p),
+			Path: pathNodes(a.Graph, p), Ref: fmt.Sprintf("Class %d", i+1)})
 	}
 	chk := leak.CheckDigests(earlier, a.Graph)
 	share := 0.0
@@ -394,20 +401,48 @@ func classLeaksResult(earlier []*leak.Digest, final Snapshot, names []string, li
 	return r
 }
 
-// leakClassesText lists a cluster's classes: "LeakedItem 500, Array 500".
-func leakClassesText(cs []leak.LeakClass) string {
-	s := ""
-	for i, c := range cs {
-		if i == 3 {
-			s += ", …"
-			break
-		}
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%s %s", Shorten(c.Name, 24), humanize.Thousands(uint64(c.Count)))
+// leakClassList is a cluster's classes as the Classes cell shows them:
+// "LeakedItem 500, Array 500". Text shows every class of the program's
+// code (they lead: leak.LeakClass.Origin) and others up to
+// maxLeakClasses in all, then how many more; JSON, every class.
+type leakClassList []leak.LeakClass
+
+// maxLeakClasses is how many classes a Classes cell shows when the
+// program's own are fewer.
+const maxLeakClasses = 3
+
+// String is the text form, cut after the program's classes or
+// maxLeakClasses.
+func (cs leakClassList) String() string {
+	n := 0
+	for n < len(cs) && (n < maxLeakClasses || cs[n].Origin == analysis.ProgramOrigin) {
+		n++
+	}
+	s := cs[:n].text(24)
+	if more := len(cs) - n; more > 0 {
+		s += fmt.Sprintf(", and %d more", more)
 	}
 	return s
+}
+
+// MarshalJSON writes every class, as one string (the column's JSON value
+// has always been a string).
+func (cs leakClassList) MarshalJSON() ([]byte, error) { return json.Marshal(cs.text(0)) }
+
+// text lists cs, each name cut to width (0: whole).
+func (cs leakClassList) text(width int) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		name := c.Name
+		if width > 0 {
+			name = Shorten(name, width)
+		}
+		fmt.Fprintf(&b, "%s %s", name, humanize.Thousands(uint64(c.Count)))
+	}
+	return b.String()
 }
 
 func runLeaks(c *Context) (*Result, error) {

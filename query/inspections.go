@@ -41,7 +41,10 @@ first: each tree is a detached node whose immediate dominator is not
 detached, with the detached nodes below it, so the trees' sizes add up.
 Each tree comes with the shortest retainer path to its root: what to clear
 to free it; trees held the same way (the elements of one array) share one
-path table. Chrome marks detached elements in its snapshots; in Firefox's,
+path table. Elements are counted as DevTools counts them: the detached
+nodes named after a tag ("Detached <p>"), those made by innerHTML inside a
+detached tree included. Chrome marks detached elements in its snapshots
+(and DevTools' propagation the nodes they reach); in Firefox's,
 the DOM nodes no document reaches through child-node edges are detached;
 in older V8 snapshots only native nodes already named "Detached ..." are
 found. Node.js and Java heaps have no DOM. V8 marks a few of Node.js's own
@@ -105,18 +108,38 @@ of every class, named Class.field.`,
 		Run:  withLimit(globalsResult),
 	})
 	Register(&Query{
+		Name: "class-loaders", Group: GroupInspections, Usage: "FILE", MinInputs: 1, MaxInputs: 1,
+		Title: "Show the class loaders keeping the most alive, and the classes defined by more than one loader",
+		Help: `Java heap dumps (HPROF): list the class loaders, keeping the most alive
+first (Eclipse MAT's Class Loader Explorer): each loader object with the
+number of classes it defined and of their instances, its retained size,
+what it keeps alive together with its classes (their statics, and the
+loader when a class holds it), and the shortest way a GC root holds it.
+A loader that should be gone (an undeployed web application, a plugin
+reloaded) and is still here shows what it keeps and who holds it: a
+static cache, a thread, a ThreadLocal. Then the classes defined by more
+than one loader (MAT's Duplicate Classes): the same name, different class
+objects, each with its loader and instances; one application's classes
+loaded twice, or a library in two places on the class path. Other
+runtimes have no class loaders.`,
+		Args: []Arg{limitArg(20)},
+		Run:  withLimit(classLoadersResult),
+	})
+	Register(&Query{
 		Name: "merged-paths", Group: GroupInspections, Usage: "FILE --class NAME", MinInputs: 1, MaxInputs: 1,
 		Title: "Merge the shortest retainer paths of all instances of a class into one tree",
 		Help: `Take the shortest retainer path of every instance of a class and merge
 the paths into one tree from the root down (Eclipse MAT's "merge shortest
 paths to GC roots"): steps through objects of the same class over the same
-edge share a tree node, and element edges merge whatever their index; a
+edge share a tree node, and the slots of one collection merge whatever
+their index ("entries of requestLog (Map)", "elements of list (Array)"); a
 hop that repeats the one to three hops before it (a linked list's .next)
 goes back to their nodes, which say how many hops they stand for. Each
 node counts the instances whose path passes there, so the branch holding
 most of them is the one to look at. Rows come depth first, largest branch
-first; -n cuts the tree after that many rows, and nodes more than 100
-edges from the root are not shown. Any runtime.`,
+first; -n cuts the tree after that many rows, but never above the
+collection where the largest branch's objects accumulate, and nodes more
+than 100 edges from the root are not shown. Any runtime.`,
 		Args: []Arg{limitArg(100), {Name: "class", Kind: StringArg, Default: "", Required: true,
 			Help: "constructor (class) name of the objects, as the summary shows it (required)"}},
 		Run: runMergedPaths,
@@ -290,6 +313,8 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("There are %s trees in all: -n 0 shows all.", humanize.Thousands(uint64(dr.Total))))
 	}
 	switch dr.Source {
+	case inspect.DOMDetachedness:
+		r.Notes = append(r.Notes, "Elements are counted as DevTools counts them (\"Detached <p>\"): the detached nodes named after a tag, those made by innerHTML inside a detached tree included; the nodes add their text and data.")
 	case inspect.DOMChildEdges:
 		r.Notes = append(r.Notes, "Firefox does not mark detached nodes: these are the DOM nodes no document reaches through child-node edges.")
 	case inspect.DOMNamesOnly:
@@ -535,7 +560,10 @@ func runMergedPaths(c *Context) (*Result, error) {
 		{Key: "objects", Title: "Objects", Kind: Count}, colRetained,
 		{Key: "ends", Title: "Ending here", Kind: Count}, {Key: "example", Title: "Example", Kind: Text}}}
 	// Preorder lists parents before children, so a prefix of it is a
-	// tree, and so is what is left when the nodes below a depth go.
+	// tree, and so is what is left when the nodes below a depth go. The
+	// rows down to where the largest branch's objects accumulate come
+	// whatever -n says.
+	must := holderChain(merged)
 	nodes := make([]*TreeNode, len(merged))
 	shown, deep := 0, 0
 	for i, m := range merged {
@@ -543,11 +571,14 @@ func runMergedPaths(c *Context) (*Result, error) {
 			deep++
 			continue
 		}
-		if shown == n {
+		if shown >= n && !must[i] || m.Parent >= 0 && nodes[m.Parent] == nil {
 			continue
 		}
 		shown++
 		edge := Shorten(m.Edge, MaxNameWidth)
+		if m.Slots && m.Parent >= 0 {
+			edge = slotsLabel(merged, i)
+		}
 		if m.Hops > 1 {
 			edge += fmt.Sprintf(" (up to %s hops)", humanize.Thousands(uint64(m.Hops)))
 		}
@@ -574,6 +605,46 @@ func runMergedPaths(c *Context) (*Result, error) {
 		r.Notes = []string{fmt.Sprintf("%s instances have no retainer path from the roots and are left out.", humanize.Thousands(uint64(un)))}
 	}
 	return r, nil
+}
+
+// holderChain marks the merged nodes from the root down the largest
+// branch to where its objects accumulate: while a node's first (largest)
+// child holds more than half of the node's objects. -n never cuts the
+// tree above the collection that holds them.
+func holderChain(merged []inspect.MergedPathNode) []bool {
+	must := make([]bool, len(merged))
+	if len(merged) == 0 {
+		return must
+	}
+	first := make([]int32, len(merged)) // the first child in preorder, 0 for none
+	for i := len(merged) - 1; i > 0; i-- {
+		first[merged[i].Parent] = int32(i)
+	}
+	for i := int32(0); ; {
+		must[i] = true
+		c := first[i]
+		if c == 0 || merged[c].Depth > maxMergedDepth || 2*merged[c].Objects <= merged[i].Objects {
+			return must
+		}
+		i = c
+	}
+}
+
+// slotsLabel names the merged slots of a collection (node i of merged,
+// MergedPathNode.Slots) after the collection and what holds it: "entries
+// of requestLog (Map)" for a Map's or a Set's table, "elements of change
+// (Array)" for an array; "[]" when nothing names the holder.
+func slotsLabel(merged []inspect.MergedPathNode, i int) string {
+	m := merged[i]
+	what, coll := "elements", merged[m.Parent]
+	if m.Edge == "[]" && coll.Edge == "{table}" && coll.Parent >= 0 {
+		what, coll = "entries", merged[coll.Parent]
+	}
+	name := strings.TrimLeft(coll.Edge, ".->")
+	if name == "" || strings.ContainsAny(name, "[]{}") || coll.Parent < 0 {
+		return "[]"
+	}
+	return fmt.Sprintf("%s of %s (%s)", what, Shorten(name, MaxNameWidth), Shorten(coll.Class, MaxNameWidth))
 }
 
 func runDominators(c *Context) (*Result, error) {
@@ -627,4 +698,132 @@ func runDominators(c *Context) (*Result, error) {
 	}
 	r.Notes = []string{fmt.Sprintf("The rows retain %s of the node's %s; the rest is %s.", humanize.Size(sum), humanize.Size(pr.RetainedSize), rest)}
 	return r, nil
+}
+
+// notJava is what the class-loader view says about a heap that is not
+// Java's.
+const notJava = "Class loaders are Java's: this is not a Java heap dump (HPROF), so there are none to show."
+
+// classLoadersResult lays out inspect.ClassLoaders: the loaders, at most
+// limit (0 or less: all), with the way each is held, then the classes
+// defined by more than one loader, at most limit names.
+func classLoadersResult(sn Snapshot, limit int) (*Result, error) {
+	a := sn.Analysis
+	rep := inspect.ClassLoaders(a)
+	if rep == nil {
+		return &Result{Notes: []string{notJava}}, nil
+	}
+	g := a.Graph
+	nm := analysis.NewNamer(g, a.DOM)
+	loaders := rep.Loaders
+	if limit > 0 && len(loaders) > limit {
+		loaders = loaders[:limit]
+	}
+	var targets []model.NodeIndex
+	for _, l := range loaders {
+		if l.Node != model.NoNode {
+			targets = append(targets, l.Node)
+		}
+	}
+	paths := a.ShortestPaths(targets)
+	total := a.TotalSize()
+	t := &Table{Columns: []Column{{Key: "loader", Title: "Class loader", Kind: Text}, {Key: "classes", Title: "Classes", Kind: Count},
+		{Key: "instances", Title: "Instances", Kind: Count}, colRetained,
+		{Key: "with_classes", Title: "With its classes", Kind: Bytes}, colPercent, {Key: "held_by", Title: "Held by", Kind: Text}}}
+	for _, l := range loaders {
+		if l.Node == model.NoNode {
+			t.Rows = append(t.Rows, []any{loaderLabel(a, nm, l.Node, ""), l.Classes, l.Instances, nil, l.WithClasses, humanize.Share(l.WithClasses, total), "the JVM"})
+			continue
+		}
+		t.Rows = append(t.Rows, []any{loaderLabel(a, nm, l.Node, l.Name), l.Classes, l.Instances, l.Retained, l.WithClasses,
+			humanize.Share(l.WithClasses, total), rootedBy(a, nm, paths[0])})
+		paths = paths[1:]
+	}
+	r := &Result{Sections: []*Section{{Heading: "Class loaders, keeping the most alive first", Table: t,
+		Chart: &Chart{Label: "loader", Value: "with_classes"}, Notes: shownNote(len(loaders), len(rep.Loaders), "class loaders")}}}
+	names := map[model.NodeIndex]string{}
+	for _, l := range rep.Loaders {
+		names[l.Node] = l.Name
+	}
+	r.Sections = append(r.Sections, duplicateClassesSection(a, nm, rep.Duplicates, names, limit))
+	return r, nil
+}
+
+// loaderLabel is a class loader as the class-loader view names it: its
+// object with the name it was given, "java.net.URLClassLoader "plugins"
+// @0x1f08".
+func loaderLabel(a *analysis.Analysis, nm *analysis.Namer, v model.NodeIndex, name string) string {
+	if v == model.NoNode {
+		return "(bootstrap loader)"
+	}
+	label := objectName(a, nm, v)
+	if name == "" {
+		return label
+	}
+	class, id, _ := strings.Cut(label, " @")
+	return class + " " + strconv.Quote(name) + " @" + id
+}
+
+// rootedBy writes how a retainer path leaves the GC roots, the last
+// static field it goes through (what a leak of a class loader most often
+// is) and how it reaches its target: "sticky class: class Main @0x10
+// .app → … → class Cache @0x18 .MAP → … → class Widget @0x20
+// {<classloader>}".
+func rootedBy(a *analysis.Analysis, nm *analysis.Namer, p analysis.Path) string {
+	g := a.Graph
+	s := p.Steps
+	switch {
+	case p.Cost < 0:
+		return "unreachable"
+	case len(s) == 0:
+		return ""
+	case len(s) == 1:
+		return "GC root: " + g.EdgeName(s[0].Edge)
+	}
+	hop := func(i int) string {
+		return objectName(a, nm, s[i].From) + " " + Shorten(analysis.EdgeString(g, s[i].Edge), MaxNameWidth)
+	}
+	text := g.EdgeName(s[0].Edge) + ": " + hop(1)
+	last := len(s) - 1
+	shown := 1
+	for i := last - 1; i > 1; i-- {
+		if g.EdgeType(s[i].Edge).Name == "static" {
+			if i > shown+1 {
+				text += " → …"
+			}
+			text += " → " + hop(i)
+			shown = i
+			break
+		}
+	}
+	if last > shown {
+		if last > shown+1 {
+			text += " → …"
+		}
+		text += " → " + hop(last)
+	}
+	return text
+}
+
+// duplicateClassesSection lays out the classes defined by more than one
+// loader, a row per definition, at most limit names (0 or less: all).
+func duplicateClassesSection(a *analysis.Analysis, nm *analysis.Namer, dups []inspect.DuplicateClass, names map[model.NodeIndex]string, limit int) *Section {
+	shown := dups
+	if limit > 0 && len(shown) > limit {
+		shown = shown[:limit]
+	}
+	t := &Table{Columns: []Column{{Key: "class", Title: "Class", Kind: Text}, {Key: "class_id", Title: "Class object", Kind: ID},
+		{Key: "loader", Title: "Defined by", Kind: Text}, {Key: "instances", Title: "Instances", Kind: Count}, colRetained}}
+	for _, d := range shown {
+		for _, def := range d.Definitions {
+			t.Rows = append(t.Rows, []any{Shorten(d.Name, MaxNameWidth), IDValue(a.Graph, a.Graph.NodeID(def.Class)),
+				loaderLabel(a, nm, def.Loader, names[def.Loader]), def.Instances, def.Retained})
+		}
+	}
+	sec := &Section{Heading: "Classes defined by more than one loader", Table: t, Notes: shownNote(len(shown), len(dups), "class names")}
+	if len(dups) == 0 {
+		sec.Table = nil
+		sec.Notes = []string{"No class is defined by more than one loader."}
+	}
+	return sec
 }

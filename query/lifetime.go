@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -650,14 +651,17 @@ func runAccessPaths(c *Context) (*Result, error) {
 	}
 	site := &res.Sites[si]
 	paths := stopped.Heap.AccessPaths(site.IID, res.Positions)
-	n, err := limit(c, len(paths))
+	n, err := limit(c, math.MaxInt)
 	if err != nil {
 		return nil, err
 	}
 	tree := &Tree{Columns: []Column{{Key: "step", Title: "Held by", Kind: Text}, {Key: "count", Title: "Objects", Kind: Count}}}
-	for _, p := range paths[:n] {
+	for _, p := range paths {
 		level := &tree.Roots
-		for _, step := range p.Steps {
+		for j, step := range p.Steps {
+			if j > 0 {
+				step = mergedStep(p.Steps[j-1], step)
+			}
 			var node *TreeNode
 			for _, x := range *level {
 				if x.Values[0] == step {
@@ -672,12 +676,79 @@ func runAccessPaths(c *Context) (*Result, error) {
 			level = &node.Children
 		}
 	}
+	sortTree(tree.Roots)
 	sec := &Section{Heading: fmt.Sprintf("Paths to the %d objects of %s alive at time %d", len(paths), traceSiteName(site), at), Tree: tree}
-	if n < len(paths) {
-		sec.Notes = append(sec.Notes, fmt.Sprintf("%d more objects (-n 0 shows all)", len(paths)-n))
+	if shown, all := cutTree(tree, n); shown < all {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d of %d rows (-n 0 shows all)", shown, all))
 	}
 	r.Sections = append(r.Sections, sec)
 	return r, nil
+}
+
+// mergedStep is step of an access path as the merged tree groups it, after
+// the step prev: the entries, keys or elements of one collection merge
+// whatever their key or index ("entries of requestLog").
+func mergedStep(prev, step string) string {
+	what := ""
+	switch {
+	case strings.HasPrefix(step, "(collection entry "):
+		what = "entries"
+	case strings.HasPrefix(step, "(collection key "):
+		what = "keys"
+	case strings.HasPrefix(step, "[") && strings.HasSuffix(step, "]") && strings.Trim(step[1:len(step)-1], "0123456789") == "":
+		what = "elements"
+	default:
+		return step
+	}
+	holder := strings.TrimPrefix(strings.TrimPrefix(prev, "variable "), ".")
+	if holder == "" || strings.HasPrefix(holder, "(") {
+		return what
+	}
+	return what + " of " + holder
+}
+
+// sortTree orders each level of an access-path tree by objects, most
+// first (then as first reached).
+func sortTree(nodes []*TreeNode) {
+	sort.SliceStable(nodes, func(x, y int) bool { return nodes[x].Values[1].(int64) > nodes[y].Values[1].(int64) })
+	for _, nd := range nodes {
+		sortTree(nd.Children)
+	}
+}
+
+// cutTree keeps the first n rows of an access-path tree in depth-first
+// order, and the rows down the largest branch while it holds more than
+// half of its parent's objects, whatever n: -n never cuts the tree above
+// the collection that holds them. It returns the rows kept and all.
+func cutTree(t *Tree, n int) (shown, all int) {
+	var keep func(nodes []*TreeNode, chain bool, parent int64) []*TreeNode
+	keep = func(nodes []*TreeNode, chain bool, parent int64) []*TreeNode {
+		var out []*TreeNode
+		for i, nd := range nodes {
+			all++
+			count := nd.Values[1].(int64)
+			onChain := chain && i == 0 && (parent < 0 || 2*count > parent)
+			if shown >= n && !onChain {
+				all += countRows(nd.Children)
+				continue
+			}
+			shown++
+			nd.Children = keep(nd.Children, onChain, count)
+			out = append(out, nd)
+		}
+		return out
+	}
+	t.Roots = keep(t.Roots, true, -1)
+	return shown, all
+}
+
+// countRows counts the rows of a tree.
+func countRows(nodes []*TreeNode) int {
+	n := len(nodes)
+	for _, nd := range nodes {
+		n += countRows(nd.Children)
+	}
+	return n
 }
 
 func runObjectLifetimes(c *Context) (*Result, error) {

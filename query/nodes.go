@@ -12,14 +12,39 @@ import (
 
 // The views that predate the registry (summary, top, paths) keep their
 // released --json schemas: SummaryJSON, TopJSON and PathsJSON are those
-// schemas (documented in README.md), set as Result.JSON (PathsJSON through
+// schemas (documented in docs/json.md), set as Result.JSON (PathsJSON through
 // pathsDoc, which builds it only when it is encoded).
 
-// LocationJSON is an allocation site, zero-based as V8 writes it.
+// LocationJSON is an allocation site, zero-based as V8 writes it, with
+// its script's name.
 type LocationJSON struct {
 	ScriptID uint32 `json:"script_id"`
 	Line     uint32 `json:"line"`
 	Column   uint32 `json:"column"`
+	// Script is the script's name (analysis.Resolver): its path or URL,
+	// "script ID" when the dump names it nowhere.
+	Script string `json:"script,omitempty"`
+	// Original is where the script's source map places the location
+	// (package sourcemaps), absent when it has none.
+	Original *OriginalJSON `json:"original,omitempty"`
+}
+
+// OriginalJSON is a place in a program's original sources, one-based
+// as editors count.
+type OriginalJSON struct {
+	Script string `json:"script"`
+	Line   int32  `json:"line"`
+	Column int32  `json:"column"`
+}
+
+// NewLocationJSON is location l of a's dump.
+func NewLocationJSON(a *analysis.Analysis, l analysis.SourceLocation) *LocationJSON {
+	res := a.Resolver()
+	j := &LocationJSON{ScriptID: l.ScriptID, Line: l.Line, Column: l.Column, Script: res.ScriptName(l.ScriptID)}
+	if p := res.Locate(l.ScriptID, l.Line, l.Column); p.ScriptID != l.ScriptID || p.Script != j.Script {
+		j.Original = &OriginalJSON{Script: p.Script, Line: p.Line, Column: p.Column}
+	}
+	return j
 }
 
 // NodeJSON is one heap object in JSON output. The keys follow the DevTools
@@ -38,6 +63,11 @@ type NodeJSON struct {
 	RetainedSize uint64 `json:"retained_size"`
 	// DominatorID is the id of the immediate dominator, 0 for the root.
 	DominatorID uint64 `json:"dominator_id"`
+	// Description says in words what the object is where Name does not
+	// (analysis.NodeRow.Description): a V8 context's scope, "module
+	// scope of app.js", "context of handle (app.js:15)". Tables show it
+	// in place of the name.
+	Description string `json:"description,omitempty"`
 	// idText is ID as people see it (see IDText); JSON keeps the number.
 	idText string
 }
@@ -46,7 +76,7 @@ type NodeJSON struct {
 func NewNodeJSON(g *model.Graph, r analysis.NodeRow) NodeJSON {
 	n := NodeJSON{
 		ID: r.ID, Type: r.Type, Name: r.Name, Constructor: r.Class, Distance: r.Distance,
-		ShallowSize: r.Shallow, RetainedSize: r.Retained, idText: IDText(g, r.ID),
+		ShallowSize: r.Shallow, RetainedSize: r.Retained, Description: r.Description, idText: IDText(g, r.ID),
 	}
 	if r.Dominator != model.NoNode {
 		n.DominatorID = g.NodeID(r.Dominator)
@@ -67,10 +97,15 @@ func ShownNode(a *analysis.Analysis, nm *analysis.Namer, n model.NodeIndex) Node
 
 // ObjectName is a node as DevTools' Object column labels it: "name @id",
 // with the constructor standing in for an empty name (V8 leaves most
-// internal arrays unnamed), and the id in hex where it is an address
-// (see IDText). Long names are cut to MaxNameWidth.
+// internal arrays unnamed), the description for a name that says nothing
+// ("module scope of app.js" for "system / Context"), and the id in hex
+// where it is an address (see IDText). Long names are cut to
+// MaxNameWidth.
 func ObjectName(n NodeJSON) string {
 	name := n.Name
+	if n.Description != "" {
+		name = n.Description
+	}
 	if name == "" {
 		name = n.Constructor
 	}

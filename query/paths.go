@@ -18,11 +18,15 @@ import (
 func init() {
 	Register(&Query{
 		Name: "paths", Group: GroupBasic, Usage: "FILE --id ID", MinInputs: 1, MaxInputs: 1,
-		Title: "Show what keeps an object alive: its shortest retainer paths from the roots",
-		Help: `Show the shortest retainer paths from the roots to the object with the
-given id (the @id in 'heapx top' and in DevTools), shortest first, paths
-from user roots (globals) before paths through internal roots. Weak edges
-are never followed.`,
+		Title: "Show what keeps an object alive: its retainer paths from the roots, through the program's code",
+		Help: `Show the retainer paths from the roots to the object with the given id
+(the @id in 'heapx top' and in DevTools) that go through the program's
+code: among the paths at most 3 hops longer than the shortest, those not
+from V8's GC roots first, then those with the fewest hops through the
+runtime's own machinery (timer lists, async hooks, the module loader, a
+runtime module's scope), then the shortest; each path differs from the
+ones before it in the program's part. Weak edges are never followed.
+Distances are DevTools'. Rule: docs/paths.md.`,
 		Args: []Arg{{Name: "limit", Short: "n", Kind: IntArg, Default: 3, Help: "number of paths to print"},
 			{Name: "id", Kind: StringArg, Default: "", Required: true, Help: "id of the object whose retainers to show (required)"}},
 		Run: runPaths,
@@ -79,8 +83,12 @@ func runPaths(c *Context) (*Result, error) {
 	r := &Result{JSON: pathsDoc{file: sn.Path, a: a, nm: nm, target: target, paths: paths},
 		Header: []string{fmt.Sprintf("Retainers of %s (%s; shallow size %s, retained size %s, distance %s)",
 			ObjectName(t), t.Constructor, humanize.Size(t.ShallowSize), humanize.Size(t.RetainedSize), DistanceText(t.Distance))}}
-	if len(paths) == 0 {
+	switch {
+	case len(paths) == 0:
 		r.Notes = []string{"No retainer path: nothing reachable from the roots keeps this object alive (it is garbage or only weakly held)."}
+	case len(paths) < k:
+		r.Notes = []string{fmt.Sprintf("%d of the %d paths asked for: any other within %d hops of the shortest differs from these only in the runtime's own objects it goes through (heapx shows the path through the program's code; docs/paths.md).",
+			len(paths), k, analysis.PathSlack)}
 	}
 	for i, p := range paths {
 		r.Sections = append(r.Sections, &Section{Heading: pathHeading(i, p), Table: pathTable(a, nm, p)})
@@ -89,6 +97,28 @@ func runPaths(c *Context) (*Result, error) {
 		r.Sections = append(r.Sections, &Section{Heading: "Allocation stack (the allocating function first)", Table: stackTable(stack)})
 	}
 	return r, nil
+}
+
+// ShownPath is the retainer path heapx shows for target wherever it shows
+// one (heapx paths' first, the report's leaks and suspects, the web UI,
+// the MCP tools): analysis.PathFinder.Find's first. Its Cost is -1 when
+// no path reaches target.
+func ShownPath(a *analysis.Analysis, target model.NodeIndex) analysis.Path {
+	if ps := a.Paths(target, analysis.PathOptions{K: 1}); len(ps) > 0 {
+		return ps[0]
+	}
+	return analysis.Path{Cost: -1}
+}
+
+// pathNodes lists the objects of path p, the root first: what a report
+// compares to show a path once (Section.Path).
+func pathNodes(g *model.Graph, p analysis.Path) []model.NodeIndex {
+	nodes := make([]model.NodeIndex, 0, len(p.Steps)+1)
+	nodes = append(nodes, g.Root)
+	for _, s := range p.Steps {
+		nodes = append(nodes, s.To)
+	}
+	return nodes
 }
 
 func pathHeading(i int, p analysis.Path) string {

@@ -19,9 +19,11 @@ import (
 )
 
 // The paths to the last item of a real list of 20,100 items
-// (node-list-20k, made by bench/gen-linkedlist.js): each table shows the
+// (node-list-20k, made by bench/gen-linkedlist.js): the table shows the
 // few hops around the run of .next hops and makes rows for those alone,
-// while the JSON has every hop.
+// while the JSON has every hop. One path of the three asked for: the
+// others (through global's property cell, from the stack) differ from it
+// only in how the runtime holds the list's head, which a note says.
 func TestPathsQueryLinkedList(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(testfixtures.Dir(), "node-list-20k.json"))
 	if err != nil {
@@ -35,8 +37,9 @@ func TestPathsQueryLinkedList(t *testing.T) {
 	}
 	values := map[string]any{"id": strconv.FormatUint(ids.TailID, 10), "limit": 3}
 	r := run(t, "paths", "node-list-20k-3-final", values)
-	if len(r.Sections) != 3 || r.Sections[0].Heading != "Path 1: 20102 edges, from a user root" {
-		t.Fatalf("%d sections, first %q", len(r.Sections), r.Sections[0].Heading)
+	if len(r.Sections) != 1 || r.Sections[0].Heading != "Path 1: 20102 edges, from a user root" ||
+		len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "1 of the 3 paths asked for: any other within 3 hops") {
+		t.Fatalf("%d sections, first %q, notes %q", len(r.Sections), r.Sections[0].Heading, r.Notes)
 	}
 	var got []string
 	for _, row := range rows(t, r, 0) {
@@ -70,10 +73,10 @@ func TestPathsQueryLinkedList(t *testing.T) {
 	if err := json.Unmarshal(j, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Target.ID != ids.TailID || len(doc.Paths) != 3 {
+	if doc.Target.ID != ids.TailID || len(doc.Paths) != 1 {
 		t.Fatalf("target %d, %d paths", doc.Target.ID, len(doc.Paths))
 	}
-	for i, n := range []int{20102, 20104, 20105} {
+	for i, n := range []int{20102} {
 		p := doc.Paths[i]
 		if len(p.Steps) != n || p.Steps[n-1].To.ID != ids.TailID || p.Steps[n-2].Edge != ".next" || p.Steps[n-2].To.Constructor != "Item" {
 			t.Errorf("path %d: %d steps", i+1, len(p.Steps))
@@ -84,7 +87,7 @@ func TestPathsQueryLinkedList(t *testing.T) {
 	}
 
 	// Streamed a step at a time, it is what json.Encoder writes for the
-	// whole document, byte for byte (about 24 MB of JSON here).
+	// whole document, byte for byte (about 8 MB of JSON here).
 	var streamed, encoded bytes.Buffer
 	if err := r.JSON.(query.JSONStreamer).StreamJSON(&streamed); err != nil {
 		t.Fatal(err)
@@ -97,7 +100,7 @@ func TestPathsQueryLinkedList(t *testing.T) {
 	if !bytes.Equal(streamed.Bytes(), encoded.Bytes()) {
 		t.Errorf("streamed JSON (%d bytes) differs from the encoder's (%d bytes)", streamed.Len(), encoded.Len())
 	}
-	if streamed.Len() < 20<<20 {
+	if streamed.Len() < 7<<20 {
 		t.Errorf("%d bytes of JSON", streamed.Len())
 	}
 }

@@ -14,6 +14,7 @@ package query
 
 import (
 	"fmt"
+	"github.com/heapx/heapx/model"
 	"sort"
 	"sync"
 
@@ -123,6 +124,10 @@ const (
 	// WarnNotOneProcess: the snapshots share too few objects to come from
 	// one process, so objects were not matched by id.
 	WarnNotOneProcess = "not_one_process"
+	// WarnSourceMap: a script's source map was not found where it was
+	// named, or does not parse; positions in that script are shown as
+	// the dump has them.
+	WarnSourceMap = "source_map"
 	// WarnTooFewDumps: the cohorts of heapx fleet --compare are too
 	// small for any difference to pass the test.
 	WarnTooFewDumps = "too_few_dumps"
@@ -137,6 +142,14 @@ type Section struct {
 	Chart   *Chart
 	// Notes are lines shown below the section (totals, explanations).
 	Notes []string
+	// Path, for a section whose table is the retainer path of a finding,
+	// lists the path's objects from the root (and Notes[0] says what the
+	// path is of), and Ref is how another section refers to the finding
+	// ("Leak 1"): heapx report shows a path once, and a later finding
+	// whose object is on it says so instead of repeating it. Neither is
+	// rendered.
+	Path []model.NodeIndex
+	Ref  string
 }
 
 // Result is what a query returns.

@@ -52,11 +52,18 @@ var profileColumns = []Column{
 
 // ProfileSites is `heapx sites` on a sampling heap profile at path: the
 // view (SitesTop, SitesTree or SitesBottomUp) with at most limit rows per
-// level (0: all).
-func ProfileSites(path string, p *model.SamplingProfile, view string, limit int) (*Result, error) {
+// level (0: all). res resolves each function's place (a profile names
+// its scripts itself; a source map may know better), nil to print them
+// as the profile has them.
+func ProfileSites(path string, p *model.SamplingProfile, res *analysis.Resolver, view string, limit int) (*Result, error) {
 	t := alloc.SumProfile(p)
 	total := t.Total[0]
+	if res == nil {
+		res = analysis.NewResolver(nil)
+	}
 	row := func(f alloc.Frame, self, tot uint64, samples int) []any {
+		at := res.Resolve(analysis.Position{Script: f.URL, Line: f.Line, Column: f.Column})
+		f.URL, f.Line, f.Column = at.Script, at.Line, at.Column
 		return []any{functionName(f), frameLocation(f), self, humanize.Share(self, total), tot, humanize.Share(tot, total), samples}
 	}
 	r := &Result{Query: "sites", Header: []string{
@@ -200,7 +207,7 @@ func AllocationSites(path string, a *analysis.Analysis, limit int) (*Result, err
 // are most gone first (alloc.AllocationChurn), at most limit rows (0:
 // all).
 func AllocationChurn(path string, a *analysis.Analysis, limit int) (*Result, error) {
-	sites, err := alloc.AllocationChurn(a.Graph)
+	sites, err := alloc.AllocationChurn(a)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

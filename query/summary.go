@@ -100,8 +100,7 @@ func BuildSummary(path string, a *analysis.Analysis, limit int, allUnreachable b
 			c.AllocationSite = NewSiteJSON(&sites[r.Class])
 		}
 		if a.Classes.HasLoc[r.Class] {
-			l := a.Classes.Loc[r.Class]
-			c.Location = &LocationJSON{l.ScriptID, l.Line, l.Column}
+			c.Location = NewLocationJSON(a, a.Classes.Loc[r.Class])
 		}
 		s.Classes = append(s.Classes, c)
 	}
@@ -132,7 +131,7 @@ func runSummary(c *Context) (*Result, error) {
 		r.Notes = []string{fmt.Sprintf("%s objects (%s) unreachable from the roots", humanize.Thousands(uint64(s.Unreachable.Count)), humanize.Size(s.Unreachable.Size))}
 		return r, nil
 	}
-	r.Sections = []*Section{{Table: summaryTable(s), Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
+	r.Sections = []*Section{{Table: summaryTable(sn.Analysis, s), Chart: &Chart{Label: "constructor", Value: "retained_size"}}}
 	r.Notes = []string{fmt.Sprintf("%d of %s classes; total size %s (%s bytes)",
 		len(s.Classes), humanize.Thousands(uint64(s.ClassCount)), humanize.Size(s.TotalSize), humanize.Thousands(s.TotalSize))}
 	if u := s.Unreachable; u.Count > 0 {
@@ -146,10 +145,11 @@ func runSummary(c *Context) (*Result, error) {
 	return r, nil
 }
 
-// summaryTable is the Summary view as a table. A name shared by several
-// rows (one class per allocation site) gets its site, one-based as editors
-// count, so the rows can be told apart.
-func summaryTable(s *SummaryJSON) *Table {
+// summaryTable is the Summary view of a as a table. A name shared by
+// several rows (one class per allocation site) gets its site (file name,
+// line and column one-based, as editors count), so the rows can be told
+// apart.
+func summaryTable(a *analysis.Analysis, s *SummaryJSON) *Table {
 	seen := map[string]int{}
 	sites := false
 	for _, c := range s.Classes {
@@ -164,7 +164,7 @@ func summaryTable(s *SummaryJSON) *Table {
 	for _, c := range s.Classes {
 		name := Shorten(c.Constructor, MaxNameWidth)
 		if l := c.Location; l != nil && seen[c.Constructor] > 1 {
-			name += fmt.Sprintf(" (script %d:%d:%d)", l.ScriptID, l.Line+1, l.Column+1)
+			name += " (" + a.Resolver().Locate(l.ScriptID, l.Line, l.Column).Short() + ")"
 		}
 		row := []any{name, c.Count, c.Distance, c.ShallowSize, humanize.Share(c.ShallowSize, s.TotalSize),
 			c.RetainedSize, humanize.Share(c.RetainedSize, s.TotalSize)}

@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
@@ -64,7 +65,9 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.
 		{Key: "held_by", Title: "Held by", Kind: Text},
 		{Key: "class", Title: "Accumulated class", Kind: Text}, {Key: "shape", Title: "Shape", Kind: Text},
 		{Key: "via", Title: "Looked through", Kind: Text}, {Key: "linked_by", Title: "Linked by", Kind: Text}, colCount,
-		{Key: "class_retained", Title: "Class retained", Kind: Bytes}}}
+		{Key: "class_retained", Title: "Class retained", Kind: Bytes},
+		{Key: "holder_name", Title: "Held as", Kind: Text}, {Key: "machinery", Title: "Through", Kind: Text},
+		{Key: "classes", Title: "Classes", Kind: Text}, {Key: "held_through", Title: "Held by functions", Kind: Text}}}
 	// Dumps with allocation stacks say where each accumulation was
 	// allocated; others keep the table they always had.
 	sites := alloc.HasAllocationStacks(a)
@@ -77,11 +80,6 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.
 		heading += fmt.Sprintf(", detached DOM trees %g%%", threshold/10)
 	}
 	r := &Result{Sections: []*Section{{Heading: heading + ")", Table: t}}}
-	points := make([]model.NodeIndex, len(sus))
-	for i, s := range sus {
-		points[i] = s.Point
-	}
-	paths := a.ShortestPaths(points)
 	for i, s := range sus {
 		holder := objectName(a, nm, s.Holder)
 		class := Shorten(a.Classes.Names[s.Class], MaxNameWidth)
@@ -97,18 +95,22 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.
 		}
 		point := node(s.Point)
 		t.Rows = append(t.Rows, []any{i + 1, suspectKind(s), holder, s.Retained, humanize.Share(s.Retained, total), ObjectName(point),
-			Shorten(heldBy(a, s, " "), MaxNameWidth), class, Shorten(shape, MaxNameWidth), Shorten(via, MaxNameWidth),
-			Shorten(linkedBy(a, s), MaxNameWidth), s.Count, s.ClassRetained})
+			Shorten(heldBy(a, s, " "), 2*MaxNameWidth), class, Shorten(shape, MaxNameWidth), Shorten(via, MaxNameWidth),
+			Shorten(linkedBy(a, s), MaxNameWidth), s.Count, s.ClassRetained,
+			holderName(a, s, true), machineryText(s), Shorten(classesText(a, s.Classes, 0, true), 2*MaxNameWidth),
+			Shorten(classesText(a, s.Through, 0, true), 2*MaxNameWidth)})
 		if sites {
 			t.Rows[i] = append(t.Rows[i], siteJSONText(NewSiteJSON(s.Site)))
 		}
-		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(a, s, holder, point, class, shape, via, total))}
-		if p := paths[i]; p.Cost >= 0 {
-			sec.Table = pathTable(a, nm, p)
-			sec.Notes = []string{"The shortest retainer path to the accumulation point, from the root."}
+		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(a, s, holder, point, class, shape, via, total)),
+			Ref: fmt.Sprintf("Suspect %d", i+1)}
+		if p := ShownPath(a, s.Point); p.Cost >= 0 {
+			sec.Table, sec.Path = pathTable(a, nm, p), pathNodes(g, p)
+			sec.Notes = []string{"The retainer path to the accumulation point, from the root."}
 		} else {
 			sec.Notes = []string{"No retainer path reaches the accumulation point from the roots."}
 		}
+		sec.Notes = append(sec.Notes, suspectNotes(a, s)...)
 		if s.Site != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%s of the %s accumulated objects were allocated in %s.",
 				humanize.Thousands(uint64(s.Site.Count)), humanize.Thousands(uint64(s.Site.Of)), siteJSONText(NewSiteJSON(s.Site))))
@@ -147,7 +149,13 @@ func listClasses(a *analysis.Analysis, s leak.Suspect) string {
 	g := a.Graph
 	names := []string{a.Classes.Names[s.Class]}
 	for _, e := range s.Links {
-		if name := a.Classes.Name(g.Edges.To[e]); !slices.Contains(names, name) {
+		// The closures and scopes between the items of the
+		// shared-context leak are how they link, not what they are.
+		to := g.Edges.To[e]
+		if cat := g.NodeType(to).Category; cat == model.CatClosure || strings.HasPrefix(g.NodeName(to), "system / ") {
+			continue
+		}
+		if name := a.Classes.Name(to); !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
@@ -182,6 +190,10 @@ func linkedBy(a *analysis.Analysis, s leak.Suspect) string {
 func fieldName(a *analysis.Analysis, f leak.SuspectField) string {
 	g := a.Graph
 	edge := analysis.EdgeString(g, f.Edge)
+	if name := g.EdgeName(f.Edge); strings.Contains(name, "part of key") && strings.Contains(name, "pair in WeakMap") {
+		// V8's edge from a WeakMap key to its value.
+		return "the value of a WeakMap keyed by " + objectName(a, analysis.NewNamer(g, a.DOM), f.Owner)
+	}
 	if f.Base != model.NoNode {
 		base := "globalThis"
 		if g.NodeType(f.Base).Category == model.CatShape {
@@ -211,9 +223,13 @@ func fieldName(a *analysis.Analysis, f leak.SuspectField) string {
 // heldBy lists a suspect's fields, with how many objects each holds where
 // there are several, joined by sep.
 func heldBy(a *analysis.Analysis, s leak.Suspect, sep string) string {
+	if s.Machinery == leak.Listeners && s.HolderField != nil {
+		name, _ := variableParts(a, *s.HolderField, true)
+		return fmt.Sprintf("%s listeners of %s", eventsText(s.Event), name)
+	}
 	var parts []string
 	for _, f := range s.Fields {
-		name := fieldName(a, f)
+		name := variableText(a, f, true)
 		if len(s.Fields) > 1 {
 			name += fmt.Sprintf(" (%s)", humanize.Thousands(uint64(f.Count)))
 		}
@@ -225,13 +241,24 @@ func heldBy(a *analysis.Analysis, s leak.Suspect, sep string) string {
 	return strings.Join(parts, ","+sep)
 }
 
-// suspectSentence says what a suspect is in one sentence, in the words of
-// MAT's report: who holds the memory, where it accumulates, what
-// accumulates there and through which fields.
+// suspectSentence says what a suspect is in one sentence: who holds it
+// (the variable or field, where it is, the object), how much it retains,
+// where in it the memory accumulates, and what accumulates (classes and
+// counts, the functions holding them). Scripts are named by their file
+// name: the table's columns have their whole URLs.
 func suspectSentence(a *analysis.Analysis, s leak.Suspect, holder string, point NodeJSON, class, shape, via string, total uint64) string {
-	what := fmt.Sprintf("%s instances of %s", humanize.Thousands(uint64(s.Count)), class)
+	share := fmt.Sprintf("%s (%s of the heap)", humanize.Size(s.Retained), humanize.Percent(s.Retained, total))
+	who := holder
+	if s.HolderField != nil {
+		name, where := variableParts(a, *s.HolderField, true)
+		who = fmt.Sprintf("%s (%s)", name, strings.Join(nonEmpty(holder, where), ", "))
+	}
+	what := classesText(a, s.Classes, 3, true)
 	if s.Links != nil {
-		what = fmt.Sprintf("a linked list of %s %s", humanize.Thousands(uint64(s.Count)), class)
+		what = fmt.Sprintf("a linked list of %s %s (via %s)", humanize.Thousands(uint64(s.Count)), class, linkedBy(a, s))
+		if more := classesText(a, s.Classes[1:], 2, true); more != "" {
+			what += " holding " + more
+		}
 	}
 	if shape != "" {
 		if s.ShapeCount == s.Count {
@@ -240,53 +267,223 @@ func suspectSentence(a *analysis.Analysis, s leak.Suspect, holder string, point 
 			what += fmt.Sprintf(" (%s of them %s)", humanize.Thousands(uint64(s.ShapeCount)), shape)
 		}
 	}
-	if via != "" {
+	if via != "" && s.Machinery == leak.NoMachinery {
 		what += fmt.Sprintf(" (in %s entries)", via)
 	}
-	if s.Links != nil {
-		what += fmt.Sprintf(" (via %s)", linkedBy(a, s))
-	}
 	if s.Detached {
-		what = fmt.Sprintf("%s detached DOM trees (%s, %s nodes)", humanize.Thousands(uint64(s.Count)), class, humanize.Thousands(uint64(s.DetachedNodes)))
+		what = fmt.Sprintf("%s detached DOM trees (%s, %s nodes) retaining %s", humanize.Thousands(uint64(s.Count)), class,
+			humanize.Thousands(uint64(s.DetachedNodes)), humanize.Size(s.ClassRetained))
 	}
-	what += " retaining " + humanize.Size(s.ClassRetained)
-	fields := heldBy(a, s, " and ")
-	share := func(n uint64) string {
-		return fmt.Sprintf("%s (%s of the heap)", humanize.Size(n), humanize.Percent(n, total))
+	if len(s.Through) > 0 {
+		what += ", held by " + classesText(a, s.Through, 3, true)
 	}
 	if s.Shared {
-		return fmt.Sprintf("%s (%s of the heap) are held by %s, so no one object retains them: %s, which holds the most, retains %s.",
-			what, humanize.Percent(s.ClassRetained, total), fields, holder, humanize.Size(s.Retained))
+		return fmt.Sprintf("%s retaining %s (%s of the heap) are held by %s, so no one object retains them: %s, which holds the most, retains %s.",
+			what, humanize.Size(s.ClassRetained), humanize.Percent(s.ClassRetained, total), heldBy(a, s, " and "), who, humanize.Size(s.Retained))
 	}
-	if s.Links != nil {
-		if s.Holder == s.Point {
-			return fmt.Sprintf("%s, held by %s, retains %s: it is the head of %s.", holder, fields, share(s.Retained), what)
-		}
-		return fmt.Sprintf("%s retains %s. The memory is accumulated in %s, from its head %s, held by %s.",
-			holder, share(s.Retained), what, ObjectName(point), fields)
+	switch s.Machinery {
+	case leak.Listeners:
+		return fmt.Sprintf("%s retains %s in its %s listeners: %s.", who, share, eventsText(s.Event), what)
+	case leak.PendingPromise:
+		return fmt.Sprintf("%s, a pending promise, retains %s in what waits for it to settle: %s.", who, share, what)
+	case leak.Timers:
+		return fmt.Sprintf("Node's list of %s ms timers (%s) retains %s: %s.", s.Event, holder, share, what)
 	}
-	own := len(s.Fields) > 0 && s.Fields[0].Owner == s.Point // the point's own fields hold the objects
-	text := fmt.Sprintf("%s retains %s", holder, share(s.Retained))
-	if s.Holder != s.Point {
-		text += fmt.Sprintf(". The memory is accumulated in %s (%s)", ObjectName(point), humanize.Size(point.RetainedSize))
-		if fields != "" && !own {
-			text += ", held by " + fields
-		}
-		text += ", which holds " + what
-	} else {
-		if fields != "" && !own {
-			text = fmt.Sprintf("%s, held by %s, retains %s", holder, fields, share(s.Retained))
-		}
-		text += " and holds " + what
-	}
-	if own {
+	where := ""
+	switch {
+	case pointsOwn(s):
 		word := "field"
 		if len(s.Fields) > 1 {
 			word = "fields"
 		}
-		text += fmt.Sprintf(", through its %s %s", word, fields)
+		where = fmt.Sprintf(" through its %s %s", word, heldBy(a, s, " and "))
+	case s.Holder != s.Point && len(s.Fields) == 1:
+		name, at := variableParts(a, s.Fields[0], true)
+		where = fmt.Sprintf(" in %s (%s)", name, strings.Join(nonEmpty(ObjectName(point), at), ", "))
+	case s.Holder != s.Point:
+		where = " in " + ObjectName(point)
+		if fields := heldBy(a, s, " and "); fields != "" {
+			where += " held by " + fields
+		}
 	}
-	return text + "."
+	return fmt.Sprintf("%s retains %s%s: %s.", who, share, where, what)
+}
+
+// suspectNotes list a suspect's classes and functions in full, with what
+// each retains and the functions' whole script URLs, when there are
+// more than the sentence names, and where the holder is.
+func suspectNotes(a *analysis.Analysis, s leak.Suspect) []string {
+	var notes []string
+	list := func(cs []leak.SuspectClass) string {
+		var parts []string
+		for _, c := range cs {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", humanize.Thousands(uint64(c.Count)), suspectClassName(a, c, false), humanize.Size(c.Retained)))
+		}
+		return strings.Join(parts, ", ")
+	}
+	if len(s.Classes) > 1 {
+		notes = append(notes, "Accumulated classes: "+list(s.Classes)+".")
+	}
+	if len(s.Through) > 0 {
+		notes = append(notes, "Held by functions: "+list(s.Through)+".")
+	}
+	if name := holderName(a, s, false); name != holderName(a, s, true) {
+		notes = append(notes, "Holder: "+name+".")
+	}
+	return notes
+}
+
+// eventsText quotes the events of a Listeners suspect ("error, event"
+// becomes "error" and "event").
+func eventsText(events string) string {
+	var q []string
+	for _, e := range strings.Split(events, ", ") {
+		q = append(q, strconv.Quote(e))
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// nonEmpty returns its arguments that are not "".
+func nonEmpty(ss ...string) []string {
+	return slices.DeleteFunc(ss, func(s string) bool { return s == "" })
+}
+
+// pointsOwn reports whether the point's own fields hold a suspect's
+// objects (a Java class's static fields).
+func pointsOwn(s leak.Suspect) bool { return len(s.Fields) > 0 && s.Fields[0].Owner == s.Point }
+
+// holderName says how the program names a suspect's holder: the
+// variable or field holding it, and where that variable is
+// ("requestLog (module scope of /srv/app.js)", "cache (captured by
+// memoized at /srv/app.js:30:10)"); "" when nothing names it.
+func holderName(a *analysis.Analysis, s leak.Suspect, short bool) string {
+	if s.HolderField == nil {
+		return ""
+	}
+	return variableText(a, *s.HolderField, short)
+}
+
+// variableText is a field as variableParts says it, on one line.
+func variableText(a *analysis.Analysis, f leak.SuspectField, short bool) string {
+	name, where := variableParts(a, f, short)
+	if where == "" {
+		return name
+	}
+	return name + " (" + where + ")"
+}
+
+// variableParts names a field as fieldName does, but a variable of a
+// scope by its name alone, and says where the variable is: in a module's
+// scope (its script), or captured by a function (where it is defined);
+// short names scripts by their file name.
+func variableParts(a *analysis.Analysis, f leak.SuspectField, short bool) (name, where string) {
+	g := a.Graph
+	if g.EdgeType(f.Edge).Category != model.EdgeContext || (!f.Module && f.Function < 0) {
+		return fieldName(a, f), ""
+	}
+	name = g.EdgeName(f.Edge)
+	loc := f.Location
+	if short {
+		loc.URL = scriptFile(loc.URL)
+	}
+	switch {
+	case f.Module && loc.URL != "":
+		return name, "module scope of " + loc.URL
+	case f.Module:
+		return name, "a module scope"
+	case loc.URL != "":
+		return name, fmt.Sprintf("captured by %s at %s", functionName(loc), frameLocation(loc))
+	}
+	return name, "captured by " + g.NodeName(f.Function)
+}
+
+// scriptFile is a script's file name, with the directory for an index
+// file ("app.js", "router/index.js"); a URL without a path as it is.
+func scriptFile(url string) string {
+	i := strings.LastIndexByte(url, '/')
+	if i < 0 || i == len(url)-1 {
+		return url
+	}
+	if strings.HasPrefix(url[i+1:], "index.") {
+		if j := strings.LastIndexByte(url[:i], '/'); j >= 0 {
+			return url[j+1:]
+		}
+	}
+	return url[i+1:]
+}
+
+// machineryText names the runtime's structure a suspect's holder holds
+// its accumulation through: "listeners of \"change\"", "pending promise",
+// "timers of 50 ms"; "" for none.
+func machineryText(s leak.Suspect) string {
+	switch s.Machinery {
+	case leak.Listeners:
+		return "listeners of " + eventsText(s.Event)
+	case leak.PendingPromise:
+		return "pending promise"
+	case leak.Timers:
+		return "timers of " + s.Event + " ms"
+	}
+	return ""
+}
+
+// classesText lists classes with their counts, largest share first
+// ("2,020 Quote and 2,020 QuoteRequest"), functions by name and where
+// they are defined ("1,020 onSettingsChange (/srv/app.js:33:28)"); at
+// most limit of them and how many more (0: all); short names scripts
+// by their file name.
+func classesText(a *analysis.Analysis, cs []leak.SuspectClass, limit int, short bool) string {
+	var parts []string
+	for i, c := range cs {
+		if limit > 0 && i == limit {
+			more := "classes"
+			if len(cs)-i == 1 {
+				more = "class"
+			}
+			if cs[i].Function >= 0 {
+				more = "functions"
+			}
+			parts = append(parts, fmt.Sprintf("%d more %s", len(cs)-i, more))
+			break
+		}
+		parts = append(parts, humanize.Thousands(uint64(c.Count))+" "+suspectClassName(a, c, short))
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// suspectClassName names a class of a suspect: its name, or for
+// functions the function's name and where it is defined, "suspended"
+// for the objects of suspended async functions (or generators).
+func suspectClassName(a *analysis.Analysis, c leak.SuspectClass, short bool) string {
+	if c.Function < 0 {
+		return Shorten(a.Classes.Names[c.Class], MaxNameWidth)
+	}
+	name := functionName(c.Location)
+	if c.Location.URL == "" {
+		name = a.Graph.NodeName(c.Function)
+		if name == "" {
+			name = "(anonymous)"
+		}
+	} else {
+		loc := c.Location
+		if short {
+			loc.URL = scriptFile(loc.URL)
+		}
+		name += " (" + frameLocation(loc) + ")"
+	}
+	if c.Example != c.Function {
+		name = "suspended " + name
+	}
+	return name
 }
 
 func runSuspects(c *Context) (*Result, error) {

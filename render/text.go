@@ -25,8 +25,9 @@ func writeText(w io.Writer, r *query.Result) error {
 				b.WriteString(termtext.Clean(s.Heading) + "\n")
 			}
 		}
-		// A table without rows is left out: its notes say why.
-		if s.Table == nil || len(s.Table.Rows) > 0 {
+		// A table without rows is left out: its notes say why; so is a
+		// section of notes alone.
+		if s.Table == nil && s.Tree != nil || s.Table != nil && len(s.Table.Rows) > 0 {
 			if err := sectionTable(s).Write(&b); err != nil {
 				return err
 			}

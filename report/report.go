@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -118,6 +119,7 @@ func Build(file Input, baselines []Input, opt Options) (*Report, error) {
 		return nil, err
 	}
 	r.addParts(p.slots)
+	r.sharePaths()
 	if u := p.unreachable; u != nil && u.Count > 0 {
 		r.Overview = append(r.Overview, [2]string{"Unreachable", fmt.Sprintf("%s objects (%s)", humanize.Thousands(uint64(u.Count)), humanize.Size(u.Size))})
 	}
@@ -288,6 +290,48 @@ func (r *Report) addParts(slots []*partSlot) {
 	sort.SliceStable(slots, func(i, j int) bool { return slots[i].key == "leaks" && slots[j].key != "leaks" })
 	for _, sl := range slots {
 		r.add(sl.key, sl.title, sl.res)
+	}
+}
+
+// sharePaths shows each retainer path once: a finding whose object is on
+// the path of a finding before it (a leak's objects held by a suspect's
+// accumulation point, which memlab's leak detection reaches first) says
+// so instead of repeating the path's rows. Findings of the file only:
+// every path is the file's (query.ShownPath).
+func (r *Report) sharePaths() {
+	type shown struct {
+		ref   string
+		nodes []model.NodeIndex
+	}
+	a := r.File.A
+	if a == nil {
+		return
+	}
+	nm := analysis.NewNamer(a.Graph, a.DOM)
+	var seen []shown
+	for _, p := range r.Parts {
+		if p.Result == nil {
+			continue
+		}
+		for _, sec := range p.Result.Sections {
+			if len(sec.Path) == 0 || sec.Table == nil || len(sec.Notes) == 0 {
+				continue
+			}
+			target := sec.Path[len(sec.Path)-1]
+			shared := false
+			for _, s := range seen {
+				if hops := slices.Index(s.nodes, target); hops > 0 {
+					sec.Table = nil
+					sec.Notes[0] = fmt.Sprintf("Its retainer path is the first %d hops of %s's path, above, to %s.",
+						hops, s.ref, query.ObjectName(query.ShownNode(a, nm, target)))
+					shared = true
+					break
+				}
+			}
+			if !shared {
+				seen = append(seen, shown{sec.Ref, sec.Path})
+			}
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -367,7 +368,7 @@ func TestReportLeakSeries(t *testing.T) {
 	for _, row := range leaks.Rows {
 		sum += num(t, row[ret])
 	}
-	if len(leaks.Rows) == 0 || num(t, leaks.Rows[0][ret]) != memlab.Clusters[0].Retained || !strings.Contains(leaks.Rows[0][column(t, leaks, "classes")].(string), "LeakedItem 500") {
+	if len(leaks.Rows) == 0 || num(t, leaks.Rows[0][ret]) != memlab.Clusters[0].Retained || !strings.Contains(fmt.Sprint(leaks.Rows[0][column(t, leaks, "classes")]), "LeakedItem 500") {
 		t.Errorf("first leak %v, want memlab's cluster of 500 LeakedItem retaining %d", leaks.Rows, memlab.Clusters[0].Retained)
 	}
 	if r.LeakedSize != uint64(sum) || r.LeakedSizeBasis != "retained size of the leaks found from the baselines" {

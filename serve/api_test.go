@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/serve"
 	"github.com/heapx/heapx/session"
 )
@@ -269,6 +270,43 @@ func TestAPIBaselineObjects(t *testing.T) {
 	}
 }
 
+// TestAPIThreads: a Java dump's session says how many threads it records,
+// and the threads query answers as heapx threads --json does (the stack
+// JSON, the thread keeping the most alive first) or, with form=generic,
+// as a tree the page draws.
+func TestAPIThreads(t *testing.T) {
+	s := open(t, "hprof/java-threads.hprof.gz")
+	url := start(t, s, serve.Options{})
+	var info session.InfoJSON
+	if st := apiGet(t, url, "/api/v1/session", &info); st != 200 || info.Threads != 9 || info.Runtime != "hprof" {
+		t.Fatalf("session: status %d, %d threads, runtime %q", st, info.Threads, info.Runtime)
+	}
+	var threads query.ThreadsJSON
+	if st := apiGet(t, url, "/api/v1/queries/threads?limit=1", &threads); st != 200 || len(threads.Threads) != 1 {
+		t.Fatalf("threads: status %d, %+v", st, threads)
+	}
+	if th := threads.Threads[0]; th.Name != "nested" || th.State != "TIMED_WAITING" || th.HeldSize == nil || *th.HeldSize < 100016 {
+		t.Errorf("the thread keeping the most: %+v", th)
+	}
+	var doc struct {
+		Sections []struct {
+			Tree []struct {
+				Thread   string `json:"thread"`
+				Children []struct {
+					Thread string `json:"thread"`
+				} `json:"children"`
+			} `json:"tree"`
+		} `json:"sections"`
+	}
+	if st := apiGet(t, url, "/api/v1/queries/threads?form=generic", &doc); st != 200 || len(doc.Sections) != 1 || len(doc.Sections[0].Tree) != 9 {
+		t.Fatalf("threads, generic: status %d, %+v", st, doc)
+	}
+	if top := doc.Sections[0].Tree[0]; !strings.HasPrefix(top.Thread, `thread 13 "nested" TIMED_WAITING: java.lang.Thread @0x`) ||
+		len(top.Children) != 8 || top.Children[1].Thread != "#1 ThreadsDemo.inner" {
+		t.Errorf("the first thread of the tree: %+v", top)
+	}
+}
+
 // TestAPIErrors: what the dump does not have is a 404 JSON error, a
 // request that is wrong a 400, never a 500.
 func TestAPIErrors(t *testing.T) {
@@ -343,7 +381,7 @@ func TestAPIErrors(t *testing.T) {
 }
 
 // TestAPISQL: the SQL console's rows are heapx sql --json's, cut at the
-// limit asked for, and the README's count of LeakedItems.
+// limit asked for, and docs/sql.md's count of LeakedItems.
 func TestAPISQL(t *testing.T) {
 	s := open(t, "node-leak-3.heapsnapshot.gz")
 	url := start(t, s, serve.Options{})

@@ -334,3 +334,41 @@ func TestBrowserDeletedObject(t *testing.T) {
 	p.screenshot(dir, "2-inspector.png")
 	p.noProblems()
 }
+
+// TestBrowserJavaThreads: a Java dump with threads features Threads and
+// Class loaders. The Threads view draws each thread, its frames at their
+// lines and what their locals hold (ThreadsDemo's hold() holds an
+// ArrayList of 1,000 Item, 20.0 kB), and a held object opens in the
+// inspector; Class loaders names the loader a static cache keeps.
+func TestBrowserJavaThreads(t *testing.T) {
+	b := startBrowser(t)
+	s := open(t, "hprof/java-threads.hprof.gz")
+	url := start(t, s, serve.Options{})
+	p := b.newPage()
+	dir := screenshotDir(t)
+	p.navigate(url + "/")
+	p.waitFor("the navigation", `document.querySelector('#nav a[data-view="query/threads"]')`)
+	if got := p.text(`#nav a[data-view="query/class-loaders"]`); got != "Class loaders" {
+		t.Errorf("the navigation's class-loader link is %q", got)
+	}
+	p.click(`#nav a[data-view="query/threads"]`)
+	p.waitFor("the threads", `document.querySelector('.view-query table.tree')`)
+	var shown string
+	p.eval(`document.querySelector('.view-query table.tree').innerText`, &shown)
+	if !regexp.MustCompile(`(?s)thread 12 "holder" TIMED_WAITING.*#1 ThreadsDemo\.hold\s+ThreadsDemo\.java:41.*local: java\.util\.ArrayList @0x[0-9a-f]+\s+24 B\s+20\.0 kB`).MatchString(shown) {
+		t.Errorf("the threads view shows:\n%s", shown)
+	}
+	p.screenshot(dir, "1-threads.png")
+	p.run(`[...document.querySelectorAll('.view-query table.tree a.id')].find(a => a.closest('td').textContent.includes('java.util.ArrayList')).click()`)
+	p.waitFor("the inspector", `document.querySelector('.view-object h2.object-title')`)
+	if got := p.text(".view-object h2.object-title"); !strings.HasPrefix(got, "java.util.ArrayList @0x") {
+		t.Errorf("the inspector's title is %q", got)
+	}
+	p.click(`#nav a[data-view="query/class-loaders"]`)
+	p.waitFor("the class loaders", `document.querySelector('.view-query .result table')`)
+	if got := p.text(".view-query .result table tbody tr"); !strings.Contains(got, `java.net.URLClassLoader "widgets"`) || !strings.Contains(got, ".CACHE") {
+		t.Errorf("the first class loader is %q", got)
+	}
+	p.screenshot(dir, "2-class-loaders.png")
+	p.noProblems()
+}

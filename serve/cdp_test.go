@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // browser is headless Chromium driven over the DevTools protocol through
@@ -40,15 +42,9 @@ type cdpMessage struct {
 	SessionID string `json:"sessionId"`
 }
 
-// chromiumPath finds Chromium, or skips the test.
+// chromiumPath finds Chromium, or skips the test (fails it under CI).
 func chromiumPath(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium on PATH (chromium, chromium-browser, google-chrome): the browser tests need one; CI installs Debian's chromium")
-	return ""
+	return testfixtures.NeedTool(t, "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 }
 
 func startBrowser(t *testing.T) *browser {

@@ -220,7 +220,7 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		return s.SQL(r.Context(), body.Query, body.Limit)
 	})
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		h.fail(w, http.StatusNotFound, "no such API endpoint: "+r.URL.Path+" (see README, \"heapx serve\")")
+		h.fail(w, http.StatusNotFound, "no such API endpoint: "+r.URL.Path+" (see docs/web-api.md)")
 	})
 	return h
 }

@@ -197,8 +197,7 @@ func (s *Session) Classes(q ListQuery) (*ClassPage, error) {
 func (s *Session) classRow(c analysis.ClassSummary) ClassRow {
 	cj := query.ClassJSON{Constructor: c.Name, Key: c.Key, Count: c.Count, Distance: c.Distance, ShallowSize: c.Shallow, RetainedSize: c.Retained}
 	if s.a.Classes.HasLoc[c.Class] {
-		l := s.a.Classes.Loc[c.Class]
-		cj.Location = &query.LocationJSON{ScriptID: l.ScriptID, Line: l.Line, Column: l.Column}
+		cj.Location = query.NewLocationJSON(s.a, s.a.Classes.Loc[c.Class])
 	}
 	if s.sites != nil {
 		cj.AllocationSite = query.NewSiteJSON(&s.sites[c.Class])

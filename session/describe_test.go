@@ -19,7 +19,7 @@ func TestDescribeQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wantList = `{"name":"paths","group":"basic","usage":"FILE --id ID","title":` +
-		`"Show what keeps an object alive: its shortest retainer paths from the roots","min_inputs":1,"max_inputs":1,"args":[` +
+		`"Show what keeps an object alive: its retainer paths from the roots, through the program's code","min_inputs":1,"max_inputs":1,"args":[` +
 		`{"name":"limit","kind":"int","default":3,"help":"number of paths to print"},` +
 		`{"name":"id","kind":"string","default":"","help":"id of the object whose retainers to show (required)"}]}`
 	if string(list) != wantList {
@@ -30,7 +30,7 @@ func TestDescribeQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wantServed = `{"name":"paths","group":"basic","usage":"FILE --id ID","title":` +
-		`"Show what keeps an object alive: its shortest retainer paths from the roots","min_inputs":1,"max_inputs":1,"args":[` +
+		`"Show what keeps an object alive: its retainer paths from the roots, through the program's code","min_inputs":1,"max_inputs":1,"args":[` +
 		`{"name":"limit","kind":"int","default":3,"help":"number of paths to print","required":false},` +
 		`{"name":"id","kind":"string","default":"","help":"id of the object whose retainers to show (required)","required":true}],"runnable":true}`
 	if string(served) != wantServed {

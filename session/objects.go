@@ -257,8 +257,9 @@ type PathsJSON struct {
 	Paths   []PathJSON       `json:"paths"`
 }
 
-// Paths returns up to k shortest retainer paths to the object ref names,
-// avoiding the objects ignore names.
+// Paths returns up to k retainer paths to the object ref names, the
+// paths heapx shows (analysis.PathFinder.Find), avoiding the objects
+// ignore names.
 func (s *Session) Paths(ref string, k int, ignore []string) (*PathsJSON, error) {
 	n, err := s.lookup(ref)
 	if err != nil {

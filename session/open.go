@@ -1,55 +1,59 @@
 package session
 
 import (
-	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/formats"
-	// Formats register themselves; a session opens any dump heapx reads.
-	_ "github.com/heapx/heapx/formats/hprof"
-	_ "github.com/heapx/heapx/formats/jsonl"
-	_ "github.com/heapx/heapx/formats/spidermonkey"
-	_ "github.com/heapx/heapx/formats/sqlite"
-	_ "github.com/heapx/heapx/formats/v8"
-	"github.com/heapx/heapx/model"
+	"slices"
+
+	"github.com/heapx/heapx"
+	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/report"
 )
 
 // Open reads and analyses the dump at file and the earlier snapshots at
 // baselines (oldest first), then opens a session on them. Analysis
 // results a file carries (heapx convert --analyze) are used instead of
-// computed. The command line reads with progress bars instead, and opens
-// its session with New.
+// computed, and the scripts' source maps are applied (heapx.Open); what
+// goes wrong with a map is among the session's warnings. The command line
+// reads with progress bars instead, and opens its session with New.
 func Open(file string, baselines []string, opt Options) (*Session, error) {
-	in, err := Load(file)
+	var warnings []query.Warning
+	warn := func(msg string) {
+		w := query.Warning{Code: query.WarnSourceMap, Message: msg}
+		if !slices.Contains(warnings, w) {
+			warnings = append(warnings, w)
+		}
+	}
+	in, err := load(file, warn)
 	if err != nil {
 		return nil, err
 	}
 	var bs []report.Input
 	for _, b := range baselines {
-		bin, err := Load(b)
+		bin, err := load(b, warn)
 		if err != nil {
 			return nil, err
 		}
 		bs = append(bs, bin)
 	}
-	return New(in, bs, opt)
+	s, err := New(in, bs, opt)
+	if err == nil {
+		s.warnings = append(s.warnings, warnings...)
+	}
+	return s, err
 }
 
 // Load reads and analyses the dump at path, with classes and distances,
 // as a session takes it.
-func Load(path string) (report.Input, error) {
-	res := &model.Results{}
-	g, f, err := formats.Open(path, formats.ReadOptions{Results: res})
+func Load(path string) (report.Input, error) { return load(path, nil) }
+
+// load is Load telling warn what goes wrong with source maps.
+func load(path string, warn func(string)) (report.Input, error) {
+	d, err := heapx.Open(path, heapx.Options{Warn: warn})
 	if err != nil {
 		return report.Input{}, err
 	}
-	var a *analysis.Analysis
-	if res.Shallow != nil {
-		a, err = analysis.FromResults(g, res, analysis.Options{})
-	} else {
-		a, err = analysis.Analyze(g, analysis.Options{})
-	}
+	a, err := d.Analysis()
 	if err != nil {
 		return report.Input{}, err
 	}
-	return report.Input{Path: path, Format: f.Name, A: a}, nil
+	return report.Input{Path: path, Format: d.Format().Name, A: a}, nil
 }

@@ -378,6 +378,9 @@ type InfoJSON struct {
 	// Warnings say what is wrong with the snapshots given (out of order,
 	// not of one process), as report --json's do; always present.
 	Warnings []query.Warning `json:"warnings"`
+	// Threads is how many thread stacks the dump records (Java's HPROF,
+	// a Node.js core): the threads query shows them.
+	Threads int `json:"threads"`
 	// Limits are the paging bounds (DefaultPage, MaxPage).
 	DefaultPage int `json:"default_page"`
 	MaxPage     int `json:"max_page"`
@@ -400,7 +403,7 @@ func (s *Session) makeInfo() *InfoJSON {
 	g := s.g
 	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: leak.Runtime(g),
 		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.NodeID(g.Root),
-		Warnings: s.warnings, DefaultPage: DefaultPage, MaxPage: MaxPage}
+		Warnings: s.warnings, Threads: len(g.Stacks), DefaultPage: DefaultPage, MaxPage: MaxPage}
 	if leak.IDKindOf(g) == leak.AddressIDs {
 		info.IDs = "address"
 	}

@@ -3,7 +3,6 @@ package alloc
 import (
 	"cmp"
 	"slices"
-	"strconv"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/model"
@@ -94,14 +93,14 @@ func AllocationStack(a *analysis.Analysis, v model.NodeIndex) []Frame {
 	if allocatingFunction(g, x, v) < 0 {
 		return nil
 	}
-	return traceStack(g, int32(len(t.Tree)), x.of(g.TraceNodeID[v]))
+	return traceStack(a.Resolver(), g, int32(len(t.Tree)), x.of(g.TraceNodeID[v]))
 }
 
 // traceStack returns the frames of trace tree node ti and its callers, up
 // to V8's synthetic (root), which names no code. Parents come first in the
 // tree (model.AllocationTrace): a parent that does not (bad input), or
 // that is not before at, ends the stack rather than looping.
-func traceStack(g *model.Graph, at, ti int32) []Frame {
+func traceStack(res *analysis.Resolver, g *model.Graph, at, ti int32) []Frame {
 	t := g.Trace
 	var stack []Frame
 	for ; ti >= 0 && ti < at; at, ti = ti, t.Tree[ti].Parent {
@@ -109,7 +108,7 @@ func traceStack(g *model.Graph, at, ti int32) []Frame {
 		if int(fn) >= len(t.Functions) {
 			break
 		}
-		f := traceFrame(g, &t.Functions[fn])
+		f := traceFrame(res, g, &t.Functions[fn])
 		if f.Function == "(root)" && f.URL == "" {
 			break
 		}
@@ -130,6 +129,7 @@ type SiteShare struct {
 // SiteFinder finds where groups of objects were allocated, with the
 // trace indexed once for all the groups.
 type SiteFinder struct {
+	res    *analysis.Resolver
 	g      *model.Graph
 	x      traceIndex
 	counts []int // per trace function, zero between calls
@@ -142,7 +142,7 @@ func NewSiteFinder(a *analysis.Analysis) *SiteFinder {
 	if !hasAllocationStacks(g) {
 		return nil
 	}
-	return &SiteFinder{g: g, x: newTraceIndex(g.Trace), counts: make([]int, len(g.Trace.Functions))}
+	return &SiteFinder{res: a.Resolver(), g: g, x: newTraceIndex(g.Trace), counts: make([]int, len(g.Trace.Functions))}
 }
 
 // Dominant returns where most of nodes were allocated; ok is false when
@@ -164,7 +164,7 @@ func (f *SiteFinder) Dominant(nodes []model.NodeIndex) (s SiteShare, ok bool) {
 	if best < 0 {
 		return s, false
 	}
-	s = SiteShare{Frame: traceFrame(f.g, &f.g.Trace.Functions[best]), Count: f.counts[best], Of: len(nodes)}
+	s = SiteShare{Frame: traceFrame(f.res, f.g, &f.g.Trace.Functions[best]), Count: f.counts[best], Of: len(nodes)}
 	for _, v := range nodes {
 		if fn := allocatingFunction(f.g, f.x, v); fn >= 0 {
 			f.counts[fn] = 0
@@ -216,7 +216,7 @@ func ClassSites(a *analysis.Analysis) []SiteShare {
 		}
 		if best >= 0 {
 			sites[c].Count = f.counts[best]
-			sites[c].Frame = traceFrame(g, &g.Trace.Functions[best])
+			sites[c].Frame = traceFrame(f.res, g, &g.Trace.Functions[best])
 		}
 		for _, fn := range bucket {
 			f.counts[fn] = 0
@@ -225,109 +225,38 @@ func ClassSites(a *analysis.Analysis) []SiteShare {
 	return sites
 }
 
-// NodeLocations finds the source location of a node (g.Locations) by
-// binary search over the locations sorted by node: no per-node column.
-// When a node has several, the last one counts, as in DevTools.
+// NodeLocations finds the source locations of nodes (g.Locations)
+// through the dump's Resolver, which names their scripts.
 type NodeLocations struct {
-	g     *model.Graph
-	order []int32 // indices into g.Locations by node, then index
+	res *analysis.Resolver
 }
 
-// NewNodeLocations indexes g's node locations.
-func NewNodeLocations(g *model.Graph) NodeLocations {
-	order := make([]int32, len(g.Locations))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	ls := g.Locations
-	slices.SortFunc(order, func(x, y int32) int {
-		if c := cmp.Compare(ls[x].Node, ls[y].Node); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
-	return NodeLocations{g: g, order: order}
-}
-
-// of returns the index into g.Locations of v's location, -1 for none.
-func (nl NodeLocations) of(v model.NodeIndex) int32 {
-	ls := nl.g.Locations
-	i, _ := slices.BinarySearchFunc(nl.order, v+1, func(l int32, n model.NodeIndex) int { return cmp.Compare(ls[l].Node, n) })
-	if i == 0 || ls[nl.order[i-1]].Node != v {
-		return -1
-	}
-	return nl.order[i-1]
-}
-
-// frame returns location l as a frame without a function name: the
-// script's name (the Script node newer V8 names per location, else the
-// one the function's SharedFunctionInfo points to, else "script ID"),
-// line and column one-based.
-func (nl NodeLocations) frame(l int32) Frame {
-	g := nl.g
-	loc := g.Locations[l]
-	url := ""
-	if g.LocationScripts != nil {
-		url = g.NodeName(g.LocationScripts[l])
-	} else {
-		url = scriptOf(g, loc.Node)
-	}
-	if url == "" {
-		url = "script " + strconv.FormatUint(uint64(loc.ScriptID), 10)
-	}
-	return Frame{URL: url, Line: int32(loc.Line) + 1, Column: int32(loc.Column) + 1}
-}
-
-// scriptOf names the script V8's function v belongs to: the node its
-// "shared" edge (SharedFunctionInfo) reaches by "script" (V8 12 and
-// later) or "script_or_debug_info" (earlier), which V8 names after the
-// script; "" when there is none.
-func scriptOf(g *model.Graph, v model.NodeIndex) string {
-	find := func(n model.NodeIndex, names ...string) model.NodeIndex {
-		s, end := g.EdgeRange(n)
-		for e := s; e < end; e++ {
-			if g.EdgeType(e).Indexed {
-				continue
-			}
-			if slices.Contains(names, g.EdgeName(e)) {
-				return g.Edges.To[e]
-			}
-		}
-		return model.NoNode
-	}
-	shared := find(v, "shared")
-	if shared == model.NoNode {
-		return ""
-	}
-	script := find(shared, "script", "script_or_debug_info")
-	if script == model.NoNode {
-		return ""
-	}
-	return g.NodeName(script)
+// NewNodeLocations returns the node locations of a's dump.
+func NewNodeLocations(a *analysis.Analysis) NodeLocations {
+	return NodeLocations{res: a.Resolver()}
 }
 
 // Dominant returns the location most of nodes share (ties: the one
 // first in g.Locations) and how many distinct locations they have; zero
 // when none has one.
 func (nl NodeLocations) Dominant(nodes []model.NodeIndex) (Frame, int) {
-	if len(nl.order) == 0 {
-		return Frame{}, 0
+	type located struct {
+		l model.Location
+		i int32 // index in g.Locations, for ties
 	}
-	ls := nl.g.Locations
-	var at []int32
+	var at []located
 	for _, v := range nodes {
-		if l := nl.of(v); l >= 0 {
-			at = append(at, l)
+		if l, ok := nl.res.NodeLocation(v); ok {
+			at = append(at, located{l, nl.res.LocationIndex(v)})
 		}
 	}
 	if len(at) == 0 {
 		return Frame{}, 0
 	}
-	same := func(x, y int32) int {
-		a, b := ls[x], ls[y]
-		return cmp.Or(cmp.Compare(a.ScriptID, b.ScriptID), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	same := func(x, y located) int {
+		return cmp.Or(cmp.Compare(x.l.ScriptID, y.l.ScriptID), cmp.Compare(x.l.Line, y.l.Line), cmp.Compare(x.l.Column, y.l.Column))
 	}
-	slices.SortFunc(at, func(x, y int32) int { return cmp.Or(same(x, y), cmp.Compare(x, y)) })
+	slices.SortFunc(at, func(x, y located) int { return cmp.Or(same(x, y), cmp.Compare(x.i, y.i)) })
 	best, bestN, places := at[0], 0, 0
 	for i := 0; i < len(at); {
 		j := i + 1
@@ -335,10 +264,11 @@ func (nl NodeLocations) Dominant(nodes []model.NodeIndex) (Frame, int) {
 			j++
 		}
 		places++
-		if j-i > bestN || (j-i == bestN && at[i] < best) {
+		if j-i > bestN || (j-i == bestN && at[i].i < best.i) {
 			best, bestN = at[i], j-i
 		}
 		i = j
 	}
-	return nl.frame(best), places
+	p := nl.res.Locate(best.l.ScriptID, best.l.Line, best.l.Column)
+	return Frame{URL: p.Script, Line: p.Line, Column: p.Column}, places
 }

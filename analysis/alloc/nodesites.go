@@ -20,7 +20,7 @@ func AllocatingFunctions(a *analysis.Analysis) (of []int32, frames []Frame) {
 	}
 	frames = make([]Frame, len(g.Trace.Functions))
 	for i := range frames {
-		frames[i] = traceFrame(g, &g.Trace.Functions[i])
+		frames[i] = traceFrame(a.Resolver(), g, &g.Trace.Functions[i])
 	}
 	return of, frames
 }

@@ -61,6 +61,7 @@ func AllocationSites(a *analysis.Analysis) ([]AllocationSite, error) {
 	if !hasAllocationStacks(g) {
 		return nil, noAllocationStacks(g)
 	}
+	res := a.Resolver()
 	treeIndex := newTraceIndex(t).of
 	// site per function index, then objects per trace node to find each
 	// site's main stack.
@@ -85,7 +86,7 @@ func AllocationSites(a *analysis.Analysis) ([]AllocationSite, error) {
 		if s < 0 {
 			s = int32(len(sites))
 			siteOf[fn] = s
-			sites = append(sites, AllocationSite{Frame: traceFrame(g, &t.Functions[fn]), largestTrace: -1})
+			sites = append(sites, AllocationSite{Frame: traceFrame(res, g, &t.Functions[fn]), largestTrace: -1})
 		}
 		nodeSite[v] = s
 		st := &sites[s]
@@ -112,22 +113,24 @@ func AllocationSites(a *analysis.Analysis) ([]AllocationSite, error) {
 	for i := range sites {
 		// The site's own frame is the trace node itself; its callers follow.
 		at := sites[i].largestTrace
-		sites[i].Stack = traceStack(g, at, t.Tree[at].Parent)
+		sites[i].Stack = traceStack(res, g, at, t.Tree[at].Parent)
 	}
 	return sites, nil
 }
 
-// traceFrame names a trace function. V8 writes its line and column
-// one-based with 0 for unknown (SerializePosition), which is Frame's
-// convention already.
-func traceFrame(g *model.Graph, f *model.TraceFunction) Frame {
+// traceFrame names a trace function, its place as res resolves it (a
+// script the trace leaves unnamed named by its id, source maps). V8
+// writes its line and column one-based with 0 for unknown
+// (SerializePosition), which is Frame's convention already.
+func traceFrame(res *analysis.Resolver, g *model.Graph, f *model.TraceFunction) Frame {
 	str := func(id model.StringID) string {
 		if int(id) >= g.Strings.Len() {
 			return ""
 		}
 		return g.Strings.At(id)
 	}
-	return Frame{Function: str(f.Name), URL: str(f.ScriptName), Line: max(f.Line, 0), Column: max(f.Column, 0)}
+	p := res.Resolve(analysis.Position{ScriptID: f.ScriptID, Script: str(f.ScriptName), Line: max(f.Line, 0), Column: max(f.Column, 0)})
+	return Frame{Function: str(f.Name), URL: p.Script, Line: p.Line, Column: p.Column}
 }
 
 // ProfileSite is the bytes a sampling heap profile attributes to one

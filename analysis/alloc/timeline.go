@@ -184,8 +184,8 @@ func Timeline(a *analysis.Analysis, opt TimelineOptions) (*TimelineResult, error
 		}
 		return 0
 	})
-	perSite := r.addBucketSites(g, tracked, opt.Sites)
-	r.addSeries(g, tracked, perSite, opt.Series)
+	perSite := r.addBucketSites(a.Resolver(), g, tracked, opt.Sites)
+	r.addSeries(a.Resolver(), g, tracked, perSite, opt.Series)
 	return r, nil
 }
 
@@ -329,16 +329,16 @@ func (r *TimelineResult) addSurviving() {
 
 // siteFrame returns the frame of trace function fn, none for the "no
 // allocation stack" function len(Functions).
-func siteFrame(g *model.Graph, fn uint32) Frame {
+func siteFrame(res *analysis.Resolver, g *model.Graph, fn uint32) Frame {
 	if fn == uint32(len(g.Trace.Functions)) {
 		return Frame{}
 	}
-	return traceFrame(g, &g.Trace.Functions[fn])
+	return traceFrame(res, g, &g.Trace.Functions[fn])
 }
 
 // addBucketSites adds to each bucket its top sites (3 by default) from
 // tracked, sorted by key, and returns each site's tracked objects.
-func (r *TimelineResult) addBucketSites(g *model.Graph, tracked []objectSite, sites int) []int {
+func (r *TimelineResult) addBucketSites(res *analysis.Resolver, g *model.Graph, tracked []objectSite, sites int) []int {
 	perSite := make([]int, len(g.Trace.Functions)+1)
 	if sites <= 0 {
 		sites = 3
@@ -365,7 +365,7 @@ func (r *TimelineResult) addBucketSites(g *model.Graph, tracked []objectSite, si
 		sort.SliceStable(order, func(x, y int) bool { return bucket[order[x]].Count > bucket[order[y]].Count })
 		for _, j := range order[:min(sites, len(order))] {
 			s := bucket[j]
-			s.Frame = siteFrame(g, fns[j])
+			s.Frame = siteFrame(res, g, fns[j])
 			r.Buckets[b].Sites = append(r.Buckets[b].Sites, s)
 		}
 	}
@@ -375,7 +375,7 @@ func (r *TimelineResult) addBucketSites(g *model.Graph, tracked []objectSite, si
 // addSeries adds the chart's series: the sites with the most tracked live
 // objects (5 by default), objects without a stack not among them, with
 // their count per bucket.
-func (r *TimelineResult) addSeries(g *model.Graph, tracked []objectSite, perSite []int, series int) {
+func (r *TimelineResult) addSeries(res *analysis.Resolver, g *model.Graph, tracked []objectSite, perSite []int, series int) {
 	nf := uint32(len(g.Trace.Functions))
 	top := make([]uint32, 0, nf)
 	for fn := uint32(0); fn < nf; fn++ {
@@ -389,7 +389,7 @@ func (r *TimelineResult) addSeries(g *model.Graph, tracked []objectSite, perSite
 	}
 	top = top[:min(series, len(top))]
 	for _, fn := range top {
-		s := TimelineSeries{Frame: siteFrame(g, fn), Counts: make([]int, len(r.Buckets))}
+		s := TimelineSeries{Frame: siteFrame(res, g, fn), Counts: make([]int, len(r.Buckets))}
 		for _, o := range tracked {
 			if uint32(o.key) == fn {
 				s.Counts[o.key>>32]++
@@ -462,7 +462,8 @@ func (s SiteChurn) FreedSize() uint64 {
 // can lose its trace node, which makes its site look more churned than
 // it is. The error wraps ErrNoAllocationStacks for a dump without
 // allocation stacks.
-func AllocationChurn(g *model.Graph) ([]SiteChurn, error) {
+func AllocationChurn(a *analysis.Analysis) ([]SiteChurn, error) {
+	g := a.Graph
 	t := g.Trace
 	if t == nil || len(t.Tree) == 0 || len(g.TraceNodeID) != g.NumNodes() {
 		return nil, noAllocationStacks(g)
@@ -489,7 +490,7 @@ func AllocationChurn(g *model.Graph) ([]SiteChurn, error) {
 	kept := out[:0]
 	for fn := range out {
 		if out[fn].Allocated > 0 || out[fn].Live > 0 {
-			out[fn].Frame = traceFrame(g, &t.Functions[fn])
+			out[fn].Frame = traceFrame(a.Resolver(), g, &t.Functions[fn])
 			kept = append(kept, out[fn])
 		}
 	}

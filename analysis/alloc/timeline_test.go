@@ -150,7 +150,7 @@ func TestTimelineNeedsSamples(t *testing.T) {
 // tracking began, before the first sample), while the 250 scratch
 // strings of each batch (String.prototype.repeat) are all gone.
 func TestAllocationChurnFixture(t *testing.T) {
-	sites, err := alloc.AllocationChurn(analysistest.ReadFixture(t, "node-timeline.heaptimeline.gz"))
+	sites, err := alloc.AllocationChurn(analysistest.AnalyzeDump(t, "node-timeline.heaptimeline.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestAllocationChurnFixture(t *testing.T) {
 	if sites[0].Function != "allocateBatches" || sites[0].FreedSize() != 278336 {
 		t.Errorf("first %+v", sites[0])
 	}
-	if _, err := alloc.AllocationChurn(analysistest.ReadFixture(t, "node-leak-1.heapsnapshot.gz")); !errors.Is(err, alloc.ErrNoAllocationStacks) {
+	if _, err := alloc.AllocationChurn(analysistest.AnalyzeDump(t, "node-leak-1.heapsnapshot.gz")); !errors.Is(err, alloc.ErrNoAllocationStacks) {
 		t.Errorf("a dump without stacks: %v", err)
 	}
 }

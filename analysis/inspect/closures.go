@@ -101,7 +101,7 @@ func Closures(a *analysis.Analysis, limit int) []ClosureGroup {
 	keys := hashKeys(closures, func(n int32) uint64 { return maphash.String(hashSeed, g.Strings.At(names[n])) })
 	seen := analysis.NewBits(g.NumNodes())
 	ret := a.Dominators.Retained
-	locs := alloc.NewNodeLocations(g)
+	locs := alloc.NewNodeLocations(a)
 	var rows []ClosureGroup
 	groupSorted(keys, func(x, y int32) bool {
 		return names[x] == names[y] || g.Strings.At(names[x]) == g.Strings.At(names[y])

@@ -16,8 +16,10 @@ import (
 type DetachedTree struct {
 	Root model.NodeIndex // the tree's root (DevTools name "Detached <div ...>")
 	Name string          // the root's display name (Namer)
-	// Elements counts the tree's elements: the nodes V8 (Blink) itself
-	// marked detached, or Firefox's element nodes (not #text, #comment).
+	// Elements counts the tree's elements, as DevTools does: the nodes
+	// named after their tag ("Detached <p>"), those DOM-state propagation
+	// marks (made by innerHTML, without a wrapper) as well as those Blink
+	// marked itself; or Firefox's element nodes (not #text, #comment).
 	Elements int
 	Nodes    int           // detached nodes with the text and data DOM-state propagation adds
 	Retained uint64        // the root's retained size
@@ -78,9 +80,10 @@ type DetachedDOMResult struct {
 // its own.
 //
 // Where the states come from (Source): V8 (Blink) writes a detachedness per
-// node, and Elements counts the nodes it marked 2; DevTools' propagation
-// (a.DOM) also marks the native nodes those reach (text nodes, attribute
-// storage), which Nodes includes. Firefox writes no detachedness, but each
+// node, and DevTools' propagation (a.DOM) also marks the native nodes
+// those reach (elements made by innerHTML, text nodes, attribute
+// storage); Elements counts the elements among them, as DevTools names
+// them ("Detached <p>"), Nodes all. Firefox writes no detachedness, but each
 // DOM node (nsIContent) has its "Child Node" and "Parent Node" edges, so
 // the nodes no Document reaches over child edges are detached: the
 // attached DOM hangs from its document, a removed subtree from nothing.
@@ -242,7 +245,13 @@ func detachedNodes(a *analysis.Analysis, src DOMSource) (analysis.Bits, func(int
 	if a.DOM == nil {
 		return nil, nil
 	}
-	return a.DOM.Detached, func(v int32) bool { return g.Detachedness == nil || g.Detachedness[v]&3 == analysis.DOMDetached }
+	// An element is a node Blink names after its tag ("<p>", "<section
+	// id=x>"), as DevTools counts them ("Detached <p>"): the elements
+	// made by innerHTML inside a detached tree, which have no wrapper and
+	// so no detachedness of their own, are elements too.
+	return a.DOM.Detached, func(v int32) bool {
+		return strings.HasPrefix(strings.TrimPrefix(g.NodeName(v), analysis.DetachedPrefix), "<")
+	}
 }
 
 // unreachedFromDocuments marks Firefox's DOM nodes that no Document

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/internal/kinds"
@@ -31,14 +32,19 @@ type MergedPathNode struct {
 	// three hops of a list of several classes, merged into the nodes of
 	// the first. It is the most times one path passes here.
 	Hops int
+	// Slots says the node stands for the slots of one collection,
+	// whatever their index (Edge "[]"): an array's elements, or the
+	// numbered entries of a Map's or a Set's table.
+	Slots bool
 }
 
 // MergedPaths merges the shortest retainer paths of targets into one tree
 // from the graph root down (MAT's "merge shortest paths to GC roots"):
 // path steps are grouped by parent tree node, the class of the node
-// reached and the edge's type and name, except that element edges merge
-// whatever their index, so the 1500 items of one array share one tree
-// node. A hop that repeats the block of up to three hops before it (the
+// reached and the edge's type and name, except that the slots of a
+// collection merge whatever their index: element edges, and the numbered
+// internal edges of a Map's or a Set's table, so the 1500 items of one
+// array, or the 2,511 entries of one Map, share one tree node (Slots). A hop that repeats the block of up to three hops before it (the
 // same edges into the same classes) goes back to that block's nodes, as
 // leak traces fold them (traceShapes): the items of a linked list share
 // one node, those of a list of two classes in turn three (the first of
@@ -83,7 +89,8 @@ func MergedPaths(a *analysis.Analysis, targets []model.NodeIndex) []MergedPathNo
 	step := func(p int32, e uint32, v int32) int32 {
 		et := g.Edges.Type[e]
 		hp := hop{class: className(a, v), etype: et, name: g.Edges.Name[e]}
-		if k.Indexed[et] {
+		slots := isSlot(g, k, e)
+		if slots {
 			hp.name = 0
 		}
 		// level i is the hop i hops back: 0 this one, 1 p's, 2 p's parent's.
@@ -100,11 +107,11 @@ func MergedPaths(a *analysis.Analysis, targets []model.NodeIndex) []MergedPathNo
 		c, ok := index[ky]
 		if !ok {
 			label := "[]"
-			if !k.Indexed[et] {
+			if !slots {
 				label = analysis.EdgeString(g, e)
 			}
 			c = int32(len(nodes))
-			nodes = append(nodes, MergedPathNode{Parent: p, Depth: nodes[p].Depth + 1, Edge: label, Class: hp.class, Example: v, Hops: 1})
+			nodes = append(nodes, MergedPathNode{Parent: p, Depth: nodes[p].Depth + 1, Edge: label, Class: hp.class, Example: v, Hops: 1, Slots: slots})
 			hops = append(hops, hp)
 			index[ky] = c
 		}
@@ -202,6 +209,22 @@ func MergedPaths(a *analysis.Analysis, targets []model.NodeIndex) []MergedPathNo
 		}
 	}
 	return preorder(nodes)
+}
+
+// isSlot reports whether edge e is a collection's slot, merged whatever
+// its index: an indexed edge (V8's elements, hidden slots; other
+// runtimes' array slots), or an internal edge named by a number (the
+// entries of a Map's or a Set's table, V8 writes "{5124}").
+func isSlot(g *model.Graph, k *kinds.Table, e uint32) bool {
+	et := g.Edges.Type[e]
+	if k.Indexed[et] {
+		return true
+	}
+	if k.Edge[et] != kinds.EdgeInternal {
+		return false
+	}
+	name := g.Strings.At(g.Edges.Name[e])
+	return name != "" && strings.Trim(name, "0123456789") == ""
 }
 
 // preorder reorders a tree given by parent links (parents before

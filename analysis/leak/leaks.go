@@ -38,6 +38,11 @@ type LeakClass struct {
 	Reported int
 	// Shallow sums their shallow sizes in the final snapshot.
 	Shallow uint64
+	// Origin says whose code made the class's objects (the program's
+	// first); Largest is the cluster's object of the class with the
+	// largest retained size.
+	Origin  analysis.Origin
+	Largest model.NodeIndex
 }
 
 // LeakCluster is one leak: leaked objects whose retainer traces are
@@ -54,10 +59,12 @@ type LeakCluster struct {
 	// final snapshot. No reported object dominates another, so nothing is
 	// counted twice (memlab's aggregateDominatorMetrics).
 	Retained uint64
-	// Representative is the reported object of the first of Classes
+	// Representative is the cluster's object of the first of Classes
 	// with the largest retained size (the one with the shortest trace,
-	// then the first in node order on ties) and Path its retainer path in
-	// the final snapshot.
+	// then the first in node order on ties): an object of the program's
+	// own class where the cluster has one. Path is its trace in the final
+	// snapshot (the shortest path memlab clusters by; the path heapx
+	// shows for it is PathFinder.Find's).
 	Representative model.NodeIndex
 	Path           analysis.Path
 	// Classes counts the cluster's objects by class, the classes of the
@@ -427,39 +434,45 @@ func (s *leakSearch) classHistograms(tops [][]int) []map[uint32]LeakClass {
 		}
 		s.r.Clusters[ci].Objects++
 		cl := s.a.Classes.Of[v]
-		h := hist[ci][cl]
+		h, seen := hist[ci][cl]
 		h.Count++
 		if s.top[i] == int32(i) {
 			h.Reported++
 		}
 		h.Shallow += s.a.Self[v]
+		if !seen || s.larger(v, h.Largest) {
+			h.Largest = v
+		}
 		hist[ci][cl] = h
 	}
 	return hist
+}
+
+// larger reports whether candidate v is a better example than w: a
+// larger retained size, then a shorter trace, then the first in node
+// order.
+func (s *leakSearch) larger(v, w model.NodeIndex) bool {
+	ret := s.a.Dominators.Retained
+	if ret[v] != ret[w] {
+		return ret[v] > ret[w]
+	}
+	if s.tree.cost[v] != s.tree.cost[w] {
+		return s.tree.cost[v] < s.tree.cost[w]
+	}
+	return v < w
 }
 
 // describeCluster sets a cluster's classes, its representative and its
 // trace, and the allocation site most of its tops share (sites nil: the
 // dump has no allocation stacks).
 func (s *leakSearch) describeCluster(lc *LeakCluster, tops []int, hist map[uint32]LeakClass, sites *alloc.SiteFinder) {
-	final, tree := s.a, s.tree
-	lc.Classes = leakClasses(final, hist)
-	// The representative is of the cluster's leading class, so it and
-	// its path show what leaked, not an engine object that joined it (a
-	// closure's map, with --internals).
-	lc.Representative = model.NoNode
-	for _, i := range tops {
-		v := s.cands[i]
-		if final.Classes.Of[v] != lc.Classes[0].Class {
-			continue
-		}
-		ret := final.Dominators.Retained[v]
-		if rep := lc.Representative; rep < 0 || ret > final.Dominators.Retained[rep] ||
-			ret == final.Dominators.Retained[rep] && tree.cost[v] < tree.cost[rep] {
-			lc.Representative = v
-		}
-	}
-	lc.Path = tree.path(lc.Representative)
+	lc.Classes = leakClasses(s.a, hist)
+	// The representative is of the cluster's leading class, the
+	// program's own before builtins and the engine's, so it and its path
+	// show what leaked (a RequestContext, not the closure that holds it
+	// or a Map's store), and its largest object.
+	lc.Representative = lc.Classes[0].Largest
+	lc.Path = s.tree.path(lc.Representative)
 	if sites != nil {
 		reported := make([]model.NodeIndex, len(tops))
 		for j, i := range tops {
@@ -504,16 +517,23 @@ func isTrivialLeak(k *kinds.Table, g *model.Graph, v int32) bool {
 }
 
 // leakClasses turns a class histogram into LeakClass rows: the classes of
-// the reported objects first (the leak's own objects before what they
-// hold: a list's Item before the data of its 300,000 items), then by
-// count, then by name.
+// the program's code first, then the library's (builtins, the runtime's),
+// then the engine's (analysis.ClassOrigin), so a leaked RequestContext is
+// never behind the Function that holds it or a Map's store; within each, the
+// classes of the reported objects first (the leak's own objects before
+// what they hold: a list's Item before the data of its 300,000 items),
+// then by count, then by name.
 func leakClasses(a *analysis.Analysis, h map[uint32]LeakClass) []LeakClass {
 	rows := make([]LeakClass, 0, len(h))
 	for c, x := range h {
 		x.Class, x.Name = c, a.Classes.Names[c]
+		x.Origin = analysis.ClassOrigin(a, c, x.Largest)
 		rows = append(rows, x)
 	}
 	sort.Slice(rows, func(x, y int) bool {
+		if rows[x].Origin != rows[y].Origin {
+			return rows[x].Origin < rows[y].Origin
+		}
 		if rows[x].Reported != rows[y].Reported {
 			return rows[x].Reported > rows[y].Reported
 		}

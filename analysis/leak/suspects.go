@@ -46,6 +46,14 @@ type SuspectField struct {
 	// when Owner is reached otherwise (through a closure, an array).
 	Base   model.NodeIndex
 	Access []uint32
+	// Function is, for a variable (Edge a V8 context edge, Owner the
+	// scope holding it), a function that captures it, NoNode when none
+	// is known or Owner is a module's top-level scope (Module). Location
+	// is where Function is defined, or for a module scope the script's
+	// name alone; zero when the dump does not say.
+	Function model.NodeIndex
+	Module   bool
+	Location alloc.Frame
 }
 
 // Suspect is one leak suspect: an object holding a large share of the
@@ -70,12 +78,24 @@ type Suspect struct {
 	// class's static fields), else the one field that holds Point (the
 	// global variable holding a Map).
 	Fields []SuspectField
-	// Class, Count and ClassRetained describe the accumulation: Count (at
-	// least two) objects of Class below Point, retaining ClassRetained.
-	// For detached DOM, Count is the trees and Class their roots' class.
+	// Class, Count and ClassRetained describe the accumulation's first
+	// class (Classes[0]): Count (at least two) objects of Class below
+	// Point, retaining ClassRetained. For detached DOM, Count is the
+	// trees and Class their roots' class.
 	Class         uint32
 	Count         int
 	ClassRetained uint64
+	// Classes are every class the accumulation is made of, the program's
+	// own classes first, then by retained size: a cache's values and its
+	// keys, a pending request's context, its IncomingMessage and its
+	// ServerResponse. They are what the program put there, found through
+	// collection internals and the runtime's machinery (see unfold).
+	Classes []SuspectClass
+	// Through are the functions that hold the objects of Classes, by
+	// retained size: the listener closures of an emitter, the suspended
+	// async functions chained on a pending promise, timers' callbacks;
+	// nil when no function does.
+	Through []SuspectClass
 	// Via is the class of the collection internals the objects were found
 	// in (java.util.HashMap$Node, V8's "(object elements)"), looked
 	// through to Class; NoClass when they sit at Point themselves.
@@ -107,6 +127,14 @@ type Suspect struct {
 	// Site is where most of the accumulated objects were allocated; nil
 	// when the dump has no allocation stacks.
 	Site *alloc.SiteShare
+	// HolderField is the variable or field holding Holder, as the program
+	// names it (see nameHolders); nil when none does (a root holds it).
+	HolderField *SuspectField
+	// Machinery is the runtime's structure Holder holds the accumulation
+	// through, and Event, for Listeners, the event's name, for Timers the
+	// list's duration in milliseconds.
+	Machinery Machinery
+	Event     string
 }
 
 // LeakSuspects finds where the memory of the heap accumulates in objects
@@ -187,10 +215,29 @@ func LeakSuspects(a *analysis.Analysis, opt SuspectOptions) []Suspect {
 	f := newSuspectFinder(a, opt)
 	found := f.accumulations()
 	found = append(found, f.detachedTrees(found)...)
-	var out []Suspect
-	for _, fs := range f.outermost(found) {
+	kept := f.outermost(found)
+	var fields []*SuspectField
+	for i := range kept {
+		f.machineryOf(&kept[i].Suspect)
+	}
+	f.nameHolders(kept)
+	for i := range kept {
+		fs := &kept[i]
 		f.describe(&fs.Suspect, fs.objs)
-		out = append(out, fs.Suspect)
+
+		for j := range fs.Fields {
+			fields = append(fields, &fs.Fields[j])
+		}
+		if fs.HolderField != nil {
+			fields = append(fields, fs.HolderField)
+		}
+	}
+	f.placeScopes(fields)
+	var out []Suspect
+	for _, fs := range kept {
+		if !f.runtimes(&fs.Suspect) {
+			out = append(out, fs.Suspect)
+		}
 	}
 	if f.memo != nil {
 		f.a.ReturnScratch(f.memo)
@@ -216,9 +263,13 @@ type suspectFinder struct {
 	opt SuspectOptions
 	min uint64
 	engineRules
-	opaque  analysis.Bits // never holders nor points: the root, V8 user roots, global objects
+	opaque  analysis.Bits // never holders nor points: the root, V8 user roots, global objects, module scopes
 	globals analysis.Bits // JavaScript global objects
+	modules analysis.Bits // V8 module scopes (see moduleScope)
 	plumb   []int8        // per class: 0 unknown, 1 collection internals, 2 not
+	mach    []int8        // per class: 0 unknown, 1 machinery (see machinery), 2 not
+	user    []int8        // per class: 0 unknown, 1 the program's own (see userClass), 2 not
+	locs    alloc.NodeLocations
 	// memo and touched serve fields' walks (see fields).
 	memo    []int32 // from a.BorrowScratch, returned by LeakSuspects
 	touched []int32
@@ -229,13 +280,30 @@ func newSuspectFinder(a *analysis.Analysis, opt SuspectOptions) *suspectFinder {
 	g := a.Graph
 	k := kinds.New(g)
 	f := &suspectFinder{a: a, g: g, k: k, opt: opt, engineRules: engineRulesFor(g),
-		opaque: analysis.NewBits(g.NumNodes()), globals: analysis.NewBits(g.NumNodes()), plumb: make([]int8, len(a.Classes.Names)),
-		sites: alloc.NewSiteFinder(a)}
+		opaque: analysis.NewBits(g.NumNodes()), globals: analysis.NewBits(g.NumNodes()), modules: analysis.NewBits(g.NumNodes()), plumb: make([]int8, len(a.Classes.Names)),
+		mach: make([]int8, len(a.Classes.Names)), user: make([]int8, len(a.Classes.Names)),
+		locs: alloc.NewNodeLocations(a), sites: alloc.NewSiteFinder(a)}
 	f.min = max(uint64(opt.Threshold*float64(a.Dominators.Retained[g.Root])), 1)
 	f.opaque.Set(int(g.Root))
 	if f.v8 {
 		for _, u := range a.Roots.User {
 			f.opaque.Set(int(u))
+		}
+	}
+	if f.v8 {
+		// A module's top-level scope is its globals: like a global
+		// object, it holds the module's whole state (and everything
+		// holding one of its functions holds all of it), so the walk
+		// starts below it and the variables in it name what they hold.
+		for v := range int32(g.NumNodes()) {
+			if f.isScope(v) && f.moduleScope(v) {
+				f.opaque.Set(int(v))
+				f.modules.Set(int(v))
+			}
+			if exports := f.moduleExports(v); exports >= 0 {
+				f.opaque.Set(int(v))
+				f.opaque.Set(int(exports))
+			}
 		}
 	}
 	if f.v8 || kinds.IsSpiderMonkey(g) { // for other runtimes GlobalObjects are class objects: holders
@@ -246,9 +314,6 @@ func newSuspectFinder(a *analysis.Analysis, opt SuspectOptions) *suspectFinder {
 	}
 	return f
 }
-
-// hprofNamespace is the namespace of the HPROF reader's node and edge types.
-const hprofNamespace = "hprof"
 
 // isOpaque reports whether v is never a holder nor a point.
 func (f *suspectFinder) isOpaque(v model.NodeIndex) bool {
@@ -262,7 +327,8 @@ func (f *suspectFinder) internal(v model.NodeIndex) bool { return f.owns(f.g, f.
 // found is a suspect with its accumulated objects, before describe.
 type found struct {
 	Suspect
-	objs []int32
+	objs  []int32
+	total uint64 // what the accumulation retains
 }
 
 // outermost drops the suspects inside another one's accumulation: a

@@ -69,7 +69,8 @@ func (f *suspectFinder) detachedTrees(have []found) []found {
 		}
 		sus := Suspect{Holder: gr.holder, Retained: doms.Retained[gr.holder], Point: gr.holder, Via: NoClass,
 			Class: class, Count: len(gr.roots), ClassRetained: gr.retained, Detached: true, DetachedNodes: gr.nodes}
-		out = append(out, found{sus, gr.roots})
+		sus.Classes = []SuspectClass{{Class: class, Count: len(gr.roots), Retained: gr.retained, Example: gr.roots[0], Function: model.NoNode}}
+		out = append(out, found{Suspect: sus, objs: gr.roots, total: gr.retained})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package leak
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 
@@ -45,16 +46,28 @@ func (f *suspectFinder) accumulations() []found {
 			grouped.Set(v)
 		}
 	}
+	// Functions are grouped by function (their code, which the closures
+	// of one function expression share): a listener array holds many
+	// closures of one function, a library's namespace many functions,
+	// one of each, which is no accumulation.
 	type groupKey struct {
 		slot  int
 		class uint32
+		code  model.NodeIndex
+	}
+	keyOf := func(v int32, p int32) groupKey {
+		key := groupKey{slot[p], a.Classes.Of[v], model.NoNode}
+		if f.v8 && f.k.NodeOf(f.g, v) == kinds.Closure {
+			key.code = f.namedEdge(v, "shared")
+		}
+		return key
 	}
 	groups := map[groupKey]*classGroup{}
 	for v, p := range doms.IDom {
 		if p < 0 || !grouped.Has(int(p)) || a.Self[v] == 0 {
 			continue
 		}
-		key := groupKey{slot[p], a.Classes.Of[v]}
+		key := keyOf(int32(v), p)
 		gr := groups[key]
 		if gr == nil {
 			gr = &classGroup{class: key.class, example: model.NodeIndex(v)}
@@ -65,23 +78,27 @@ func (f *suspectFinder) accumulations() []found {
 		gr.largest = max(gr.largest, doms.Retained[v])
 	}
 
-	// At each parent, the groups that could be its accumulation, largest
-	// first: at least two objects retaining the threshold, none of them
-	// most of it; at a point, of the program's classes or collection
-	// internals to look through; at an opaque node, of the program's
-	// data only (see shared): not its functions, which the modules that
-	// define them hold from several sides, nor DOM nodes, which a live
-	// document holds from their parents, siblings and itself.
+	// At each parent, the groups that could be part of its accumulation,
+	// largest first: at least two objects, none of them most of what they
+	// retain; at a point, of the program's classes, collection internals
+	// or the runtime's machinery holding the program's objects (unfold
+	// looks through both); at an opaque node, retaining the threshold,
+	// of the program's data only (see shared): not its functions, which
+	// the modules that define them hold from several sides, nor DOM
+	// nodes, which a live document holds from their parents, siblings and
+	// itself. Module scopes are opaque but no structure shares what they
+	// hold: they are not tried.
 	tries := make([][]*classGroup, len(parents))
 	for key, gr := range groups {
-		if gr.count < 2 || gr.retained < f.min || f.bigDrop(gr.largest, gr.retained) {
+		if gr.count < 2 || f.bigDrop(gr.largest, gr.retained) {
 			continue
 		}
-		if f.isOpaque(parents[key.slot]) {
-			if kind := f.k.NodeOf(f.g, gr.example); kind == kinds.Closure || kind == kinds.Native || f.internal(gr.example) || f.plumbing(gr.example) {
+		if p := parents[key.slot]; f.isOpaque(p) {
+			kind := f.k.NodeOf(f.g, gr.example)
+			if f.modules.Has(int(p)) || gr.retained < f.min || kind == kinds.Closure || kind == kinds.Native || f.internal(gr.example) || f.plumbing(gr.example) {
 				continue
 			}
-		} else if !f.plumbing(gr.example) && f.internal(gr.example) {
+		} else if !f.machinery(gr.example) && f.internal(gr.example) {
 			continue
 		}
 		tries[key.slot] = append(tries[key.slot], gr)
@@ -99,7 +116,7 @@ func (f *suspectFinder) accumulations() []found {
 		if p < 0 || !grouped.Has(int(p)) || a.Self[v] == 0 {
 			continue
 		}
-		if gr := groups[groupKey{slot[p], a.Classes.Of[v]}]; gr != nil && gr.try {
+		if gr := groups[keyOf(int32(v), p)]; gr != nil && gr.try {
 			gr.nodes = append(gr.nodes, int32(v))
 		}
 	}
@@ -115,43 +132,106 @@ func (f *suspectFinder) accumulations() []found {
 			sharedTries = append(sharedTries, tries[s]...)
 			continue
 		}
-		point := f.collection(v)
-		holder := f.holder(biggest, v, point)
-		if holder < 0 {
-			continue
-		}
-		for _, gr := range tries[s] {
-			sus := Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point, Via: NoClass,
-				Class: gr.class, Count: gr.count, ClassRetained: gr.retained}
-			objs := gr.nodes
-			if f.plumbing(gr.example) {
-				// Look through from the collection, which holds all
-				// of it where v holds a part (a TreeMap's subtree).
-				from := gr.nodes
-				if point != v {
-					from = []int32{point}
-				}
-				var ok bool
-				if sus.Class, objs, sus.ClassRetained, ok = f.lookThrough(from); !ok {
-					continue
-				}
-				sus.Via, sus.Count = gr.class, len(objs)
-			}
+		if fs, ok := f.atPoint(biggest, v, tries[s]); ok {
 			accumulated.Set(int(v))
 			// Several nodes can lead to one collection (a TreeMap's
 			// subtrees, an object and its property store).
-			i := slices.IndexFunc(out, func(o found) bool { return o.Point == sus.Point })
+			i := slices.IndexFunc(out, func(o found) bool { return o.Point == fs.Point })
 			switch {
 			case i < 0:
-				out = append(out, found{Suspect: sus, objs: objs})
-			case sus.ClassRetained > out[i].ClassRetained:
-				out[i] = found{Suspect: sus, objs: objs}
+				out = append(out, fs)
+			case fs.total > out[i].total:
+				out[i] = fs
 			}
-			break
 		}
 	}
 	out = append(out, f.lists(biggest, accumulated)...)
 	return append(out, f.shared(sharedTries)...)
+}
+
+// atPoint makes the suspect of point v, whose dominated children include
+// the groups tries: they are its accumulation, together, when they
+// retain the threshold or half of what v does (the holder retains the
+// threshold: the accumulation need not, when it is most of it; a cache's
+// keys and values are one accumulation of two classes). What they hold
+// is unfolded to the program's classes; where v is collection internals
+// (a TreeMap's subtree of entries) the whole collection is.
+func (f *suspectFinder) atPoint(biggest []int32, v model.NodeIndex, tries []*classGroup) (found, bool) {
+	doms := f.a.Dominators
+	var union uint64
+	var items []int32
+	via := NoClass
+	for _, gr := range tries {
+		union += gr.retained
+		items = append(items, gr.nodes...)
+		if via == NoClass && f.plumbing(gr.example) {
+			via = gr.class
+		}
+	}
+	if union < f.min && 2*union < doms.Retained[v] {
+		return found{}, false
+	}
+	point := f.collection(v)
+	holder := f.holder(biggest, v, point)
+	if holder < 0 {
+		return found{}, false
+	}
+	var u unfolded
+	if point != v && slices.ContainsFunc(tries, func(gr *classGroup) bool { return f.plumbing(gr.example) }) {
+		u = f.unfold([]int32{point}, true)
+	} else {
+		u = f.unfold(items, false)
+	}
+	if 4*u.retained < union {
+		// What the items hold is not what makes them large: a
+		// prototype's methods (their code), closures capturing little.
+		// The items themselves are the accumulation (functions by
+		// function).
+		u = unfolded{}
+		for _, gr := range tries {
+			if f.internal(gr.example) {
+				continue
+			}
+			c := SuspectClass{Class: gr.class, Count: gr.count, Retained: gr.retained, Example: gr.example,
+				Function: f.functionOf(gr.example), User: f.userClass(gr.example)}
+			if c.Function >= 0 {
+				c.Location = f.location(c.Function)
+			}
+			u.classes = append(u.classes, c)
+			u.retained += gr.retained
+		}
+		slices.SortFunc(u.classes, func(x, y SuspectClass) int { return cmp.Compare(y.Retained, x.Retained) })
+		if len(u.classes) > 0 {
+			u.objs = slices.Clone(tries[slices.IndexFunc(tries, func(gr *classGroup) bool { return gr.example == u.classes[0].Example })].nodes)
+		}
+	}
+	return f.made(Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point, Via: via}, u, union)
+}
+
+// made completes suspect s with what unfold found in its accumulation:
+// its classes, or where the program's objects in it are too few to be
+// one (functions capturing nothing, an async function's chain holding
+// numbers) the functions it holds; total is what the accumulation
+// retains. It fails when there is neither.
+func (f *suspectFinder) made(s Suspect, u unfolded, total uint64) (found, bool) {
+	s.Classes, s.Through = u.classes, u.through
+	objs := u.objs
+	if len(s.Classes) == 0 {
+		if len(u.through) == 0 {
+			return found{}, false
+		}
+		s.Classes, s.Through = u.through, nil
+		objs = nil
+	}
+	c := s.Classes[0]
+	s.Class, s.Count, s.ClassRetained = c.Class, c.Count, c.Retained
+	// The functions holding the objects: one per object or so (a
+	// listener per view), not a few that hold some of them.
+	s.Through = slices.DeleteFunc(slices.Clone(s.Through), func(fn SuspectClass) bool { return 2*fn.Count < c.Count })
+	if len(s.Through) == 0 {
+		s.Through = nil
+	}
+	return found{Suspect: s, objs: objs, total: total}, true
 }
 
 // chainTop returns the top of the chain v is on: the topmost node the

@@ -16,7 +16,7 @@ type engineRules struct {
 func engineRulesFor(g *model.Graph) engineRules {
 	r := engineRules{v8: kinds.IsV8(g)}
 	for _, t := range g.NodeTypes {
-		r.hprof = r.hprof || t.Namespace == hprofNamespace
+		r.hprof = r.hprof || t.Namespace == kinds.HPROFNamespace
 	}
 	return r
 }
@@ -98,4 +98,132 @@ func javaEntryClass(name string) bool {
 		return true
 	}
 	return false
+}
+
+// machinery reports whether v is what unfold looks through to reach the
+// program's objects: collection internals (plumbing), and in V8 the
+// runtime's machinery that holds them for the program: closures (what a
+// listener or a callback holds is what its context captured),
+// "system / Context"s, promises (their reactions, or their result),
+// the objects of suspended async functions and generators (their frames'
+// values), Node's timers (their callbacks) and the collections (Array,
+// Map, Set) in an accumulation. Cached per class.
+func (f *suspectFinder) machinery(v model.NodeIndex) bool {
+	if f.plumbing(v) {
+		return true
+	}
+	if !f.v8 {
+		return false
+	}
+	c := f.a.Classes.Of[v]
+	if f.mach[c] == 0 {
+		is := false
+		switch name := f.a.Classes.Names[c]; {
+		case f.k.NodeOf(f.g, v) == kinds.Closure, name == "system / Context", name == "Promise", name == "Timeout", name == "Immediate":
+			is = true
+		case name == "Array" || name == "Map" || name == "Set":
+			// The program's collections inside an accumulation (a
+			// Map of topics to Sets of subscribers) hold what
+			// accumulates; a class's own arrays are inside its objects,
+			// never looked through.
+			is = f.k.NodeOf(f.g, v) == kinds.Object
+		default:
+			is = f.k.NodeOf(f.g, v) == kinds.Object && f.namedEdge(v, "parameters_and_registers") >= 0
+		}
+		f.mach[c] = 2
+		if is {
+			f.mach[c] = 1
+		}
+	}
+	return f.mach[c] == 1
+}
+
+// isScope reports whether v is a V8 scope: a "system / Context" holding
+// the variables closures capture (a module's top level, a function's
+// call). A suspect's holder is below the first scope above its
+// accumulation: what holds a scope (its closures, the objects holding
+// them) holds everything the scope does, so it names nothing.
+func (f *suspectFinder) isScope(v model.NodeIndex) bool {
+	return f.v8 && f.k.NodeOf(f.g, v) == kinds.Object && f.g.NodeName(v) == "system / Context"
+}
+
+// moduleScope reports whether scope v is the top-level scope of a
+// script or module: its outer scope is the native context itself (a
+// CommonJS module's wrapper, an ES module, a classic script's top-level
+// function).
+func (f *suspectFinder) moduleScope(v model.NodeIndex) bool {
+	p := f.namedEdge(v, "previous")
+	return p >= 0 && strings.HasPrefix(f.g.NodeName(p), "system / NativeContext")
+}
+
+// moduleExports returns, where v is a CommonJS module's record (Node's
+// Module: its exports, filename, paths and loaded flag), its exports
+// object, else NoNode. Both are a module's globals, as its scope is: the
+// module's API, holding its state.
+func (f *suspectFinder) moduleExports(v model.NodeIndex) model.NodeIndex {
+	if f.k.NodeOf(f.g, v) != kinds.Object || f.a.Classes.Names[f.a.Classes.Of[v]] != "Module" {
+		return model.NoNode
+	}
+	exports := f.namedEdge(v, "exports")
+	if exports < 0 || f.namedEdge(v, "filename") < 0 || f.namedEdge(v, "paths") < 0 {
+		return model.NoNode
+	}
+	return exports
+}
+
+// located reports whether v has a source location.
+func (f *suspectFinder) located(v model.NodeIndex) bool {
+	_, n := f.locs.Dominant([]model.NodeIndex{v})
+	return n > 0
+}
+
+// userClass reports whether v's class is the program's own: in V8, its
+// constructor (v's prototype's "constructor", or v itself for a
+// function) is defined in a script of the program (userScript); in Java,
+// a class outside the JDK's packages. Cached per class, but for
+// functions, which share one.
+func (f *suspectFinder) userClass(v model.NodeIndex) bool {
+	if f.v8 && f.k.NodeOf(f.g, v) == kinds.Closure {
+		return userScript(f.location(v).URL)
+	}
+	c := f.a.Classes.Of[v]
+	if f.user[c] == 0 {
+		is := false
+		switch {
+		case f.v8:
+			if proto := f.namedEdge(v, "__proto__"); proto >= 0 {
+				if ctor := f.namedEdge(proto, "constructor"); ctor >= 0 && f.k.NodeOf(f.g, ctor) == kinds.Closure {
+					is = userScript(f.location(ctor).URL)
+				}
+			}
+		case f.hprof:
+			is = javaUserClass(f.a.Classes.Names[c])
+		}
+		f.user[c] = 2
+		if is {
+			f.user[c] = 1
+		}
+	}
+	return f.user[c] == 1
+}
+
+// userScript reports whether a script is the program's: it has a name
+// and is not Node.js's own (node:..., internal/...).
+func userScript(url string) bool {
+	return url != "" && !strings.HasPrefix(url, "node:") && !strings.HasPrefix(url, "internal/")
+}
+
+// javaUserClass reports whether a Java class is the program's: neither
+// the JDK's (java., javax., jdk., sun., com.sun.) nor an array of
+// primitives.
+func javaUserClass(name string) bool {
+	if strings.HasSuffix(name, "[]") && !strings.Contains(name, ".") {
+		return false
+	}
+	for _, jdk := range []string{"java.", "javax.", "jdk.", "sun.", "com.sun."} {
+		if strings.HasPrefix(name, jdk) {
+			return false
+		}
+	}
+	return true
 }

@@ -20,11 +20,11 @@ func (f *suspectFinder) describe(s *Suspect, objs []int32) {
 	switch {
 	case s.Shared: // shared named them
 	case s.Links != nil: // the field holding the head
-		if sf, ok := f.holding(s.Point, s.Count); ok {
+		if sf, ok := f.pointField(s, s.Count); ok {
 			s.Fields = []SuspectField{sf}
 		}
 	default:
-		s.Fields = f.fields(s.Point, objs)
+		s.Fields = f.fields(s, objs)
 	}
 	if f.a.Classes.Names[s.Class] != "Object" {
 		return
@@ -46,13 +46,25 @@ func (f *suspectFinder) describe(s *Suspect, objs []int32) {
 	}
 }
 
-// fields finds the fields holding objs, which point dominates (see
-// LeakSuspects): the first edges below point on their shortest paths,
-// read off ShortestPaths' BFS tree, where named fields other than those
-// leading to collection internals (a HashMap's table) hold at least half
-// of them, else the field holding point.
-func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectField {
-	g := f.g
+// pointField returns the field holding s's point, for count objects:
+// the holder's (HolderField) where the point is the holder, else the one
+// holding finds.
+func (f *suspectFinder) pointField(s *Suspect, count int) (SuspectField, bool) {
+	if s.HolderField != nil && s.Holder == s.Point {
+		sf := *s.HolderField
+		sf.Count = count
+		return sf, true
+	}
+	return f.holding(s.Point, count, s.Holder)
+}
+
+// fields finds the fields holding objs, which s's point dominates (see
+// LeakSuspects): the first edges below the point on their shortest
+// paths, read off ShortestPaths' BFS tree, where named fields other than
+// those leading to collection internals (a HashMap's table) hold at
+// least half of them, else the field holding the point.
+func (f *suspectFinder) fields(s *Suspect, objs []int32) []SuspectField {
+	g, point := f.g, s.Point
 	_, parent := f.a.ShortestPathTree()
 	if f.memo == nil {
 		f.memo = f.a.BorrowScratch(g.NumNodes(), true)
@@ -113,12 +125,16 @@ func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectFie
 			total += counts[i]
 		}
 	}
-	if 2*total >= len(objs) && total > 0 {
+	// A few fields holding most (a class's SESSIONS and LISTENERS); more
+	// than maxFields each holding a part make the point a container (a
+	// library's namespace of color schemes), named by what holds it.
+	const maxFields = 4
+	if 2*total >= len(objs) && total > 0 && len(named) <= maxFields {
 		sort.SliceStable(named, func(i, j int) bool { return named[i].Count > named[j].Count })
 		return named
 	}
 	// Else point is a container: the field is the one holding it.
-	if sf, ok := f.holding(point, len(objs)); ok {
+	if sf, ok := f.pointField(s, len(objs)); ok {
 		return []SuspectField{sf}
 	}
 	return nil
@@ -128,8 +144,10 @@ func (f *suspectFinder) fields(point model.NodeIndex, objs []int32) []SuspectFie
 // named field on v's shortest path back from it, past the slots of
 // arrays and collection internals on the way (the global variable holding
 // an Array, not the Array's [3] holding a Map), or the root's edge to it;
-// false when v is unreachable.
-func (f *suspectFinder) holding(v model.NodeIndex, count int) (SuspectField, bool) {
+// but never above holder (NoNode: no bound), whose edge on the path is
+// the field when no named one comes first (a WeakMap's value, held by
+// its key); false when v is unreachable.
+func (f *suspectFinder) holding(v model.NodeIndex, count int, holder model.NodeIndex) (SuspectField, bool) {
 	g := f.g
 	_, parent := f.a.ShortestPathTree()
 	first := model.NoNode
@@ -149,7 +167,7 @@ func (f *suspectFinder) holding(v model.NodeIndex, count int) (SuspectField, boo
 		if first < 0 {
 			first, firstEdge = u, e
 		}
-		if f.isField(e) || f.isOpaque(u) {
+		if f.isField(e) || f.isOpaque(u) || u == holder {
 			first, firstEdge = u, e
 			break
 		}
@@ -167,7 +185,7 @@ func (f *suspectFinder) holding(v model.NodeIndex, count int) (SuspectField, boo
 func (f *suspectFinder) field(owner model.NodeIndex, e uint32, count int) SuspectField {
 	const maxAccess = 4
 	_, parent := f.a.ShortestPathTree()
-	sf := SuspectField{Owner: owner, Edge: e, Count: count, Base: model.NoNode}
+	sf := SuspectField{Owner: owner, Edge: e, Count: count, Base: model.NoNode, Function: model.NoNode}
 	var access []uint32
 	for u := owner; len(access) <= maxAccess; {
 		if f.globals.Has(int(u)) || (f.hprof && f.k.NodeOf(f.g, u) == kinds.Shape) {

@@ -156,34 +156,35 @@ func (f *suspectFinder) list(biggest []int32, head model.NodeIndex, block []link
 		return found{}, false
 	}
 	// The items of the program's classes: all, or those at the block's
-	// positions that are not collection internals.
+	// positions that are not collection internals nor the runtime's
+	// machinery (a closure and its context, between one object and the
+	// next, in the shared-context leak).
 	objs, mixed := items, false
 	for _, v := range items[:len(block)] {
-		if f.internal(v) && !f.plumbing(v) {
+		if f.internal(v) && !f.machinery(v) {
 			return found{}, false
 		}
-		mixed = mixed || f.plumbing(v)
+		mixed = mixed || f.machinery(v)
 	}
 	if mixed {
 		objs = nil
 		for _, v := range items {
-			if !f.plumbing(v) {
+			if !f.machinery(v) {
 				objs = append(objs, v)
 			}
 		}
 	}
-	if len(objs) == 0 { // the collection's own list: look through it
+	if len(objs) == 0 { // the collection's own list, or the runtime's: look through it
 		point := f.collection(head)
-		if point == head {
-			return found{}, false
-		}
-		class, objs, retained, ok := f.lookThrough([]int32{point})
 		holder := f.holder(biggest, head, point)
-		if !ok || holder < 0 {
+		if holder < 0 {
 			return found{}, false
 		}
-		return found{Suspect: Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point,
-			Class: class, Count: len(objs), ClassRetained: retained, Via: f.a.Classes.Of[head]}, objs: objs}, true
+		u := f.unfold(items, false)
+		if point != head {
+			u = f.unfold([]int32{point}, true)
+		}
+		return f.made(Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point, Via: f.a.Classes.Of[head]}, u, doms.Retained[head])
 	}
 	point := objs[0]
 	holder := f.holder(biggest, point, point)
@@ -196,6 +197,21 @@ func (f *suspectFinder) list(biggest []int32, head model.NodeIndex, block []link
 	for x := range block {
 		links = append(links, f.link(items[i+x], block[(i+x)%len(block)]))
 	}
-	return found{Suspect: Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point, Via: NoClass,
-		Class: f.a.Classes.Of[point], Count: len(objs), ClassRetained: doms.Retained[point], Links: links}, objs: objs}, true
+	// The items are one class, retaining what the head does (each
+	// retains the rest of the list); what the machinery between them
+	// holds comes after.
+	u := f.unfold(items, false)
+	first := SuspectClass{Class: f.a.Classes.Of[point], Count: len(objs), Retained: doms.Retained[point], Example: point,
+		Function: f.functionOf(point), User: f.userClass(point)}
+	if first.Function >= 0 {
+		first.Location = f.location(first.Function)
+	}
+	itemClass := map[uint32]bool{}
+	for _, v := range objs[:min(len(block), len(objs))] {
+		itemClass[f.a.Classes.Of[v]] = true
+	}
+	u.classes = append([]SuspectClass{first}, slices.DeleteFunc(u.classes, func(c SuspectClass) bool { return itemClass[c.Class] })...)
+	u.objs = objs
+	fs, ok := f.made(Suspect{Holder: holder, Retained: doms.Retained[holder], Point: point, Via: NoClass, Links: links}, u, doms.Retained[point])
+	return fs, ok
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
@@ -82,7 +81,7 @@ func (f *suspectFinder) shared(tries []*classGroup) []found {
 			if 2*c.count < gr.count {
 				break
 			}
-			if sf, ok := f.holding(c.structure, c.count); ok {
+			if sf, ok := f.holding(c.structure, c.count, model.NoNode); ok {
 				fields = append(fields, sf)
 			}
 		}
@@ -90,9 +89,11 @@ func (f *suspectFinder) shared(tries []*classGroup) []found {
 			continue
 		}
 		point := counts[0].structure
+		class := SuspectClass{Class: gr.class, Count: gr.count, Retained: gr.retained, Example: gr.example,
+			Function: model.NoNode, User: f.userClass(gr.example)}
 		out = append(out, found{Suspect: Suspect{Holder: point, Retained: f.a.Dominators.Retained[point], Point: point,
-			Fields: fields, Class: gr.class, Count: gr.count, ClassRetained: gr.retained, Via: NoClass, Shared: true},
-			objs: gr.nodes})
+			Fields: fields, Class: gr.class, Count: gr.count, ClassRetained: gr.retained, Classes: []SuspectClass{class},
+			Via: NoClass, Shared: true}, objs: gr.nodes, total: gr.retained})
 	}
 	return out
 }
@@ -126,72 +127,4 @@ func (f *suspectFinder) structure(u model.NodeIndex, memo map[model.NodeIndex]mo
 		memo[w] = res
 	}
 	return res
-}
-
-// lookThrough finds the objects a group of collection internals holds:
-// the dominator-tree descendants of insts reached through collection
-// internals only (a HashMap$Node's value, and those of the nodes chained
-// to it by .next), grouped by class; the class retaining the most is the
-// answer, with its objects and their retained sum. It fails when that
-// class is no accumulation of the program's objects.
-func (f *suspectFinder) lookThrough(insts []int32) (class uint32, objs []int32, retained uint64, ok bool) {
-	idom := f.a.Dominators.IDom
-	n := f.g.NumNodes()
-	in, known := analysis.NewBits(n), analysis.NewBits(n) // in: insts and internals below them
-	for _, v := range insts {
-		in.Set(int(v))
-		known.Set(int(v))
-	}
-	var stack []int32
-	holds := func(v int32) bool {
-		u := v
-		for !known.Has(int(u)) && f.plumbing(u) && idom[u] >= 0 {
-			stack = append(stack, u)
-			u = idom[u]
-		}
-		res := known.Has(int(u)) && in.Has(int(u))
-		known.Set(int(u))
-		for _, s := range stack {
-			known.Set(int(s))
-			if res {
-				in.Set(int(s))
-			}
-		}
-		stack = stack[:0]
-		return in.Has(int(v))
-	}
-	type sum struct {
-		count    int
-		retained uint64
-		example  int32
-	}
-	sums := map[uint32]*sum{}
-	for v, p := range idom {
-		if p < 0 || in.Has(v) || f.plumbing(int32(v)) || !holds(p) {
-			continue
-		}
-		c := f.a.Classes.Of[v]
-		s := sums[c]
-		if s == nil {
-			s = &sum{example: int32(v)}
-			sums[c] = s
-		}
-		s.count++
-		s.retained += f.a.Dominators.Retained[v]
-	}
-	var best *sum
-	for c, s := range sums {
-		if best == nil || s.retained > best.retained || (s.retained == best.retained && c < class) {
-			best, class = s, c
-		}
-	}
-	if best == nil || best.count < 2 || f.internal(best.example) {
-		return 0, nil, 0, false
-	}
-	for v, p := range idom {
-		if p >= 0 && in.Has(int(p)) && !in.Has(v) && f.a.Classes.Of[v] == class && !f.plumbing(int32(v)) {
-			objs = append(objs, int32(v))
-		}
-	}
-	return class, objs, best.retained, true
 }

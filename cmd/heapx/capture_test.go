@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
@@ -42,15 +43,7 @@ func needNode(t *testing.T) {
 // it is not installed t is skipped, or fails under CI=true.
 func needTool(t *testing.T, name string) string {
 	t.Helper()
-	path, err := exec.LookPath(name)
-	switch {
-	case err == nil:
-		return path
-	case os.Getenv("CI") == "true":
-		t.Fatalf("%s not installed, which CI installs (.ci/run)", name)
-	}
-	t.Skipf("%s not installed: skipping", name)
-	return ""
+	return testfixtures.NeedTool(t, name)
 }
 
 // lineOf returns the 1-based line of leakJS that starts with prefix (after
@@ -569,11 +562,8 @@ func TestCaptureChromium(t *testing.T) {
 // TestCaptureJVM dumps a JVM with jcmd: a program that keeps 2,000
 // Ticket objects, read back from the gzip-compressed dump.
 func TestCaptureJVM(t *testing.T) {
-	for _, tool := range []string{"java", "jcmd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: skipping the JVM capture (it needs a JDK 11 or later)", tool)
-		}
-	}
+	testfixtures.NeedTool(t, "java") // a JDK 11 or later, which has jcmd too
+	testfixtures.NeedTool(t, "jcmd")
 	src, _ := filepath.Abs("../../testdata/gen/TicketLeak.java")
 	cmd := exec.Command("java", src)
 	stdin, err := cmd.StdinPipe()

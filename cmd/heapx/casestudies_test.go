@@ -11,6 +11,7 @@ import (
 
 	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // The programs of testdata/gen/lifetimes reproduce MemInsight's case
@@ -20,9 +21,7 @@ import (
 // and returns the trace's path and what the program printed.
 func traceProgram(t *testing.T, name string, nodeFlags ...string) (string, string) {
 	t.Helper()
-	if c, _, err := newRootCmd(os.Stderr).Find([]string{"trace"}); err != nil || c.Name() != "trace" {
-		t.Skip("heapx trace (branch trace) is not merged yet: the case studies need its instrumenter")
-	}
+	testfixtures.NeedTool(t, "node")
 	out := filepath.Join(t.TempDir(), name+".memtrace")
 	args := append([]string{"trace", "-o", out, "--", "node"}, nodeFlags...)
 	r := heapx(t, append(args, filepath.Join("..", "..", "testdata", "gen", "lifetimes", name))...)
@@ -84,11 +83,16 @@ func TestCaseStudyDragThroughClosure(t *testing.T) {
 			t.Errorf("drag.js:%d: %+v, want 50 objects alive at the end, leaking, stale 0 10 20 30 40 at the idle points before the end", line, s)
 		}
 	}
-	out := ok(t, "access-paths", path, "--site", "drag.js:15")
+	// The cache's 50 entries are one row, whatever -n (it cuts rows,
+	// never the tree above the cache).
+	out := ok(t, "access-paths", path, "--site", "drag.js:15", "-n", "2")
 	for _, want := range []string{"variable handlers", "(closure scope)", "variable element"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("access paths of the elements: no %q in\n%s", want, out)
 		}
+	}
+	if !regexp.MustCompile(`entries of handlers +50\n`).MatchString(out) || strings.Contains(out, "collection entry") {
+		t.Errorf("access paths of the elements: the cache's entries are not one row of 50:\n%s", out)
 	}
 	if out := ok(t, "trace-leaks", path); !strings.Contains(out, "drag.js:16:") || !strings.Contains(out, "0 10 20 30 40") {
 		t.Errorf("heapx trace-leaks does not flag drag.js:16:\n%s", out)

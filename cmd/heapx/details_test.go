@@ -177,11 +177,7 @@ func TestNotADumpHints(t *testing.T) {
 		{"xz", "-c", ".xz", "xz-compressed, which heapx does not read: decompress it first (xz -d)"},
 		{"bzip2", "-c", ".bz2", "bzip2-compressed, which heapx does not read: decompress it first (bunzip2)"},
 	} {
-		if _, err := exec.LookPath(c.tool); err != nil {
-			t.Logf("%s not installed: %s not checked", c.tool, c.ext)
-			continue
-		}
-		cmd := exec.Command(c.tool, c.flag)
+		cmd := exec.Command(testfixtures.NeedTool(t, c.tool), c.flag)
 		cmd.Stdin = bytes.NewReader(raw)
 		out, err := cmd.Output()
 		if err != nil {

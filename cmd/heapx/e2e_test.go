@@ -258,7 +258,7 @@ func TestInfoJSONMatchesDevTools(t *testing.T) {
 			var info infoJSON
 			out := ok(t, "info", "--json", f.path)
 			dec := json.NewDecoder(strings.NewReader(out))
-			dec.DisallowUnknownFields() // the README documents every field
+			dec.DisallowUnknownFields() // docs/json.md documents every field
 			if err := dec.Decode(&info); err != nil {
 				t.Fatalf("info --json is not the documented object: %v\n%s", err, out)
 			}

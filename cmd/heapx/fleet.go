@@ -39,7 +39,7 @@ exported (no dump is read again):
 those labels only (say --by release to count the suspects of a release's
 pods together; the dumps of several processes, interleaved by time,
 seldom grow at every step). The same questions, and any other, can be
-asked in SQL with heapx sql DIR (README, "Fleets of dumps").
+asked in SQL with heapx sql DIR (docs/sql.md, "Fleets of dumps").
 
 --compare release=1,2 compares the dumps of two values of a label
 instead, each dump a sample (--compare release when the label has just
@@ -50,7 +50,7 @@ them), the classes as many in both cohorts that retain more or less (what
 holds a difference), and the leak suspects whose retained size differs;
 each with the mean per dump in cohort A and B, the difference B - A and
 the Mann-Whitney U test's p-value, shown when under --alpha (0.05). A rank
-test, so one pod far from the others does not decide (docs/fleet.md).`,
+test, so one pod far from the others does not decide (docs/sql.md).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && asCSV {

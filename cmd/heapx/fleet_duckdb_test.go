@@ -14,21 +14,22 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats/parquet"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 )
 
-// readmeFleetSQL returns the SQL blocks of README's "Fleets of dumps"
+// docsFleetSQL returns the SQL blocks of docs/sql.md's "Fleets of dumps"
 // section, in order.
-func readmeFleetSQL(t *testing.T) []string {
+func docsFleetSQL(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "sql.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i := strings.Index(s, "\n## Fleets of dumps\n")
 	if i < 0 {
-		t.Fatal(`README.md has no "## Fleets of dumps" section`)
+		t.Fatal(`docs/sql.md has no "## Fleets of dumps" section`)
 	}
 	s = s[i+1:]
 	if j := strings.Index(s, "\n## "); j >= 0 {
@@ -102,7 +103,7 @@ func factsOf(t *testing.T, dumps []fleetDump) []dumpFacts {
 		}
 		for i, row := range tab.Rows {
 			f.suspects = append(f.suspects, parquet.SuspectRow{Class: row[col["class"]].(string), HeldBy: row[col["held_by"]].(string),
-				RetainedSize: int64(sus[i].Retained), Share: query.Share(sus[i].Retained, a.TotalSize()) / 100})
+				RetainedSize: int64(sus[i].Retained), Share: humanize.Share(sus[i].Retained, a.TotalSize()) / 100})
 		}
 		for n := range a.Graph.NumNodes() {
 			if a.Classes.Names[a.Classes.Of[n]] == "Request" {
@@ -116,16 +117,16 @@ func factsOf(t *testing.T, dumps []fleetDump) []dumpFacts {
 	return out
 }
 
-// TestFleetQuestionsInREADME runs README's five fleet questions on DuckDB
+// TestFleetQuestionsInDocs runs docs/sql.md's five fleet questions on DuckDB
 // over the exported fleet fixture and checks each answer against the same
 // question answered from heapx's analysis of each dump, one at a time; the
 // first two also against heapx fleet's views.
-func TestFleetQuestionsInREADME(t *testing.T) {
+func TestFleetQuestionsInDocs(t *testing.T) {
 	t.Parallel()
 	dir, dumps := exportedFleet(t)
-	qs := readmeFleetSQL(t)
+	qs := docsFleetSQL(t)
 	if len(qs) != 5 {
-		t.Fatalf("README's fleet section has %d SQL blocks, want the five questions", len(qs))
+		t.Fatalf("docs/sql.md's fleet section has %d SQL blocks, want the five questions", len(qs))
 	}
 	facts := factsOf(t, dumps)
 	type want = [][]any

@@ -19,7 +19,7 @@ import (
 // does not change it.
 const infoSchemaVersion = 1
 
-// infoJSON is the `heapx info --json` output. It is a contract: README.md
+// infoJSON is the `heapx info --json` output. It is a contract: docs/json.md
 // documents every field, so rename nothing.
 type infoJSON struct {
 	SchemaVersion int    `json:"schema_version"`
@@ -44,6 +44,9 @@ type infoJSON struct {
 	HasDetachedness    bool    `json:"has_detachedness"`
 	DetachedNodeCount  int     `json:"detached_node_count"`
 	ReadSeconds        float64 `json:"read_seconds"`
+	// ThreadCount is how many thread stacks the dump records (a Java
+	// heap dump's, a core's): heapx stack and heapx threads show them.
+	ThreadCount int `json:"thread_count"`
 }
 
 type metaJSON struct {
@@ -74,8 +77,8 @@ func newInfoCmd(stderr *os.File) *cobra.Command {
 string counts, the total self size, node counts and self sizes by node type
 and by neutral category, and which optional sections are present.
 
-With --json the same facts are printed as one JSON object (see README.md
-for the fields).`,
+With --json the same facts are printed as one JSON object (docs/json.md
+lists the fields).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// The edges are counted, not kept: info reports nothing
@@ -114,6 +117,7 @@ func buildInfo(d *dump) *infoJSON {
 		HasAllocationTrace: g.Trace != nil && (len(g.Trace.Tree) > 0 || len(g.Trace.Samples) > 0),
 		HasDetachedness:    g.Detachedness != nil,
 		ReadSeconds:        d.ReadTime().Seconds(),
+		ThreadCount:        len(g.Stacks),
 	}
 	if d.Gzip() {
 		info.Compression = "gzip"
@@ -165,6 +169,7 @@ func writeInfo(w io.Writer, info *infoJSON) error {
 	kv.Add("Locations", yesNo(info.HasLocations, humanize.Thousands(uint64(info.LocationCount))))
 	kv.Add("Allocation trace", yesNo(info.HasAllocationTrace, ""))
 	kv.Add("Detachedness", yesNo(info.HasDetachedness, humanize.Thousands(uint64(info.DetachedNodeCount))+" detached"))
+	kv.Add("Thread stacks", yesNo(info.ThreadCount > 0, humanize.Thousands(uint64(info.ThreadCount))+" threads: heapx stack"))
 	kv.Add("Read time", strconv.FormatFloat(info.ReadSeconds, 'f', 2, 64)+" s")
 	if err := kv.WriteRows(w); err != nil {
 		return err

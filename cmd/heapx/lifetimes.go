@@ -2,8 +2,8 @@ package main
 
 import (
 	"io"
+	"os"
 
-	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats/memtrace"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -18,8 +18,8 @@ var isMemoryTrace = memtrace.IsTrace
 
 // printLifetimes writes what heapx lifetimes says of the trace at path
 // (heapx trace --report).
-func printLifetimes(w io.Writer, path string) error {
-	t, err := hx.OpenTrace(path)
+func printLifetimes(w io.Writer, stderr *os.File, path string) error {
+	t, err := openTrace(path, stderr)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -9,6 +10,9 @@ import (
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/query"
+	"github.com/heapx/heapx/sourcemaps"
 )
 
 // binaries maps a run's stderr to its root --binary flag (the node
@@ -29,6 +33,53 @@ func binaryFor(stderr *os.File) string {
 	return s
 }
 
+// sourceMapsOff maps a run's stderr to its root --no-source-maps flag,
+// as binaries does --binary.
+var sourceMapsOff sync.Map
+
+// mapOptions sets what source maps need of the Options of a dump read
+// for the run whose stderr is stderr: whether --no-source-maps turned
+// them off, and where what goes wrong with a map is said (each message
+// once).
+func mapOptions(stderr *os.File, opts *hx.Options) {
+	off, _ := sourceMapsOff.Load(stderr)
+	opts.NoSourceMaps, _ = off.(bool)
+	var mu sync.Mutex
+	said := map[string]bool{}
+	opts.Warn = func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !said[msg] {
+			said[msg] = true
+			fmt.Fprintf(stderr, "heapx: warning: %s\n", msg)
+		}
+	}
+}
+
+// openTrace opens the memory trace at path for the run whose stderr is
+// stderr, its positions mapped through source maps unless
+// --no-source-maps.
+func openTrace(path string, stderr *os.File) (*query.Trace, error) {
+	var opts hx.Options
+	mapOptions(stderr, &opts)
+	return hx.OpenTraceOptions(path, opts)
+}
+
+// profileResolver is the Resolver of a sampling heap profile's
+// positions (which name their scripts), through the scripts' source maps
+// unless --no-source-maps; the profile's functions get the maps' names.
+func profileResolver(path string, p *model.SamplingProfile, stderr *os.File) *analysis.Resolver {
+	res := analysis.NewResolver(nil)
+	var opts hx.Options
+	mapOptions(stderr, &opts)
+	if !opts.NoSourceMaps {
+		maps := sourcemaps.ForDump(path, nil, opts.Warn)
+		sourcemaps.RenameProfile(p, maps)
+		res.SetMapper(maps)
+	}
+	return res
+}
+
 // dump is a heap dump opened through the heapx package, with the bars
 // that draw its progress.
 type dump struct {
@@ -46,6 +97,7 @@ func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
 	if opts.Binary == "" {
 		opts.Binary = binaryFor(stderr)
 	}
+	mapOptions(stderr, &opts)
 	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
 	opts.Progress = bars.set
 	d, err := hx.Open(path, opts)

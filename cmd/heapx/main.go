@@ -40,7 +40,7 @@ func main() {
 	os.Exit(code)
 }
 
-// hugePages applies HEAPX_HUGEPAGES (README "Environment"): 1 or true
+// hugePages applies HEAPX_HUGEPAGES (docs/cli.md "Environment"): 1 or true
 // asks the kernel for transparent huge pages for the big columns
 // (model.SetHugePages), 0 or false does not; unset or anything else keeps
 // the default, which measured better on the machine of docs/benchmarks.md.

@@ -30,8 +30,8 @@ by default; the agent opens others with the open tool. A memory trace
 written by heapx trace is opened as heapx serve opens it: its lifetime
 analyses (heapx list, group lifetimes) are the queries, overview is its
 report. Progress and
-errors go to stderr; stdout carries only the protocol. See the README for
-a client's configuration.`,
+errors go to stderr; stdout carries only the protocol. See docs/cli.md
+("heapx mcp") for a client's configuration.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv := mcpserver.New(mcpserver.Options{
 				Open: func(file string, baselines []string) (*session.Session, error) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // runRSS runs heapx in a process of its own and returns its stdout and
@@ -89,9 +91,7 @@ func runForPeak() int {
 // MB before).
 func TestLongValuesCostAPrefix(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("allocates hundreds of megabytes")
-	}
+	testfixtures.Long(t) // minutes: a 100 MB cell and a 100 MB string
 	const n = 100_000_000
 	dir := t.TempDir()
 	db := filepath.Join(dir, "t.db")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
@@ -45,7 +44,7 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 			var prev *leak.Digest
 			for i, path := range args {
 				if q.Traces {
-					t, err := hx.OpenTrace(path)
+					t, err := openTrace(path, stderr)
 					if err != nil {
 						return err
 					}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
@@ -70,7 +69,7 @@ larger or the heap grew more than allowed, so CI can gate on leaks.`,
 			var err error
 			if len(args) == 1 && isMemoryTrace(args[0]) {
 				var t *query.Trace
-				if t, err = hx.OpenTrace(args[0]); err == nil {
+				if t, err = openTrace(args[0], stderr); err == nil {
 					r, err = report.BuildTrace(args[0], t, opt)
 				}
 			} else {

@@ -54,9 +54,12 @@ gzip-compressed, and Node.js core dumps (x86-64 Linux, with --binary).`,
 	root.SetVersionTemplate("heapx {{.Version}}\n")
 	var binary string
 	root.PersistentFlags().StringVar(&binary, "binary", "", "the node executable a Node.js core dump's process ran (default: the path the core names)")
+	var noSourceMaps bool
+	root.PersistentFlags().BoolVar(&noSourceMaps, "no-source-maps", false, "show positions in minified scripts and the minifier's names as the dump has them, without their source maps")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		binaries.Store(stderr, binary)
 		binaryPath = binary
+		sourceMapsOff.Store(stderr, noSourceMaps)
 	}
 	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newMCPCmd(stderr), newListCmd())
 	root.AddCommand(newCaptureCmd(stderr), newSitesCmd(stderr))

@@ -38,11 +38,11 @@ func newServeCmd(stderr *os.File) *cobra.Command {
 		Long: `Read and analyse FILE (and the earlier snapshots BASELINE..., oldest first,
 for the comparison, leaks and growth) once, then serve an interactive view
 of it: the report's overview, the classes with their instances, an
-object's references, retainers and shortest paths, the dominator tree,
+object's references, retainers and retainer paths, the dominator tree,
 the comparison with the last baseline, every analysis of 'heapx list',
 and an SQL console. Given a memory trace written by heapx trace instead,
 it serves the trace's lifetime analyses: heapx report TRACE's overview,
-the lifetime queries of 'heapx list' and the timeline as a chart. The page and its JSON API (/api/v1/, see README) are
+the lifetime queries of 'heapx list' and the timeline as a chart. The page and its JSON API (/api/v1/, see docs/web-api.md) are
 served by heapx itself; nothing is loaded from elsewhere.
 
 The server listens on 127.0.0.1 on a free port unless --http says

@@ -86,7 +86,7 @@ every step (heapx site-growth).`,
 				case bottomUp:
 					view = query.SitesBottomUp
 				}
-				if r, err = query.ProfileSites(path, p, view, limit); err != nil {
+				if r, err = query.ProfileSites(path, p, profileResolver(path, p, stderr), view, limit); err != nil {
 					return err
 				}
 			} else {

@@ -3,10 +3,11 @@ package main
 import (
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // sitesDoc is the part of `heapx sites --json` the tests read.
@@ -173,9 +174,7 @@ func TestSitesErrors(t *testing.T) {
 // V8 drops the trace entry of objects a compacting GC moves after they got
 // an id (testdata/gen/make-fixtures.js); fewer are lost without it.
 func TestSitesOfCapture(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
+	testfixtures.NeedTool(t, "node")
 	app, err := filepath.Abs(filepath.Join("..", "..", "testdata", "gen", "sites-loop.js"))
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ query.
 
 The connection is read-only: statements that would change the database fail.
 A cache SQLite finds damaged is rebuilt once. The tables and views are
-described in docs/format.md ("SQLite form"); README has example queries.
+described in docs/format.md ("SQLite form"); docs/sql.md has example queries.
 
 DIR is a directory that heapx export --parquet wrote (or one dump=<id>
 partition of it): the query runs on embedded DuckDB, over one view per
@@ -54,7 +54,7 @@ table of the Parquet form (dumps, objects, references, classes,
 suspects, labels, ...) that reads that table of every dump in DIR, with
 its dump_id column to join on (docs/format.md, "The Parquet form"). It
 reads no other file. DuckDB needs cgo: a heapx built without the build
-tag duckdb says so (README, "Fleets of dumps").`,
+tag duckdb says so (docs/sql.md, "Fleets of dumps").`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return fmt.Errorf("sql needs a FILE and a QUERY argument, got %d argument(s) (see heapx sql --help)", len(args))

@@ -85,7 +85,7 @@ func num(t *testing.T, v any) int64 {
 	return i
 }
 
-// The five example queries of README.md's "SQL" section, verbatim. The
+// The five example queries of docs/sql.md's heapx sql section, verbatim. The
 // tests below run each through the binary and check the answer against
 // the graph read in-process.
 const (
@@ -96,22 +96,22 @@ const (
 	exampleEdges   = `SELECT type, label, dest, dest_name FROM edges_full WHERE source = %d ORDER BY seq`
 )
 
-// TestSQLExamplesInREADME keeps README's examples and these tests the same
-// queries.
-func TestSQLExamplesInREADME(t *testing.T) {
+// TestSQLExamplesInDocs keeps docs/sql.md's examples and these tests the
+// same queries.
+func TestSQLExamplesInDocs(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "sql.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{exampleLargest, exampleRetains, exampleStrings, exampleClasses, exampleEdges} {
 		if q = strings.Replace(q, "%d", "72585", 1); !strings.Contains(string(b), q) {
-			t.Errorf("README.md lacks the example %s", q)
+			t.Errorf("docs/sql.md lacks the example %s", q)
 		}
 	}
 }
 
-// TestSQLExamples runs README's example queries on the leak fixture.
+// TestSQLExamples runs docs/sql.md's example queries on the leak fixture.
 func TestSQLExamples(t *testing.T) {
 	t.Parallel()
 	file := copyFixture(t, "node-leak-3.heapsnapshot.gz")

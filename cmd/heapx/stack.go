@@ -10,77 +10,46 @@ import (
 	"github.com/spf13/cobra"
 
 	hx "github.com/heapx/heapx"
+	"github.com/heapx/heapx/analysis/inspect"
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/formats/hprof"
 	"github.com/heapx/heapx/formats/nodecore"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 )
-
-// stackSchemaVersion is the version of the `heapx stack --json` object.
-const stackSchemaVersion = 1
-
-// stackJSON is the `heapx stack --json` output, a contract (README "JSON
-// output").
-type stackJSON struct {
-	SchemaVersion int    `json:"schema_version"`
-	File          string `json:"file"`
-	// Binary and Runtime name the node executable read with a core and
-	// the Node and V8 it is ("" for an exchange file).
-	Binary  string       `json:"binary"`
-	Runtime string       `json:"runtime"`
-	Threads []threadJSON `json:"threads"`
-}
-
-type threadJSON struct {
-	Thread uint64      `json:"thread"`
-	Name   string      `json:"name"`
-	Stop   string      `json:"stop"`
-	Frames []frameJSON `json:"frames"`
-}
-
-type frameJSON struct {
-	Index      int         `json:"index"`
-	Kind       string      `json:"kind"`
-	Type       string      `json:"type"`
-	Function   string      `json:"function"`
-	Script     string      `json:"script"`
-	Line       uint32      `json:"line"`
-	Column     uint32      `json:"column"`
-	PC         string      `json:"pc"`
-	FP         string      `json:"fp"`
-	FunctionID uint64      `json:"function_id"`
-	Values     []valueJSON `json:"values"`
-}
-
-type valueJSON struct {
-	Role string `json:"role"`
-	Name string `json:"name"`
-	Text string `json:"text"`
-	ID   uint64 `json:"id"`
-	Smi  *int64 `json:"smi"`
-}
 
 func newStackCmd(stderr *os.File) *cobra.Command {
 	var asJSON, all bool
 	c := &cobra.Command{
 		Use:   "stack FILE",
-		Short: "Print every thread's stack of a Node.js core dump: JavaScript frames with arguments and closures",
-		Long: `Print every thread's call stack of a Node.js core dump (x86-64 Linux, from
-gcore or a crash), innermost frame first: JavaScript frames with their
-function, script:line (where the function starts), receiver, arguments
-and the variables their closure captures; V8's own frames (entry, exit,
-internal) by type; native frames by the node binary's symbol.
+		Short: "Print every thread's stack: a Java heap dump's frames with the objects their locals hold, a Node.js core's JavaScript frames",
+		Long: `Print every thread's call stack, innermost frame first, in the dump's
+order (heapx threads shows the same threads, the ones keeping the most
+alive first).
 
-The node executable the process ran comes from --binary (heapx's flag for
-every command on a core), or from the path the core names when that file
-is here; it must be the same build. Only the stacks are read, not the
-heap, so this is quick on a big core. FILE may
-also be an exchange file (.jsonl, .db) converted from a core, which keeps
-the stacks.
+Java heap dumps (HPROF, from jcmd GC.heap_dump, jmap or
+-XX:+HeapDumpOnOutOfMemoryError): each thread's name, state and
+java.lang.Thread object with its retained size, then its frames (class,
+method, file:line) with the objects each frame's locals hold (and its JNI
+local references), with their retained sizes.
 
-By default a frame lists at most 6 closure variables; --all lists every
-one. With --json the stacks are printed as one JSON object (README "JSON
-output").`,
+Node.js core dumps (x86-64 Linux, from gcore or a crash): JavaScript
+frames with their function, script:line (where the function starts),
+receiver, arguments and the variables their closure captures; V8's own
+frames (entry, exit, internal) by type; native frames by the node
+binary's symbol. The node executable the process ran comes from --binary
+(heapx's flag for every command on a core), or from the path the core
+names when that file is here; it must be the same build. Only the stacks
+are read, not the heap, so this is quick on a big core.
+
+FILE may also be an exchange file (.jsonl, .db) converted from either,
+which keeps the stacks (without sizes: heapx threads has them).
+
+By default a JavaScript frame lists at most 6 closure variables; --all
+lists every one. With --json the stacks are printed as one JSON object
+(docs/json.md).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, err := readStacks(args[0], binaryPath, stderr)
@@ -98,52 +67,49 @@ output").`,
 	return c
 }
 
-// readStacks walks a core's threads, or reads the stacks an exchange file
+// readStacks walks a core's threads, reads and analyses a Java heap dump
+// for its threads with their sizes, or reads the stacks an exchange file
 // carries.
-func readStacks(path, binary string, stderr *os.File) (*stackJSON, error) {
-	out := &stackJSON{SchemaVersion: stackSchemaVersion, File: path, Threads: []threadJSON{}}
-	var stacks []model.Stack
-	if f, _ := formats.Detect(path); f != nil && f.Name == nodecore.Name {
+func readStacks(path, binary string, stderr *os.File) (*query.ThreadsJSON, error) {
+	f, _ := formats.Detect(path)
+	if binary != "" && (f == nil || f.Name != nodecore.Name) {
+		return nil, fmt.Errorf("--binary is for core dumps; %s is not an ELF core", path)
+	}
+	switch {
+	case f != nil && f.Name == nodecore.Name:
 		p, err := nodecore.Open(path, binary)
 		if err != nil {
 			return nil, err
 		}
 		defer p.Close()
-		if stacks, err = p.Stacks(); err != nil {
-			return nil, err
-		}
-		out.Binary, out.Runtime = p.Binary, p.RuntimeName()
-	} else {
-		if binary != "" {
-			return nil, fmt.Errorf("--binary is for core dumps; %s is not an ELF core", path)
-		}
-		d, err := load(path, stderr, hx.Options{Stored: hx.SkipStored, NodesOnly: true})
+		stacks, err := p.Stacks()
 		if err != nil {
 			return nil, err
 		}
-		stacks = d.Graph().Stacks
-		if len(stacks) == 0 {
-			return nil, fmt.Errorf("%s has no stacks: only a core dump, or an exchange file converted from one, carries them", path)
+		out := query.NewThreadsJSON(path, stacks)
+		out.Binary, out.Runtime = p.Binary, p.RuntimeName()
+		return out, nil
+	case f != nil && f.Name == hprof.Name:
+		d, a, err := loadAndAnalyze(path, stderr)
+		if err != nil {
+			return nil, err
 		}
-	}
-	for _, s := range stacks {
-		t := threadJSON{Thread: s.Thread, Name: s.Name, Stop: s.Stop, Frames: []frameJSON{}}
-		for i, f := range s.Frames {
-			fj := frameJSON{Index: i, Kind: f.Kind.String(), Type: f.Type, Function: f.Function, Script: f.Script,
-				Line: f.Line, Column: f.Column, PC: fmt.Sprintf("0x%x", f.PC), FP: fmt.Sprintf("0x%x", f.FP),
-				FunctionID: f.FunctionNode, Values: []valueJSON{}}
-			for _, v := range f.Values {
-				vj := valueJSON{Role: v.Role.String(), Name: v.Name, Text: v.Text, ID: v.Node}
-				if v.IsSmi {
-					smi := v.Smi
-					vj.Smi = &smi
-				}
-				fj.Values = append(fj.Values, vj)
-			}
-			t.Frames = append(t.Frames, fj)
+		if len(d.Graph().Stacks) == 0 {
+			return nil, fmt.Errorf("%s has no stack traces (an HPROF dump from jcmd GC.heap_dump, jmap or a crash has them)", path)
 		}
-		out.Threads = append(out.Threads, t)
+		return query.ThreadsJSONOf(path, a, inspect.ThreadStacks(a)), nil
 	}
+	d, err := load(path, stderr, hx.Options{Stored: hx.SkipStored, NodesOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	g := d.Graph()
+	if len(g.Stacks) == 0 {
+		return nil, fmt.Errorf("%s has no stacks: only a core dump, a Java heap dump, or an exchange file converted from one, carries them", path)
+	}
+	out := query.NewThreadsJSON(path, g.Stacks)
+	out.Runtime, _ = g.MetaValue("producer")
+	out.Runtime = strings.TrimSuffix(out.Runtime, " core dump")
 	return out, nil
 }
 
@@ -152,27 +118,38 @@ const closureShown = 6
 
 // writeStacks prints the stacks as text: a thread a block, a frame a line,
 // its values indented under it.
-func writeStacks(w io.Writer, s *stackJSON, all bool) error {
+func writeStacks(w io.Writer, s *query.ThreadsJSON, all bool) error {
 	bw := bufio.NewWriter(w)
 	if s.Runtime != "" {
-		fmt.Fprintf(bw, "%s: %s, %s\n", s.File, s.Runtime, s.Binary)
+		fmt.Fprintf(bw, "%s: %s", s.File, s.Runtime)
+		if s.Binary != "" {
+			fmt.Fprintf(bw, ", %s", s.Binary)
+		}
+		fmt.Fprintln(bw)
 	}
-	withJS := 0
+	withJS, java := 0, false
 	for _, t := range s.Threads {
 		fmt.Fprintf(bw, "\nthread %d", t.Thread)
 		if t.Name != "" {
 			fmt.Fprintf(bw, " (%s)", t.Name)
 		}
-		js := 0
+		js, jv := 0, 0
 		for _, f := range t.Frames {
-			if f.Kind == model.FrameJS.String() {
+			switch f.Kind {
+			case model.FrameJS.String():
 				js++
+			case model.FrameJava.String():
+				jv++
 			}
 		}
-		if js > 0 {
+		switch {
+		case jv > 0 || t.ID != 0:
+			java = true
+			writeJavaThread(bw, &t, jv)
+		case js > 0:
 			withJS++
 			fmt.Fprintf(bw, ": %d JavaScript frames of %d\n", js, len(t.Frames))
-		} else {
+		default:
 			fmt.Fprintf(bw, ": no JavaScript frames (%d native)\n", len(t.Frames))
 		}
 		for _, f := range t.Frames {
@@ -182,14 +159,44 @@ func writeStacks(w io.Writer, s *stackJSON, all bool) error {
 			fmt.Fprintf(bw, "      (the walk ended: %s)\n", t.Stop)
 		}
 	}
-	if withJS == 0 {
+	if withJS == 0 && !java {
 		fmt.Fprintf(bw, "\nNo thread was running JavaScript when the core was taken.\n")
 	}
 	return bw.Flush()
 }
 
-func writeFrame(w io.Writer, f *frameJSON, all bool) {
+// writeJavaThread ends a Java thread's heading line: its state, frames,
+// object and what it keeps alive.
+func writeJavaThread(w io.Writer, t *query.ThreadJSON, frames int) {
+	if t.State != "" {
+		fmt.Fprintf(w, " %s", t.State)
+	}
+	fmt.Fprintf(w, ": %d Java frames", frames)
+	if t.ID != 0 {
+		fmt.Fprintf(w, "; %s @0x%x", orUnknown(t.Class), t.ID)
+		if t.RetainedSize != nil {
+			fmt.Fprintf(w, " retains %s", humanize.Size(*t.RetainedSize))
+		}
+	}
+	if t.HeldSize != nil {
+		fmt.Fprintf(w, "; with its frames %s", humanize.Size(*t.HeldSize))
+	}
+	fmt.Fprintln(w)
+}
+
+func orUnknown(class string) string {
+	if class == "" {
+		return "(thread object)"
+	}
+	return class
+}
+
+func writeFrame(w io.Writer, f *query.ThreadFrameJSON, all bool) {
 	switch f.Kind {
+	case model.FrameJava.String():
+		mf := model.Frame{Type: f.Type, Script: f.Script, Line: f.Line}
+		fmt.Fprintf(w, "  #%-3d %s(%s)\n", f.Index, f.Function, query.JavaLocation(&mf))
+		writeHeld(w, f.Values)
 	case model.FrameJS.String():
 		loc := f.Script
 		if f.Line > 0 {
@@ -221,12 +228,25 @@ func writeFrame(w io.Writer, f *frameJSON, all bool) {
 			fmt.Fprintf(w, "        closure: %s%s\n", strings.Join(closure, ", "), more)
 		}
 	case model.FrameRuntime.String():
-		fmt.Fprintf(w, "  #%-3d [%s]\n", f.Index, strings.TrimPrefix(f.Type, "v8:"))
+		fmt.Fprintf(w, "  #%-3d [%s]\n", f.Index, f.Type[strings.IndexByte(f.Type, ':')+1:])
+		writeHeld(w, f.Values)
 	default:
 		name := f.Function
 		if name == "" {
 			name = "??"
 		}
 		fmt.Fprintf(w, "  #%-3d %s  (native, pc %s)\n", f.Index, name, f.PC)
+	}
+}
+
+// writeHeld lists the objects a Java frame holds, with their sizes when
+// known.
+func writeHeld(w io.Writer, values []query.FrameValueJSON) {
+	for _, v := range values {
+		fmt.Fprintf(w, "        %s %s", v.Role, v.Text)
+		if v.RetainedSize != nil {
+			fmt.Fprintf(w, "  shallow %s, retained %s", humanize.Size(*v.ShallowSize), humanize.Size(*v.RetainedSize))
+		}
+		fmt.Fprintln(w)
 	}
 }

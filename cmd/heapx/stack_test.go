@@ -13,6 +13,7 @@ import (
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/coretest"
 	"github.com/heapx/heapx/internal/testfixtures"
+	"github.com/heapx/heapx/query"
 )
 
 // TestStackCommand runs `heapx stack` on a core of core-state.js as a user
@@ -29,14 +30,14 @@ func TestStackCommand(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
-			var out stackJSON
+			var out query.ThreadsJSON
 			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 				t.Fatal(err)
 			}
 			if out.SchemaVersion != 1 || out.Binary != c.Binary || !strings.HasPrefix(out.Runtime, "Node "+strconv.Itoa(major)+" (V8 ") {
 				t.Errorf("header: schema %d, binary %q, runtime %q", out.SchemaVersion, out.Binary, out.Runtime)
 			}
-			var main *threadJSON
+			var main *query.ThreadJSON
 			for i := range out.Threads {
 				if out.Threads[i].Thread == uint64(c.PID) {
 					main = &out.Threads[i]
@@ -45,7 +46,7 @@ func TestStackCommand(t *testing.T) {
 			if main == nil || main.Name != "main" {
 				t.Fatalf("no main thread %d in %d threads", c.PID, len(out.Threads))
 			}
-			var js []frameJSON
+			var js []query.ThreadFrameJSON
 			for _, f := range main.Frames {
 				if f.Kind == "javascript" {
 					js = append(js, f)
@@ -83,6 +84,29 @@ func TestStackCommand(t *testing.T) {
 				t.Errorf("caller frame %s:%d, want %s:%d", f.Function, f.Line, want.Caller.Function, want.Caller.Line)
 			}
 
+			// heapx threads reads the heap too: the same main thread,
+			// with the classes and retained sizes of what its frames
+			// hold (the string argument of the recursion's frames).
+			var sized query.ThreadsJSON
+			okJSON(t, &sized, "threads", "--json", "-n", "0", c.Core, "--binary", c.Binary)
+			var sizedMain *query.ThreadJSON
+			for i := range sized.Threads {
+				if sized.Threads[i].Thread == uint64(c.PID) {
+					sizedMain = &sized.Threads[i]
+				}
+			}
+			if sizedMain == nil || len(sizedMain.Frames) != len(main.Frames) {
+				t.Fatalf("threads: no main thread of %d frames: %+v", len(main.Frames), sizedMain)
+			}
+			for i, f := range sizedMain.Frames {
+				if f.Function != main.Frames[i].Function || len(f.Values) != len(main.Frames[i].Values) {
+					t.Fatalf("threads: frame %d is %s with %d values, stack says %s with %d", i, f.Function, len(f.Values), main.Frames[i].Function, len(main.Frames[i].Values))
+				}
+			}
+			if v := sizedMain.Frames[js[1].Index].Values[2]; v.Class != "(string)" || v.RetainedSize == nil || *v.RetainedSize == 0 {
+				t.Errorf("threads: the recursion's string argument is %+v, want a string with its retained size", v)
+			}
+
 			// Text, the binary taken from the core's NT_FILE note when it
 			// is here (Node 20 runs as /usr/bin/node or from the cache).
 			text := heapx(t, "stack", c.Core, "--all")
@@ -118,7 +142,7 @@ func TestStackCommand(t *testing.T) {
 			}
 			for _, file := range []string{flat, db} {
 				x := heapx(t, "stack", file, "--json")
-				var back stackJSON
+				var back query.ThreadsJSON
 				if err := json.Unmarshal([]byte(x.stdout), &back); err != nil {
 					t.Fatalf("%s: exit %d %s: %v", file, x.code, x.stderr, err)
 				}
@@ -213,7 +237,7 @@ func TestConvertStacks(t *testing.T) {
 	}
 	snap := filepath.Join(dir, "stacks.heapsnapshot")
 	r := heapx(t, "convert", flat, snap)
-	if r.code != 0 || !strings.Contains(r.stderr, "the 3 threads' stacks are left out: a V8 heap snapshot has no place for them") {
+	if r.code != 0 || !strings.Contains(r.stderr, "the 4 threads' stacks are left out: a V8 heap snapshot has no place for them") {
 		t.Errorf("convert to .heapsnapshot: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

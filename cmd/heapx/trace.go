@@ -63,7 +63,7 @@ which allocation sites leak.`,
 			err := runTrace(cmd.Context(), args, out, include, cmd.OutOrStdout(), stderr)
 			var status exitStatus
 			if withReport && (err == nil || errors.As(err, &status)) {
-				if rerr := printLifetimes(cmd.OutOrStdout(), out); rerr != nil {
+				if rerr := printLifetimes(cmd.OutOrStdout(), stderr, out); rerr != nil {
 					return rerr
 				}
 			}

@@ -4,21 +4,19 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // TestTraceCommand runs heapx trace as a user does: the program's output
 // and exit status pass through, the trace is written where -o says (and
 // by default beside the script's name), and it decodes to its END record.
 func TestTraceCommand(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
+	testfixtures.NeedTool(t, "node")
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app.mjs")
 	if err := os.WriteFile(app, []byte("const items = [];\nfor (let i = 0; i < 3; i++) items.push({ i });\nconsole.log('items', items.length);\nprocess.exitCode = 3;\n"), 0o644); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // The programs of testdata/gen/lifetimes traced as servers are: run
@@ -25,12 +25,7 @@ import (
 // fails it under CI, which installs node (.ci/run).
 func nodeForTrace(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed: CI installs it for the trace tests")
-		}
-		t.Skip("node not installed")
-	}
+	testfixtures.NeedTool(t, "node")
 }
 
 // tracedServer is heapx trace running a server of testdata/gen/lifetimes,

@@ -19,16 +19,18 @@ import (
 const VersionMajor = 1
 
 // StackVersion is the version of the stack records (heapx:stack,
-// heapx:frame, heapx:frame_value; docs/format.md 2.9) heapx reads and
-// writes. They are versioned on their own so that what a core dump's
-// stacks carry can change without a new version_major for every file.
-const StackVersion = 1
+// heapx:frame, heapx:frame_value; docs/format.md 2.9) heapx writes. They
+// are versioned on their own so that what a dump's stacks carry can
+// change without a new version_major for every file. Version 2 added
+// Java's stacks: the java frame kind, the local and jni local value
+// roles, and a stack's object and state; heapx reads 1 and 2.
+const StackVersion = 2
 
 // CheckStackVersion is the error for a heapx:stack_version a reader does
-// not know, nil for StackVersion.
+// not know, nil for 1 to StackVersion.
 func CheckStackVersion(v string) error {
-	if v != strconv.Itoa(StackVersion) {
-		return fmt.Errorf("metadata %s is %q; this heapx reads stack records of version %d (a newer heapx may read them)", KeyStackVersion, v, StackVersion)
+	if n, err := strconv.Atoi(v); err != nil || n < 1 || n > StackVersion {
+		return fmt.Errorf("metadata %s is %q; this heapx reads stack records of versions 1 to %d (a newer heapx may read them)", KeyStackVersion, v, StackVersion)
 	}
 	return nil
 }

@@ -14,7 +14,8 @@ import (
 // 4 KB of a real JDK 17 dump (its header and name records), and the
 // crafted dumps of issue 12 (internal/hostile): a superclass cycle, a
 // chain, a layout that wrapped past 2^32 bytes, a class name with
-// terminal escapes.
+// terminal escapes; and the crafted threads of threadsDump in JDK 17's
+// and 19's layouts.
 func FuzzRead(f *testing.F) {
 	f.Add(tinyDump(8, 0))
 	f.Add(tinyDump(4, 0))
@@ -25,6 +26,8 @@ func FuzzRead(f *testing.F) {
 	f.Add(hostile.SuperclassChain(50, 2))
 	f.Add(hostile.WrappingFieldOffset())
 	f.Add(hostile.HPROFEscapes())
+	f.Add(threadsDump(8, false))
+	f.Add(threadsDump(4, true))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Read(bytes.NewReader(data), "fuzz", ReadOptions{})
 		if !testfixtures.CheckRead(t, g, err) {

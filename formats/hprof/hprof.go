@@ -129,7 +129,7 @@ import (
 
 func init() {
 	formats.Register(formats.Format{
-		Name:        "hprof",
+		Name:        Name,
 		Description: "Java HPROF heap dump (.hprof) from jmap, jcmd, HeapDumpOnOutOfMemoryError or Android; plain or gzip",
 		Extensions:  []string{".hprof"},
 		Detect:      Detect,
@@ -138,6 +138,9 @@ func init() {
 		},
 	})
 }
+
+// Name is the format's name in the formats registry.
+const Name = "hprof"
 
 // Namespace is the namespace of HPROF's node and edge types in the model.
 const Namespace = "hprof"

@@ -68,6 +68,7 @@ func (rd *reader) instanceDump(start, end int64) error {
 			}
 			a = rd.classes[k.superSlot].withRefs
 		}
+		rd.threadFields(i, s, data)
 		if rd.g.Nodes.Type[i] == ntString && !rd.isRegistered(i) {
 			rd.registerString(i, data)
 		}

@@ -48,6 +48,10 @@ type reader struct {
 	rootIDs  []uint64
 	rootTags []byte
 
+	threadRoots []threadRoot // the GC roots that name a thread
+	thr         threadLayout
+	orphanRoots uint64 // thread roots of a thread the dump has no object or trace of
+
 	// Strings registered for decoding: the String node, its coder, and the
 	// next String sharing the same value array (-1 ends the chain);
 	// wanted maps value array ids to the chain's head.
@@ -201,6 +205,7 @@ func (rd *reader) read() (*model.Graph, error) {
 	rd.ids = nil
 	rd.wanted = nil
 	rd.sizes()
+	rd.stacks()
 	rd.meta()
 	return g, nil
 }
@@ -404,6 +409,9 @@ func (rd *reader) heapDump(end int64) error {
 			if rd.pass == 1 {
 				rd.rootIDs = append(rd.rootIDs, rd.id(in.buf[in.r:]))
 				rd.rootTags = append(rd.rootTags, st)
+				if isThreadRoot(st) {
+					rd.addThreadRoot(st, in.buf[in.r:in.r+size])
+				}
 			}
 			in.r += size
 		}
@@ -548,6 +556,7 @@ func (rd *reader) endPass1() error {
 	if err := rd.layouts(rd.slotNamed("java.lang.ref.Reference")); err != nil {
 		return err
 	}
+	rd.resolveThreads()
 	edges := uint64(len(rd.rootIDs)) + rd.objArrElems + rd.primArrays
 	bound := edges + rd.instRefs
 	for s := range rd.classes {
@@ -626,6 +635,9 @@ func (rd *reader) meta() {
 	kv("hprof:dangling_refs", strconv.FormatUint(rd.dangling, 10))
 	if rd.danglRt > 0 {
 		kv("hprof:dangling_roots", strconv.FormatUint(rd.danglRt, 10))
+	}
+	if rd.orphanRoots > 0 {
+		kv("hprof:orphan_thread_roots", strconv.FormatUint(rd.orphanRoots, 10))
 	}
 	strs := 0
 	for _, t := range g.Nodes.Type {

@@ -16,11 +16,12 @@ import (
 const (
 	stackIndex = iota
 	stackThread
+	stackObject
 )
 
 type stackRec struct {
 	numbersRec
-	name, stop string
+	name, stop, state string
 }
 
 var stackRecord = recordType[stackRec]{
@@ -29,15 +30,23 @@ var stackRecord = recordType[stackRec]{
 		{name: "thread", num: unsigned(stackThread, "thread")},
 		{name: "name", decode: func(c *cursor, r *stackRec) (err error) { r.name, err = c.text("stack name"); return }},
 		{name: "stop", decode: func(c *cursor, r *stackRec) (err error) { r.stop, err = c.text("stack stop"); return }},
+		{name: "object", num: unsigned(stackObject, "stack object (a node id or null)").orNull()},
+		{name: "state", decode: func(c *cursor, r *stackRec) (err error) { r.state, err = c.text("stack state"); return }},
 	},
 	required: []string{"index", "thread"},
-	numbers:  (*stackRec).numbers,
+	// Without an object field: none.
+	blank:   stackRec{numbersRec: numbersRec{null: 1 << stackObject}},
+	numbers: (*stackRec).numbers,
 	add: func(rd *reader, r *stackRec) error {
 		g := rd.g
 		if r.num[stackIndex] != uint64(len(g.Stacks)) {
 			return fmt.Errorf("heapx:stack index %d, want %d (stacks are numbered 0, 1, 2, ... in file order)", r.num[stackIndex], len(g.Stacks))
 		}
-		g.Stacks = append(g.Stacks, model.Stack{Thread: r.num[stackThread], Name: r.name, Stop: r.stop})
+		s := model.Stack{Thread: r.num[stackThread], Name: r.name, Stop: r.stop, State: r.state}
+		if !r.null.has(stackObject) {
+			s.Object = r.num[stackObject]
+		}
+		g.Stacks = append(g.Stacks, s)
 		return nil
 	},
 }

@@ -472,7 +472,7 @@ func (wr *writer) extensions() error {
 
 // The declarations of the stack records (docs/format.md 2.9).
 var (
-	stackFields      = []string{"heapx:stack", "index", "thread", "name", "stop"}
+	stackFields      = []string{"heapx:stack", "index", "thread", "name", "stop", "object", "state"}
 	frameFields      = []string{"heapx:frame", "stack", "index", "kind", "type", "function", "script", "line", "column", "pc", "fp", "function_node"}
 	frameValueFields = []string{"heapx:frame_value", "stack", "frame", "role", "name", "node", "smi", "text"}
 )
@@ -485,6 +485,8 @@ func (wr *writer) stacks() error {
 		wr.uint(s.Thread)
 		wr.str(s.Name)
 		wr.str(s.Stop)
+		wr.nodeOrNull(s.Object)
+		wr.str(s.State)
 		if err := wr.line(); err != nil {
 			return err
 		}

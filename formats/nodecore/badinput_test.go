@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heapx/heapx/internal/coretest"
+	"github.com/heapx/heapx/internal/testfixtures"
 )
 
 // fakeCore builds a small ELF core: one PT_NOTE with an NT_PRSTATUS of
@@ -193,9 +194,7 @@ func TestWrongBinary(t *testing.T) {
 
 // TestNotNodeCore gcores a process that is not Node.
 func TestNotNodeCore(t *testing.T) {
-	if _, err := exec.LookPath("gcore"); err != nil {
-		t.Skip("no gcore")
-	}
+	testfixtures.NeedTool(t, "gcore")
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -204,7 +203,7 @@ func TestNotNodeCore(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	core, err := coretest.Gcore(t, cmd.Process.Pid, t.TempDir())
 	if err != nil {
-		t.Skipf("gcore: %v", err)
+		testfixtures.Missing(t, "gcore: %v", err)
 	}
 	_, err = Open(core, "")
 	if err == nil || !strings.Contains(err.Error(), "not a Node.js core") {

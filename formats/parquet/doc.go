@@ -43,6 +43,9 @@ const (
 	TableSamples        = "v8_samples"
 	TableSections       = "v8_sections"
 	TableGCRoots        = "gc_roots"
+	TableStacks         = "stacks"
+	TableFrames         = "frames"
+	TableFrameValues    = "frame_values"
 )
 
 // PartitionPrefix starts every partition directory's name.

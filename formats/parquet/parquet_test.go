@@ -13,6 +13,7 @@ import (
 	_ "github.com/heapx/heapx/formats/all"
 	"github.com/heapx/heapx/formats/exchange"
 	"github.com/heapx/heapx/formats/parquet"
+	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 )
 
@@ -79,6 +80,23 @@ func write(t testing.TB, g *model.Graph, id string) (string, *analysis.Analysis)
 		t.Fatal(err)
 	}
 	return part, a
+}
+
+// TestStacksRoundTrip: the threads' stacks of every kind (a core's
+// JavaScript, runtime and native frames with small integers and missing
+// nodes, a Java thread's object, state and locals) come back from the
+// stacks, frames and frame_values tables field for field.
+func TestStacksRoundTrip(t *testing.T) {
+	g := readDump(t, filepath.Join("..", "..", "testdata", "node-basic.heapsnapshot.gz"))
+	g.Stacks = testfixtures.Stacks(g)
+	part, _ := write(t, g, "00000000000000aa")
+	h, _, err := parquet.ReadDump(part, parquet.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Compare(g, h, ignoreMeta); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestRoundTripFixtures writes every fixture as a partition and reads it

@@ -309,6 +309,11 @@ func (r *reader) metadata() error {
 		switch kv.Key {
 		case exchange.KeyVersion, exchange.KeyRoot, exchange.KeyNodeCount, exchange.KeyEdgeCount, exchange.KeyStringCount, exchange.KeyAnalysis:
 			continue
+		case exchange.KeyStackVersion:
+			if err := exchange.CheckStackVersion(kv.Value); err != nil {
+				return r.failDumps("%v", err)
+			}
+			continue
 		}
 		g.Meta = append(g.Meta, model.KV{Key: kv.Key, Value: kv.Value})
 	}

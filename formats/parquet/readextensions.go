@@ -165,7 +165,71 @@ func (r *reader) extensions() error {
 		}
 		g.GCRoots = append(g.GCRoots, model.GCRoot{Node: v, Kind: uint16(gr.KindIndex)})
 	}
+	return r.stacks()
+}
+
+// stacks reads the stacks, frames and frame_values tables: stacks
+// numbered in order, each frame after its stack's earlier frames, each
+// value of a frame already read. Node identifiers are kept as they are.
+func (r *reader) stacks() error {
+	g := r.g
+	stacks, st, err := readTable[StackRow](r, TableStacks)
+	if err != nil {
+		return err
+	}
+	for i, s := range stacks {
+		if int(s.Stack) != i {
+			return st.fail(int64(i), "stack %d, want %d (stacks are numbered 0, 1, 2, ... in order)", s.Stack, i)
+		}
+		g.Stacks = append(g.Stacks, model.Stack{Thread: uint64(s.Thread), Name: s.Name, Stop: s.Stop, Object: idOrZero(s.ObjectID), State: s.State})
+	}
+	frames, ft, err := readTable[FrameRow](r, TableFrames)
+	if err != nil {
+		return err
+	}
+	for i, f := range frames {
+		if f.Stack < 0 || int(f.Stack) >= len(g.Stacks) || int(f.Frame) != len(g.Stacks[f.Stack].Frames) {
+			return ft.fail(int64(i), "frame %d of stack %d out of order (a stack's frames are numbered 0, 1, 2, ... after it)", f.Frame, f.Stack)
+		}
+		kind, err := model.ParseFrameKind(f.Kind)
+		if err != nil {
+			return ft.fail(int64(i), "%v", err)
+		}
+		if f.Line < 0 || f.Line > 1<<32-1 || f.Column < 0 || f.Column > 1<<32-1 {
+			return ft.fail(int64(i), "line %d, column %d out of range", f.Line, f.Column)
+		}
+		s := &g.Stacks[f.Stack]
+		s.Frames = append(s.Frames, model.Frame{Kind: kind, Type: f.Type, Function: f.Function, Script: f.Script,
+			Line: uint32(f.Line), Column: uint32(f.Column), PC: uint64(f.PC), FP: uint64(f.FP), FunctionNode: idOrZero(f.FunctionNodeID)})
+	}
+	values, vt, err := readTable[FrameValueRow](r, TableFrameValues)
+	if err != nil {
+		return err
+	}
+	for i, v := range values {
+		if v.Stack < 0 || int(v.Stack) >= len(g.Stacks) || v.Frame < 0 || int(v.Frame) >= len(g.Stacks[v.Stack].Frames) {
+			return vt.fail(int64(i), "stack %d has no frame %d (a value follows its frame)", v.Stack, v.Frame)
+		}
+		role, err := model.ParseValueRole(v.Role)
+		if err != nil {
+			return vt.fail(int64(i), "%v", err)
+		}
+		fv := model.FrameValue{Role: role, Name: v.Name, Node: idOrZero(v.NodeID), Text: v.Text}
+		if v.Smi != nil {
+			fv.Smi, fv.IsSmi = *v.Smi, true
+		}
+		f := &g.Stacks[v.Stack].Frames[v.Frame]
+		f.Values = append(f.Values, fv)
+	}
 	return nil
+}
+
+// idOrZero is an optional identifier column's value, 0 for NULL.
+func idOrZero(v *int64) uint64 {
+	if v == nil {
+		return 0
+	}
+	return uint64(*v)
 }
 
 func (r *reader) failTable(name string, row int, format string, args ...any) error {

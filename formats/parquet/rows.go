@@ -282,6 +282,50 @@ type GCRootRow struct {
 	Kind      string `parquet:"kind,dict"`
 }
 
+// StackRow is one row of table stacks: a thread's stack (section 2.9),
+// numbered 0, 1, 2, ... in order.
+type StackRow struct {
+	DumpID string `parquet:"dump_id,dict"`
+	Stack  int32  `parquet:"stack"`
+	// Thread is the thread's id (an operating system's, Java's), stored
+	// as node identifiers are.
+	Thread   int64  `parquet:"thread"`
+	Name     string `parquet:"name"`
+	Stop     string `parquet:"stop"`
+	ObjectID *int64 `parquet:"object_id,optional"`
+	State    string `parquet:"state,dict"`
+}
+
+// FrameRow is one row of table frames: a frame of a stack, innermost
+// (frame 0) first.
+type FrameRow struct {
+	DumpID         string `parquet:"dump_id,dict"`
+	Stack          int32  `parquet:"stack"`
+	Frame          int32  `parquet:"frame"`
+	Kind           string `parquet:"kind,dict"`
+	Type           string `parquet:"type,dict"`
+	Function       string `parquet:"function,dict"`
+	Script         string `parquet:"script,dict"`
+	Line           int64  `parquet:"line"`
+	Column         int64  `parquet:"column"`
+	PC             int64  `parquet:"pc"`
+	FP             int64  `parquet:"fp"`
+	FunctionNodeID *int64 `parquet:"function_node_id,optional"`
+}
+
+// FrameValueRow is one row of table frame_values: a value a frame holds,
+// in order. Its node_id is not checked against objects (section 2.9).
+type FrameValueRow struct {
+	DumpID string `parquet:"dump_id,dict"`
+	Stack  int32  `parquet:"stack"`
+	Frame  int32  `parquet:"frame"`
+	Role   string `parquet:"role,dict"`
+	Name   string `parquet:"name"`
+	NodeID *int64 `parquet:"node_id,optional"`
+	Smi    *int64 `parquet:"smi,optional"`
+	Text   string `parquet:"text"`
+}
+
 // LabelRow is one row of table labels: a user label of a dump (the same
 // pairs as dumps.labels), so that SQL in every engine selects dumps by
 // label with a join instead of engine-specific list functions.

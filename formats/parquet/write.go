@@ -471,5 +471,48 @@ func writeExtensions(part, id string, g *model.Graph) error {
 			return err
 		}
 	}
-	return nil
+	return writeStacks(part, id, g.Stacks)
+}
+
+// writeStacks writes the stacks, frames and frame_values tables, when
+// the dump has stacks.
+func writeStacks(part, id string, stacks []model.Stack) error {
+	if len(stacks) == 0 {
+		return nil
+	}
+	orNull := func(v uint64) *int64 {
+		if v == 0 {
+			return nil
+		}
+		x := int64(v)
+		return &x
+	}
+	var rows []StackRow
+	var frames []FrameRow
+	var values []FrameValueRow
+	for si, s := range stacks {
+		rows = append(rows, StackRow{DumpID: id, Stack: int32(si), Thread: int64(s.Thread), Name: s.Name, Stop: s.Stop,
+			ObjectID: orNull(s.Object), State: s.State})
+		for fi, f := range s.Frames {
+			frames = append(frames, FrameRow{DumpID: id, Stack: int32(si), Frame: int32(fi), Kind: f.Kind.String(), Type: f.Type,
+				Function: f.Function, Script: f.Script, Line: int64(f.Line), Column: int64(f.Column), PC: int64(f.PC), FP: int64(f.FP),
+				FunctionNodeID: orNull(f.FunctionNode)})
+			for _, v := range f.Values {
+				vr := FrameValueRow{DumpID: id, Stack: int32(si), Frame: int32(fi), Role: v.Role.String(), Name: v.Name,
+					NodeID: orNull(v.Node), Text: v.Text}
+				if v.IsSmi {
+					smi := v.Smi
+					vr.Smi = &smi
+				}
+				values = append(values, vr)
+			}
+		}
+	}
+	if err := writeRows(part, TableStacks, id, rows); err != nil {
+		return err
+	}
+	if err := writeRows(part, TableFrames, id, frames); err != nil {
+		return err
+	}
+	return writeRows(part, TableFrameValues, id, values)
 }

@@ -166,8 +166,8 @@ func chain(n int) *model.Graph {
 
 // TestRoundTripStacks writes a graph with stacks, with and without
 // results (heapx_packed), and reads it back: the stacks come back field
-// for field, identifiers of 2^63 and up included; a graph without stacks
-// gets no stack tables.
+// for field, identifiers of 2^63 and up included; a file of stack version
+// 1 reads too; a graph without stacks gets no stack tables.
 func TestRoundTripStacks(t *testing.T) {
 	g := chain(5)
 	g.Stacks = testfixtures.Stacks(g)
@@ -193,6 +193,21 @@ func TestRoundTripStacks(t *testing.T) {
 			t.Errorf("the reader kept %s=%s in the graph's metadata", exchange.KeyStackVersion, v)
 		}
 	}
+	// A file of stack version 1, from before Java's stacks: no object
+	// and state columns; its stacks read with none.
+	old := filepath.Join(t.TempDir(), "v1.db")
+	v1 := chain(5)
+	v1.Stacks = testfixtures.Stacks(v1)[:3]
+	if err := Save(old, v1, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mutate(t, old, `ALTER TABLE heapx_stack DROP COLUMN object_identifier`, `ALTER TABLE heapx_stack DROP COLUMN state`,
+		`UPDATE metadata SET value = '1' WHERE key = 'heapx:stack_version'`)
+	h1, err := ReadFile(old, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareGraphs(t, v1, h1)
 	plain := chain(5)
 	db := filepath.Join(t.TempDir(), "plain.db")
 	if err := Save(db, plain, WriteOptions{}); err != nil {

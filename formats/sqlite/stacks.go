@@ -12,7 +12,8 @@ import (
 // addresses and thread ids of 2^63 and up are stored as their
 // two's-complement signed value, as everywhere in the form.
 const stackSchema = `
-CREATE TABLE heapx_stack       (seq INTEGER PRIMARY KEY, thread INTEGER NOT NULL, name TEXT NOT NULL, stop TEXT NOT NULL);
+CREATE TABLE heapx_stack       (seq INTEGER PRIMARY KEY, thread INTEGER NOT NULL, name TEXT NOT NULL, stop TEXT NOT NULL,
+                                object_identifier INTEGER, state TEXT NOT NULL);
 CREATE TABLE heapx_frame       (stack INTEGER NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL,
                                 function TEXT NOT NULL, script TEXT NOT NULL, line INTEGER NOT NULL, "column" INTEGER NOT NULL,
                                 pc INTEGER NOT NULL, fp INTEGER NOT NULL, function_node_identifier INTEGER,
@@ -23,7 +24,10 @@ CREATE TABLE heapx_frame_value (stack INTEGER NOT NULL, frame INTEGER NOT NULL, 
 `
 
 var (
-	stackColumns      = []string{"seq", "thread", "name", "stop"}
+	stackColumns = []string{"seq", "thread", "name", "stop", "object_identifier", "state"}
+	// stackRequired are the columns of heapx_stack every version has;
+	// object_identifier and state came with stack version 2.
+	stackRequired     = stackColumns[:4]
 	frameColumns      = []string{"stack", "seq", "kind", "type", "function", "script", "line", "column", "pc", "fp", "function_node_identifier"}
 	frameValueColumns = []string{"stack", "frame", "seq", "role", "name", "node_identifier", "smi", "text"}
 )
@@ -43,6 +47,8 @@ func (w *writer) stacks() error {
 		in.Int(int64(s.Thread))
 		in.Text(s.Name)
 		in.Text(s.Stop)
+		nodeOrNull(in, s.Object)
+		in.Text(s.State)
 	})
 	if err != nil {
 		return err
@@ -55,13 +61,6 @@ func (w *writer) stacks() error {
 			for vi := range f.Values {
 				values = append(values, at{si, fi, vi})
 			}
-		}
-	}
-	nodeOrNull := func(in *inserter, id uint64) {
-		if id == 0 {
-			in.Null()
-		} else {
-			in.Int(int64(id))
 		}
 	}
 	err = insertAll(w.conn, "heapx_frame", len(frames), frameColumns, func(in *inserter, i int) {
@@ -100,6 +99,15 @@ func (w *writer) stacks() error {
 	})
 }
 
+// nodeOrNull inserts a node identifier, NULL for 0 (none).
+func nodeOrNull(in *inserter, id uint64) {
+	if id == 0 {
+		in.Null()
+	} else {
+		in.Int(int64(id))
+	}
+}
+
 // stackKey names a frame or value row by its key columns in messages.
 type stackKey struct{ stack, frame, seq int64 }
 
@@ -119,7 +127,7 @@ func (x *extensionReader) stacks() error {
 	}
 	g := x.g
 	x.section = "heapx_stack"
-	sel, err := x.columns("heapx_stack", "heapx:stack", stackColumns, nil)
+	sel, err := x.columns("heapx_stack", "heapx:stack", stackRequired, stackColumns[len(stackRequired):])
 	if err != nil {
 		return err
 	}
@@ -140,7 +148,18 @@ func (x *extensionReader) stacks() error {
 		if err != nil {
 			return err
 		}
-		g.Stacks = append(g.Stacks, model.Stack{Thread: uint64(thread), Name: name, Stop: stop})
+		s := model.Stack{Thread: uint64(thread), Name: name, Stop: stop}
+		if obj, ok, err := x.nullableInt(st, 4, "object_identifier", row); err != nil {
+			return err
+		} else if ok {
+			s.Object = uint64(obj)
+		}
+		if st.ColumnType(5) != sqlite.TypeNull {
+			if s.State, err = x.textAt(st, 5, "state", row); err != nil {
+				return err
+			}
+		}
+		g.Stacks = append(g.Stacks, s)
 		return nil
 	})
 	if err != nil {

@@ -1,8 +1,12 @@
 package v8
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -112,5 +116,102 @@ func TestWideValues(t *testing.T) {
 				t.Fatalf("fast path %v: node %d id %d size %d, want %d %d", fast, i, g.Nodes.ID.At(i), g.Nodes.Size.At(i), id(i), size(i))
 			}
 		}
+	}
+}
+
+// TestRecordLoops checks the record loops (edgeRecords, nodeRecords)
+// against the per-value loop on blocks of V8's layouts holding numbers of
+// every length from 1 to 18 digits, values out of range and bytes neither
+// loop takes, anywhere in a block and at every offset into a record: both
+// must store the same values and agree on whether the block is taken.
+func TestRecordLoops(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	number := func(digits int) string {
+		s := strconv.Itoa(1 + rng.Intn(9))
+		for len(s) < digits {
+			s += strconv.Itoa(rng.Intn(10))
+		}
+		return s
+	}
+	// Values of 1 to 9 digits fit every 32-bit column.
+	value := func() string {
+		if rng.Intn(10) < 4 {
+			return strconv.Itoa(rng.Intn(10))
+		}
+		return number(1 + rng.Intn(9))
+	}
+	layouts := []struct {
+		code  []uint8
+		types uint64
+	}{
+		{[]uint8{colEdgeType, colEdgeName, colEdgeTo}, 7},
+		{[]uint8{colNodeType, colNodeName, colNodeID, colNodeSize, colNodeEdges, colSkip, colNodeDetach}, 16},
+		{[]uint8{colNodeType, colNodeName, colNodeID, colNodeSize, colNodeEdges, colNodeDetach}, 16},
+	}
+	const records = 200
+	newColumns := func(code []uint8, types uint64) *columns {
+		return &columns{code: code, fields: uint64(len(code)), types: types, nodeF: 7, nodes: 1 << 40,
+			edgeType: make([]uint8, records), edgeName: make([]uint32, records), edgeTo: make([]int32, records),
+			nodeType: make([]uint8, records), nodeName: make([]uint32, records), nodeID: make([]uint32, records),
+			nodeSize: make([]uint32, records), firstEdge: make([]uint32, records+1), detach: make([]uint8, records)}
+	}
+	taken := map[bool]int{}
+	for trial := range 300 {
+		l := layouts[trial%len(layouts)]
+		var vals []string
+		for range records * len(l.code) {
+			v := value()
+			switch l.code[len(vals)%len(l.code)] {
+			case colEdgeTo:
+				v = strconv.Itoa(7 * rng.Intn(1e6)) // a node's start
+			case colEdgeType, colNodeType, colNodeDetach:
+				v = strconv.Itoa(rng.Intn(int(l.types)))
+			}
+			vals = append(vals, v)
+		}
+		var sb strings.Builder
+		for i, v := range vals {
+			if i > 0 {
+				if i%len(l.code) == 0 {
+					sb.WriteByte('\n')
+				}
+				sb.WriteByte(',')
+			}
+			sb.WriteString(v)
+		}
+		body := []byte(sb.String())
+		switch trial % 4 {
+		case 1:
+			// A byte neither loop takes, somewhere.
+			body[rng.Intn(len(body))] = " x,\n"[rng.Intn(4)]
+		case 2:
+			// A value out of its column's range, or too long for the
+			// record loops (16 to 18 digits) or for both (19).
+			k := rng.Intn(len(vals))
+			vals[k] = [...]string{"300", "8", number(10 + rng.Intn(10))}[rng.Intn(3)]
+			body = []byte(strings.Join(vals, ","))
+		}
+		// Start at some value: the block's first number is that value.
+		skip := rng.Intn(2 * len(l.code))
+		start := 0
+		for range skip {
+			start = bytes.IndexByte(body[start:], ',') + start + 1
+		}
+		blk := body[start:]
+		j := job{blk: blk, k0: uint64(skip), count: uint64(len(vals) - skip), last: true}
+		fast, slow := newColumns(l.code, l.types), newColumns(l.code, l.types)
+		okFast := parseColumns(j, fast)
+		_, _, _, count, okSlow := slow.values(blk, 0, j.k0%slow.fields, j.k0/slow.fields, 0, true, false)
+		okSlow = okSlow && count == j.count
+		taken[okFast]++
+		if okFast != okSlow {
+			t.Fatalf("trial %d: record loops say %v, the value loop %v, on %q", trial, okFast, okSlow, blk)
+		}
+		if okFast && !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("trial %d: the loops stored different values from %q", trial, blk)
+		}
+	}
+	if taken[true] < 50 || taken[false] < 50 {
+		t.Errorf("blocks taken %d, refused %d: the trials should do both often", taken[true], taken[false])
 	}
 }

@@ -14,8 +14,11 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/internal/input"
@@ -76,6 +79,7 @@ func ReadFile(path string, opt ReadOptions) (*model.Graph, error) {
 	g, err := input.ReadFile(path, opt.Progress, opt.read)
 	if err == nil {
 		g.HeapStats = heapStatsBeside(path)
+		g.Scripts = scriptsBeside(path)
 	}
 	return g, err
 }
@@ -107,7 +111,8 @@ func (opt ReadOptions) read(in *input.Reader) (*model.Graph, error) {
 	if bound < blockSize {
 		bs = max(int(bound), 4096)
 	}
-	rd := &reader{s: newScanner(in, bs), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers, bs), countEdges: opt.CountEdges}
+	rd := &reader{s: newScanner(in, bs), g: &model.Graph{}, bound: bound, alloc: alloc, p: newPipeline(workers, bs), countEdges: opt.CountEdges,
+		weakMapTables: map[model.StringID]uint64{}}
 	defer rd.p.close()
 	if err := rd.readTop(); err != nil {
 		return nil, err
@@ -150,6 +155,9 @@ type reader struct {
 	samples   bool
 	// countEdges is ReadOptions.CountEdges: nil keeps the edges.
 	countEdges *int
+	// weakMapTables maps the strings that name a WeakMap entry's edges to
+	// the table's id (weakMapTableID), found as the strings are read.
+	weakMapTables map[model.StringID]uint64
 }
 
 func (r *reader) errorf(format string, args ...any) error { return r.s.errorf(format, args...) }
@@ -561,11 +569,21 @@ func (r *reader) readStrings() error {
 		s.pos++
 		return nil
 	}
+	// In blocks on every core while they decode whole (stringblocks.go);
+	// one string at a time from where they stop, for a block's worth of
+	// input at least before blocks are tried again.
+	blocksAfter := s.offset()
 	for {
+		if stringBlocks && s.offset() >= blocksAfter {
+			if !r.readStringBlocks() {
+				blocksAfter = s.offset() + stringBlock
+			}
+		}
 		b, err := s.readString()
 		if err != nil {
 			return err
 		}
+		id := r.g.Strings.Len()
 		if len(b) >= ownBuffer {
 			// The table takes the decoding buffer itself: one copy of
 			// a long string, not two.
@@ -573,6 +591,11 @@ func (r *reader) readStrings() error {
 			s.scratch = nil
 		} else {
 			r.g.Strings.Add(b)
+		}
+		if r.internal >= 0 && len(b) > 0 {
+			if t, ok := weakMapTableID(unsafe.String(&b[0], len(b))); ok {
+				r.weakMapTables[model.StringID(id)] = t
+			}
 		}
 		c, ok := s.skipSpace()
 		if !ok {
@@ -763,31 +786,42 @@ func (r *reader) markEphemerons() {
 	g := r.g
 	// A bitset over string ids screens the tens of millions of internal
 	// edges; only the few WeakMap names go through the map.
-	table := map[model.StringID]uint64{}
-	ns := g.Strings.Len()
-	isPair := make([]uint64, (ns+63)/64)
-	for i := 0; i < ns; i++ {
-		if id, ok := weakMapTableID(g.Strings.At(model.StringID(i))); ok {
-			table[model.StringID(i)] = id
-			isPair[i/64] |= 1 << (i % 64)
-		}
-	}
+	// The names were found as the strings were read (weakMapTables).
+	table := r.weakMapTables
 	if len(table) == 0 {
 		return
 	}
-	internal := uint8(r.internal)
-	fe := g.Nodes.FirstEdge
-	for n := 0; n+1 < len(fe); n++ {
-		for e := fe[n]; e < fe[n+1]; e++ {
-			name := g.Edges.Name[e]
-			if g.Edges.Type[e] != internal || int(name) >= ns || isPair[name/64]&(1<<(name%64)) == 0 {
-				continue
-			}
-			if table[name] == g.Nodes.ID.At(n) {
-				g.Edges.Type[e] = r.ephemeron
-			}
-		}
+	ns := g.Strings.Len()
+	isPair := make([]uint64, (ns+63)/64)
+	for i := range table {
+		isPair[i/64] |= 1 << (i % 64)
 	}
+	internal := uint8(r.internal)
+	fe, typ, names := g.Nodes.FirstEdge, g.Edges.Type, g.Edges.Name
+	// The edges in chunks on every core, by edge index: a pair's source,
+	// whose id the name must give, is found by a binary search in the
+	// first-edge offsets, for the few edges that are pairs at all.
+	var wg sync.WaitGroup
+	m := len(typ)
+	w := r.p.workers
+	for i := range w {
+		lo, hi := m*i/w, m*(i+1)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := lo; e < hi; e++ {
+				name := names[e]
+				if typ[e] != internal || int(name) >= ns || isPair[name/64]&(1<<(name%64)) == 0 {
+					continue
+				}
+				src := sort.Search(len(fe)-1, func(n int) bool { return int(fe[n+1]) > e })
+				if table[name] == g.Nodes.ID.At(src) {
+					typ[e] = r.ephemeron
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // NodeType returns the model's node type for V8's snapshot node type name

@@ -579,3 +579,56 @@ func TestIsSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestLocationsInBlocks reads a snapshot whose locations span many of the
+// blocks the parse workers take in parallel (and more locations than
+// objects, so their column grows): every record must land whole at its
+// index, and a bad object_index be reported as the location it is in.
+func TestLocationsInBlocks(t *testing.T) {
+	const n = 100000
+	locs := 3 * n
+	snapshot := func(bad int) string {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, `{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],"node_types":[["hidden","object"],"string","number","number","number"],"edge_fields":["type","name_or_index","to_node"],"edge_types":[["element"],"number","node"],"location_fields":["script_id","object_index","line","column"]},"node_count":%d,"edge_count":0},"nodes":[`, n)
+		for i := range n {
+			if i > 0 {
+				sb.WriteString("\n,")
+			}
+			fmt.Fprintf(&sb, "1,0,%d,8,0", 2*i+1)
+		}
+		sb.WriteString(`],"edges":[],"locations":[`)
+		for i := range locs {
+			if i > 0 {
+				sb.WriteString(",\n")
+			}
+			obj := 5 * (i % n)
+			if i == bad {
+				obj = 5*n + 5
+			}
+			fmt.Fprintf(&sb, "%d,%d,%d,%d", i%97, obj, i, i%80)
+		}
+		sb.WriteString(`],"strings":[""]}`)
+		return sb.String()
+	}
+	in := snapshot(-1)
+	if len(in) < 6*blockSize {
+		t.Fatalf("the locations take %d bytes: too few blocks", len(in))
+	}
+	g, err := Read(strings.NewReader(in), "locations", ReadOptions{Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Locations) != locs {
+		t.Fatalf("%d locations, want %d", len(g.Locations), locs)
+	}
+	for i, l := range g.Locations {
+		if want := (model.Location{Node: int32(i % n), ScriptID: uint32(i % 97), Line: uint32(i), Column: uint32(i % 80)}); l != want {
+			t.Fatalf("location %d: %+v, want %+v", i, l, want)
+		}
+	}
+	bad := locs - 1000
+	_, err = Read(strings.NewReader(snapshot(bad)), "locations", ReadOptions{Workers: 4})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("location %d: object_index %d is not the start of a node", bad, 5*n+5)) {
+		t.Errorf("a bad object_index: %v", err)
+	}
+}

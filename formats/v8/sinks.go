@@ -138,7 +138,9 @@ func (s *nodeSink) put(k0 uint64, vals []int64) (int, error) {
 			if v < 0 || v > 255 {
 				return i, fmt.Errorf("node %d: detachedness %d out of range", n, v)
 			}
-			g.Detachedness[n] = uint8(v)
+			if v != 0 { // as parseColumns does: the column is zeroed
+				g.Detachedness[n] = uint8(v)
+			}
 		}
 		f++
 		if f == s.fields {
@@ -305,70 +307,86 @@ func (s *tableSink) put(_ uint64, vals []int64) (int, error) {
 	return 0, nil
 }
 
-// locationSink appends location records as they are parsed (sequentially).
+// locationSink writes location records into their columns by index, so
+// that blocks of the locations array (a few percent of a snapshot) parse
+// on every core: a record's fields may come from two blocks, each storing
+// its own.
 type locationSink struct {
 	fields uint64
-	ix     []int   // positions of object_index, script_id, line, column, script_object_index
-	rec    []int64 // the record being read, one entry per field
+	ix     []int // positions of object_index, script_id, line, column, script_object_index
 	nodeF  int64
 	nodes  int64
 	limit  uint64
-	f      uint64
-	locs   []model.Location
+	locs   []model.Location // as many as the numbers reserved hold records
 	// scripts is the script_object_index column, resolved to nodes; nil
 	// when location_fields lacks it.
 	scripts []model.NodeIndex
 }
 
+// records is how many records n numbers start.
+func (s *locationSink) records(n uint64) uint64 { return (n + s.fields - 1) / s.fields }
+
 func (s *locationSink) reserve(n uint64) (bool, error) {
 	if n > s.limit {
 		return false, fmt.Errorf("locations hold more numbers than the input can (%d)", s.limit)
 	}
-	return false, nil
+	return s.records(n) > uint64(len(s.locs)), nil
 }
 
-func (s *locationSink) grow(uint64) {}
+func (s *locationSink) grow(n uint64) {
+	c := max(s.records(n), 2*uint64(len(s.locs)), 1024)
+	s.locs = resize(s.locs, c)
+	if s.scripts != nil {
+		s.scripts = resize(s.scripts, c)
+	}
+}
 
-func (s *locationSink) put(_ uint64, vals []int64) (int, error) {
+func (s *locationSink) put(k0 uint64, vals []int64) (int, error) {
+	r, f := k0/s.fields, k0%s.fields
 	for i, v := range vals {
-		s.rec[s.f] = v
-		s.f++
-		if s.f < s.fields {
-			continue
-		}
-		s.f = 0
-		oi, ok := s.node(0)
-		if !ok {
-			return i, fmt.Errorf("location %d: object_index %d is not the start of a node", len(s.locs), s.rec[s.ix[0]])
-		}
-		if s.scripts != nil {
-			so, ok := s.node(4)
+		l := &s.locs[r]
+		switch int(f) {
+		case s.ix[0]:
+			n, ok := s.node(v)
 			if !ok {
-				return i, fmt.Errorf("location %d: script_object_index %d is not the start of a node", len(s.locs), s.rec[s.ix[4]])
+				return i, fmt.Errorf("location %d: object_index %d is not the start of a node", r, v)
 			}
-			s.scripts = model.Grow(s.scripts, 1)
-			s.scripts = append(s.scripts, so)
+			l.Node = n
+		case s.ix[1]:
+			l.ScriptID = clampU32(v)
+		case s.ix[2]:
+			l.Line = clampU32(v)
+		case s.ix[3]:
+			l.Column = clampU32(v)
+		case s.ix[4]:
+			n, ok := s.node(v)
+			if !ok {
+				return i, fmt.Errorf("location %d: script_object_index %d is not the start of a node", r, v)
+			}
+			s.scripts[r] = n
 		}
-		s.locs = model.Grow(s.locs, 1)
-		s.locs = append(s.locs, model.Location{Node: oi, ScriptID: s.get(1), Line: s.get(2), Column: s.get(3)})
+		if f++; f == s.fields {
+			f = 0
+			r++
+		}
 	}
 	return 0, nil
 }
 
-// node resolves field i of the record, a node offset (node index times
-// the number of node fields), to a node index.
-func (s *locationSink) node(i int) (model.NodeIndex, bool) {
-	o := s.rec[s.ix[i]]
+// node resolves a node offset (node index times the number of node
+// fields) to a node index.
+func (s *locationSink) node(o int64) (model.NodeIndex, bool) {
 	if o < 0 || o%s.nodeF != 0 || o/s.nodeF >= s.nodes {
 		return 0, false
 	}
 	return model.NodeIndex(o / s.nodeF), true
 }
 
-func (s *locationSink) get(i int) uint32 {
-	j := s.ix[i]
-	if j < 0 || s.rec[j] < 0 {
+// clampU32 is a location field as the model keeps it: negative values
+// (V8's -1 for none) read as 0.
+func clampU32(v int64) uint32 {
+	if v < 0 {
 		return 0
 	}
-	return uint32(s.rec[j])
+	return uint32(v)
 }

@@ -3,12 +3,14 @@ package v8
 import (
 	"fmt"
 	"io"
+	"math/rand"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/internal/input"
+	"github.com/heapx/heapx/model"
 )
 
 // TestUnknownSectionSkipped: strings in a section the reader skips are
@@ -114,6 +116,83 @@ func TestStringEscapes(t *testing.T) {
 		// A 16-byte buffer, the string after 0 to 15 spaces.
 		for skip := 0; skip < 16; skip++ {
 			check(fmt.Sprintf("after %d spaces", skip), strings.NewReader(strings.Repeat(" ", skip)+c.in), 16, skip)
+		}
+	}
+}
+
+// TestStringBlocks reads a strings array of many blocks, in V8's layout
+// and in others, with and without decoding it in blocks: the tables must
+// be the same, string for string, and so must the WeakMap names found in
+// them. The array holds escapes of every kind, bytes that are not UTF-8,
+// strings longer than a block, the array's own end sequence escaped
+// inside a string, and (not V8's, but read) a raw newline right after an
+// escaped quote and a comma inside a string, where a block may be cut.
+func TestStringBlocks(t *testing.T) {
+	const tinyStrings = `"strings":["","(GC roots)","global","Thing","x","back \"\u00e9\ud83d\ude00\\"]`
+	rng := rand.New(rand.NewSource(3))
+	pieces := []string{`a`, `Thing`, `é`, `\n`, `\"`, `\\`, `\u0041`, `\ud83d\ude00`, `\ud800`, "\xff", `]`, `,`, ` `,
+		`(table @12)`, `\u2028`}
+	var strs []string
+	for i := 0; len(strs) < 200000; i++ {
+		var sb strings.Builder
+		switch {
+		case i%20000 == 5:
+			sb.WriteString(`x\"]y`) // the array's end, escaped
+		case i%20000 == 9:
+			sb.WriteString("x\\\",\ny") // a cut point inside the string
+		case i%20000 == 13:
+			sb.WriteString("x\ny") // a raw newline in a string
+		case i%5000 == 17:
+			// Longer than a block.
+			for sb.Len() < 3*stringBlock/2 {
+				sb.WriteString(pieces[rng.Intn(len(pieces))])
+			}
+		case i%1000 == 3:
+			fmt.Fprintf(&sb, "%d / part of key (K @%d) -> value (V @%d) pair in WeakMap (table @%d)", i, i+1, i+2, i%7+1)
+		default:
+			for k := rng.Intn(12); k > 0; k-- {
+				sb.WriteString(pieces[rng.Intn(len(pieces))])
+			}
+		}
+		strs = append(strs, sb.String())
+	}
+	for _, layout := range []struct{ name, sep string }{{"V8's", ",\n"}, {"one line", ","}, {"spaced", " ,\n\t"}} {
+		in := strings.Replace(tiny, tinyStrings, `"strings":["`+strings.Join(strs, `"`+layout.sep+`"`)+`"]`, 1)
+		if in == tiny {
+			t.Fatal("the fixture's strings section was not found")
+		}
+		stringBlocks = false
+		want, err := Read(strings.NewReader(in), "strings", ReadOptions{})
+		stringBlocks = true
+		if err != nil {
+			t.Fatalf("%s: %v", layout.name, err)
+		}
+		got, err := Read(strings.NewReader(in), "strings", ReadOptions{Workers: 3})
+		if err != nil {
+			t.Fatalf("%s, in blocks: %v", layout.name, err)
+		}
+		if got.Strings.Len() != want.Strings.Len() {
+			t.Fatalf("%s: %d strings in blocks, %d one at a time", layout.name, got.Strings.Len(), want.Strings.Len())
+		}
+		for i := range want.Strings.Len() {
+			if a, b := got.Strings.At(model.StringID(i)), want.Strings.At(model.StringID(i)); a != b {
+				t.Fatalf("%s: string %d is %q in blocks, %q one at a time", layout.name, i, a, b)
+			}
+		}
+	}
+}
+
+// TestDecodeStrings checks what decodeStrings takes as a whole block and
+// the WeakMap names it finds.
+func TestDecodeStrings(t *testing.T) {
+	name := "3 / part of key (K @5) -> value (V @7) pair in WeakMap (table @9)"
+	d := decodeStrings([]byte(`"a\u0041",`+"\n"+`"`+name+`",`+"\n"), true, nil, nil)
+	if !d.ok || len(d.lens) != 2 || string(d.data) != "aA"+name || len(d.weakMap) != 1 || d.weakMap[0] != (weakMapName{1, 9}) {
+		t.Errorf("decoded %+v", d)
+	}
+	for _, bad := range []string{`"a",` + "\n" + `"b"`, `"a"` + "\n", `x"a",`, `"a\q",`, `"a`, ``, `"a\u12",`} {
+		if d := decodeStrings([]byte(bad), true, nil, nil); d.ok {
+			t.Errorf("%q taken as a whole block", bad)
 		}
 	}
 }

@@ -45,20 +45,25 @@ func (r *reader) readLocations() error {
 			objects++
 		}
 	}
-	ls := &locationSink{locs: model.Alloc[model.Location](objects)[:0], fields: uint64(len(fields)), ix: ix,
-		rec: make([]int64, len(fields)), nodeF: int64(r.nodeF), nodes: int64(r.g.NumNodes()), limit: r.bound / 2}
+	ls := &locationSink{locs: model.Alloc[model.Location](objects), fields: uint64(len(fields)), ix: ix,
+		nodeF: int64(r.nodeF), nodes: int64(r.g.NumNodes()), limit: r.bound / 2}
 	if ix[4] >= 0 {
 		// Newer V8 (Chrome) names each location's Script node; kept so
 		// the snapshot can be written back as it was.
-		ls.scripts = model.Alloc[model.NodeIndex](objects)[:0]
+		ls.scripts = model.Alloc[model.NodeIndex](objects)
 	}
-	n, err := r.p.numberArray(s, ls, false)
+	n, err := r.p.numberArray(s, ls, true)
 	if err != nil {
 		return err
 	}
 	if n%ls.fields != 0 {
 		return &formats.FormatError{File: s.file, Section: "locations", Offset: start,
 			Msg: fmt.Sprintf("%d numbers do not form records of meta.location_fields %v", n, fields)}
+	}
+	k := int(n / ls.fields)
+	ls.locs = ls.locs[:k]
+	if ls.scripts != nil {
+		ls.scripts = ls.scripts[:k]
 	}
 	r.g.Locations, r.g.LocationScripts = ls.locs, ls.scripts
 	return nil

@@ -25,5 +25,12 @@ func Stacks(g *model.Graph) []model.Stack {
 			{Kind: model.FrameNative, PC: 0x42, FP: 0x7ffd_0000_0000},
 		}},
 		{Thread: 4244},
+		{Thread: 12, Name: "worker \"1\"", Object: obj + 16, State: "TIMED_WAITING", Frames: []model.Frame{
+			{Kind: model.FrameJava, Type: "hprof:native method", Function: "java.lang.Thread.sleep", Script: "Thread.java"},
+			{Kind: model.FrameJava, Function: "Main.hold", Script: "Main.java", Line: 36, Values: []model.FrameValue{
+				{Role: model.RoleLocal, Node: obj, Text: "<java.util.ArrayList @0x1>"},
+				{Role: model.RoleJNILocal, Node: obj + 8, Text: `"text"`},
+			}},
+		}},
 	}
 }

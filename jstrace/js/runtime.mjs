@@ -211,6 +211,7 @@ function flush() {
 let flushTimer = null;
 function idle() {
   idleArmed = false; nextSlow = clock;
+  sweepTimers(false);
   room(12); buf[pos++] = IDLE; u(Math.round(now()));
   if (now() - lastFlush >= FLUSH_MS) flush();
   else if (flushTimer === null) flushTimer = setTimeout_(timedFlush, FLUSH_MS).unref();
@@ -516,9 +517,22 @@ function dropAllListeners(em, ev) {
 // Timers hold their callbacks: one the program made is reported as a
 // property of globalThis, setTimeout()#k (setInterval()#k,
 // setImmediate()#k), until it has run (a timeout or an immediate) or is
-// cleared. The timer calls a wrapper that says so.
+// cleared. The callback is given to Node unwrapped, so that the
+// program's stack traces name its frames as untraced ("Timeout.f [as
+// _onTimeout]"); a one-shot timer is seen to have run by Node's own mark
+// (_destroyed, set once it ran or was cleared, Node 18 to 24) at the next
+// idle point, which follows the callback.
 const timerOf = new WeakMap(); // Timeout or Immediate -> [slots, k]
 const timerSlots = { setTimeout: [], setInterval: [], setImmediate: [] };
+const oneShots = new Set(); // one-shot timers not yet seen to have run
+let lastSweep = 0;
+// sweepTimers releases the one-shot timers that have run. With many
+// timers pending it runs at most every 20 ms, so an idle point stays cheap.
+function sweepTimers(force) {
+  if (oneShots.size === 0 || (!force && oneShots.size > 64 && now() - lastSweep < 20)) return;
+  lastSweep = now();
+  for (const t of oneShots) if (t._destroyed) { oneShots.delete(t); releaseTimer(t); }
+}
 function releaseTimer(t) {
   const e = t !== null && typeof t === 'object' ? timerOf.get(t) : undefined;
   if (e === undefined || e[0][e[1]] === false) return;
@@ -540,11 +554,9 @@ for (const kind of ['setTimeout', 'setInterval', 'setImmediate']) {
     if (k < 0) k = slots.length;
     slots[k] = true;
     put(lastIid, 1, 2 * sid(`${kind}()#${k}`), val(fn));
-    const args = Array.prototype.slice.call(arguments);
-    let t;
-    args[0] = repeats ? fn : function () { releaseTimer(t); return fn.apply(this, arguments); };
-    t = orig.apply(this, args);
+    const t = orig.apply(this, arguments);
     timerOf.set(t, [slots, k, kind]);
+    if (!repeats && t !== null && typeof t === 'object') oneShots.add(t);
     return t;
   } })[kind];
   patchOwn(timers, kind, replacement);
@@ -552,7 +564,7 @@ for (const kind of ['setTimeout', 'setInterval', 'setImmediate']) {
 }
 for (const kind of ['clearTimeout', 'clearInterval', 'clearImmediate']) {
   const orig = timers[kind];
-  const replacement = ({ [kind](t) { releaseTimer(t); return orig.apply(this, arguments); } })[kind];
+  const replacement = ({ [kind](t) { releaseTimer(t); oneShots.delete(t); return orig.apply(this, arguments); } })[kind];
   patchOwn(timers, kind, replacement);
   patchOwn(globalThis, kind, replacement);
 }
@@ -562,6 +574,7 @@ for (const kind of ['clearTimeout', 'clearInterval', 'clearImmediate']) {
 let exitHow = 0, exitDetail = '';
 function end(code) {
   if (done) return;
+  sweepTimers(true);
   lastUses(clock);
   room(32); buf[pos++] = EXIT; z(code); u(exitHow); str(exitDetail);
   flushChunk(true);

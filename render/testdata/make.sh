@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Writes the goldens of render's tests: what heapx printed for one real
-# dump before rendering moved into package render (commit 490c05b, built
-# as /tmp/heapx-base), so the tests hold render to the released output
+# Writes the goldens of render's tests: what heapx prints for one real
+# dump, first written before rendering moved into package render (commit
+# 490c05b) and written again when what a query says changes on purpose
+# (review the diff), so the tests hold render to the released output
 # byte for byte. Run from render/: testdata/make.sh HEAPX
 set -euo pipefail
 heapx=$1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Writes the goldens of report's Write test: what heapx report printed, in
-# each form, before rendering moved into package render (commit 490c05b,
-# built as /tmp/heapx-base). series.*: three snapshots in order, with a
+# Writes the goldens of report's Write test: what heapx report prints, in
+# each form, first written before rendering moved into package render
+# (commit 490c05b) and again when what the report says changes on purpose
+# (review the diff). series.*: three snapshots in order, with a
 # gate that fails; reversed.*: the same given out of order, so the
 # warnings show. Run from report/: testdata/make.sh HEAPX
 set -uo pipefail

@@ -17,6 +17,9 @@ import (
 // under; the DevTools rules apply to types of this namespace.
 const V8Namespace = "v8"
 
+// HPROFNamespace is the namespace of the HPROF reader's node and edge types.
+const HPROFNamespace = "hprof"
+
 // NodeKind is the role a node type plays in the DevTools rules. Resolving
 // it once per type-table entry keeps per-node checks to one array load.
 type NodeKind uint8

@@ -46,3 +46,17 @@ func Chunks(n, chunk int, fn func(lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// OnEveryCore runs fn on every core at once and waits for all.
+func OnEveryCore(fn func()) {
+	w := Workers()
+	var wg sync.WaitGroup
+	for i := 0; i < w; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn()
+		}()
+	}
+	wg.Wait()
+}

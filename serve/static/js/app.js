@@ -22,7 +22,10 @@ const featuredTrace = ['lifetimes', 'trace-leaks', 'stale-sites', 'lifetime-time
 
 function nav(session) {
   const trace = !!session.trace;
-  const featured = trace ? featuredTrace : snapshotFeatured;
+  // A dump with stacks (Java's, a core) features its threads; a Java
+  // heap its class loaders.
+  const featured = trace ? featuredTrace : [...snapshotFeatured,
+    ...(session.threads > 0 ? ['threads'] : []), ...(session.runtime === 'hprof' ? ['class-loaders'] : [])];
   const el = document.getElementById('nav');
   const item = (view, arg, label, title) => h('a', { href: href(view, arg), 'data-view': view + (arg ? '/' + arg : ''), title }, label);
   const q = name => session.queries.find(x => x.name === name);

@@ -1,0 +1,2 @@
+(()=>{var n=class{constructor(t,o,s){this.id=t,this.amount=o,this.memo=s,this.tags=[]}total(){return this.amount*100}},e=class{constructor(){this.rows=new Map}addRows(t){for(let o=0;o<t;o++){let s=new n(o,o*3,"memo "+o);this.rows.set(o,s)}return this.rows.size}};function i(r){let t=[];for(let o of r.rows.values()){let s=c=>(o.amount+=c,o.total());t.push(s)}return t}function a(r,t){r.push(t)}var u=[];function h(r){let t=new e;return t.addRows(r),a(u,t),a(u,i(t)),t}globalThis.appLedger=h(Number(globalThis.ROWS||200));})();
+//# sourceMappingURL=bundle.js.map
