@@ -51,6 +51,9 @@ function child(release, pod, outDir, snapshots) {
       this.user = user;
       this.action = i % 3 ? 'order.create' : 'order.update';
       this.detail = `order ${order.id} by ${user.name}`;
+      this.status = 200 + (i % 3);
+      this.bytes = 100 + (i % 50);
+      this.items = order.items.length;
     }
   }
   class ReplayEntry {
