@@ -2,12 +2,15 @@ package serve_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heapx/heapx/serve"
 	"github.com/heapx/heapx/session"
+	"github.com/heapx/heapx/sqlquery"
 )
 
 // flameBox is a box of the flame graph's JSON.
@@ -216,4 +219,52 @@ func TestBrowserFlameGraph(t *testing.T) {
 // jsString quotes s for JavaScript.
 func jsString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// TestBrowserFlameBig measures in real Chromium the flame graph of
+// $HEAPX_BENCH_SNAPSHOT (the 1 GB synthetic one, bench/gen-snapshots.sh):
+// the time from opening the page on the view to its first picture (the
+// page loading, the server building the dominator tree's children index
+// and the first boxes, the page drawing them), then of five clicks, each on the widest box under
+// the top one, to the next picture. It logs the times and asserts only
+// that each picture comes: timed tests do not hold targets
+// (docs/benchmarks.md has the numbers).
+func TestBrowserFlameBig(t *testing.T) {
+	file := os.Getenv("HEAPX_BENCH_SNAPSHOT")
+	if file == "" {
+		t.Skip("set HEAPX_BENCH_SNAPSHOT to a large snapshot (bench/gen-snapshots.sh)")
+	}
+	b := startBrowser(t)
+	s, err := session.New(input(t, file), nil, session.Options{SQLCache: sqlquery.Choice{None: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	url := start(t, s, serve.Options{})
+	p := b.newPage()
+	begin := time.Now()
+	p.navigate(url + "/#/flame")
+	p.waitUpTo(5*time.Minute, "the first picture", `document.querySelectorAll('.flame-box').length > 1`)
+	var boxes int
+	p.eval(`document.querySelectorAll('.flame-box').length`, &boxes)
+	t.Logf("the first picture: %v, %d boxes", time.Since(begin), boxes)
+	for i := range 5 {
+		var path string
+		// The boxes are drawn depth first, widest first: the second is
+		// the widest under the top one.
+		p.eval(`(() => { const b = document.querySelectorAll('.flame-box')[1]; return b ? b.dataset.path : ''; })()`, &path)
+		if path == "" {
+			t.Logf("click %d: no box under the top one", i+1)
+			break
+		}
+		begin = time.Now()
+		p.run(`[...document.querySelectorAll('.flame-box')].find(b => b.dataset.path === ` + jsString(path) + `).click()`)
+		p.waitUpTo(time.Minute, "the picture of "+path, `document.querySelector('.flame-box').dataset.path === `+jsString(path)+
+			` && !document.querySelector('.flame .loading')`)
+		p.eval(`document.querySelectorAll('.flame-box').length`, &boxes)
+		t.Logf("click %d (path %s): %v, %d boxes", i+1, path, time.Since(begin), boxes)
+	}
+	p.noProblems()
 }

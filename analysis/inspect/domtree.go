@@ -122,79 +122,159 @@ type FlameBox struct {
 // the objects of the boxes it builds, not the heap: a click on a box of a
 // 1 GB dump builds only what is under it.
 func FlameTree(a *analysis.Analysis, first []uint32, kids []int32, root model.NodeIndex, path []int32, depth int, minShare float64) (FlameBox, error) {
-	members := []int32{int32(root)}
-	box := FlameBox{Class: -1, Path: []int32{}}
-	for i, c := range path {
-		members = flameChildren(a, first, kids, members)[c]
-		if len(members) == 0 {
-			return FlameBox{}, fmt.Errorf("no objects of class %d at step %d of the path under the root", c, i+1)
-		}
-		box.Class, box.Path = c, path[:i+1]
+	members, err := flamePath(a, first, kids, root, path)
+	if err != nil {
+		return FlameBox{}, err
 	}
-	var total uint64
+	box := FlameBox{Class: -1, Path: path, Count: len(members)}
+	if len(path) > 0 {
+		box.Class = path[len(path)-1]
+	} else {
+		box.Path = []int32{}
+	}
 	for _, m := range members {
-		total += a.Dominators.Retained[m]
+		box.Retained += a.Dominators.Retained[m]
 	}
-	flameFill(a, first, kids, &box, members, depth, uint64(minShare*float64(total)))
+	if depth <= 0 {
+		box.Cut = hasChildren(first, members)
+		return box, nil
+	}
+	n := len(a.Classes.Names)
+	sc := &flameScratch{a: a, first: first, kids: kids, count: make([]int32, n), sum: make([]uint64, n), more: make([]bool, n),
+		slot: make([]int32, n)}
+	sc.fill(&box, members, depth, uint64(minShare*float64(box.Retained)))
 	return box, nil
 }
 
 // FlameObjects returns the objects of the box at path under root, largest
 // retained size first.
 func FlameObjects(a *analysis.Analysis, first []uint32, kids []int32, root model.NodeIndex, path []int32) ([]int32, error) {
-	members := []int32{int32(root)}
-	for i, c := range path {
-		members = flameChildren(a, first, kids, members)[c]
-		if len(members) == 0 {
-			return nil, fmt.Errorf("no objects of class %d at step %d of the path under the root", c, i+1)
-		}
+	members, err := flamePath(a, first, kids, root, path)
+	if err != nil {
+		return nil, err
 	}
 	ret := a.Dominators.Retained
 	slices.SortStableFunc(members, func(x, y int32) int { return cmp.Compare(ret[y], ret[x]) })
 	return members, nil
 }
 
-// flameChildren groups what members dominate directly by class.
-func flameChildren(a *analysis.Analysis, first []uint32, kids []int32, members []int32) map[int32][]int32 {
-	by := map[int32][]int32{}
-	for _, m := range members {
-		for _, v := range kids[first[m]:first[m+1]] {
-			c := int32(a.Classes.Of[v])
-			by[c] = append(by[c], v)
+// flamePath returns the objects of the box at path under root: at each
+// step, what the objects so far dominate directly of that class.
+func flamePath(a *analysis.Analysis, first []uint32, kids []int32, root model.NodeIndex, path []int32) ([]int32, error) {
+	members := []int32{int32(root)}
+	for i, c := range path {
+		var next []int32
+		for _, m := range members {
+			for _, v := range kids[first[m]:first[m+1]] {
+				if int32(a.Classes.Of[v]) == c {
+					next = append(next, v)
+				}
+			}
 		}
+		if len(next) == 0 {
+			return nil, fmt.Errorf("no objects of class %d at step %d of the path under the root", c, i+1)
+		}
+		members = next
 	}
-	return by
+	return members, nil
 }
 
-// flameFill sets box's count and retained size from its objects, members,
-// and builds its children depth levels down.
-func flameFill(a *analysis.Analysis, first []uint32, kids []int32, box *FlameBox, members []int32, depth int, minRetained uint64) {
-	ret := a.Dominators.Retained
-	box.Count = len(members)
+// flameScratch is what building a flame tree reuses from box to box: per
+// class, the tallies of one box's children, and where its objects go.
+// Tallying first means the boxes too narrow to send, and those at the
+// last level, never have their objects listed.
+type flameScratch struct {
+	a           *analysis.Analysis
+	first       []uint32
+	kids        []int32
+	count, slot []int32
+	sum         []uint64
+	more        []bool
+	touched     []int32
+}
+
+// flameGroup is the tally of one class of a box's children: how many,
+// what they retain, whether any dominates something.
+type flameGroup struct {
+	class int32
+	count int
+	sum   uint64
+	more  bool
+}
+
+// groups tallies what members dominate directly, by class.
+func (sc *flameScratch) groups(members []int32) []flameGroup {
+	ret, of := sc.a.Dominators.Retained, sc.a.Classes.Of
 	for _, m := range members {
-		box.Retained += ret[m]
-	}
-	if depth <= 0 {
-		box.Cut = hasChildren(first, members)
-		return
-	}
-	groups := flameChildren(a, first, kids, members)
-	for c, vs := range groups {
-		var sum uint64
-		for _, v := range vs {
-			sum += ret[v]
+		for _, v := range sc.kids[sc.first[m]:sc.first[m+1]] {
+			c := of[v]
+			if sc.count[c] == 0 {
+				sc.touched = append(sc.touched, int32(c))
+			}
+			sc.count[c]++
+			sc.sum[c] += ret[v]
+			if sc.first[v+1] > sc.first[v] {
+				sc.more[c] = true
+			}
 		}
-		if sum < minRetained || sum == 0 {
+	}
+	out := make([]flameGroup, len(sc.touched))
+	for i, c := range sc.touched {
+		out[i] = flameGroup{class: c, count: int(sc.count[c]), sum: sc.sum[c], more: sc.more[c]}
+		sc.count[c], sc.sum[c], sc.more[c] = 0, 0, false
+	}
+	sc.touched = sc.touched[:0]
+	return out
+}
+
+// collect lists, in one pass, what members dominate directly of each
+// class of gs.
+func (sc *flameScratch) collect(members []int32, gs []flameGroup) [][]int32 {
+	lists := make([][]int32, len(gs))
+	for i, g := range gs {
+		sc.slot[g.class] = int32(i) + 1
+		lists[i] = make([]int32, 0, g.count)
+	}
+	of := sc.a.Classes.Of
+	for _, m := range members {
+		for _, v := range sc.kids[sc.first[m]:sc.first[m+1]] {
+			if s := sc.slot[of[v]]; s > 0 {
+				lists[s-1] = append(lists[s-1], v)
+			}
+		}
+	}
+	for _, g := range gs {
+		sc.slot[g.class] = 0
+	}
+	return lists
+}
+
+// fill builds box's children, depth levels down, from its objects,
+// members, leaving out those retaining less than minRetained.
+func (sc *flameScratch) fill(box *FlameBox, members []int32, depth int, minRetained uint64) {
+	var keep []flameGroup
+	for _, g := range sc.groups(members) {
+		if g.sum < minRetained || g.sum == 0 {
 			box.Cut = true
 			continue
 		}
-		child := FlameBox{Class: c, Path: append(slices.Clip(box.Path), c)}
-		flameFill(a, first, kids, &child, vs, depth-1, minRetained)
-		box.Children = append(box.Children, child)
+		keep = append(keep, g)
 	}
-	slices.SortFunc(box.Children, func(x, y FlameBox) int {
-		return cmp.Or(cmp.Compare(y.Retained, x.Retained), cmp.Compare(x.Class, y.Class))
-	})
+	slices.SortFunc(keep, func(x, y flameGroup) int { return cmp.Or(cmp.Compare(y.sum, x.sum), cmp.Compare(x.class, y.class)) })
+	var lists [][]int32
+	if depth > 1 {
+		lists = sc.collect(members, keep)
+	}
+	box.Children = make([]FlameBox, len(keep))
+	for i, g := range keep {
+		child := &box.Children[i]
+		*child = FlameBox{Class: g.class, Path: append(slices.Clip(box.Path), g.class), Count: g.count, Retained: g.sum, Cut: g.more}
+		if depth > 1 {
+			child.Cut = false
+			sc.fill(child, lists[i], depth-1, minRetained)
+			lists[i] = nil
+		}
+	}
 }
 
 // hasChildren says whether any of members dominates anything.
