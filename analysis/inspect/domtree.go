@@ -107,6 +107,8 @@ type FlameBox struct {
 	// up).
 	Count    int
 	Retained uint64
+	// Largest is the object of the box that retains the most.
+	Largest model.NodeIndex
 	// Children are the boxes under it, widest first; Cut says some were
 	// not built (the depth bound, or narrower than the minimum), so a
 	// request for this box's path has more.
@@ -132,8 +134,13 @@ func FlameTree(a *analysis.Analysis, first []uint32, kids []int32, root model.No
 	} else {
 		box.Path = []int32{}
 	}
+	ret := a.Dominators.Retained
+	box.Largest = members[0]
 	for _, m := range members {
-		box.Retained += a.Dominators.Retained[m]
+		box.Retained += ret[m]
+		if ret[m] > ret[box.Largest] {
+			box.Largest = m
+		}
 	}
 	if depth <= 0 {
 		box.Cut = hasChildren(first, members)
@@ -141,7 +148,7 @@ func FlameTree(a *analysis.Analysis, first []uint32, kids []int32, root model.No
 	}
 	n := len(a.Classes.Names)
 	sc := &flameScratch{a: a, first: first, kids: kids, count: make([]int32, n), sum: make([]uint64, n), more: make([]bool, n),
-		slot: make([]int32, n)}
+		slot: make([]int32, n), largest: make([]int32, n)}
 	sc.fill(&box, members, depth, uint64(minShare*float64(box.Retained)))
 	return box, nil
 }
@@ -190,16 +197,18 @@ type flameScratch struct {
 	count, slot []int32
 	sum         []uint64
 	more        []bool
+	largest     []int32
 	touched     []int32
 }
 
 // flameGroup is the tally of one class of a box's children: how many,
-// what they retain, whether any dominates something.
+// what they retain, the largest, whether any dominates something.
 type flameGroup struct {
-	class int32
-	count int
-	sum   uint64
-	more  bool
+	class   int32
+	count   int
+	sum     uint64
+	largest int32
+	more    bool
 }
 
 // groups tallies what members dominate directly, by class.
@@ -210,6 +219,9 @@ func (sc *flameScratch) groups(members []int32) []flameGroup {
 			c := of[v]
 			if sc.count[c] == 0 {
 				sc.touched = append(sc.touched, int32(c))
+				sc.largest[c] = v
+			} else if ret[v] > ret[sc.largest[c]] {
+				sc.largest[c] = v
 			}
 			sc.count[c]++
 			sc.sum[c] += ret[v]
@@ -220,7 +232,7 @@ func (sc *flameScratch) groups(members []int32) []flameGroup {
 	}
 	out := make([]flameGroup, len(sc.touched))
 	for i, c := range sc.touched {
-		out[i] = flameGroup{class: c, count: int(sc.count[c]), sum: sc.sum[c], more: sc.more[c]}
+		out[i] = flameGroup{class: c, count: int(sc.count[c]), sum: sc.sum[c], largest: sc.largest[c], more: sc.more[c]}
 		sc.count[c], sc.sum[c], sc.more[c] = 0, 0, false
 	}
 	sc.touched = sc.touched[:0]
@@ -268,7 +280,8 @@ func (sc *flameScratch) fill(box *FlameBox, members []int32, depth int, minRetai
 	box.Children = make([]FlameBox, len(keep))
 	for i, g := range keep {
 		child := &box.Children[i]
-		*child = FlameBox{Class: g.class, Path: append(slices.Clip(box.Path), g.class), Count: g.count, Retained: g.sum, Cut: g.more}
+		*child = FlameBox{Class: g.class, Path: append(slices.Clip(box.Path), g.class), Count: g.count, Retained: g.sum,
+			Largest: g.largest, Cut: g.more}
 		if depth > 1 {
 			child.Cut = false
 			sc.fill(child, lists[i], depth-1, minRetained)

@@ -173,7 +173,7 @@ func TestInspectFlameTree(t *testing.T) {
 		t.Fatalf("the Array's box %+v", box)
 	}
 	leak := box.Children[0]
-	if a.Classes.Names[leak.Class] != "LeakedItem" || leak.Count != 1500 || leak.Retained != 431280 ||
+	if a.Classes.Names[leak.Class] != "LeakedItem" || leak.Count != 1500 || leak.Retained != 431280 || a.Graph.NodeName(leak.Largest) != "LeakedItem" ||
 		len(leak.Path) != 1 || leak.Path[0] != leak.Class || len(leak.Children) != 2 || leak.Cut {
 		t.Errorf("LeakedItem's box %+v", leak)
 	}
