@@ -21,19 +21,19 @@ func ExampleDump_Top() {
 		log.Fatal(err)
 	}
 	for _, o := range top {
-		fmt.Printf("%-26s %-18s %9d\n", o.Label(), o.Class, o.Retained)
+		fmt.Printf("%-34s %-18s %9d\n", o.Label(), o.Class, o.Retained)
 	}
 	// Output:
-	// global @6049               global               3079371
-	// (GC roots) @3              (synthetic)           504562
-	// EventEmitter @51427        EventEmitter          467896
-	// {work} @80587              Object                467288
-	// onWork @74609              Function              467104
-	// system / Context @80591    system / Context      454808
-	// Array @80593               Array                 447536
-	// (Strong roots) @11         (synthetic)           277392
-	// (array) @1663              (array)               262160
-	// BuiltinModule @44117       Function              252008
+	// global @6049                       global               3079371
+	// (GC roots) @3                      (synthetic)           504562
+	// EventEmitter @51427                EventEmitter          467896
+	// {work} @80587                      Object                467288
+	// onWork @74609                      Function              467104
+	// context of installListener @80591  system / Context      454808
+	// Array @80593                       Array                 447536
+	// (Strong roots) @11                 (synthetic)           277392
+	// (array) @1663                      (array)               262160
+	// BuiltinModule @44117               Function              252008
 }
 
 // What keeps the array of leaked items alive: its shortest retainer path
@@ -61,7 +61,7 @@ func ExampleDump_Paths() {
 	//   .bus        EventEmitter @51427
 	//   ._events    {work} @80587
 	//   .work       onWork @74609
-	//   {context}   system / Context @80591
+	//   {context}   context of installListener @80591
 	//   ->retained  Array @80593
 }
 
@@ -111,18 +111,18 @@ func ExampleDump_Query() {
 	}
 	// Output:
 	// Leak suspects (accumulations retaining at least 10% of 3.6 MB)
-	// #  Kind          Holder               Retained size      %  Accumulation point  Held by                     Accumulated class  Count  Class retained
-	// 1  accumulation  EventEmitter @51427         468 kB  13.0%  Array @80593        onWork's variable retained  LeakedItem         1,500          431 kB
+	// #  Kind          Holder               Retained size      %  Accumulation point  Held by                                                   Accumulated class  Count  Class retained  Held as         Classes
+	// 1  accumulation  EventEmitter @51427         468 kB  13.0%  Array @80593        retained (captured by onWork at make-fixtures.js:135:35)  LeakedItem         1,500          431 kB  globalThis.bus  1,500 LeakedItem
 	//
-	// Suspect 1: EventEmitter @51427 retains 468 kB (13.0% of the heap). The memory is accumulated in Array @80593 (448 kB), held by onWork's variable retained, which holds 1,500 instances of LeakedItem retaining 431 kB.
-	// Retainer edge  Object                   Distance  Shallow size  Retained size
-	//                (root) @1                       -           0 B         3.6 MB
-	// .2             global @6049                    1        8.4 kB         3.1 MB
-	// .bus           EventEmitter @51427             2         104 B         468 kB
-	// ._events       {work} @80587                   3         184 B         467 kB
-	// .work          onWork @74609                   4          64 B         467 kB
-	// {context}      system / Context @80591         5          40 B         455 kB
-	// ->retained     Array @80593                    6       15.7 kB         448 kB
+	// Suspect 1: globalThis.bus (EventEmitter @51427) retains 468 kB (13.0% of the heap) in retained (Array @80593, captured by onWork at make-fixtures.js:135:35): 1,500 LeakedItem.
+	// Retainer edge  Object                             Distance  Shallow size  Retained size
+	//                (root) @1                                 -           0 B         3.6 MB
+	// .2             global @6049                              1        8.4 kB         3.1 MB
+	// .bus           EventEmitter @51427                       2         104 B         468 kB
+	// ._events       {work} @80587                             3         184 B         467 kB
+	// .work          onWork @74609                             4          64 B         467 kB
+	// {context}      context of installListener @80591         5          40 B         455 kB
+	// ->retained     Array @80593                              6       15.7 kB         448 kB
 	//
-	// The shortest retainer path to the accumulation point, from the root.
+	// The retainer path to the accumulation point, from the root.
 }

@@ -219,19 +219,16 @@ func TestObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// heapx paths --id 80593 -n 3: three paths from a user root (the
-	// global), of 6, 7 and 8 references, each from the root, which heapx
-	// calls (root).
-	if len(paths) != 3 {
-		t.Fatalf("%d paths, want 3", len(paths))
+	// heapx paths --id 80593 -n 3: one path, from a user root (the
+	// global) through 6 references; the 7- and 8-hop paths DevTools lists
+	// next differ from it only in V8's property stores and property cells,
+	// so they are not shown.
+	if len(paths) != 1 {
+		t.Fatalf("%d paths, want 1", len(paths))
 	}
-	for i, p := range paths {
-		if p.System || p.Distance != int64(6+i) || len(p.Steps) != 6+i || p.Root.Label() != "(root) @1" || p.Steps[0].Edge != ".2" {
-			t.Errorf("path %d: %+v", i+1, p)
-		}
-		if last := p.Steps[len(p.Steps)-1].To; last.ID != 80593 {
-			t.Errorf("a path ends at %s", last.Label())
-		}
+	if p := paths[0]; p.System || p.Distance != 6 || len(p.Steps) != 6 || p.Root.Label() != "(root) @1" || p.Steps[0].Edge != ".2" ||
+		p.Steps[5].To.ID != 80593 || p.Steps[4].To.Label() != "context of installListener @80591" {
+		t.Errorf("path: %+v", p)
 	}
 
 	// Java's ids are addresses, shown in hex.

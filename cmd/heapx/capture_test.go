@@ -170,7 +170,8 @@ func TestCaptureSeriesReport(t *testing.T) {
 			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
 		}
 	}
-	if got := dirFiles(t, dir); strings.Join(got, " ") != "leak-1.heapsnapshot.gz leak-2.heapsnapshot.gz leak-3.heapsnapshot.gz" {
+	// Each snapshot has its scripts side file beside it (docs/capture.md).
+	if got := dirFiles(t, dir); strings.Join(got, " ") != "leak-1.heapsnapshot.gz leak-1.heapsnapshot.scripts.jsonl leak-2.heapsnapshot.gz leak-2.heapsnapshot.scripts.jsonl leak-3.heapsnapshot.gz leak-3.heapsnapshot.scripts.jsonl" {
 		t.Errorf("the directory holds %q", got)
 	}
 	var d report.Doc
@@ -785,9 +786,11 @@ func TestCaptureProgramEndings(t *testing.T) {
 				}
 				return
 			}
-			var kept []string
+			var kept []string // the snapshots, not their scripts side files
 			for _, f := range files {
-				kept = append(kept, filepath.Join(out, f))
+				if !strings.HasSuffix(f, ".scripts.jsonl") {
+					kept = append(kept, filepath.Join(out, f))
+				}
 			}
 			if len(kept) == 0 || !strings.Contains(r.stderr, "heapx: kept the snapshots written before the end: "+strings.Join(kept, ", ")+"\n") {
 				t.Errorf("kept %q; stderr:\n%s", kept, r.stderr)
@@ -806,9 +809,9 @@ func TestCaptureOutputDirectory(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"series", []string{"--every", "300ms", "--count", "2"}, `^heap-\d{8}-\d{6}-1\.heapsnapshot heap-\d{8}-\d{6}-2\.heapsnapshot$`},
-		{"timeline", []string{"--timeline", "500ms"}, `^heap-\d{8}-\d{6}\.heaptimeline heap-\d{8}-\d{6}\.heaptimeline\.stats\.jsonl$`},
-		{"sampling", []string{"--sampling", "500ms"}, `^heap-\d{8}-\d{6}\.heapprofile$`},
+		{"series", []string{"--every", "300ms", "--count", "2"}, `^heap-\d{8}-\d{6}-1\.heapsnapshot heap-\d{8}-\d{6}-1\.heapsnapshot\.scripts\.jsonl heap-\d{8}-\d{6}-2\.heapsnapshot heap-\d{8}-\d{6}-2\.heapsnapshot\.scripts\.jsonl$`},
+		{"timeline", []string{"--timeline", "500ms"}, `^heap-\d{8}-\d{6}\.heaptimeline heap-\d{8}-\d{6}\.heaptimeline\.scripts\.jsonl heap-\d{8}-\d{6}\.heaptimeline\.stats\.jsonl$`},
+		{"sampling", []string{"--sampling", "500ms"}, `^heap-\d{8}-\d{6}\.heapprofile heap-\d{8}-\d{6}\.heapprofile\.scripts\.jsonl$`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

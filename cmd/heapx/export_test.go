@@ -342,7 +342,7 @@ func TestExportLeaks(t *testing.T) {
 			if g.DumpID != m[2][2] || g.BaselineDumpID != m[0][2] || g.TargetDumpID != m[1][2] || int(g.Rank) != w.Rank ||
 				g.Objects != w.Count || g.Count < 1 || g.Count > g.Objects || g.RetainedSize != w.Retained ||
 				!strings.HasSuffix(w.Example, " @"+strconv.FormatInt(g.RepresentativeID, 10)) ||
-				!strings.Contains(w.Classes, query.Shorten(g.Class, 24)+" ") || g.Path != path || g.Site != nil {
+				!strings.Contains(w.Classes, g.Class+" ") || g.Path != path || g.Site != nil {
 				t.Errorf("%s: leak %d: table %+v\nheapx leaks %+v\npath %s", series[2], i+1, g, w, path)
 			}
 		}

@@ -212,7 +212,7 @@ func TestFleetNamesLeakAndRelease(t *testing.T) {
 			}
 		}
 	}
-	if named != 2 || !strings.Contains(text, "onRequest's variable requestLog") {
+	if named != 2 || !strings.Contains(text, "requestLog (captured by onRequest at gen-fleet.") {
 		t.Errorf("the text does not name Request as growing and as the suspect, in %s:\n%s", leaky, text)
 	}
 

@@ -199,7 +199,9 @@ func TestMCPProcess(t *testing.T) {
 	var mp, cp paths
 	c.answer("paths", map[string]any{"id": id, "k": 3}, &mp)
 	okJSON(t, &cp, "paths", "--json", "--id", id, "-n", "3", final)
-	if len(mp.Paths) != 3 || !reflect.DeepEqual(mp, cp) {
+	// Two paths: the third DevTools would list differs from these only
+	// in a runtime hop, so neither front end shows it.
+	if len(mp.Paths) != 2 || !reflect.DeepEqual(mp, cp) {
 		t.Errorf("paths to @%s differ from heapx paths --json:\nmcp %+v\ncli %+v", id, mp, cp)
 	}
 

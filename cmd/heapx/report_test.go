@@ -87,7 +87,7 @@ func TestReportFindsTheLeak(t *testing.T) {
 func TestReportText(t *testing.T) {
 	t.Parallel()
 	out := ok(t, "report", leakSnaps[0])
-	for _, want := range []string{"== heapx report", "== Leak suspects", "1,500 instances of LeakedItem", "== Top classes by retained size", "== Duplicate strings"} {
+	for _, want := range []string{"== heapx report", "== Leak suspects", "1,500 LeakedItem.", "== Top classes by retained size", "== Duplicate strings"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report text lacks %q:\n%s", want, out)
 		}
@@ -204,7 +204,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
-	for _, want := range []string{"Leak suspects", "1,500 instances of LeakedItem", "<svg class=\"chart\"", "Top classes by retained size"} {
+	for _, want := range []string{"Leak suspects", "1,500 LeakedItem.", "<svg class=\"chart\"", "Top classes by retained size"} {
 		if !strings.Contains(string(dom), want) {
 			t.Errorf("the page Chromium parsed lacks %q", want)
 		}

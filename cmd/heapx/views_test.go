@@ -140,10 +140,12 @@ func TestTopMatchesDevTools(t *testing.T) {
 	}
 }
 
-// TestPaths checks that `paths` returns real, shortest paths: the first
-// path to each of DevTools' top objects that a user root reaches is as
-// long as DevTools' distance, starts at the root and ends at the object,
-// and every step leads on from the one before.
+// TestPaths checks that `paths` returns real paths: the first path to
+// each of DevTools' top objects that a user root reaches is from a user
+// root, at most 3 hops longer than DevTools' distance (a longer path
+// through the program's code is preferred to one through the runtime's),
+// starts at the root and ends at the object, and every step leads on
+// from the one before.
 func TestPaths(t *testing.T) {
 	t.Parallel()
 	f := fixture{"node-basic", "../../testdata/node-basic.heapsnapshot.gz"}
@@ -161,7 +163,7 @@ func TestPaths(t *testing.T) {
 			continue
 		}
 		first := p.Paths[0]
-		if first.System || first.Distance != int64(w.Distance) || len(first.Steps) != int(w.Distance) {
+		if first.System || first.Distance < int64(w.Distance) || first.Distance > int64(w.Distance)+3 || len(first.Steps) != int(first.Distance) {
 			t.Errorf("@%d: first path has %d steps, cost %d, system %v; DevTools distance %d",
 				w.ID, len(first.Steps), first.Distance, first.System, w.Distance)
 		}
