@@ -120,6 +120,8 @@ func TestAPIFlame(t *testing.T) {
 		{"/api/v1/objects/root/flame?path=1,x", 400},
 		{"/api/v1/objects/root/flame?path=99999", 400},
 		{"/api/v1/objects/root/flame?path=" + path + "," + path, 404},
+		{"/api/v1/objects/root/flame/objects?path=" + path + "," + path, 404},
+		{"/api/v1/objects/root/flame/objects?path=x", 400},
 		{"/api/v1/objects/@1234567/flame", 404},
 	} {
 		var e struct{ Error string }

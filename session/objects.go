@@ -2,6 +2,7 @@ package session
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -513,10 +514,19 @@ func (s *Session) FlameObjects(ref string, path []int32, offset, limit int) (*Ob
 	if err := s.flamePath(path); err != nil {
 		return nil, err
 	}
-	first, kids := s.domChildren()
-	objs, err := inspect.FlameObjects(s.a, first, kids, n, path)
-	if err != nil {
-		return nil, notFound("%s", err)
+	// Kept, as a dominator-tree level is: a box's objects are paged
+	// through, and a box can hold millions.
+	key := fmt.Sprint("flame:", n, path)
+	objs := s.lists.get(key, func() []int32 {
+		first, kids := s.domChildren()
+		objs, err := inspect.FlameObjects(s.a, first, kids, n, path)
+		if err != nil {
+			return nil
+		}
+		return objs
+	})
+	if len(objs) == 0 {
+		return nil, notFound("no box at path %v under %s: a step names a class that none of the objects before it dominates", path, ref)
 	}
 	return s.objectPage(objs, offset, limit)
 }
