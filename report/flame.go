@@ -110,8 +110,9 @@ func (f *flamePage) view(box *inspect.FlameBox, path []*inspect.FlameBox) {
 func (f *flamePage) boxes(box *inspect.FlameBox, total uint64, x float64, depth int) {
 	w := float64(flameWidth) * float64(box.Retained) / float64(max(total, 1))
 	label := fmt.Sprintf("%s × %s: %s", f.name(box), humanize.Thousands(uint64(box.Count)), humanize.Size(box.Retained))
-	fmt.Fprintf(&f.b, `<a href="#%s"><title>%s</title><rect x="%.2f" y="%d" width="%.2f" height="%d"/>`,
-		anchor(box), template.HTMLEscapeString(label), x, depth*flameRow, w, flameRow-1)
+	// A hue per class, so a class's boxes look alike at every level.
+	fmt.Fprintf(&f.b, `<a href="#%s"><title>%s</title><rect x="%.2f" y="%d" width="%.2f" height="%d" fill="hsl(%d,45%%,42%%)"/>`,
+		anchor(box), template.HTMLEscapeString(label), x, depth*flameRow, w, flameRow-1, (int(box.Class)*47+210+360)%360)
 	if chars := int(w / 7); chars >= 4 {
 		fmt.Fprintf(&f.b, `<text x="%.2f" y="%d">%s</text>`, x+3, depth*flameRow+14, template.HTMLEscapeString(query.Shorten(label, chars)))
 	}

@@ -63,8 +63,8 @@ svg.chart .b{fill:#3b6fd8}
 .flame-view.root,.flame-view:target{display:block}
 .flames:has(.flame-view:target) .flame-view.root:not(:target){display:none}
 svg.flame{max-width:100%;height:auto;display:block;margin:8px 0}
-svg.flame rect{fill:#3b6fd8;stroke:#fff;stroke-width:1}
-svg.flame a:hover rect{fill:#1d4fb8}
+svg.flame rect{stroke:#fff;stroke-width:1}
+svg.flame a:hover rect{opacity:.8}
 svg.flame text{font:12px system-ui,sans-serif;fill:#fff;pointer-events:none}
 </style>
 </head>

@@ -72,6 +72,8 @@ export default function flame(box, r) {
       el.style.left = (x * 100).toFixed(4) + '%';
       el.style.width = (w * 100).toFixed(4) + '%';
       el.style.top = depth * ROW + 'px';
+      // A hue per class, so a class's boxes look alike at every level.
+      el.style.background = `hsl(${(b.class_index * 47 + 210) % 360} 45% 42%)`;
       graph.appendChild(el);
       let cx = x;
       for (const c of b.children) {
