@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,11 +216,11 @@ func mapScripts(path string, g *model.Graph, warn func(string)) *sourcemaps.Set 
 }
 
 // readError makes sure a read error names the file: a *formats.FormatError
-// does already (with section and offset), an I/O error from the gzip layer
-// may not.
+// does already (with section and offset), as do readers that start their
+// messages with it (nodecore's); an I/O error from the gzip layer may not.
 func readError(path string, err error) error {
 	var fe *formats.FormatError
-	if errors.As(err, &fe) {
+	if errors.As(err, &fe) || strings.HasPrefix(err.Error(), path+": ") {
 		return err
 	}
 	var pe *fs.PathError

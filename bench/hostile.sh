@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Reruns the crafted inputs of issue 12 and shows each one bounded: for every case, heapx runs under
-# /usr/bin/time -v and the table gives its exit code, the first line of its stderr, its peak RSS and its wall
-# and CPU seconds, and a verdict. A case fails when heapx panics (exit 2, a goroutine trace), goes past
-# LIMIT_MB of peak RSS (1 GB: no crafted input under 10 MB may cost more), runs past TIMEOUT seconds, or misses
-# what the case expects (an exit code; no terminal escapes printed; a file mode...). The script exits 1 if any
-# case failed.
+# Reruns the crafted inputs of issues 12 and 29 and shows each one bounded: for every case, heapx runs under
+# /usr/bin/time -v and the table gives its exit code, what it said (the first line of its stderr, or else of its
+# stdout), its peak RSS, its wall and CPU seconds, and a verdict. A case fails when heapx panics (exit 2, a
+# goroutine trace), goes past LIMIT_MB of peak RSS (1 GB: no crafted input under 10 MB may cost more), runs past
+# TIMEOUT seconds, or misses what the case expects (an exit code; no terminal escapes printed; a file mode...).
+# The script exits 1 if any case failed.
 #
 # Usage: bench/hostile.sh [HEAPX_BINARY]        (from anywhere; default: a fresh `go build` of ./cmd/heapx)
 # Environment:
@@ -13,12 +13,16 @@
 #   CAP_MB    a case past this RSS is killed, so a regression cannot take a shared machine (default 1536)
 #   TIMEOUT   seconds before a case is killed (default 300); the linked-list cases must also stay under
 #             LIST_CPU CPU seconds (default 30)
-#   NODE      node binary for the linked-list snapshots (default node; Node 20 made the issue's)
+#   NODE      node binary for the linked-list snapshots and the core (default node; Node 20 made the issue's)
+#   CORES     0 to leave out the crafted Node.js cores (they need gcore and about 3 GB of disk in OUT_DIR)
+#   SERVE_DUMP  a big dump (bench/gen-snapshots.sh's 1 GB one) to put heapx serve under 200 concurrent clients
+#             (bench/serveload, mixed requests); unset, that case is left out
 #
-# The inputs (about 150 MB on disk) come from `go run ./bench/hostile` (internal/hostile makes the bytes, which
-# the readers' tests and fuzz seeds use too), testdata/, and bench/gen-linkedlist.js (real Node snapshots of
-# a leaking linked list; bench/linkedlist.sh times the 1M and 3M ones). Needs Go, node, GNU time, mkfifo.
-# Takes a few minutes on 2 cores.
+# The inputs (about 250 MB on disk, and a core of about 1 GB) come from the generator in bench/hostile
+# (internal/hostile makes the bytes, which the readers' tests and fuzz seeds use too), testdata/,
+# bench/gen-linkedlist.js (real Node snapshots of a leaking linked list; bench/linkedlist.sh times the 1M and 3M
+# ones) and a gcore of testdata/gen/core-state.js, changed in place case by case and taken back. Needs Go, node,
+# GNU time, mkfifo, gcore (gdb). Takes a few minutes on 2 cores.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +50,8 @@ T=$here/testdata
 echo "inputs, outputs and logs: $D; load average: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 echo "generating the crafted inputs..." >&2
-(cd "$here" && go run ./bench/hostile "$D") || exit 1
+G=$D/hostile-gen
+(cd "$here" && go build -o "$G" ./bench/hostile && "$G" "$D") || exit 1
 echo "writing the linked-list snapshots (Node $("$NODE" --version))..." >&2
 "$NODE" "$here/bench/gen-linkedlist.js" "$D" 20k 30k >/dev/null || exit 1
 TAIL30=$("$NODE" -p "require('$D/node-list-30k.json').tail_id") || exit 1
@@ -106,10 +111,15 @@ run() {
     [[ -n $c ]] && why=${why:+$why, }$c
   fi
   local first
-  first=$(head -n 1 "$err" | head -c 200 | LC_ALL=C sed 's/\x1b/\\e/g; s/\x07/\\a/g; s/\xc2\x9b/\\u009b/g' | cut -c1-90)
+  # What heapx said: its first line on stderr, or else on stdout (after "> "), with OUT_DIR and the "heapx: "
+  # prefix cut and the terminal controls it may hold shown as escapes.
+  local said=$err prefix=""
+  [[ -s $err ]] || { said=$out; prefix="> "; }
+  first=$(head -n 1 "$said" | head -c 400 | sed "s|$D/||g; s|^heapx: ||" | LC_ALL=C sed 's/\x1b/\\e/g; s/\x07/\\a/g; s/\xc2\x9b/\\u009b/g' | cut -c1-$((100 - ${#prefix})))
+  [[ -n $first ]] && first=$prefix$first
   local verdict=ok
   if [[ -n $why ]]; then verdict="FAIL: $why"; fails=$((fails + 1)); fi
-  rows+=("$(printf '%-34s %-5s %-90s %8.0f MB %8s %6s  %s' "$name" "$code" "${first:--}" "$((rss_kb / 1024))" "$wall" "$cpu" "$verdict")")
+  rows+=("$(printf '%-38s %-4s %-100s %8.0f MB %8s %6s  %s' "$name" "$code" "${first:--}" "$((rss_kb / 1024))" "$wall" "$cpu" "$verdict")")
   printf '%s\n' "${rows[-1]}" >&2
 }
 
@@ -143,7 +153,7 @@ no_temps() {
   ((n == 0)) || echo "$n stale temp files left"
 }
 
-echo "== case                              exit  first line of stderr                                                         peak RSS     wall    cpu  verdict" >&2
+printf '== %-35s %-4s %-100s %11s %8s %6s  %s\n' case exit "what heapx said (stderr, or > stdout)" "peak RSS" wall cpu verdict >&2
 
 # 12.1 Linked lists: real Node 20 snapshots of a leaking `class Item { next }` list.
 CHECK=list_cpu run "1 leaks, 20k-item list" 0 '"$H" leaks "$D/node-list-20k-1-baseline.heapsnapshot" "$D/node-list-20k-2-target.heapsnapshot" "$D/node-list-20k-3-final.heapsnapshot" -n 5'
@@ -195,8 +205,89 @@ CHECK=same_as_analysed run "10 .db packed root 2^32+2" 0 '"$H" top -n 5 "$D/pack
 run "10 sql cache with corrupt pages" 0 'cp "$T/node-basic.heapsnapshot.gz" "$D/cached.heapsnapshot.gz"; "$H" sql "$D/cached.heapsnapshot.gz" "select 1" >/dev/null && dd if=/dev/urandom of="$D/cached.heapsnapshot.gz.heapx.db" bs=4096 seek=20 count=50 conv=notrunc status=none && "$H" sql "$D/cached.heapsnapshot.gz" "select count(*) from node"'
 run "10 ... and again" 0 '"$H" sql "$D/cached.heapsnapshot.gz" "select count(*) from node"'
 
+# 29.5 Parquet partitions that lie (hostile.ParquetCases): page headers, footers, schemas, a corrupt page.
+pq() { # pq NAME WANT
+  WANT="$2" run "29 parquet $1" 1 '"$H" info "$D/'"$1"'/dump=0123456789abcdef"'
+}
+pq pq-page-garbage "crc32 checksum mismatch"
+pq pq-compressed-2g "declares 2147483647 bytes"
+pq pq-uncompressed-2g "but its zstd frame holds"
+pq pq-values-2g "declares 2147483647 values"
+pq pq-dict-2g "the dictionary page at byte"
+pq pq-footer-4g "its footer declares 4294967280 bytes"
+pq pq-truncated 'does not end with the Parquet magic'
+pq pq-rows-2g "values for 2147483646 rows"
+pq pq-wrong-type "column node_id is BYTE_ARRAY, want INT64"
+run "29 parquet: the partition itself" 0 '"$H" info "$D/pq-base/dump=0123456789abcdef"'
+
+# 29.5 Sampling heap profiles: a million levels (2.6 MB gzip), and a 1,000-deep chain of distinct functions with
+# 50,000 leaves under it (9.5 MB), whose stacks hold 50 million frames for a view that expands each.
+WANT="nested deeper than 1024" run "29 .heapprofile 1M levels deep" 1 '"$H" sites "$D/deep-1m.heapprofile.gz"'
+run "29 .heapprofile chain: sites" 0 '"$H" sites "$D/chain-1000.heapprofile"'
+run "29 .heapprofile chain: --tree" 0 '"$H" sites --tree "$D/chain-1000.heapprofile"'
+run "29 .heapprofile chain: --bottom-up" 0 '"$H" sites --bottom-up "$D/chain-1000.heapprofile"'
+# A function recursing 1,000 deep with 50,000 leaf calls at its bottom (9 MB): a cycle of the call graph.
+run "29 .heapprofile recursion: sites" 0 '"$H" sites "$D/recursion-1000.heapprofile"'
+run "29 .heapprofile recursion: --bottom-up" 0 '"$H" sites --bottom-up "$D/recursion-1000.heapprofile"'
+
+# 29.5 Memory traces (hostile.Trace*): lengths that lie, and valid traces built to cost the lifetime analysis.
+WANT="the trace ends inside field text" run "29 trace: STRING of 64 MiB, 27 bytes" 1 '"$H" lifetimes "$D/string-64m.hxtrace"'
+WANT="the trace ends inside field name" run "29 trace: FREE_VARS of 2^60" 1 '"$H" lifetimes "$D/free-vars-2e60.hxtrace"'
+run "29 trace: 100k sites x 100k idles" 0 '"$H" lifetimes "$D/idle-sites-100k.hxtrace"'
+run "29 trace: list of 400k dropped" 0 '"$H" lifetimes "$D/list-400k.hxtrace"'
+run "29 trace: ring of 400k dropped" 0 '"$H" lifetimes "$D/ring-400k.hxtrace"'
+run "29 trace: 300k nested calls" 0 '"$H" lifetimes "$D/deep-calls-300k.hxtrace"'
+
+# 29.4 heapx mcp: a 20 MB request line, lines that are not JSON-RPC, then a call that must be answered.
+mcp_answered() {
+  grep -q '"id":8,"result"' "$1" || echo "the call after the bad lines was not answered"
+  [[ $(grep -c '"error"' "$1") == 3 ]] || echo "$(grep -c '"error"' "$1") errors answered, want 3"
+}
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"hostile","version":"1"}}}'
+CHECK=mcp_answered run "29 mcp: 20 MB line, bad lines" 0 '{ echo '"'$INIT'"'; printf "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"x\":\""; head -c 20000000 /dev/zero | tr "\0" a; echo "\"}}"; echo "not JSON"; echo "[1,2]"; echo "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}"; sleep 1; } | "$H" mcp'
+
+# 29.5 Node.js cores: a gcore of testdata/gen/core-state.js, changed in place by each case of hostile.CoreCases
+# (cut, headers, notes, and heaps that lie) and taken back after.
+if [[ ${CORES:-1} != 0 ]] && command -v gcore >/dev/null; then
+  echo "making a core of testdata/gen/core-state.js (Node $("$NODE" --version))..." >&2
+  "$NODE" "$here/testdata/gen/core-state.js" "$D" >"$D/core-state.out" 2>&1 &
+  npid=$!
+  for i in $(seq 180); do grep -q '"ready":true' "$D/core-state.out" 2>/dev/null && break; sleep 1; done
+  gcore -o "$D/core" "$npid" >/dev/null 2>&1
+  kill "$npid" 2>/dev/null
+  wait "$npid" 2>/dev/null
+  CORE=$D/core.$npid
+  if [[ -s $CORE ]]; then
+    while IFS=$'\t' read -r name want; do
+      f=$("$G" core-apply "$CORE" "$name") || { echo "core-apply $name failed" >&2; continue; }
+      case $want in
+        -) run "29 core: $name" 0 '"$H" info "'"$f"'"' ;;
+        \?) run "29 core: $name" any '"$H" info "'"$f"'"' ;;
+        *) WANT="$want" run "29 core: $name" 1 '"$H" info "'"$f"'"' ;;
+      esac
+      "$G" core-undo "$CORE" || { echo "core-undo $name failed: $CORE is damaged" >&2; break; }
+    done < <("$G" core-list "$CORE")
+    rm -f "$CORE"
+  else
+    echo "gcore made no core: the core cases are left out" >&2
+  fi
+fi
+
+# 29.4 heapx serve on a big dump under 200 concurrent clients (5 mixed requests each): every request answered or
+# refused with 503; the case's peak RSS is the server's.
+if [[ -n ${SERVE_DUMP:-} ]]; then
+  (cd "$here" && go build -o "$D/serveload" ./bench/serveload) || exit 1
+  serve_load() { grep -q 'clients x' "$1" || echo "the load did not run"; ! grep -q 'failed:' "$1" || echo "requests failed"; }
+  # The SQL copy the statements need goes into OUT_DIR (a private dump's goes to the cache directory), or beside
+  # the dump, from where it is removed after unless it was there before.
+  had_db=; [[ -e $SERVE_DUMP.heapx.db ]] && had_db=1
+  LIMIT_MB=3072 CAP_MB=6144 CHECK=serve_load run "29 serve: 200 clients, 1 GB dump" 0 'XDG_CACHE_HOME="$D/xdg" "$H" serve "'"$SERVE_DUMP"'" --no-browser --http 127.0.0.1:0 > "$D/serve.out" 2>&1 & until grep -q serving "$D/serve.out"; do sleep 1; done; url=$(grep -o "http://[^ ]*/" "$D/serve.out"); "$D/serveload" -url "$url" -c 200 -n 5 -pid $!; kill -INT $!; wait'
+  [[ -z $had_db ]] && rm -f "$SERVE_DUMP.heapx.db"
+  rm -rf "$D/xdg"
+fi
+
 echo >&2
-printf '%-34s %-5s %-90s %11s %8s %6s  %s\n' case exit "first line of stderr" "peak RSS" wall cpu verdict
+printf '%-38s %-4s %-100s %11s %8s %6s  %s\n' case exit "what heapx said (stderr, or > stdout)" "peak RSS" wall cpu verdict
 printf '%s\n' "${rows[@]}"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $fails of ${#rows[@]} cases failed"
 ((fails == 0))

@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/internal/admit"
 	"github.com/heapx/heapx/session"
 )
 
@@ -45,12 +46,19 @@ type Options struct {
 	// Log receives what an agent does not see: the stack of a failure
 	// of heapx while answering. Nil discards it.
 	Log io.Writer
+	// Limits bound the calls of each heavy class (admit's: paths, the
+	// dominator tree, queries, SQL, opening a dump) running and waiting
+	// at once, as heapx serve's requests are: an agent's calls run
+	// concurrently, and a refused one is a tool error saying when to call
+	// again. Nil is admit.Defaults.
+	Limits map[string]admit.Limit
 }
 
 // Server is the MCP server and the dumps it holds open.
 type Server struct {
-	opt Options
-	mcp *mcp.Server
+	opt   Options
+	mcp   *mcp.Server
+	gates map[string]*admit.Gate // by class (toolClass)
 
 	mu    sync.Mutex
 	dumps []*dump // open or being opened, in the order they were asked for
@@ -91,7 +99,10 @@ func New(opt Options) *Server {
 	if opt.Version == "" {
 		opt.Version = "(devel)"
 	}
-	s := &Server{opt: opt}
+	if opt.Limits == nil {
+		opt.Limits = admit.Defaults()
+	}
+	s := &Server{opt: opt, gates: admit.Gates(opt.Limits)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "heapx", Title: "heapx heap dump analysis", Version: opt.Version},
 		&mcp.ServerOptions{Instructions: instructions})
 	s.addTools()

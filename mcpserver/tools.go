@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/heapx/heapx/internal/admit"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
 	"github.com/heapx/heapx/session"
@@ -187,12 +188,29 @@ type (
 	}
 )
 
+// toolClass is the admit class of the tools whose calls cost seconds or
+// hundreds of MB: those run a few at a time (Options.Limits).
+var toolClass = map[string]string{
+	"open": admit.Open, "paths": admit.Paths, "sql": admit.SQL, "flame": admit.Dominators,
+	"suspects": admit.Queries, "leaks": admit.Queries, "diff": admit.Queries,
+	"new_objects": admit.Queries, "query": admit.Queries,
+}
+
 // tool adds a tool whose answer is run's, as JSON; run's error is the
 // tool's error, which the agent reads, and so is a failure of heapx
-// itself, which leaves the server running.
+// itself, which leaves the server running, and a call refused because
+// too many of its class are running and waiting.
 func tool[In any](s *Server, name, title, desc string, run func(ctx context.Context, in *In) (any, error)) {
 	t := &mcp.Tool{Name: name, Title: title, Description: desc, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}}
+	gate := s.gates[toolClass[name]]
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (_ *mcp.CallToolResult, out any, err error) {
+		if gate != nil {
+			release, err := gate.Enter(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer release()
+		}
 		defer func() {
 			if r := recover(); r != nil {
 				fmt.Fprintf(s.opt.Log, "heapx: %s failed: %v\n%s", name, r, debug.Stack())

@@ -115,7 +115,7 @@ func ProfileSites(path string, p *model.SamplingProfile, res *analysis.Resolver,
 		var build func(b *alloc.BottomUpNode) *TreeNode
 		build = func(b *alloc.BottomUpNode) *TreeNode {
 			n := &TreeNode{Values: row(b.Frame, b.Self, b.Self, b.Samples)}
-			for _, c := range b.Children[:cut(len(b.Children))] {
+			for _, c := range b.Children {
 				n.Children = append(n.Children, build(c))
 			}
 			return n
@@ -123,8 +123,7 @@ func ProfileSites(path string, p *model.SamplingProfile, res *analysis.Resolver,
 		// Below a function, a row is the bytes the function allocated
 		// when called through that chain: self and total are the same.
 		tree := &Tree{Columns: profileColumns}
-		roots := alloc.ProfileBottomUp(p, t)
-		for _, b := range roots[:cut(len(roots))] {
+		for _, b := range alloc.ProfileBottomUp(p, t, limit) {
 			tree.Roots = append(tree.Roots, build(b))
 		}
 		r.Sections = []*Section{{Heading: "Bottom-up: allocating functions and their callers", Tree: tree}}

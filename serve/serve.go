@@ -8,13 +8,15 @@
 // The API's answers are the shapes of heapx's --json output (the session
 // package's types); errors are JSON too: {"error": message, "status":
 // code}, 404 for what the dump does not have, 400 for a request that is
-// wrong.
+// wrong, 503 with Retry-After when too many requests of a heavy class
+// (paths, the dominator tree, queries, SQL) are running and waiting.
 package serve
 
 import (
 	"crypto/subtle"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log"
@@ -23,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heapx/heapx/internal/admit"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/session"
@@ -45,6 +48,11 @@ type Options struct {
 	// ErrorLog receives the failures of heapx itself (HTTP 500); nil
 	// discards them.
 	ErrorLog *log.Logger
+	// Limits bound the requests of each heavy class (ClassPaths,
+	// ClassDominators, ClassQueries, ClassSQL) running and waiting at
+	// once; nil is DefaultLimits, and a class it leaves out is not
+	// bounded.
+	Limits map[string]Limit
 }
 
 // tokenCookie is the cookie that carries Options.Token.
@@ -60,7 +68,11 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 // Handler returns the server's handler for s.
 func Handler(s *session.Session, opt Options) http.Handler {
-	h := &handler{s: s, opt: opt, mux: http.NewServeMux()}
+	limits := opt.Limits
+	if limits == nil {
+		limits = DefaultLimits()
+	}
+	h := &handler{s: s, opt: opt, mux: http.NewServeMux(), gates: admit.Gates(limits)}
 	assets, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded directory exists: a build without it is a bug
@@ -119,7 +131,7 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		}
 		return in.Retainers(r.PathValue("id"), off, lim)
 	})
-	h.api("GET", "/api/v1/objects/{id}/paths", func(r *http.Request) (any, error) {
+	h.api("GET", "/api/v1/objects/{id}/paths", h.gated(ClassPaths, func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
 		if err != nil {
 			return nil, err
@@ -133,8 +145,8 @@ func Handler(s *session.Session, opt Options) http.Handler {
 			ignore = strings.Split(v, ",")
 		}
 		return in.Paths(r.PathValue("id"), k, ignore)
-	})
-	h.api("GET", "/api/v1/objects/{id}/children", func(r *http.Request) (any, error) {
+	}))
+	h.api("GET", "/api/v1/objects/{id}/children", h.gated(ClassDominators, func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
 		if err != nil {
 			return nil, err
@@ -148,8 +160,8 @@ func Handler(s *session.Session, opt Options) http.Handler {
 			return nil, err
 		}
 		return in.Children(r.PathValue("id"), class, off, lim)
-	})
-	h.api("GET", "/api/v1/objects/{id}/children/classes", func(r *http.Request) (any, error) {
+	}))
+	h.api("GET", "/api/v1/objects/{id}/children/classes", h.gated(ClassDominators, func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
 		if err != nil {
 			return nil, err
@@ -159,8 +171,8 @@ func Handler(s *session.Session, opt Options) http.Handler {
 			return nil, err
 		}
 		return in.ChildClasses(r.PathValue("id"), off, lim)
-	})
-	h.api("GET", "/api/v1/objects/{id}/flame", func(r *http.Request) (any, error) {
+	}))
+	h.api("GET", "/api/v1/objects/{id}/flame", h.gated(ClassDominators, func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
 		if err != nil {
 			return nil, err
@@ -180,8 +192,8 @@ func Handler(s *session.Session, opt Options) http.Handler {
 			}
 		}
 		return in.Flame(r.PathValue("id"), path, depth, minShare)
-	})
-	h.api("GET", "/api/v1/objects/{id}/flame/objects", func(r *http.Request) (any, error) {
+	}))
+	h.api("GET", "/api/v1/objects/{id}/flame/objects", h.gated(ClassDominators, func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
 		if err != nil {
 			return nil, err
@@ -195,29 +207,29 @@ func Handler(s *session.Session, opt Options) http.Handler {
 			return nil, err
 		}
 		return in.FlameObjects(r.PathValue("id"), path, off, lim)
-	})
-	h.api("GET", "/api/v1/diff", func(r *http.Request) (any, error) {
+	}))
+	h.api("GET", "/api/v1/diff", h.gated(ClassQueries, func(r *http.Request) (any, error) {
 		q, err := listQuery(r)
 		if err != nil {
 			return nil, err
 		}
 		return s.Diff(q)
-	})
-	h.api("GET", "/api/v1/diff/{row}/new", func(r *http.Request) (any, error) {
+	}))
+	h.api("GET", "/api/v1/diff/{row}/new", h.gated(ClassQueries, func(r *http.Request) (any, error) {
 		row, off, lim, err := indexAndPage(r, "row")
 		if err != nil {
 			return nil, err
 		}
 		return s.NewObjects(row, off, lim)
-	})
-	h.api("GET", "/api/v1/diff/{row}/deleted", func(r *http.Request) (any, error) {
+	}))
+	h.api("GET", "/api/v1/diff/{row}/deleted", h.gated(ClassQueries, func(r *http.Request) (any, error) {
 		row, off, lim, err := indexAndPage(r, "row")
 		if err != nil {
 			return nil, err
 		}
 		return s.DeletedObjects(row, off, lim)
-	})
-	h.api("GET", "/api/v1/queries/{name}", func(r *http.Request) (any, error) {
+	}))
+	h.api("GET", "/api/v1/queries/{name}", h.gated(ClassQueries, func(r *http.Request) (any, error) {
 		args := map[string]string{}
 		form := "json"
 		for k, v := range r.URL.Query() {
@@ -240,8 +252,8 @@ func Handler(s *session.Session, opt Options) http.Handler {
 			return render.NewDocument(res.Result, res.Inputs), nil
 		}
 		return render.JSONValue(res.Result, res.Inputs), nil
-	})
-	h.api("POST", "/api/v1/sql", func(r *http.Request) (any, error) {
+	}))
+	h.api("POST", "/api/v1/sql", h.gated(ClassSQL, func(r *http.Request) (any, error) {
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			return nil, &session.Error{Kind: session.Invalid, Msg: "send the statement as JSON: {\"query\": \"SELECT ...\", \"limit\": 100} with Content-Type: application/json"}
 		}
@@ -254,7 +266,7 @@ func Handler(s *session.Session, opt Options) http.Handler {
 			return nil, &session.Error{Kind: session.Invalid, Msg: "the request is not {\"query\": \"SELECT ...\", \"limit\": N}, or longer than 64 kB: " + err.Error()}
 		}
 		return s.SQL(r.Context(), body.Query, body.Limit)
-	})
+	}))
 	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusNotFound, "no such API endpoint: "+r.URL.Path+" (see docs/web-api.md)")
 	})
@@ -263,9 +275,10 @@ func Handler(s *session.Session, opt Options) http.Handler {
 
 // handler is the server: security checks, then the routes.
 type handler struct {
-	s   *session.Session
-	opt Options
-	mux *http.ServeMux
+	s     *session.Session
+	opt   Options
+	mux   *http.ServeMux
+	gates map[string]*admit.Gate // by request class
 }
 
 // api registers an API endpoint: fn's answer is written as JSON, its
@@ -279,6 +292,14 @@ func (h *handler) api(method, pattern string, fn func(r *http.Request) (any, err
 		}
 		v, err := answer(fn, r)
 		if err != nil {
+			var busy *admit.BusyError
+			switch {
+			case errors.As(err, &busy):
+				h.writeBusy(w, busy)
+				return
+			case r.Context().Err() != nil:
+				return // the client is gone: nobody reads an answer
+			}
 			status := http.StatusInternalServerError
 			switch session.KindOf(err) {
 			case session.NotFound:

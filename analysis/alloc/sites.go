@@ -251,42 +251,125 @@ type BottomUpNode struct {
 // ProfileBottomUp inverts a sampling profile's call tree: the top level
 // is every function that allocated, and below a function are its callers
 // (DevTools' "Heavy (Bottom Up)", pprof's reverse tree). Levels are
-// sorted by bytes, largest first.
-func ProfileBottomUp(p *model.SamplingProfile, t ProfileTotals) []*BottomUpNode {
-	root := &BottomUpNode{}
-	index := map[*BottomUpNode]map[Frame]*BottomUpNode{}
-	child := func(parent *BottomUpNode, f Frame) *BottomUpNode {
-		m := index[parent]
-		if m == nil {
-			m = map[Frame]*BottomUpNode{}
-			index[parent] = m
-		}
-		c := m[f]
-		if c == nil {
-			c = &BottomUpNode{Frame: f}
-			m[f] = c
-			parent.Children = append(parent.Children, c)
-		}
-		return c
-	}
+// sorted by bytes, largest first; with limit > 0 each level keeps its
+// limit heaviest rows.
+//
+// Inverting expands every allocating node's stack, and a call tree's
+// stacks together can hold the square of its depth in frames (a chain of
+// 10,000 functions, a 1 MB file, holds 50 million): so the tree is built
+// a level at a time, and only under the rows kept. Each allocating node
+// is a cursor walking up its stack; a level groups the cursors by the
+// frame they are at, and a kept row's cursors step to their callers in
+// place, so the memory is one cursor per allocating node whatever the
+// depth. Cursors of a row that reach the same call-tree node become one
+// (their stacks are the same from there), so a recursion with 50,000
+// leaves at its bottom walks its 1,000 levels once, not 50,000 times.
+func ProfileBottomUp(p *model.SamplingProfile, t ProfileTotals, limit int) []*BottomUpNode {
+	var cs []buCursor
 	for i := 1; i < len(p.Nodes); i++ {
-		if p.Nodes[i].SelfSize == 0 && t.Samples[i] == 0 {
+		if p.Nodes[i].SelfSize != 0 || t.Samples[i] != 0 {
+			cs = append(cs, buCursor{self: p.Nodes[i].SelfSize, samples: t.Samples[i], at: int32(i)})
+		}
+	}
+	slot := make([]int32, len(p.Nodes))
+	for i := range slot {
+		slot[i] = -1
+	}
+	b := &bottomUp{p: p, limit: limit, scratch: make([]buCursor, len(cs)), group: make([]int32, len(cs)), slot: slot}
+	return b.level(cs)
+}
+
+// buCursor is the frame a level of the bottom-up tree has reached (at) on
+// the stacks of one or more allocating nodes, and the bytes and samples
+// of those nodes.
+type buCursor struct {
+	self    uint64
+	samples int
+	at      int32
+}
+
+// bottomUp builds ProfileBottomUp's levels; scratch and group are as
+// long as the cursors, reused by every level, and slot, one per call-tree
+// node, is -1 but where step is merging cursors.
+type bottomUp struct {
+	p       *model.SamplingProfile
+	limit   int
+	scratch []buCursor
+	group   []int32
+	slot    []int32
+}
+
+// level returns the rows of the cursors cs, each with the levels under
+// it; cs is reordered and overwritten.
+func (b *bottomUp) level(cs []buCursor) []*BottomUpNode {
+	if len(cs) == 0 {
+		return nil
+	}
+	index := map[Frame]int32{}
+	var rows []*BottomUpNode
+	var count []int
+	for i, c := range cs {
+		f := ProfileFrame(b.p, c.at)
+		k, ok := index[f]
+		if !ok {
+			k = int32(len(rows))
+			index[f] = k
+			rows = append(rows, &BottomUpNode{Frame: f})
+			count = append(count, 0)
+		}
+		b.group[i] = k
+		count[k]++
+		rows[k].Self += c.self
+		rows[k].Samples += c.samples
+	}
+	// Cursors grouped by row, in place: start[k] is where row k's begin.
+	start := make([]int, len(rows)+1)
+	for k, n := range count {
+		start[k+1] = start[k] + n
+	}
+	next := append([]int(nil), start[:len(rows)]...)
+	for i, c := range cs {
+		b.scratch[next[b.group[i]]] = c
+		next[b.group[i]]++
+	}
+	copy(cs, b.scratch[:len(cs)])
+	order := make([]int, len(rows))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(x, y int) bool { return rows[order[x]].Self > rows[order[y]].Self })
+	if b.limit > 0 && len(order) > b.limit {
+		order = order[:b.limit]
+	}
+	out := make([]*BottomUpNode, len(order))
+	for j, k := range order {
+		rows[k].Children = b.level(b.step(cs[start[k]:start[k+1]]))
+		out[j] = rows[k]
+	}
+	return out
+}
+
+// step moves a row's cursors to their callers in place and returns them:
+// those at a top-level frame (called from the root) are done, and those
+// reaching the same node are merged.
+func (b *bottomUp) step(cs []buCursor) []buCursor {
+	n := 0
+	for _, c := range cs {
+		par := b.p.Nodes[c.at].Parent
+		if par <= 0 {
 			continue
 		}
-		at := root
-		for j := int32(i); j > 0; j = p.Nodes[j].Parent {
-			at = child(at, ProfileFrame(p, j))
-			at.Self += p.Nodes[i].SelfSize
-			at.Samples += t.Samples[i]
+		if j := b.slot[par]; j >= 0 {
+			cs[j].self += c.self
+			cs[j].samples += c.samples
+			continue
 		}
+		b.slot[par] = int32(n)
+		cs[n] = buCursor{self: c.self, samples: c.samples, at: par}
+		n++
 	}
-	var sortLevel func(ns []*BottomUpNode)
-	sortLevel = func(ns []*BottomUpNode) {
-		sort.SliceStable(ns, func(a, b int) bool { return ns[a].Self > ns[b].Self })
-		for _, n := range ns {
-			sortLevel(n.Children)
-		}
+	for _, c := range cs[:n] {
+		b.slot[c.at] = -1
 	}
-	sortLevel(root.Children)
-	return root.Children
+	return cs[:n]
 }

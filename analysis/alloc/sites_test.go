@@ -1,6 +1,7 @@
 package alloc_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/formats/heapprofile"
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/internal/hostile"
 	"github.com/heapx/heapx/internal/testfixtures"
 )
 
@@ -199,9 +201,104 @@ func TestProfileSites(t *testing.T) {
 		t.Errorf("self sizes add up to %d, the tree to %d", self, tot.Total[0])
 	}
 	// Bottom-up: makeRecord first, called from the script's top level.
-	bu := alloc.ProfileBottomUp(p, tot)
+	bu := alloc.ProfileBottomUp(p, tot, 0)
 	if bu[0].Function != "makeRecord" || bu[0].Self != top.Self || len(bu[0].Children) != 1 || bu[0].Children[0].Line != 1 || bu[0].Children[0].Self != top.Self {
 		t.Errorf("bottom-up: %+v", bu[0])
+	}
+}
+
+// TestProfileBottomUpChain inverts a call tree whose stacks together hold
+// the square of its depth in frames (hostile.HeapProfileChain): every row
+// is there with -n 0, and with a limit the inversion allocates for the
+// rows kept, not for every stack.
+func TestProfileBottomUpChain(t *testing.T) {
+	chain := func(levels, leaves int) (*heapprofile.Profile, alloc.ProfileTotals) {
+		var b bytes.Buffer
+		if err := hostile.HeapProfileChain(&b, levels, leaves); err != nil {
+			t.Fatal(err)
+		}
+		p, err := heapprofile.Read(&b, "chain.heapprofile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, alloc.SumProfile(p)
+	}
+	var rows func(ns []*alloc.BottomUpNode) int
+	rows = func(ns []*alloc.BottomUpNode) int {
+		n := len(ns)
+		for _, c := range ns {
+			n += rows(c.Children)
+		}
+		return n
+	}
+	// f2..f101 at depths 1..100, each above its callers; ten leaves at
+	// depth 101, each above the hundred chain frames.
+	p, tot := chain(100, 10)
+	bu := alloc.ProfileBottomUp(p, tot, 0)
+	if n := rows(bu); len(bu) != 110 || n != 5050+10*101 {
+		t.Errorf("%d top rows, %d rows; want 110 and %d", len(bu), n, 5050+10*101)
+	}
+	leaf := bu[100] // f102, the first leaf: all self sizes tie, so file order
+	for d, at := 0, leaf; d < 100; d++ {
+		if len(at.Children) != 1 || at.Children[0].Function != fmt.Sprintf("f%d", 101-d) || at.Children[0].Self != 8 {
+			t.Fatalf("leaf %s, caller %d: %+v", leaf.Function, d, at.Children)
+		}
+		at = at.Children[0]
+	}
+	p, tot = chain(1000, 50_000)
+	var top []*alloc.BottomUpNode
+	alloc := hostile.Allocated(func() { top = alloc.ProfileBottomUp(p, tot, 20) })
+	if len(top) != 20 || rows(top) != 20+19*20/2 || alloc > 32<<20 {
+		t.Errorf("limit 20: %d top rows, %d rows, %d MB allocated", len(top), rows(top), alloc>>20)
+	}
+}
+
+// TestProfileRecursion reads a function recursing 1,000 levels deep with
+// 50,000 calls of a leaf function at its bottom (hostile.HeapProfileRecursion,
+// a cycle of the call graph): the recursing function's total is every
+// byte under it once, and the bottom-up tree is the leaf above 1,000
+// levels of the recursion (all its stacks merged into one row a level)
+// and the recursion above its own 999 callers, with the bytes allocated
+// through each.
+func TestProfileRecursion(t *testing.T) {
+	var b bytes.Buffer
+	if err := hostile.HeapProfileRecursion(&b, 1000, 50_000); err != nil {
+		t.Fatal(err)
+	}
+	p, err := heapprofile.Read(&b, "recursion.heapprofile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := alloc.SumProfile(p)
+	sites := alloc.ProfileSites(p, tot)
+	if len(sites) != 2 || sites[0].Function != "leaf" || sites[0].Self != 400_000 || sites[0].Samples != 50_000 ||
+		sites[1].Function != "recurse" || sites[1].Self != 8_000 || sites[1].Total != 408_000 {
+		t.Fatalf("sites: %+v", sites)
+	}
+	var bu []*alloc.BottomUpNode
+	alloc := hostile.Allocated(func() { bu = alloc.ProfileBottomUp(p, tot, 0) })
+	if len(bu) != 2 || bu[0].Function != "leaf" || bu[1].Function != "recurse" || alloc > 16<<20 {
+		t.Fatalf("bottom-up: %d top rows, %d MB allocated", len(bu), alloc>>20)
+	}
+	for i, want := range []struct {
+		self    uint64
+		samples int
+		depth   int
+	}{{400_000, 50_000, 1000}, {8_000, 1000, 999}} {
+		at, d := bu[i], 0
+		for ; len(at.Children) == 1; d++ {
+			at = at.Children[0]
+			wantSelf := want.self
+			if i == 1 {
+				wantSelf = want.self - 8*uint64(d+1) // the nodes under d+1 levels of recursion
+			}
+			if at.Function != "recurse" || at.Self != wantSelf {
+				t.Fatalf("%s, caller %d: %s with %d bytes, want recurse with %d", bu[i].Function, d, at.Function, at.Self, wantSelf)
+			}
+		}
+		if d != want.depth || len(at.Children) != 0 || bu[i].Self != want.self || bu[i].Samples != want.samples {
+			t.Errorf("%s: %d callers deep, %d bytes in %d samples; want %d deep, %d bytes in %d", bu[i].Function, d, bu[i].Self, bu[i].Samples, want.depth, want.self, want.samples)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	mt "github.com/heapx/heapx/formats/memtrace"
+	"github.com/heapx/heapx/internal/hostile"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/handler.memtrace (go test ./analysis/lifetime -run TestClientAnalyses -update)")
@@ -232,5 +233,50 @@ func TestJudgedIdles(t *testing.T) {
 	}
 	if j := judgedIdles(idles[:3], 1000); !slices.Equal(j, []int{0, 1, 2}) {
 		t.Errorf("three idle points before the end: judged %v", j)
+	}
+}
+
+// TestSharedStaleCounts analyses 20,000 sites, each an object made by a
+// handler call and kept (hostile.TraceIdleSites): their stale counts step
+// from 0 to 1 at 256 judged idle points, so they share a few hundred
+// series, each measured once by the leak rule; every site's trend is
+// the rule's on its own counts, none leaks (one object each), and the
+// analysis allocates for the sites, not for 10,000 quadratic measures of
+// 32,640 slopes.
+func TestSharedStaleCounts(t *testing.T) {
+	var b bytes.Buffer
+	if err := hostile.TraceIdleSites(&b, 20_000); err != nil {
+		t.Fatal(err)
+	}
+	var res *Result
+	var err error
+	alloc := hostile.Allocated(func() {
+		var r *mt.Reader
+		if r, err = mt.NewReader(&b, "idle-sites.hxtrace"); err == nil {
+			res, err = Analyze(r, "idle-sites.hxtrace", Options{})
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d sites, %d judged points, %d MB allocated", len(res.Sites), len(res.Judged), alloc>>20)
+	if len(res.Judged) != LeakSamples || len(res.Sites) < 20_000 || alloc > 200<<20 {
+		t.Errorf("%d judged points, %d sites, %d MB allocated", len(res.Judged), len(res.Sites), alloc>>20)
+	}
+	rising := 0
+	for i := range res.Sites {
+		s := &res.Sites[i]
+		if s.Leaking {
+			t.Errorf("site %d leaks: %+v", s.IID, s.Trend)
+		}
+		if s.Trend.Rising {
+			rising++
+		}
+		if i%97 == 0 && len(s.StaleAtIdle) > 0 && s.Trend != LeakTrend(s.StaleAtIdle, res.Judged) {
+			t.Errorf("site %d: trend %+v, its counts' %+v", s.IID, s.Trend, LeakTrend(s.StaleAtIdle, res.Judged))
+		}
+	}
+	if rising < 5_000 {
+		t.Errorf("%d sites rising, want the half stale from the second quarter on", rising)
 	}
 }

@@ -1,4 +1,4 @@
-// Command hostile writes the crafted inputs of issue 12 into a directory,
+// Command hostile writes the crafted inputs of issues 12 and 29 into a directory,
 // for bench/hostile.sh to run heapx on: dumps built to cost a reader
 // memory or time (internal/hostile makes the bytes, which the readers'
 // tests and fuzz seeds use too), names carrying terminal escapes, and
@@ -9,10 +9,12 @@
 package main
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
@@ -21,6 +23,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "core-") {
+		if err := coreCommand(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "hostile:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench/hostile OUT_DIR")
 		os.Exit(2)
@@ -63,7 +72,34 @@ func write(dir string) error {
 	if err := stream("declared-2gb.fxsnapshot", func(w io.Writer) error { return hostile.FxsnapshotBomb(w, 1<<31-3) }); err != nil {
 		return err
 	}
+	if err := stream("deep-1m.heapprofile.gz", func(w io.Writer) error {
+		return gzipped(w, func(w io.Writer) error { return hostile.HeapProfileDeep(w, 1_000_000) })
+	}); err != nil {
+		return err
+	}
+	if err := stream("chain-1000.heapprofile", func(w io.Writer) error { return hostile.HeapProfileChain(w, 1000, 50_000) }); err != nil {
+		return err
+	}
+	if err := stream("recursion-1000.heapprofile", func(w io.Writer) error { return hostile.HeapProfileRecursion(w, 1000, 50_000) }); err != nil {
+		return err
+	}
+	traces := map[string]func(io.Writer) error{
+		"idle-sites-100k.hxtrace": func(w io.Writer) error { return hostile.TraceIdleSites(w, 100_000) },
+		"list-400k.hxtrace":       func(w io.Writer) error { return hostile.TraceList(w, 400_000) },
+		"ring-400k.hxtrace":       func(w io.Writer) error { return hostile.TraceRing(w, 400_000) },
+		"deep-calls-300k.hxtrace": func(w io.Writer) error { return hostile.TraceDeepCalls(w, 300_000) },
+		"string-64m.hxtrace":      hostile.TraceLongString,
+		"free-vars-2e60.hxtrace":  hostile.TraceFreeVars,
+	}
+	for name, w := range traces {
+		if err := stream(name, w); err != nil {
+			return err
+		}
+	}
 	if err := stream("long-string.heapsnapshot.gz", func(w io.Writer) error { return hostile.V8LongString(w, 500_000_000) }); err != nil {
+		return err
+	}
+	if err := parquetCases(dir); err != nil {
 		return err
 	}
 	return lyingResults(dir)
@@ -123,4 +159,13 @@ func lyingResults(dir string) error {
 		}
 	}
 	return nil
+}
+
+// gzipped writes what write writes, gzip-compressed.
+func gzipped(w io.Writer, write func(io.Writer) error) error {
+	zw := gzip.NewWriter(w)
+	if err := write(zw); err != nil {
+		return err
+	}
+	return zw.Close()
 }

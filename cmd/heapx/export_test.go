@@ -122,7 +122,7 @@ func TestExportBadInput(t *testing.T) {
 	data, _ := os.ReadFile(objects)
 	os.WriteFile(objects, data[:len(data)/2], 0o644)
 	r = heapx(t, "summary", part)
-	if r.code == 0 || !strings.Contains(r.stderr, objects) || !strings.Contains(r.stderr, "not a readable Parquet file") {
+	if r.code == 0 || !strings.Contains(r.stderr, objects) || !strings.Contains(r.stderr, `does not end with the Parquet magic "PAR1"`) {
 		t.Errorf("summary of a corrupt partition: exit %d, %s", r.code, r.stderr)
 	}
 	os.WriteFile(objects, data, 0o644)

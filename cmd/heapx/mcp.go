@@ -6,7 +6,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/heapx/heapx/mcpserver"
@@ -53,7 +52,9 @@ errors go to stderr; stdout carries only the protocol. See docs/cli.md
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
-			err := srv.Run(ctx, &mcp.StdioTransport{})
+			// One line that is not a request is answered with an error,
+			// not the end of the session (mcpserver.LineTransport).
+			err := srv.Run(ctx, &mcpserver.LineTransport{In: os.Stdin, Out: os.Stdout, Log: stderr})
 			if ctx.Err() != nil {
 				return nil // stopped by a signal
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -346,5 +347,109 @@ func TestMCPUnreadable(t *testing.T) {
 	r := heapxProcess(t, strings.NewReader(""), "mcp", missing)
 	if r.code != 1 || !strings.Contains(r.stderr, missing) || r.stdout != "" {
 		t.Errorf("heapx mcp %s: exit %d, stdout %q, stderr %q", missing, r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestMCPBadFrames sends heapx mcp what a broken or hostile client might:
+// a request line of 20 MB (over the 4 MiB bound), a line that is not JSON,
+// a request cut short, a batch, JSON that is not JSON-RPC, a number. Each
+// gets a JSON-RPC error (with the request's id when the line shows one),
+// the server's memory does not grow with the long line, and a valid call
+// after them is answered.
+func TestMCPBadFrames(t *testing.T) {
+	cmd := heapxCommand(t, "mcp", filepath.Join(testfixtures.Dir(), "node-basic.heapsnapshot.gz"))
+	cmd.Dir = t.TempDir()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	c := &mcpClient{t: t, in: in, out: bufio.NewReader(out)}
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "heapx-test", "version": "1"}})
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	hwm := func() int {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		if err != nil {
+			return 0
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+				var kb int
+				fmt.Sscan(v, &kb)
+				return kb
+			}
+		}
+		return 0
+	}
+	before := hwm()
+	long := `{"jsonrpc":"2.0","id":901,"method":"tools/call","params":{"name":"sql","arguments":{"query":"` + strings.Repeat("x", 20<<20) + `"}}}`
+	for _, f := range []struct {
+		line string
+		id   string // the id the error must carry
+		code int
+		want string
+	}{
+		{long, "901", -32600, "heapx mcp reads requests of at most 4194304 bytes"},
+		{"this is not JSON", "null", -32700, "the request is not JSON"},
+		{`{"jsonrpc":"2.0","id":"s-902","method":"tools/call","params":{"name":"top"`, `"s-902"`, -32700, "unexpected end of JSON input"},
+		{`[{"jsonrpc":"2.0","id":903,"method":"tools/list"}]`, "null", -32600, "batches are not supported"},
+		{`{"id":904,"method":"tools/list"}`, "904", -32600, "not a JSON-RPC 2.0 message"},
+		{`42`, "null", -32600, "not a JSON-RPC 2.0 message"},
+	} {
+		if _, err := io.WriteString(in, f.line+"\n"); err != nil {
+			t.Fatalf("%.40s: the server stopped reading: %v", f.line, err)
+		}
+		line, err := c.out.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("%.40s: no answer: %v; stderr:\n%s", f.line, err, stderr.String())
+		}
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(line, &msg); err != nil || msg.JSONRPC != "2.0" || string(msg.ID) != f.id || msg.Error.Code != f.code || !strings.Contains(msg.Error.Message, f.want) {
+			t.Errorf("%.40s: answered %s; want error %d with id %s saying %q", f.line, line, f.code, f.id, f.want)
+		}
+	}
+	// The 20 MB line was read through, never held: the resident peak grew
+	// by the 4 MiB kept of it and the buffer's growth, not by 20 MB.
+	if grew := hwm() - before; before > 0 && grew > 12<<10 {
+		t.Errorf("peak RSS grew by %d kB reading the bad lines", grew)
+	}
+	text, isErr := c.tool("top", map[string]any{"limit": 3})
+	if isErr || !strings.Contains(text, `"retained_size"`) {
+		t.Errorf("top after the bad lines: %.300s", text)
+	}
+	if n := strings.Count(stderr.String(), "heapx mcp: refused a request"); n != 6 {
+		t.Errorf("stderr says %d requests were refused, want 6:\n%s", n, stderr.String())
+	}
+	in.Close()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("heapx mcp exited with %v after its input ended", err)
+		}
+		exited <- nil
+	case <-time.After(30 * time.Second):
+		t.Error("heapx mcp did not exit when its input ended")
 	}
 }

@@ -113,9 +113,13 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: not a valid sampling heap profile at byte %d: %s", e.Name, e.Offset, e.Msg)
 }
 
-// maxDepth bounds the call tree's nesting, so hostile input cannot
-// exhaust the stack; real stacks are far shallower.
-const maxDepth = 10000
+// maxDepth bounds the call tree's nesting. V8 samples at most 128 frames
+// of a stack (the inspector's HeapProfiler.startSampling, which node
+// --heap-prof uses too), so a profile's tree is at most 129 deep; the
+// bound leaves room for other writers while keeping what views that
+// expand each stack (bottom-up, a call tree printed indented) cost in
+// proportion: their work grows with the nodes times the depth.
+const maxDepth = 1024
 
 // Read reads a profile from r as a stream of JSON tokens, never holding
 // the text whole; name is for messages.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapx/heapx/internal/hostile"
 )
 
 func fixture(name string) string { return filepath.Join("..", "..", "testdata", name) }
@@ -165,4 +167,33 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDeepProfile reads a call tree nested a million levels (26 MB of
+// JSON, as bench/hostile.sh writes it gzip-compressed): refused at the
+// depth bound, having read a few kilobytes, and a chain at the bound is
+// read.
+func TestDeepProfile(t *testing.T) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if err := hostile.HeapProfileDeep(zw, 1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "deep.heapprofile.gz")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	alloc := hostile.Allocated(func() { _, err = ReadFile(path) })
+	if err == nil || !strings.Contains(err.Error(), "nested deeper than 1024") || !strings.HasPrefix(err.Error(), path+": ") || alloc > 16<<20 {
+		t.Errorf("deep profile: %v, %d MB allocated", err, alloc>>20)
+	}
+	b.Reset()
+	if err := hostile.HeapProfileChain(&b, maxDepth-2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Read(&b, "chain"); err != nil || len(p.Nodes) != maxDepth || len(p.Samples) != maxDepth-1 {
+		t.Errorf("a chain at the depth bound: %v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 )
 
@@ -147,14 +148,19 @@ func (t *Reader) bytes(field string) ([]byte, error) {
 	if n > 1<<26 {
 		return nil, t.errorf(start, "%s record at byte %d: field %s: a string of %d bytes (the limit is 64 MiB)", t.cur, t.rec, field, n)
 	}
-	if uint64(cap(t.buf)) < n {
-		t.buf = make([]byte, n)
-	}
-	t.buf = t.buf[:n]
-	m, err := io.ReadFull(t.r, t.buf)
-	t.off += int64(m)
-	if err != nil {
-		return nil, t.truncated(start, field)
+	// The buffer grows with the bytes that come, a megabyte at a time,
+	// so a length the rest of the file does not hold costs nothing.
+	t.buf = t.buf[:0]
+	for rest := n; rest > 0; {
+		k := min(rest, 1<<20)
+		t.buf = slices.Grow(t.buf, int(k))
+		m, err := io.ReadFull(t.r, t.buf[len(t.buf):len(t.buf)+int(k)])
+		t.buf = t.buf[:len(t.buf)+m]
+		t.off += int64(m)
+		if err != nil {
+			return nil, t.truncated(start, field)
+		}
+		rest -= k
 	}
 	return t.buf, nil
 }

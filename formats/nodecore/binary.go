@@ -73,10 +73,19 @@ func (p *Process) ReadWord(addr uint64) (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
-// Mapped is Core.Mapped with ReadBytes's fallback.
+// Mapped is Core.Mapped with ReadBytes's fallback, reading nothing (a
+// range past a segment's file bytes would be allocated as zeros to be
+// read, and a length from the heap can be anything).
 func (p *Process) Mapped(addr uint64, n int) bool {
-	_, err := p.ReadBytes(addr, n)
-	return err == nil
+	if p.Core.Mapped(addr, n) {
+		return true
+	}
+	for _, s := range p.segs {
+		if addr >= s.addr && n >= 0 && addr+uint64(n) <= s.addr+s.size && addr+uint64(n) >= addr {
+			return true
+		}
+	}
+	return false
 }
 
 // Close unmaps the core and the binary.

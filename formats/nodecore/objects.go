@@ -51,7 +51,11 @@ const probeRelease = 2 << 20
 func (h *Heap) Pages() []Page {
 	var pages []Page
 	for _, s := range h.p.Segments() {
-		for a := (s.Addr + pageAlign - 1) &^ (pageAlign - 1); a+64 <= s.End(); a += pageAlign {
+		// Only the part of a segment the core holds: the rest reads as
+		// zeros, where no chunk header is (and a segment's memory size
+		// is whatever its header says: 2^63 would be a probe forever).
+		end := s.Addr + s.FileSize
+		for a := (s.Addr + pageAlign - 1) &^ (pageAlign - 1); a+64 <= end && a >= s.Addr; a += pageAlign {
 			if pg, ok := h.page(a); ok {
 				pages = append(pages, pg)
 				// A large-object chunk spans several alignment units.
@@ -109,7 +113,10 @@ func (h *Heap) page(a uint64) (Page, bool) {
 	if pg.AreaStart <= a || pg.AreaStart-a > 0x4000 || pg.AreaEnd <= pg.AreaStart || pg.AreaEnd-a > 1<<36 {
 		return Page{}, false
 	}
-	if !h.p.Mapped(pg.AreaStart, int(pg.AreaEnd-pg.AreaStart)) {
+	// The area must be in the core's file: checked without reading it,
+	// since a header can claim 64 GB (the zeros past a segment's file
+	// bytes would be allocated to be read).
+	if s := h.p.Segment(pg.AreaStart); s == nil || pg.AreaEnd > s.Addr+s.FileSize {
 		return Page{}, false
 	}
 	first, err := h.p.ReadWord(pg.AreaStart)

@@ -113,7 +113,9 @@ func (w *walker) walk(t *Thread) (frames []rawFrame, stop string) {
 	if seg == nil {
 		return []rawFrame{{pc: pc, fp: fp, low: rsp}}, fmt.Sprintf("the stack pointer 0x%x is not in the core's memory", rsp)
 	}
-	lo, hi := rsp, seg.End()
+	// The stack ends where the segment's bytes in the core do: past them
+	// are zeros (no frame), over whatever length the header claims.
+	lo, hi := rsp, seg.Addr+seg.FileSize
 	inStack := func(a uint64) bool { return a >= lo && a+16 <= hi && a%8 == 0 }
 	if !inStack(fp) {
 		// The thread stopped in code that uses rbp as a general register

@@ -77,12 +77,21 @@ func openTable(part, name string, required bool) (*table, error) {
 		f.Close()
 		return nil, err
 	}
+	pagesEnd, err := checkTail(f, path, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	pf, err := pq.OpenFile(f, st.Size(), pq.SkipPageIndex(true), pq.SkipBloomFilters(true))
 	if err != nil {
 		f.Close()
 		return nil, &formats.FormatError{File: path, Offset: -1, Msg: "not a readable Parquet file: " + err.Error()}
 	}
 	t := &table{path: path, f: f, pf: pf}
+	if err := t.checkLayout(pagesEnd); err != nil {
+		t.close()
+		return nil, err
+	}
 	if v, ok := pf.Lookup(keyVersion); ok && v != strconv.Itoa(FormatVersion) && name != TableDumps {
 		// dumps.format_version says it for the partition (readDumpRow).
 		t.close()

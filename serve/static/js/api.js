@@ -20,6 +20,19 @@ async function decode(res) {
   return body;
 }
 
+// ask fetches url. The server answers 503 with Retry-After when it is
+// busy with too many heavy requests of one kind (paths, the dominator
+// tree, queries, SQL): the request is asked again when the server says,
+// a few times, before the error is shown.
+async function ask(url, init) {
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(url, init);
+    const wait = Number(res.headers.get('Retry-After'));
+    if (res.status !== 503 || attempt === 3 || !(wait > 0 && wait <= 30)) return decode(res);
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+  }
+}
+
 // get fetches /api/v1/path with the query parameters params (undefined
 // and empty values left out). A question about an object is about the
 // snapshot the inspector shows (a baseline's deleted object), unless
@@ -31,13 +44,13 @@ export async function get(path, params = {}) {
     if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   }
   const qs = q.toString();
-  return decode(await fetch('/api/v1/' + path + (qs ? '?' + qs : ''), { credentials: 'same-origin' }));
+  return ask('/api/v1/' + path + (qs ? '?' + qs : ''), { credentials: 'same-origin' });
 }
 
 // post sends body as JSON to /api/v1/path.
 export async function post(path, body) {
-  return decode(await fetch('/api/v1/' + path, {
+  return ask('/api/v1/' + path, {
     method: 'POST', credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
-  }));
+  });
 }
