@@ -184,7 +184,7 @@ func TestToolsList(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"close", "diff", "dumps", "inspect", "instances", "leaks", "new_objects", "open", "overview", "paths",
+	want := []string{"close", "diff", "dumps", "flame", "inspect", "instances", "leaks", "new_objects", "open", "overview", "paths",
 		"queries", "query", "references", "retainers", "sql", "summary", "suspects", "top"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
@@ -323,6 +323,15 @@ func TestLeakSeries(t *testing.T) {
 		t.Errorf("no_weak paths %+v", noWeak)
 	}
 
+	// The flame graph from the bus's listener context's array: the
+	// LeakedItem box holds all 1,500, as the paths found them.
+	var flame session.FlameJSON
+	call(t, cs, "flame", map[string]any{"id": array, "depth": 1}, &flame)
+	if b := flame.Box; len(b.Children) == 0 || b.Children[0].Class != "LeakedItem" || b.Children[0].Count != 1500 ||
+		b.Children[0].RetainedSize != 431280 || flame.Depth != 1 || flame.MinShare != 0.02 {
+		t.Errorf("the flame graph from the array: %+v", flame)
+	}
+
 	// The object inspector: the array that holds them.
 	var obj session.ObjectJSON
 	call(t, cs, "inspect", map[string]any{"id": array}, &obj)
@@ -417,6 +426,7 @@ func TestLeakSeries(t *testing.T) {
 		{"inspect", map[string]any{"id": "@999999999"}, "no object with id @999999999"},
 		{"inspect", map[string]any{"id": "LeakedItem"}, "LeakedItem"},
 		{"paths", map[string]any{"id": id, "k": 50}, "1 to 20"},
+		{"flame", map[string]any{"depth": 13}, "depth=13: give 1 to 12 levels"},
 		{"instances", map[string]any{"class": 99999}, "no class with index 99999"},
 		{"summary", map[string]any{"sort": "size"}, `cannot sort classes by "size"`},
 		{"query", map[string]any{"name": "nope"}, `no query named "nope"`},

@@ -175,6 +175,13 @@ type (
 		Query string `json:"query" jsonschema:"one read-only SQLite statement over the dump's tables (nodes, edges, nodes_named, ...; heapx sql's schema)"`
 		Limit int    `json:"limit,omitempty" jsonschema:"at most this many rows (default and most 1000)"`
 	}
+	flameIn struct {
+		Target
+		ID    string  `json:"id,omitempty" jsonschema:"the object the flame graph starts from, as for inspect (default: root)"`
+		Path  []int32 `json:"path,omitempty" jsonschema:"class indices from that object down to the box to show, as an answer's boxes' path says (default: the object's own box)"`
+		Depth int     `json:"depth,omitempty" jsonschema:"levels of boxes under it, 1 to 12 (default 4)"`
+		Min   float64 `json:"min,omitempty" jsonschema:"leave out boxes retaining less than this share of the box shown, 0.001 to 1 (default 0.02)"`
+	}
 	queryIn struct {
 		Target
 		Name string         `json:"name" jsonschema:"the query's name, as the queries tool lists them (duplicates, closures, dominators, merged-paths, growth, ...)"`
@@ -187,7 +194,7 @@ type (
 // toolClass is the admit class of the tools whose calls cost seconds or
 // hundreds of MB: those run a few at a time (Options.Limits).
 var toolClass = map[string]string{
-	"open": admit.Open, "paths": admit.Paths, "sql": admit.SQL,
+	"open": admit.Open, "paths": admit.Paths, "sql": admit.SQL, "flame": admit.Dominators,
 	"suspects": admit.Queries, "leaks": admit.Queries, "diff": admit.Queries,
 	"new_objects": admit.Queries, "query": admit.Queries,
 }
@@ -443,6 +450,27 @@ func (s *Server) addTools() {
 				in.K = 3
 			}
 			return ss.Paths(in.ID, in.K, in.Ignore, in.NoWeak)
+		})
+	tool(s, "flame", "Where the memory is: the flame graph of retained size",
+		"The dominator tree grouped by class along the path (Perfetto's heap graph flame graph): under each box, the "+
+			"objects its objects dominate directly, grouped by class, with their count and retained bytes, widest first; "+
+			"more says a box has smaller or deeper boxes not sent, which a call with its path returns. Boxes are bounded "+
+			"by depth and by min, so an answer stays small on any dump.",
+		func(ctx context.Context, in *flameIn) (any, error) {
+			ss, err := s.session(in.Dump)
+			if err != nil {
+				return nil, err
+			}
+			if in.ID == "" {
+				in.ID = session.RootRef
+			}
+			if in.Depth == 0 {
+				in.Depth = 4
+			}
+			if in.Min == 0 {
+				in.Min = 0.02
+			}
+			return ss.Flame(in.ID, in.Path, in.Depth, in.Min)
 		})
 	tool(s, "suspects", "Leak suspects (Eclipse MAT)",
 		"heapx suspects --json: where a large share of the heap accumulates (retained bytes and percent), in which "+

@@ -3,12 +3,15 @@ package query
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/stats"
 )
 
 // Fleet is what the fleet views read of a directory of dumps in the
@@ -419,4 +422,418 @@ func perSeriesText(per map[string]int, series []FleetSeries) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// DefaultAlpha is the p-value under which heapx fleet --compare calls a
+// difference between cohorts real.
+const DefaultAlpha = 0.05
+
+// FleetCohort is the dumps with one value of the compared label.
+type FleetCohort struct {
+	Value string
+	Dumps []*parquet.DumpRow
+}
+
+// FleetSample compares one number of the dumps (a class's instances in
+// each, its retained size) between two cohorts, A and B, with each dump a
+// sample: the mean per dump of each, the change from A to B, and the
+// Mann-Whitney test's two-sided p-value (package stats), which a dump
+// far from the rest of its cohort moves by one rank only.
+type FleetSample struct {
+	MeanA, MeanB float64
+	// Diff is MeanB - MeanA.
+	Diff float64
+	P    float64
+	// Exact says P is exact, not the normal approximation (see
+	// stats.Result).
+	Exact bool
+}
+
+// sampleOf compares the values of cohort A's dumps, a, with B's, b.
+func sampleOf(a, b []float64) FleetSample {
+	r := stats.MannWhitney(a, b)
+	s := FleetSample{MeanA: mean(a), MeanB: mean(b), P: r.P, Exact: r.Exact}
+	s.Diff = s.MeanB - s.MeanA
+	return s
+}
+
+func mean(v []float64) float64 {
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
+}
+
+// FleetClassDifference is a class of the dumps of two cohorts: its
+// instances and retained size per dump (the sums over the classes of
+// that name; 0 in a dump without it), compared.
+type FleetClassDifference struct {
+	Class           string
+	Count, Retained FleetSample
+	// CountBytes is Count.Diff times the class's retained size per
+	// instance over every dump of both cohorts: the memory the extra (or
+	// missing) instances account for. It orders the classes whose count
+	// differs, so that a class with no more instances than before that
+	// retains more (the array or map holding the extra objects, the
+	// global object) does not come before what it holds.
+	CountBytes float64
+}
+
+// FleetSuspectDifference is a leak suspect (matched across dumps by its
+// accumulated class and the fields holding it, as FleetSuspect) in the
+// dumps of two cohorts: in how many of each it was found, and its
+// retained size per dump (0 where not found), compared.
+type FleetSuspectDifference struct {
+	Class, HeldBy  string
+	FoundA, FoundB int
+	Retained       FleetSample
+}
+
+// FleetComparison compares the dumps of two values of a label.
+type FleetComparison struct {
+	Label string
+	A, B  FleetCohort
+	// Others counts the dumps with neither value (or without the label).
+	Others int
+	// Objects and TotalSize compare the dumps' totals.
+	Objects, TotalSize FleetSample
+	// Classes are every class of the cohorts' dumps, by name.
+	Classes []FleetClassDifference
+	// Suspects are every leak suspect of the cohorts' dumps.
+	Suspects []FleetSuspectDifference
+}
+
+// Compare compares the dumps whose label has value values[0] (cohort A)
+// with those where it has values[1] (B). Without values the label must
+// have exactly two values in the fleet, taken in order (numbers by
+// value). Dumps with another value, or without the label, are left out.
+func (f *Fleet) Compare(label string, values []string) (*FleetComparison, error) {
+	byValue := map[string][]*parquet.DumpRow{}
+	keys := map[string]bool{}
+	for i := range f.Dumps {
+		d := &f.Dumps[i]
+		for _, l := range d.Labels {
+			keys[l.Key] = true
+			if l.Key == label {
+				byValue[l.Value] = append(byValue[l.Value], d)
+				break
+			}
+		}
+	}
+	if len(byValue) == 0 {
+		known := slices.Sorted(func(yield func(string) bool) {
+			for k := range keys {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		if len(known) == 0 {
+			return nil, fmt.Errorf("no dump has a label %q (none has any label: heapx export --label %s=VALUE gives them)", label, label)
+		}
+		return nil, fmt.Errorf("no dump has a label %q; the dumps' labels are %s", label, strings.Join(known, ", "))
+	}
+	all := slices.SortedFunc(func(yield func(string) bool) {
+		for v := range byValue {
+			if !yield(v) {
+				return
+			}
+		}
+	}, naturalCompare)
+	switch {
+	case len(values) == 0 && len(all) != 2:
+		if len(all) == 1 {
+			return nil, fmt.Errorf("every dump with a label %q has the value %q: there is nothing to compare it with", label, all[0])
+		}
+		return nil, fmt.Errorf("label %q has %d values (%s): say which two to compare, --compare %s=%s,%s",
+			label, len(all), strings.Join(all, ", "), label, all[0], all[1])
+	case len(values) == 0:
+		values = all
+	case len(values) != 2:
+		return nil, fmt.Errorf("--compare %s=%s: give two values, A,B", label, strings.Join(values, ","))
+	case values[0] == values[1]:
+		return nil, fmt.Errorf("--compare %s=%s,%s compares a value with itself", label, values[0], values[1])
+	}
+	for _, v := range values {
+		if len(byValue[v]) == 0 {
+			return nil, fmt.Errorf("no dump has %s=%s; its values are %s", label, v, strings.Join(all, ", "))
+		}
+	}
+	c := &FleetComparison{Label: label, A: FleetCohort{values[0], byValue[values[0]]}, B: FleetCohort{values[1], byValue[values[1]]}}
+	c.Others = len(f.Dumps) - len(c.A.Dumps) - len(c.B.Dumps)
+	for _, co := range []*FleetCohort{&c.A, &c.B} {
+		slices.SortFunc(co.Dumps, func(x, y *parquet.DumpRow) int {
+			return cmp.Or(cmp.Compare(x.CaptureTimeMillis, y.CaptureTimeMillis), strings.Compare(x.DumpID, y.DumpID))
+		})
+	}
+	pos, m, n := c.positions()
+	totals := func(of func(d *parquet.DumpRow) int64) FleetSample {
+		v := make([]float64, m+n)
+		for i, d := range append(slices.Clip(c.A.Dumps), c.B.Dumps...) {
+			v[i] = float64(of(d))
+		}
+		return sampleOf(v[:m], v[m:])
+	}
+	c.Objects = totals(func(d *parquet.DumpRow) int64 { return d.NodeCount })
+	c.TotalSize = totals(func(d *parquet.DumpRow) int64 { return d.TotalSize })
+	c.Classes = f.compareClasses(pos, m, n)
+	c.Suspects = f.compareSuspects(pos, m, n)
+	return c, nil
+}
+
+// positions maps each dump of the two cohorts to its sample: A's first,
+// then B's.
+func (c *FleetComparison) positions() (pos map[string]int, m, n int) {
+	m, n = len(c.A.Dumps), len(c.B.Dumps)
+	pos = make(map[string]int, m+n)
+	for i, d := range c.A.Dumps {
+		pos[d.DumpID] = i
+	}
+	for i, d := range c.B.Dumps {
+		pos[d.DumpID] = m + i
+	}
+	return pos, m, n
+}
+
+// compareClasses compares every class of the cohorts' dumps, by name.
+func (f *Fleet) compareClasses(pos map[string]int, m, n int) []FleetClassDifference {
+	type acc struct{ count, retained []float64 }
+	accs := map[string]*acc{}
+	var names []string
+	for i := range f.Classes {
+		r := &f.Classes[i]
+		p, ok := pos[r.DumpID]
+		if !ok {
+			continue
+		}
+		a := accs[r.Class]
+		if a == nil {
+			a = &acc{make([]float64, m+n), make([]float64, m+n)}
+			accs[r.Class] = a
+			names = append(names, r.Class)
+		}
+		a.count[p] += float64(r.Count)
+		a.retained[p] += float64(r.RetainedSize)
+	}
+	out := make([]FleetClassDifference, 0, len(names))
+	for _, name := range names {
+		a := accs[name]
+		d := FleetClassDifference{Class: name, Count: sampleOf(a.count[:m], a.count[m:]), Retained: sampleOf(a.retained[:m], a.retained[m:])}
+		var count, retained float64
+		for i := range a.count {
+			count += a.count[i]
+			retained += a.retained[i]
+		}
+		if count > 0 {
+			d.CountBytes = d.Count.Diff * retained / count
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(x, y FleetClassDifference) int {
+		return cmp.Or(cmp.Compare(math.Abs(y.CountBytes), math.Abs(x.CountBytes)), strings.Compare(x.Class, y.Class))
+	})
+	return out
+}
+
+// compareSuspects compares every leak suspect of the cohorts' dumps.
+func (f *Fleet) compareSuspects(pos map[string]int, m, n int) []FleetSuspectDifference {
+	type key struct{ class, heldBy string }
+	accs := map[key][]float64{}
+	var keys []key
+	for i := range f.Suspects {
+		s := &f.Suspects[i]
+		p, ok := pos[s.DumpID]
+		if !ok {
+			continue
+		}
+		k := key{s.Class, s.HeldBy}
+		if accs[k] == nil {
+			accs[k] = make([]float64, m+n)
+			keys = append(keys, k)
+		}
+		accs[k][p] += float64(s.RetainedSize)
+	}
+	out := make([]FleetSuspectDifference, 0, len(keys))
+	for _, k := range keys {
+		v := accs[k]
+		d := FleetSuspectDifference{Class: k.class, HeldBy: k.heldBy, Retained: sampleOf(v[:m], v[m:])}
+		for i, x := range v {
+			if x > 0 && i < m {
+				d.FoundA++
+			} else if x > 0 {
+				d.FoundB++
+			}
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(x, y FleetSuspectDifference) int {
+		return cmp.Or(cmp.Compare(math.Abs(y.Retained.Diff), math.Abs(x.Retained.Diff)), strings.Compare(x.Class, y.Class),
+			strings.Compare(x.HeldBy, y.HeldBy))
+	})
+	return out
+}
+
+// naturalCompare orders label values as people number them: numbers by
+// value ("9" before "10"), before other text, which is in byte order.
+func naturalCompare(a, b string) int {
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	switch {
+	case errA == nil && errB == nil:
+		return cmp.Or(cmp.Compare(x, y), strings.Compare(a, b))
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// FleetCompareOptions tune FleetCompareResult.
+type FleetCompareOptions struct {
+	// Alpha is the p-value under which a difference is shown (0:
+	// DefaultAlpha; 1 shows every class).
+	Alpha float64
+	// Limit caps the rows of each view; 0 keeps all.
+	Limit int
+}
+
+// minimalP is the smallest two-sided p-value the rank test can give for
+// cohorts of m and n dumps: every dump of one above every dump of the
+// other, 2/C(m+n, m).
+func minimalP(m, n int) float64 {
+	c := 1.0
+	for i := 1; i <= m; i++ {
+		c = c * float64(n+i) / float64(i)
+	}
+	return min(1, 2/c)
+}
+
+// FleetCompareResult is the comparison c as a Result: the classes whose
+// number of instances differs between the cohorts, the classes as many
+// in both that retain more or less (what holds a difference), the leak
+// suspects that differ, and the cohorts' totals.
+func FleetCompareResult(c *FleetComparison, opt FleetCompareOptions) (*Result, error) {
+	if opt.Limit < 0 {
+		return nil, fmt.Errorf("-n must be 0 or more, not %d", opt.Limit)
+	}
+	if opt.Alpha == 0 {
+		opt.Alpha = DefaultAlpha
+	}
+	if opt.Alpha < 0 || opt.Alpha > 1 {
+		return nil, fmt.Errorf("--alpha must be a p-value, above 0 and at most 1, not %g", opt.Alpha)
+	}
+	m, n := len(c.A.Dumps), len(c.B.Dumps)
+	cohort := func(co FleetCohort) string {
+		return fmt.Sprintf("%s=%s (%s dump%s)", c.Label, co.Value, humanize.Thousands(uint64(len(co.Dumps))), plural(len(co.Dumps)))
+	}
+	r := &Result{Header: []string{fmt.Sprintf("A: %s, B: %s; each dump a sample, differences B - A, p from the Mann-Whitney U test",
+		cohort(c.A), cohort(c.B))}}
+	if c.Others > 0 {
+		r.Header = append(r.Header, fmt.Sprintf("%s more dump%s with another value of %s, or without it, left out.",
+			humanize.Thousands(uint64(c.Others)), plural(c.Others), c.Label))
+	}
+	if p := minimalP(m, n); p >= opt.Alpha {
+		r.Warnings = append(r.Warnings, Warning{Code: WarnTooFewDumps, Message: fmt.Sprintf(
+			"with %d and %d dumps, no difference can reach p < %g (the smallest p-value is %.3g): compare more dumps of each",
+			m, n, opt.Alpha, p)})
+	}
+	cut := func(n int) int {
+		if opt.Limit > 0 && n > opt.Limit {
+			return opt.Limit
+		}
+		return n
+	}
+	sampleColumns := func(key, title string, kind, diffKind Kind) []Column {
+		return []Column{{Key: key + "_a", Title: title + " A", Kind: kind}, {Key: key + "_b", Title: title + " B", Kind: kind},
+			{Key: key + "_diff", Title: "Δ " + strings.ToLower(title), Kind: diffKind}, {Key: key + "_p", Title: "p", Kind: Probability}}
+	}
+	sampleCells := func(s FleetSample) []any { return []any{s.MeanA, s.MeanB, s.Diff, s.P} }
+	more := func(sec *Section, total int) {
+		if total > len(sec.Table.Rows) {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%d more; -n 0 shows all.", total-len(sec.Table.Rows)))
+		}
+	}
+	alpha := strconv.FormatFloat(opt.Alpha, 'g', -1, 64)
+	// A p-value of 1 is no evidence at all; --alpha 1 asks for every row.
+	shown := func(p float64) bool { return p < opt.Alpha || opt.Alpha == 1 }
+
+	var counted, holding []FleetClassDifference
+	for _, d := range c.Classes {
+		switch {
+		case shown(d.Count.P):
+			counted = append(counted, d)
+		case shown(d.Retained.P):
+			holding = append(holding, d)
+		}
+	}
+	slices.SortStableFunc(holding, func(x, y FleetClassDifference) int {
+		return cmp.Compare(math.Abs(y.Retained.Diff), math.Abs(x.Retained.Diff))
+	})
+	classColumns := append(append([]Column{{Key: "class", Title: "Class", Kind: Text}}, sampleColumns("count", "Count", Count, Delta)...),
+		sampleColumns("retained", "Retained", Bytes, BytesDelta)...)
+	ct := &Table{Columns: append(slices.Clip(classColumns), Column{Key: "count_diff_bytes", Title: "Δ count × size", Kind: BytesDelta})}
+	for _, d := range counted[:cut(len(counted))] {
+		row := append(append([]any{Shorten(d.Class, MaxNameWidth)}, sampleCells(d.Count)...), sampleCells(d.Retained)...)
+		ct.Rows = append(ct.Rows, append(row, d.CountBytes))
+	}
+	cs := &Section{Heading: fmt.Sprintf("Classes whose number of instances per dump differs (p < %s), by the difference times their retained size per instance", alpha),
+		Table: ct, Chart: &Chart{Label: "class", Value: "count_diff_bytes"}}
+	if len(counted) == 0 {
+		cs.Notes = []string{fmt.Sprintf("No class has a number of instances that differs between the cohorts with p < %s.", alpha)}
+	}
+	more(cs, len(counted))
+	r.Sections = append(r.Sections, cs)
+
+	ht := &Table{Columns: classColumns}
+	for _, d := range holding[:cut(len(holding))] {
+		ht.Rows = append(ht.Rows, append(append([]any{Shorten(d.Class, MaxNameWidth)}, sampleCells(d.Count)...), sampleCells(d.Retained)...))
+	}
+	hs := &Section{Heading: fmt.Sprintf("Classes as many in both whose retained size differs (p < %s): what holds a difference", alpha), Table: ht}
+	if len(holding) == 0 {
+		hs.Notes = []string{"None."}
+	}
+	more(hs, len(holding))
+	r.Sections = append(r.Sections, hs)
+
+	var sus []FleetSuspectDifference
+	for _, d := range c.Suspects {
+		if shown(d.Retained.P) {
+			sus = append(sus, d)
+		}
+	}
+	st := &Table{Columns: append([]Column{{Key: "class", Title: "Accumulated class", Kind: Text}, {Key: "held_by", Title: "Held by", Kind: Text},
+		{Key: "found_a", Title: "In A", Kind: Count}, {Key: "found_b", Title: "In B", Kind: Count}},
+		sampleColumns("retained", "Retained", Bytes, BytesDelta)...)}
+	for _, d := range sus[:cut(len(sus))] {
+		st.Rows = append(st.Rows, append([]any{Shorten(d.Class, MaxNameWidth), Shorten(d.HeldBy, MaxNameWidth), d.FoundA, d.FoundB},
+			sampleCells(d.Retained)...))
+	}
+	ss := &Section{Heading: fmt.Sprintf("Leak suspects whose retained size per dump differs (p < %s; 0 in a dump where not found)", alpha), Table: st}
+	switch {
+	case len(c.Suspects) == 0:
+		ss.Notes = []string{"No dump of either cohort has a leak suspect (heapx suspects' default threshold, 10% of the heap)."}
+	case len(sus) == 0:
+		ss.Notes = []string{fmt.Sprintf("None of the %d leak suspects differs with p < %s.", len(c.Suspects), alpha)}
+	}
+	more(ss, len(sus))
+	r.Sections = append(r.Sections, ss)
+
+	tt := &Table{Columns: []Column{{Key: "cohort", Title: "Cohort", Kind: Text}, {Key: "dumps", Title: "Dumps", Kind: Count},
+		{Key: "objects", Title: "Objects", Kind: Count}, {Key: "total_size", Title: "Total size", Kind: Bytes}}}
+	tt.Rows = [][]any{{"A: " + c.Label + "=" + c.A.Value, m, c.Objects.MeanA, c.TotalSize.MeanA},
+		{"B: " + c.Label + "=" + c.B.Value, n, c.Objects.MeanB, c.TotalSize.MeanB}}
+	r.Sections = append(r.Sections, &Section{Heading: "Cohorts, mean per dump", Table: tt, Notes: []string{
+		fmt.Sprintf("Total size %s per dump from A to B (p = %s); objects %s (p = %s).",
+			FormatValue(BytesDelta, c.TotalSize.Diff), FormatValue(Probability, c.TotalSize.P),
+			FormatValue(Delta, c.Objects.Diff), FormatValue(Probability, c.Objects.P))}})
+	return r, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -1,7 +1,11 @@
 package query
 
 import (
+	"fmt"
+	"math"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/heapx/heapx/formats/parquet"
@@ -109,5 +113,123 @@ func TestFleetSuspectCounts(t *testing.T) {
 	// One row a class: Leak grows in both pods of release 1.
 	if row := r.Sections[0].Table.Rows[0]; row[0] != "Leak" || row[1] != 2 || row[3] != "release=1 pod=a,b" || row[4] != int64(220) || row[5] != int64(25) {
 		t.Errorf("the growing class's row %v", row)
+	}
+}
+
+// cohortFleet is 16 dumps of one service: releases 1 and 2, four pods
+// each, two dumps a pod, and one dump without a release label. Release 1
+// holds 600 more AuditRecord in every dump; pod 2 of release 1 alone
+// holds 1,500 ReplayEntry (one pod of four differs: no release
+// difference); Order varies from pod to pod alike in both releases. Pod 2
+// of release 1 also has a leak suspect.
+func cohortFleet() *Fleet {
+	f := &Fleet{}
+	class := func(id, name string, count, retained int64) {
+		f.Classes = append(f.Classes, parquet.ClassRow{DumpID: id, Class: name, ClassKey: "," + name, Count: count, RetainedSize: retained})
+	}
+	for _, release := range []string{"2", "10"} { // 10 after 2, by value
+		for pod := int64(1); pod <= 4; pod++ {
+			for snap := int64(1); snap <= 2; snap++ {
+				id := fmt.Sprintf("r%s-p%d-%d", release, pod, snap)
+				f.Dumps = append(f.Dumps, parquet.DumpRow{DumpID: id, CaptureTimeMillis: 100*snap + pod, NodeCount: 1000 + pod,
+					TotalSize: 50_000 + pod, Labels: []parquet.Label{{Key: "pod", Value: strconv.FormatInt(pod, 10)},
+						{Key: "release", Value: release}}})
+				audit := 100 + pod // a pod's noise: 101..104
+				if release == "2" {
+					audit += 600
+				}
+				class(id, "AuditRecord", audit, 40*audit)
+				class(id, "Order", 150+23*pod+snap, 1000*pod)
+				if release == "2" && pod == 2 {
+					class(id, "ReplayEntry", 1500, 48_000)
+					f.Suspects = append(f.Suspects, parquet.SuspectRow{DumpID: id, Rank: 1, Class: "ReplayEntry", HeldBy: "replay",
+						RetainedSize: 48_000})
+				}
+			}
+		}
+	}
+	f.Dumps = append(f.Dumps, parquet.DumpRow{DumpID: "unlabelled", Labels: []parquet.Label{{Key: "pod", Value: "9"}}})
+	class("unlabelled", "AuditRecord", 5000, 200_000)
+	return f
+}
+
+func TestFleetCompareCohorts(t *testing.T) {
+	c, err := cohortFleet().Compare("release", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.A.Value != "2" || c.B.Value != "10" || len(c.A.Dumps) != 8 || len(c.B.Dumps) != 8 || c.Others != 1 {
+		t.Fatalf("cohorts A %s (%d dumps), B %s (%d), others %d; want 2 and 10 of 8 dumps, 1 other",
+			c.A.Value, len(c.A.Dumps), c.B.Value, len(c.B.Dumps), c.Others)
+	}
+	byClass := map[string]FleetClassDifference{}
+	for _, d := range c.Classes {
+		byClass[d.Class] = d
+	}
+	audit := c.Classes[0]
+	// Means of 701..704 and 101..104, two dumps each: 702.5 and 102.5.
+	// Eight dumps above eight: the smallest p, 2/C(16,8).
+	if audit.Class != "AuditRecord" || audit.Count.MeanA != 702.5 || audit.Count.MeanB != 102.5 || audit.Count.Diff != -600 ||
+		!audit.Count.Exact || math.Abs(audit.Count.P-2.0/12870) > 1e-15 || audit.Retained.Diff != -24_000 {
+		t.Errorf("first class %+v, want AuditRecord, 702.5 and 102.5 per dump, p 2/12870", audit)
+	}
+	// One pod of four: U is 12 of 64, p 0.467 (coin, as in package stats'
+	// test "one pod").
+	if r := byClass["ReplayEntry"]; r.Count.MeanA != 375 || r.Count.MeanB != 0 || r.Count.P < 0.05 {
+		t.Errorf("ReplayEntry %+v, want a mean of 375 against 0 with p >= 0.05", r)
+	}
+	if o := byClass["Order"]; o.Count.P < 0.05 || o.Count.Diff != 0 {
+		t.Errorf("Order %+v, want no difference", o)
+	}
+	if len(c.Suspects) != 1 || c.Suspects[0].FoundA != 2 || c.Suspects[0].FoundB != 0 || c.Suspects[0].Retained.P < 0.05 {
+		t.Errorf("suspects %+v, want ReplayEntry found in two dumps of A, p >= 0.05", c.Suspects)
+	}
+
+	r, err := FleetCompareResult(c, FleetCompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := r.Sections[0].Table.Rows
+	if len(rows) != 1 || rows[0][0] != "AuditRecord" || rows[0][1] != 702.5 || rows[0][2] != 102.5 {
+		t.Errorf("the classes whose count differs: %v, want AuditRecord alone", rows)
+	}
+	if len(r.Sections[2].Table.Rows) != 0 || len(r.Warnings) != 0 {
+		t.Errorf("suspects that differ %v, warnings %v; want none", r.Sections[2].Table.Rows, r.Warnings)
+	}
+	if all, _ := FleetCompareResult(c, FleetCompareOptions{Alpha: 1}); len(all.Sections[0].Table.Rows) != 3 {
+		t.Errorf("--alpha 1 shows %d classes, want 3", len(all.Sections[0].Table.Rows))
+	}
+}
+
+func TestFleetCompareBadInput(t *testing.T) {
+	f := cohortFleet()
+	f.Dumps[0].Labels[1].Value = "3" // a third release
+	for _, c := range []struct {
+		label  string
+		values []string
+		want   string
+	}{
+		{"zone", nil, `no dump has a label "zone"; the dumps' labels are pod, release`},
+		{"release", nil, `label "release" has 3 values (2, 3, 10): say which two to compare, --compare release=2,3`},
+		{"release", []string{"2", "2"}, "compares a value with itself"},
+		{"release", []string{"2", "11"}, "no dump has release=11; its values are 2, 3, 10"},
+	} {
+		if _, err := f.Compare(c.label, c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Compare(%s, %v): %v, want %q", c.label, c.values, err, c.want)
+		}
+	}
+	c, err := f.Compare("release", []string{"3", "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := FleetCompareResult(c, FleetCompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Warnings) != 1 || r.Warnings[0].Code != WarnTooFewDumps {
+		t.Errorf("one dump against eight: warnings %v, want %s", r.Warnings, WarnTooFewDumps)
+	}
+	if _, err := FleetCompareResult(c, FleetCompareOptions{Alpha: 1.5}); err == nil {
+		t.Error("--alpha 1.5 was taken")
 	}
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/heapx/heapx/analysis"
@@ -25,6 +26,11 @@ func DistanceText(d int32) string {
 func FormatValue(k Kind, v any) string {
 	if v == nil {
 		return "" // a cell with no value, such as the sizes of elided path hops
+	}
+	if f, ok := v.(float64); ok {
+		if s, ok := floatText(k, f); ok {
+			return s
+		}
 	}
 	switch k {
 	case Count:
@@ -62,6 +68,58 @@ func FormatValue(k Kind, v any) string {
 		}
 	}
 	return fmt.Sprint(v)
+}
+
+// floatText formats the float64 values of the kinds that take them:
+// means of counts and sizes, their differences, probabilities.
+func floatText(k Kind, f float64) (string, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", false
+	}
+	sign := ""
+	switch {
+	case f < 0:
+		sign, f = "-", -f
+	case f > 0:
+		sign = "+"
+	}
+	switch k {
+	case Count:
+		if sign != "-" {
+			return meanCountText(f), true
+		}
+	case Bytes:
+		if sign != "-" {
+			return humanize.Size(uint64(math.Round(f))), true
+		}
+	case Delta:
+		if math.Round(f*10) == 0 {
+			sign = ""
+		}
+		return sign + meanCountText(f), true
+	case BytesDelta:
+		if math.Round(f) == 0 {
+			sign = ""
+		}
+		return sign + humanize.Size(uint64(math.Round(f))), true
+	case Probability:
+		if f >= 0.001 || f == 0 {
+			return strconv.FormatFloat(f, 'f', 3, 64), true
+		}
+		return strconv.FormatFloat(f, 'e', 1, 64), true
+	}
+	return "", false
+}
+
+// meanCountText writes a mean of counts (f >= 0) with thousands
+// separators and one decimal when it has one: "1,250", "612.5".
+func meanCountText(f float64) string {
+	tenths := uint64(math.Round(f * 10))
+	s := humanize.Thousands(tenths / 10)
+	if d := tenths % 10; d != 0 {
+		s += "." + strconv.FormatUint(d, 10)
+	}
+	return s
 }
 
 // Address is a node id that is an address (HPROF object ids, SpiderMonkey

@@ -34,3 +34,23 @@ func TestAddressValues(t *testing.T) {
 		t.Errorf("address as JSON: %s, %v", b, err)
 	}
 }
+
+// Means per dump and p-values (heapx fleet --compare) are float64: one
+// decimal for counts, signs on differences, and small p-values in
+// scientific notation.
+func TestFloatValues(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		v    float64
+		want string
+	}{
+		{Count, 1250, "1,250"}, {Count, 612.5, "612.5"}, {Count, 13036.25, "13,036.3"},
+		{Delta, -600, "-600"}, {Delta, 2.5, "+2.5"}, {Delta, 0.04, "0"}, {Delta, 0, "0"},
+		{Bytes, 122160, "122 kB"}, {BytesDelta, -106960, "-107 kB"}, {BytesDelta, 0.4, "0 B"},
+		{Probability, 0.4666, "0.467"}, {Probability, 0.001, "0.001"}, {Probability, 2.0 / 12870, "1.6e-04"}, {Probability, 1, "1.000"},
+	} {
+		if got := FormatValue(c.kind, c.v); got != c.want {
+			t.Errorf("FormatValue(%v, %v) = %q, want %q", c.kind, c.v, got, c.want)
+		}
+	}
+}

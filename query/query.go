@@ -31,9 +31,10 @@ const (
 	// Text values are strings.
 	Text Kind = iota
 	// Count values are integers (int or int64), drawn with thousands
-	// separators.
+	// separators, or float64 means of counts (one decimal).
 	Count
-	// Bytes values are sizes in bytes (uint64).
+	// Bytes values are sizes in bytes (uint64), or float64 means of
+	// sizes.
 	Bytes
 	// Percent values are float64 percentages (12.5 means 12.5%).
 	Percent
@@ -42,13 +43,18 @@ const (
 	// Distance values are DevTools distances (int32): "-" for objects
 	// reached only through system roots or not at all.
 	Distance
-	// Delta values are signed integers (int64) drawn with a sign.
+	// Delta values are signed integers (int64) drawn with a sign, or
+	// float64 differences of means.
 	Delta
-	// BytesDelta values are signed sizes in bytes (int64).
+	// BytesDelta values are signed sizes in bytes (int64), or float64
+	// differences of means.
 	BytesDelta
+	// Probability values are float64 from 0 to 1: a test's p-value,
+	// drawn with three decimals, or in scientific notation below 0.001.
+	Probability
 )
 
-var kindNames = [...]string{"text", "count", "bytes", "percent", "id", "distance", "delta", "bytes_delta"}
+var kindNames = [...]string{"text", "count", "bytes", "percent", "id", "distance", "delta", "bytes_delta", "probability"}
 
 // String returns the kind's name as JSON output spells it.
 func (k Kind) String() string {
@@ -122,6 +128,9 @@ const (
 	// named, or does not parse; positions in that script are shown as
 	// the dump has them.
 	WarnSourceMap = "source_map"
+	// WarnTooFewDumps: the cohorts of heapx fleet --compare are too
+	// small for any difference to pass the test.
+	WarnTooFewDumps = "too_few_dumps"
 )
 
 // Section is one titled table or tree of a result.

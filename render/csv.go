@@ -84,9 +84,15 @@ func (c *CSVWriter) Section(lead []CSVCell, s *query.Section) error {
 			rec = append(rec, strconv.Itoa(depth))
 		}
 		for i := range cols {
+			var v any
+			if i < len(vals) {
+				v = vals[i]
+			}
 			cell := ""
-			if i < len(vals) && vals[i] != nil {
-				cell = fmt.Sprint(vals[i])
+			if f, ok := v.(float64); ok {
+				cell = strconv.FormatFloat(f, 'f', -1, 64) // never 1e+06, which a spreadsheet reads as text
+			} else if v != nil {
+				cell = fmt.Sprint(v)
 			}
 			rec = append(rec, cell)
 		}

@@ -28,6 +28,7 @@ func resultHTML(res *query.Result) (template.HTML, error) {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"result": resultHTML,
+	"flame":  flameHTML,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -58,6 +59,13 @@ svg.chart{max-width:100%;height:auto;display:block;margin:8px 0}
 svg.chart .l{font:12px system-ui,sans-serif;fill:#1d2330}
 svg.chart .v{font:12px system-ui,sans-serif;fill:#4a5568}
 svg.chart .b{fill:#3b6fd8}
+.flame-view{display:none}
+.flame-view.root,.flame-view:target{display:block}
+.flames:has(.flame-view:target) .flame-view.root:not(:target){display:none}
+svg.flame{max-width:100%;height:auto;display:block;margin:8px 0}
+svg.flame rect{stroke:#fff;stroke-width:1}
+svg.flame a:hover rect{opacity:.8}
+svg.flame text{font:12px system-ui,sans-serif;fill:#fff;pointer-events:none}
 </style>
 </head>
 <body>
@@ -77,6 +85,10 @@ svg.chart .b{fill:#3b6fd8}
 {{range .Parts}}<section class="part" id="{{.Key}}">
 <h2>{{.Title}}</h2>
 {{result .Result}}</section>
+{{end}}{{with flame .}}<section class="part" id="flame">
+<h2>Flame graph of retained size</h2>
+<p class="note">Each box is the objects of one class that the box above dominates, as wide as what they retain (the boxes of at least 1% of the heap, ten levels down). Click a box to zoom to it; click a step of the path above to zoom out.</p>
+{{.}}</section>
 {{end}}
 </main>
 </body>

@@ -328,6 +328,62 @@ func TestReportOneDump(t *testing.T) {
 	}
 }
 
+// TestReportFlameGraph checks the page's flame graph on the leak: a view
+// per box, the root's shown unless another is the address's target,
+// each box a link to its view, each view as wide as its top box with the
+// boxes under a box no wider than it; LeakedItem's box holds the 1,500
+// items with the dominator tree's 431,280 bytes and names the largest.
+func TestReportFlameGraph(t *testing.T) {
+	r := build(t, "node-leak-3.heapsnapshot.gz")
+	var buf bytes.Buffer
+	if err := r.Write(&buf, render.HTML); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseHTML(t, buf.String())
+	var section *element
+	for _, s := range doc.find("section", "part") {
+		if s.attr["id"] == "flame" {
+			section = s
+		}
+	}
+	if section == nil {
+		t.Fatal("no flame graph section")
+	}
+	views := section.find("div", "flame-view")
+	ids := map[string]*element{}
+	for _, v := range views {
+		ids[v.attr["id"]] = v
+	}
+	if len(views) < 10 || views[0].attr["class"] != "flame-view root" || views[0].attr["id"] != "flame-r" {
+		t.Fatalf("%d views, the first %v", len(views), views[0].attr)
+	}
+	var leak *element
+	for _, v := range views {
+		links := v.find("a", "")
+		rects := v.find("rect", "")
+		if len(rects) == 0 || rects[0].attr["width"] != "1000.00" {
+			t.Errorf("view %s: its top box is not the drawing's width: %v", v.attr["id"], rects)
+		}
+		for _, a := range links {
+			if ids[strings.TrimPrefix(a.attr["href"], "#")] == nil {
+				t.Errorf("view %s links to %s, which is no view", v.attr["id"], a.attr["href"])
+			}
+		}
+		if notes := v.find("p", "note"); len(notes) == 2 && strings.HasPrefix(notes[1].text, "LeakedItem: ") {
+			leak = v
+		}
+	}
+	if leak == nil {
+		t.Fatal("no view of LeakedItem")
+	}
+	if got := leak.find("p", "note")[1].text; !strings.HasPrefix(got, "LeakedItem: 1,500 objects retaining 431 kB; the largest, LeakedItem @") {
+		t.Errorf("LeakedItem's view says %q", got)
+	}
+	if got := leak.find("p", "note")[0].text; got != "(root) › global › EventEmitter › Object › Function › system / Context › Array › LeakedItem" {
+		t.Errorf("LeakedItem's path %q", got)
+	}
+}
+
 // TestReportLeakSeries checks the report on the leak series, newest
 // first as a user gives it (node-leak-3 node-leak-1 node-leak-2): memlab's
 // leak detection leads and finds memlab's cluster, the comparison and
@@ -559,10 +615,14 @@ func checkHTML(t *testing.T, r *report.Report) {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	for _, bad := range []string{"<script", "src=", "href=", "@import", "url(", "ZgotmplZ"} {
+	for _, bad := range []string{"<script", "src=", "@import", "url(", "ZgotmplZ"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("the page has %q: it must be self-contained", bad)
 		}
+	}
+	// Links only within the page: the flame graph's views.
+	if n, local := strings.Count(page, "href="), strings.Count(page, `href="#flame-r`); n != local {
+		t.Errorf("the page has %d links, %d to its own flame graph: it must be self-contained", n, local)
 	}
 	doc := parseHTML(t, page)
 	if ts := doc.find("head", "")[0].children("title"); len(ts) != 1 || ts[0].text != "heapx report: "+r.File.Path {
@@ -594,6 +654,9 @@ func checkHTML(t *testing.T, r *report.Report) {
 	for _, p := range r.Parts {
 		says = append(says, p.Title)
 	}
+	if r.File.A != nil {
+		says = append(says, "Flame graph of retained size")
+	}
 	if len(sections) != len(says) {
 		t.Fatalf("%d sections, want %d: %q", len(sections), len(says), says)
 	}
@@ -623,8 +686,12 @@ func checkHTML(t *testing.T, r *report.Report) {
 			t.Errorf("overview %d: %q %q, want %q %q", i, dts[i].text, dds[i].text, kv[0], kv[1])
 		}
 	}
+	firstPart := slices.Index(says, "Overview") + 1
+	if len(r.Failures) > 0 {
+		firstPart++
+	}
 	for i, p := range r.Parts {
-		s := sections[len(says)-len(r.Parts)+i]
+		s := sections[firstPart+i]
 		if s.attr["id"] != p.Key || s.attr["class"] != "part" {
 			t.Errorf("part %d: id %q class %q, want %q", i+1, s.attr["id"], s.attr["class"], p.Key)
 			continue

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heapx/heapx/serve"
 	"github.com/heapx/heapx/session"
@@ -134,6 +135,42 @@ func BenchmarkInteractions(b *testing.B) {
 		for b.Loop() {
 			id := ids[i%len(ids)]
 			get(b, h, "/api/v1/objects/"+id[:strings.IndexAny(id, ",}")]+"/retainers")
+			i++
+		}
+	})
+}
+
+// BenchmarkFlame measures the flame graph's server time on a big dump:
+// the first picture (which builds the dominator tree's children index,
+// logged), the root's picture once the index is kept, and a click on each
+// box of that picture in turn (what is under it, 6 levels). Run it on the
+// 1 GB synthetic snapshot:
+//
+//	HEAPX_BENCH_SNAPSHOT=/tmp/heapx-bench/synth-1gb.heapsnapshot go test ./serve -run '^$' -bench Flame -benchtime 20x
+func BenchmarkFlame(b *testing.B) {
+	if os.Getenv("HEAPX_BENCH_SNAPSHOT") == "" {
+		b.Skip("set HEAPX_BENCH_SNAPSHOT to a large snapshot (bench/gen-snapshots.sh)")
+	}
+	h, err := benchServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	first := get(b, h, "/api/v1/objects/root/flame")
+	b.Logf("the first picture: %v (builds the children index), %d bytes of JSON", time.Since(start), len(first))
+	var paths []string
+	for _, p := range strings.Split(first, `"path":[`)[2:] { // the root's own box, [], is the first
+		paths = append(paths, p[:strings.IndexByte(p, ']')])
+	}
+	b.Run("root", func(b *testing.B) {
+		for b.Loop() {
+			get(b, h, "/api/v1/objects/root/flame")
+		}
+	})
+	b.Run("click", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			get(b, h, "/api/v1/objects/root/flame?path="+paths[i%len(paths)])
 			i++
 		}
 	})

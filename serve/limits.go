@@ -13,7 +13,7 @@ import (
 // not memory.
 const (
 	ClassPaths      = admit.Paths      // objects/ID/paths
-	ClassDominators = admit.Dominators // objects/ID/children, .../children/classes
+	ClassDominators = admit.Dominators // objects/ID/children, .../children/classes, .../flame, .../flame/objects
 	ClassQueries    = admit.Queries    // queries/NAME, diff, diff/ROW/new, diff/ROW/deleted
 	ClassSQL        = admit.SQL        // sql
 )

@@ -176,6 +176,42 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		}
 		return in.ChildClasses(r.PathValue("id"), off, lim)
 	}))
+	h.api("GET", "/api/v1/objects/{id}/flame", h.gated(ClassDominators, func(r *http.Request) (any, error) {
+		in, err := snapshot(s, r)
+		if err != nil {
+			return nil, err
+		}
+		path, err := classPath(r)
+		if err != nil {
+			return nil, err
+		}
+		depth, err := intArg(r, "depth", 6)
+		if err != nil {
+			return nil, err
+		}
+		minShare := 0.005
+		if v := r.URL.Query().Get("min"); v != "" {
+			if minShare, err = strconv.ParseFloat(v, 64); err != nil {
+				return nil, &session.Error{Kind: session.Invalid, Msg: "min=" + strconv.Quote(v) + " is not a number"}
+			}
+		}
+		return in.Flame(r.PathValue("id"), path, depth, minShare)
+	}))
+	h.api("GET", "/api/v1/objects/{id}/flame/objects", h.gated(ClassDominators, func(r *http.Request) (any, error) {
+		in, err := snapshot(s, r)
+		if err != nil {
+			return nil, err
+		}
+		path, err := classPath(r)
+		if err != nil {
+			return nil, err
+		}
+		off, lim, err := pageArgs(r)
+		if err != nil {
+			return nil, err
+		}
+		return in.FlameObjects(r.PathValue("id"), path, off, lim)
+	}))
 	h.api("GET", "/api/v1/diff", h.gated(ClassQueries, func(r *http.Request) (any, error) {
 		q, err := listQuery(r)
 		if err != nil {
@@ -414,6 +450,25 @@ func indexAndPage(r *http.Request, name string) (index, offset, limit int, err e
 	}
 	offset, limit, err = pageArgs(r)
 	return index, offset, limit, err
+}
+
+// classPath reads ?path=, the class indices from an object down to a box
+// of its flame graph ("3,17"; none: the object's own box).
+func classPath(r *http.Request) ([]int32, error) {
+	v := r.URL.Query().Get("path")
+	if v == "" {
+		return nil, nil
+	}
+	parts := strings.Split(v, ",")
+	path := make([]int32, len(parts))
+	for i, p := range parts {
+		c, err := strconv.ParseInt(p, 10, 32)
+		if err != nil {
+			return nil, &session.Error{Kind: session.Invalid, Msg: "path=" + strconv.Quote(v) + " is not class indices separated by commas"}
+		}
+		path[i] = int32(c)
+	}
+	return path, nil
 }
 
 // intArg reads the integer query parameter name, def when absent.

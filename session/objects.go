@@ -2,11 +2,13 @@ package session
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
+	"github.com/heapx/heapx/analysis/inspect"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -445,4 +447,130 @@ func (s *Session) ChildClasses(ref string, offset, limit int) (*ChildClassPage, 
 		p.Classes = append(p.Classes, gr)
 	}
 	return p, nil
+}
+
+// FlameBoxJSON is a box of the retained-size flame graph
+// (inspect.FlameBox): the objects of one class that its parent box's
+// objects dominate directly.
+type FlameBoxJSON struct {
+	// Class is the box's class name; ClassIndex its index (-1 for the
+	// root's box), the step of Path that leads to it.
+	Class      string `json:"class"`
+	ClassIndex int32  `json:"class_index"`
+	// Path names the box in a request (flame?path=, flame/objects?path=).
+	Path         []int32        `json:"path"`
+	Count        int            `json:"count"`
+	RetainedSize uint64         `json:"retained_size"`
+	Children     []FlameBoxJSON `json:"children"`
+	// More says the box has children that were not sent: a request with
+	// its path sends them.
+	More bool `json:"more"`
+}
+
+// FlameJSON is the flame graph from an object, down a path of classes.
+type FlameJSON struct {
+	SchemaVersion int            `json:"schema_version"`
+	Root          query.NodeJSON `json:"root"`
+	// PathClasses are the class names of the path's steps.
+	PathClasses []string     `json:"path_classes"`
+	Depth       int          `json:"depth"`
+	MinShare    float64      `json:"min_share"`
+	Box         FlameBoxJSON `json:"box"`
+}
+
+// Flame bounds: the tree a request builds is at most MaxFlameDepth levels
+// of boxes at least MinFlameShare of the box asked for, so at most
+// MaxFlameDepth/MinFlameShare boxes however large the dump.
+const (
+	MaxFlameDepth = 12
+	MinFlameShare = 0.001
+)
+
+// Flame returns the box of the retained-size flame graph at path (class
+// indices) under the object ref names, with depth levels of children
+// that retain at least minShare of it.
+func (s *Session) Flame(ref string, path []int32, depth int, minShare float64) (*FlameJSON, error) {
+	n, err := s.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	if depth < 1 || depth > MaxFlameDepth {
+		return nil, invalid("depth=%d: give 1 to %d levels", depth, MaxFlameDepth)
+	}
+	if !(minShare >= MinFlameShare && minShare <= 1) {
+		return nil, invalid("min=%g: give a share of the box from %g to 1", minShare, MinFlameShare)
+	}
+	if err := s.flamePath(path); err != nil {
+		return nil, err
+	}
+	first, kids := s.domChildren()
+	box, err := inspect.FlameTree(s.a, first, kids, n, path, depth, minShare)
+	if err != nil {
+		return nil, notFound("%s", err)
+	}
+	names := make([]string, len(path))
+	for i, c := range path {
+		names[i] = s.a.Classes.Names[c]
+	}
+	return &FlameJSON{SchemaVersion: SchemaVersion, Root: s.node(n), PathClasses: names, Depth: depth, MinShare: minShare,
+		Box: s.flameBox(box)}, nil
+}
+
+// FlameObjects returns a page of the objects of the flame graph's box at
+// path under ref, largest retained size first.
+func (s *Session) FlameObjects(ref string, path []int32, offset, limit int) (*ObjectPage, error) {
+	n, err := s.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.flamePath(path); err != nil {
+		return nil, err
+	}
+	// Kept, as a dominator-tree level is: a box's objects are paged
+	// through, and a box can hold millions.
+	key := fmt.Sprint("flame:", n, path)
+	objs := s.lists.get(key, func() []int32 {
+		first, kids := s.domChildren()
+		objs, err := inspect.FlameObjects(s.a, first, kids, n, path)
+		if err != nil {
+			return nil
+		}
+		return objs
+	})
+	if len(objs) == 0 {
+		return nil, notFound("no box at path %v under %s: a step names a class that none of the objects before it dominates", path, ref)
+	}
+	return s.objectPage(objs, offset, limit)
+}
+
+// flamePath checks that path's steps are class indices.
+func (s *Session) flamePath(path []int32) error {
+	if len(path) > 1000 {
+		return invalid("a path of %d classes: at most 1,000", len(path))
+	}
+	for _, c := range path {
+		if c < 0 || int(c) >= len(s.a.Classes.Names) {
+			return invalid("path: no class with index %d", c)
+		}
+	}
+	return nil
+}
+
+func (s *Session) flameBox(b inspect.FlameBox) FlameBoxJSON {
+	j := FlameBoxJSON{ClassIndex: b.Class, Path: b.Path, Count: b.Count, RetainedSize: b.Retained, More: b.Cut,
+		Children: make([]FlameBoxJSON, len(b.Children))}
+	if b.Class >= 0 {
+		j.Class = s.a.Classes.Names[b.Class]
+	}
+	for i, c := range b.Children {
+		j.Children[i] = s.flameBox(c)
+	}
+	return j
+}
+
+// domChildren returns the dominator tree's children index, built on the
+// first flame graph request (8 bytes a node, kept for the next clicks).
+func (s *Session) domChildren() (first []uint32, kids []int32) {
+	s.domOnce.Do(func() { s.domFirst, s.domKids = analysis.DominatorChildren(s.a.Dominators) })
+	return s.domFirst, s.domKids
 }

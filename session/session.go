@@ -138,6 +138,10 @@ type Session struct {
 	inst     []int32                 // by class, largest retained size first
 	byID     []int32                 // every node, by id
 
+	domOnce  sync.Once
+	domFirst []uint32 // the dominator tree's children index (Flame)
+	domKids  []int32
+
 	reportOnce sync.Once
 	reportDoc  *report.Doc
 	reportErr  error

@@ -153,6 +153,45 @@ func TestInspectDominatorTree(t *testing.T) {
 	}
 }
 
+// The flame graph of node-leak-3 from the leaking Array: its box is the
+// Array alone; under it, LeakedItem's box holds the 1,500 items with the
+// dominator tree's numbers, and under that, all of what they dominate:
+// each item's own Array and string (1,500 of each), with what is under
+// those cut at two levels. A path that leads nowhere is an error.
+func TestInspectFlameTree(t *testing.T) {
+	a := analysistest.AnalyzeFixture(t, "node-leak-3")
+	first, kids := analysis.DominatorChildren(a.Dominators)
+	arr, ok := a.NodeByID(80593)
+	if !ok {
+		t.Fatal("no @80593")
+	}
+	box, err := inspect.FlameTree(a, first, kids, arr, nil, 2, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if box.Class != -1 || box.Count != 1 || box.Retained != 447536 || len(box.Children) == 0 {
+		t.Fatalf("the Array's box %+v", box)
+	}
+	leak := box.Children[0]
+	if a.Classes.Names[leak.Class] != "LeakedItem" || leak.Count != 1500 || leak.Retained != 431280 || a.Graph.NodeName(leak.Largest) != "LeakedItem" ||
+		len(leak.Path) != 1 || leak.Path[0] != leak.Class || len(leak.Children) != 2 || leak.Cut {
+		t.Errorf("LeakedItem's box %+v", leak)
+	}
+	for _, c := range leak.Children {
+		if c.Count != 1500 || len(c.Children) != 0 || !c.Cut {
+			t.Errorf("under LeakedItem, %s × %d (%d children, cut %v), want 1,500 of each, what is under them cut at 2 levels",
+				a.Classes.Names[c.Class], c.Count, len(c.Children), c.Cut)
+		}
+	}
+	objs, err := inspect.FlameObjects(a, first, kids, arr, leak.Path)
+	if err != nil || len(objs) != 1500 || a.Dominators.Retained[objs[0]] < a.Dominators.Retained[objs[1499]] {
+		t.Errorf("LeakedItem's objects: %d, %v", len(objs), err)
+	}
+	if _, err := inspect.FlameTree(a, first, kids, arr, []int32{leak.Class, leak.Class}, 1, 0.01); err == nil {
+		t.Error("a path of LeakedItem under LeakedItem was taken")
+	}
+}
+
 // node-leak-3's only user global is `bus` (the EventEmitter whose onWork
 // listener leaks, 467896 bytes); the page's are the five it assigns to
 // window plus window.__ready (true, 0 bytes), largest first.

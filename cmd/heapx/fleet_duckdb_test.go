@@ -15,6 +15,7 @@ import (
 
 	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/stats"
 	"github.com/heapx/heapx/query"
 )
 
@@ -117,16 +118,16 @@ func factsOf(t *testing.T, dumps []fleetDump) []dumpFacts {
 	return out
 }
 
-// TestFleetQuestionsInDocs runs docs/sql.md's five fleet questions on DuckDB
-// over the exported fleet fixture and checks each answer against the same
-// question answered from heapx's analysis of each dump, one at a time; the
-// first two also against heapx fleet's views.
+// TestFleetQuestionsInDocs runs docs/sql.md's first five fleet questions
+// on DuckDB over the exported fleet fixture and checks each answer against
+// the same question answered from heapx's analysis of each dump, one at a
+// time; the first two also against heapx fleet's views.
 func TestFleetQuestionsInDocs(t *testing.T) {
 	t.Parallel()
 	dir, dumps := exportedFleet(t)
 	qs := docsFleetSQL(t)
-	if len(qs) != 5 {
-		t.Fatalf("docs/sql.md's fleet section has %d SQL blocks, want the five questions", len(qs))
+	if len(qs) != 6 {
+		t.Fatalf("docs/sql.md's fleet section has %d SQL blocks, want the six questions", len(qs))
 	}
 	facts := factsOf(t, dumps)
 	type want = [][]any
@@ -321,6 +322,92 @@ func TestFleetQuestionsInDocs(t *testing.T) {
 	t.Run("5", func(t *testing.T) {
 		check(t, 4, []string{"dump_id", "objects", "self_size", "largest_retained"}, requests)
 	})
+}
+
+// TestFleetCompareInDocs runs docs/sql.md's sixth fleet question (which
+// classes' count per dump differs between releases 1 and 2) on DuckDB
+// over bench/gen-cohorts.js's fleet and checks it: AuditRecord first, each
+// class with the means heapx fleet --compare release=1,2 gives it; U
+// as package stats computes it from heapx's analysis of each dump, one at
+// a time; and the p-values of the normal approximation as R 4.2.2 gives
+// them for the same ranks (package stats' test, "constant cohorts" and
+// "one pod": wilcox.test(rep(700, 8), rep(100, 8)) and
+// wilcox.test(c(2000, 2000, 0, 0, 0, 0, 0, 0), rep(0, 8))), to the
+// 2e-7 of the SQL's normal tail.
+func TestFleetCompareInDocs(t *testing.T) {
+	t.Parallel()
+	dir, _, dumps := cohortFleet(t)
+	qs := docsFleetSQL(t)
+	if len(qs) != 6 {
+		t.Fatalf("docs/sql.md's fleet section has %d SQL blocks, want the six questions", len(qs))
+	}
+	q := qs[5]
+	got := sqlRows(t, dir, q)
+
+	// heapx's p-values are exact and the SQL's the normal approximation,
+	// so a class near 0.05 may pass in one and not the other: each row
+	// of the SQL is compared with heapx's row of that class.
+	var all fleetJSON
+	okJSON(t, &all, "fleet", dir, "--compare", "release=1,2", "--json", "--alpha", "1", "-n", "0")
+	byClass := map[string]map[string]any{}
+	for _, r := range all.table(t, 0) {
+		byClass[r["class"].(string)] = r
+	}
+	if len(got) == 0 || got[0]["class"] != "AuditRecord" {
+		t.Fatalf("the sixth question's answer %v, want AuditRecord first", got)
+	}
+	for i, row := range got {
+		w := byClass[row["class"].(string)]
+		if w == nil {
+			t.Errorf("row %d, %v: heapx fleet --compare has no such class", i, row)
+			continue
+		}
+		for _, c := range [][2]string{{"mean_a", "count_a"}, {"mean_b", "count_b"}, {"difference", "count_diff"},
+			{"difference_bytes", "count_diff_bytes"}} {
+			wv := w[c[1]]
+			if c[0] == "difference_bytes" {
+				wv = math.Round(wv.(float64))
+			}
+			if !sameValue(got[i][c[0]], wv) {
+				t.Errorf("row %d, %s: %v, heapx fleet --compare says %v (row %v)", i, c[0], got[i][c[0]], wv, row)
+			}
+		}
+	}
+
+	facts := factsOf(t, dumps)
+	for _, row := range got {
+		var x, y []float64
+		for _, f := range facts {
+			v := float64(f.classes[row["class"].(string)][1])
+			if f.release == "1" {
+				x = append(x, v)
+			} else {
+				y = append(y, v)
+			}
+		}
+		if u := stats.MannWhitney(x, y).U; !sameValue(row["u"], u) {
+			t.Errorf("%s: U %v, want %v from each dump's analysis", row["class"], row["u"], u)
+		}
+	}
+
+	p := func(row map[string]any) float64 {
+		v, err := row["p"].(json.Number).Float64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if math.Abs(p(got[0])-0.00013758605716602911) > 2e-7 {
+		t.Errorf("first row %v, want AuditRecord with R's p 0.000137586", got[0])
+	}
+	one := strings.Replace(q, "WHERE p < 0.05", "WHERE class = 'ReplayEntry'", 1)
+	if one == q {
+		t.Fatal("the sixth question has no WHERE p < 0.05 to replace")
+	}
+	replay := sqlRows(t, dir, one)
+	if len(replay) != 1 || math.Abs(p(replay[0])-0.16995155837391332) > 2e-7 {
+		t.Errorf("ReplayEntry %v, want R's p 0.169952", replay)
+	}
 }
 
 // sameValue compares a value of heapx sql --json (json.Number, string or

@@ -8,11 +8,12 @@ import overview from './views/overview.js';
 import summary from './views/summary.js';
 import object from './views/object.js';
 import dominators from './views/dominators.js';
+import flame from './views/flame.js';
 import comparison from './views/comparison.js';
 import queryView from './views/query.js';
 import sql from './views/sql.js';
 
-const views = { overview, summary, object, dominators, comparison, query: queryView, sql };
+const views = { overview, summary, object, dominators, flame, comparison, query: queryView, sql };
 
 // The queries with a place of their own in the navigation; the others
 // are under "More analyses". A memory trace (heapx trace) has its
@@ -42,6 +43,7 @@ function nav(session) {
     // A trace records events, not a heap: it has no objects to list.
     trace ? null : item('summary', '', 'Summary', 'Classes with their instances, as in DevTools'),
     trace ? null : item('dominators', '', 'Dominators', 'The dominator tree, as in MAT'),
+    trace ? null : item('flame', '', 'Flame graph', 'Retained size over the dominator tree, by class'),
     session.baselines.length ? item('comparison', '', 'Comparison', 'New and deleted objects since the last baseline') : null,
     featured.map(n => q(n) && q(n).runnable ? item('query', n, n[0].toUpperCase() + n.slice(1).replace('-', ' '), q(n).title) : null),
     more,
