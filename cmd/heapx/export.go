@@ -423,9 +423,15 @@ func leakRows(snaps []query.Snapshot) ([]parquet.LeakRow, error) {
 	}
 	rows := make([]parquet.LeakRow, len(lr.Clusters))
 	for i, cl := range lr.Clusters {
+		// The path heapx leaks shows for the representative, not the
+		// trace the clusters were formed by.
+		path := query.ShownPath(a, cl.Representative)
+		if path.Cost < 0 {
+			path = cl.Path
+		}
 		rows[i] = parquet.LeakRow{Matching: leak.MatchByID.String(), Rank: int32(i + 1), Class: a.Classes.Name(cl.Representative),
 			Count: int64(cl.Count), Objects: int64(cl.Objects), RetainedSize: int64(cl.Retained),
-			RepresentativeID: int64(g.Nodes.ID.At(int(cl.Representative))), Path: query.PathText(a, nm, cl.Path)}
+			RepresentativeID: int64(g.Nodes.ID.At(int(cl.Representative))), Path: query.PathText(a, nm, path)}
 		if site >= 0 {
 			if s := fmt.Sprint(t.Rows[i][site]); s != "" {
 				rows[i].Site = &s
