@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/heapx/heapx/formats"
 )
@@ -25,12 +23,7 @@ const (
 
 // SavedPath is the saved-maps side file of the dump at path: the dump's
 // name without ".gz", plus ".sourcemaps.jsonl".
-func SavedPath(path string) string {
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		path = path[:len(path)-3]
-	}
-	return path + ".sourcemaps.jsonl"
-}
+func SavedPath(path string) string { return formats.SidePath(path, ".sourcemaps.jsonl") }
 
 // Saved is one script's source map as capture saved it.
 type Saved struct {
@@ -50,21 +43,15 @@ type Saved struct {
 	Error string `json:"error,omitempty"`
 }
 
-// savedHeader is the side file's first line.
-type savedHeader struct {
-	Format  string `json:"format"`
-	Version int    `json:"version"`
-}
-
 // WriteSaved writes a saved-maps side file: the header, then one line
 // per script. A map that is not JSON is saved as an error.
 func WriteSaved(w io.Writer, saved []Saved) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(savedHeader{SavedFormat, SavedVersion}); err != nil {
+	if err := formats.WriteSideHeader(bw, SavedFormat, SavedVersion); err != nil {
 		return err
 	}
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
 	var buf bytes.Buffer
 	for _, s := range saved {
 		if len(s.Map) > 0 {
@@ -99,65 +86,29 @@ func ReadSaved(dump string, want func(id uint32, url string) bool) ([]Saved, err
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
 	var out []Saved
-	var offset int64
-	for line := 1; ; line++ {
-		b, err := readLine(r)
-		if err == io.EOF && len(b) == 0 {
-			if line == 1 {
-				return nil, &formats.FormatError{File: file, Offset: 0, Msg: "empty: want a header line", Err: formats.ErrTruncated}
-			}
-			return out, nil
+	err = formats.ReadSideFile(f, file, SavedFormat, SavedVersion, maxSavedLine, func(b []byte) error {
+		// The id and URL come first: a script not wanted is skipped
+		// without decoding its map.
+		var head struct {
+			ScriptID *uint32 `json:"script_id"`
+			URL      string  `json:"url"`
 		}
-		if err != nil && err != io.EOF {
-			return nil, &formats.FormatError{File: file, Section: fmt.Sprintf("line %d", line), Offset: offset, Msg: err.Error()}
+		if err := json.Unmarshal(b, &head); err != nil || head.ScriptID == nil {
+			return errors.New("want a saved map {\"script_id\":ID,\"url\":URL,...}")
 		}
-		bad := func(msg string) error {
-			return &formats.FormatError{File: file, Section: fmt.Sprintf("line %d", line), Offset: offset, Msg: msg}
+		if !want(*head.ScriptID, head.URL) {
+			return nil
 		}
-		if line == 1 {
-			var h savedHeader
-			if json.Unmarshal(b, &h) != nil || h.Format != SavedFormat {
-				return nil, bad(fmt.Sprintf("want the header {\"format\":%q,\"version\":%d}", SavedFormat, SavedVersion))
-			}
-			if h.Version != SavedVersion {
-				return nil, bad(fmt.Sprintf("version %d of %s; this heapx reads version %d", h.Version, SavedFormat, SavedVersion))
-			}
-		} else {
-			// The id and URL come first: a script not wanted is skipped
-			// without decoding its map.
-			var head struct {
-				ScriptID *uint32 `json:"script_id"`
-				URL      string  `json:"url"`
-			}
-			if err := json.Unmarshal(b, &head); err != nil || head.ScriptID == nil {
-				return nil, bad("want a saved map {\"script_id\":ID,\"url\":URL,...}")
-			}
-			if want(*head.ScriptID, head.URL) {
-				var s Saved
-				if err := json.Unmarshal(b, &s); err != nil {
-					return nil, bad(err.Error())
-				}
-				out = append(out, s)
-			}
+		var s Saved
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
 		}
-		offset += int64(len(b)) + 1
+		out = append(out, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-}
-
-// readLine reads one line, without its newline, up to maxSavedLine.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxSavedLine {
-			return nil, fmt.Errorf("a line longer than %d bytes", maxSavedLine)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return bytes.TrimSuffix(line, []byte("\n")), err
-	}
+	return out, nil
 }

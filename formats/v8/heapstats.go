@@ -6,14 +6,12 @@
 package v8
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/model"
@@ -29,18 +27,7 @@ const (
 // HeapStatsPath is the side file of the timeline at path: the timeline's
 // name without ".gz", plus ".stats.jsonl" (app.heaptimeline.gz gives
 // app.heaptimeline.stats.jsonl).
-func HeapStatsPath(path string) string {
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		path = path[:len(path)-3]
-	}
-	return path + ".stats.jsonl"
-}
-
-// heapStatsHeader is the side file's first line.
-type heapStatsHeader struct {
-	Format  string `json:"format"`
-	Version int    `json:"version"`
-}
+func HeapStatsPath(path string) string { return formats.SidePath(path, ".stats.jsonl") }
 
 // heapStatsLine is one update: V8's timestamp in ms, the last object id
 // assigned, and the changed intervals as V8 sends them, flat triplets of
@@ -53,7 +40,7 @@ type heapStatsLine struct {
 
 // WriteHeapStatsHeader writes the side file's first line.
 func WriteHeapStatsHeader(w io.Writer) error {
-	return writeJSONLine(w, heapStatsHeader{Format: HeapStatsFormat, Version: HeapStatsVersion})
+	return formats.WriteSideHeader(w, HeapStatsFormat, HeapStatsVersion)
 }
 
 // WriteHeapStatsUpdate writes one update as one line.
@@ -62,16 +49,7 @@ func WriteHeapStatsUpdate(w io.Writer, u model.HeapStatsUpdate) error {
 	for _, s := range u.Intervals {
 		l.Stats = append(l.Stats, uint64(s.Index), uint64(s.Count), s.Size)
 	}
-	return writeJSONLine(w, l)
-}
-
-func writeJSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return formats.WriteJSONLine(w, l)
 }
 
 // maxHeapStatsLine bounds one line of the side file: an update lists at
@@ -83,56 +61,34 @@ const maxHeapStatsLine = 64 << 20
 // interval index must name an interval that exists by then (one per
 // update).
 func ReadHeapStats(r io.Reader, file string) ([]model.HeapStatsUpdate, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxHeapStatsLine)
-	var offset int64
-	bad := func(line int, msg string, args ...any) error {
-		return &formats.FormatError{File: file, Section: fmt.Sprintf("line %d", line), Offset: offset, Msg: fmt.Sprintf(msg, args...)}
-	}
 	var us []model.HeapStatsUpdate
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if line == 1 {
-			var h heapStatsHeader
-			if err := json.Unmarshal(b, &h); err != nil || h.Format != HeapStatsFormat {
-				return nil, bad(line, "want the header {\"format\":%q,\"version\":%d}", HeapStatsFormat, HeapStatsVersion)
-			}
-			if h.Version != HeapStatsVersion {
-				return nil, bad(line, "version %d of %s; this heapx reads version %d", h.Version, HeapStatsFormat, HeapStatsVersion)
-			}
-		} else {
-			var l heapStatsLine
-			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, bad(line, "want an update {\"t\":MS,\"last_id\":ID,\"stats\":[INDEX,COUNT,SIZE,...]}: %v", err)
-			}
-			if len(l.Stats)%3 != 0 {
-				return nil, bad(line, "stats has %d numbers, not triplets (interval, count, size)", len(l.Stats))
-			}
-			if n := len(us); n > 0 && (l.T < us[n-1].TimestampMillis || l.LastID < us[n-1].LastSeenID) {
-				return nil, bad(line, "update at %v ms, id %d, is before the one above it (%v ms, id %d)", l.T, l.LastID, us[n-1].TimestampMillis, us[n-1].LastSeenID)
-			}
-			u := model.HeapStatsUpdate{TimestampMillis: l.T, LastSeenID: l.LastID, Intervals: make([]model.IntervalStats, len(l.Stats)/3)}
-			for i := range u.Intervals {
-				k, c := l.Stats[3*i], l.Stats[3*i+1]
-				if k > uint64(len(us)) {
-					return nil, bad(line, "interval %d in update %d (there are %d intervals by then)", k, len(us), len(us)+1)
-				}
-				if c > 1<<32-1 {
-					return nil, bad(line, "count %d of interval %d is too large", c, k)
-				}
-				u.Intervals[i] = model.IntervalStats{Index: uint32(k), Count: uint32(c), Size: l.Stats[3*i+2]}
-			}
-			us = append(us, u)
+	err := formats.ReadSideFile(r, file, HeapStatsFormat, HeapStatsVersion, maxHeapStatsLine, func(b []byte) error {
+		var l heapStatsLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return fmt.Errorf("want an update {\"t\":MS,\"last_id\":ID,\"stats\":[INDEX,COUNT,SIZE,...]}: %v", err)
 		}
-		offset += int64(len(b)) + 1
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &formats.FormatError{File: file, Section: fmt.Sprintf("line %d", line+1), Offset: offset, Msg: err.Error()}
-	}
-	if line == 0 {
-		return nil, &formats.FormatError{File: file, Offset: 0, Msg: "empty: want a header line", Err: formats.ErrTruncated}
+		if len(l.Stats)%3 != 0 {
+			return fmt.Errorf("stats has %d numbers, not triplets (interval, count, size)", len(l.Stats))
+		}
+		if n := len(us); n > 0 && (l.T < us[n-1].TimestampMillis || l.LastID < us[n-1].LastSeenID) {
+			return fmt.Errorf("update at %v ms, id %d, is before the one above it (%v ms, id %d)", l.T, l.LastID, us[n-1].TimestampMillis, us[n-1].LastSeenID)
+		}
+		u := model.HeapStatsUpdate{TimestampMillis: l.T, LastSeenID: l.LastID, Intervals: make([]model.IntervalStats, len(l.Stats)/3)}
+		for i := range u.Intervals {
+			k, c := l.Stats[3*i], l.Stats[3*i+1]
+			if k > uint64(len(us)) {
+				return fmt.Errorf("interval %d in update %d (there are %d intervals by then)", k, len(us), len(us)+1)
+			}
+			if c > 1<<32-1 {
+				return fmt.Errorf("count %d of interval %d is too large", c, k)
+			}
+			u.Intervals[i] = model.IntervalStats{Index: uint32(k), Count: uint32(c), Size: l.Stats[3*i+2]}
+		}
+		us = append(us, u)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return us, nil
 }
