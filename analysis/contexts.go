@@ -84,10 +84,14 @@ func (a *Analysis) functionScopeName(n model.NodeIndex, outermost bool) string {
 		return ""
 	}
 	// V8 names a SharedFunctionInfo after its function, an anonymous
-	// one "" or "(shared function info)".
+	// one "" or "(shared function info)"; Chromium's V8 writes "system /
+	// SharedFunctionInfo / Dialog", and the bare prefix when anonymous.
 	fname := g.NodeName(shared)
 	if strings.HasPrefix(fname, "(") {
 		fname = ""
+	}
+	if rest, ok := strings.CutPrefix(fname, "system / SharedFunctionInfo"); ok {
+		fname = strings.TrimPrefix(rest, " / ")
 	}
 	if fname == "" && outermost {
 		return ""

@@ -127,3 +127,22 @@ func TestShownPathsRootRanks(t *testing.T) {
 		t.Errorf("paths\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestContextNamesChromium names a page's scopes: Chromium's V8 names a
+// SharedFunctionInfo "system / SharedFunctionInfo / Dialog", and the
+// context of the Dialog's constructor is still "context of Dialog", at its
+// line in the page (testdata/leaks, the listeners page of heapx scenario's
+// tests, where that context holds the leaked Dialog as this).
+func TestContextNamesChromium(t *testing.T) {
+	a := analysistest.AnalyzeDump(t, "leaks/page-listeners-chromium148-3.heapsnapshot.gz")
+	g := a.Graph
+	for v := range g.NumNodes() {
+		if g.NodeID(int32(v)) == 58259 {
+			if got := a.ContextName(int32(v)); got != "context of Dialog (listeners.html:10)" {
+				t.Errorf("@58259 is %q, want the context of Dialog (listeners.html:10)", got)
+			}
+			return
+		}
+	}
+	t.Fatal("no node @58259")
+}

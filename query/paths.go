@@ -160,7 +160,11 @@ func pathHeading(i int, p analysis.Path) string {
 	if p.System {
 		kind = "from internal roots"
 	}
-	return fmt.Sprintf("Path %d: %d edges, %s", i+1, len(p.Steps), kind)
+	edges := "edges"
+	if len(p.Steps) == 1 {
+		edges = "edge"
+	}
+	return fmt.Sprintf("Path %d: %d %s, %s", i+1, len(p.Steps), edges, kind)
 }
 
 // pathTable is one retainer path as a table, root first. A run of hops
