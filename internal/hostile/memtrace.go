@@ -75,26 +75,13 @@ func TraceIdleSites(w io.Writer, n int) error {
 // (each new one's next is the one before), keeps its head in a global,
 // then drops it: n objects unreachable at once, each only through the
 // one before (a walk that recurses per object overflows its stack).
-func TraceList(w io.Writer, n int) error {
-	t := newTrace(w)
-	t.script(4)
-	t.ev(mt.Event{Kind: mt.Declare, At: 2, Ctx: 2, Name: "head"})
-	for i := range n {
-		obj := uint64(100 + i)
-		t.ev(mt.Event{Kind: mt.CreateObj, At: 3, Obj: obj})
-		if i > 0 {
-			t.ev(mt.Event{Kind: mt.PutField, At: 3, Obj: obj, Key: mt.Key{Name: "next"}, Value: obj - 1})
-		}
-		t.ev(mt.Event{Kind: mt.Write, At: 3, Ctx: 2, Name: "head", Value: obj})
-	}
-	t.ev(mt.Event{Kind: mt.Write, At: 4, Ctx: 2, Name: "head"})
-	t.ev(mt.Event{Kind: mt.ScriptExit, At: 4, Ctx: 2})
-	return t.end()
-}
+func TraceList(w io.Writer, n int) error { return traceList(w, n, false) }
 
 // TraceRing is TraceList with the list closed into a ring (the first
 // object's next is the last) before it is dropped: a cycle of n objects.
-func TraceRing(w io.Writer, n int) error {
+func TraceRing(w io.Writer, n int) error { return traceList(w, n, true) }
+
+func traceList(w io.Writer, n int, ring bool) error {
 	t := newTrace(w)
 	t.script(4)
 	t.ev(mt.Event{Kind: mt.Declare, At: 2, Ctx: 2, Name: "head"})
@@ -106,7 +93,9 @@ func TraceRing(w io.Writer, n int) error {
 		}
 		t.ev(mt.Event{Kind: mt.Write, At: 3, Ctx: 2, Name: "head", Value: obj})
 	}
-	t.ev(mt.Event{Kind: mt.PutField, At: 3, Obj: 100, Key: mt.Key{Name: "next"}, Value: uint64(100 + n - 1)})
+	if ring {
+		t.ev(mt.Event{Kind: mt.PutField, At: 3, Obj: 100, Key: mt.Key{Name: "next"}, Value: uint64(100 + n - 1)})
+	}
 	t.ev(mt.Event{Kind: mt.Write, At: 4, Ctx: 2, Name: "head"})
 	t.ev(mt.Event{Kind: mt.ScriptExit, At: 4, Ctx: 2})
 	return t.end()
