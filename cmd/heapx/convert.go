@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
-	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,12 +14,9 @@ import (
 
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
-	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/parquet"
-	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/humanize"
-	"github.com/heapx/heapx/query"
 )
 
 func newConvertCmd(stderr *os.File) *cobra.Command {
@@ -34,7 +29,7 @@ func newConvertCmd(stderr *os.File) *cobra.Command {
 format is chosen by OUT's extension (.heapsnapshot, .jsonl, .db; a trailing
 .gz compresses stream formats) or by --to.
 
-Formats heapx writes: ` + writableFormats() + `.
+Formats heapx writes: ` + formats.Writable() + `.
 
 The exchange format (.jsonl, .db) is described in docs/format.md. A V8
 snapshot converted to it and back is the same snapshot, byte for byte
@@ -71,43 +66,9 @@ a failed or interrupted convert leaves no OUT behind.`,
 			return convert(cmd.OutOrStdout(), stderr, args[0], args[1], to, analyze)
 		},
 	}
-	c.Flags().StringVar(&to, "to", "", "output format ("+writableFormats()+"); default: from OUT's extension")
+	c.Flags().StringVar(&to, "to", "", "output format ("+formats.Writable()+"); default: from OUT's extension")
 	c.Flags().BoolVar(&analyze, "analyze", false, "compute retained sizes, dominators and distances and store them in OUT")
 	return c
-}
-
-// writableFormats lists the formats heapx can write, for help texts and
-// messages.
-func writableFormats() string {
-	var names []string
-	for _, f := range formats.All() {
-		if f.Write != nil || f.WriteFile != nil {
-			names = append(names, f.Name+" ("+strings.Join(f.Extensions, ", ")+")")
-		}
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
-
-// outputFormat picks OUT's format from --to or its extension, before
-// anything is read, so a mistake costs nothing.
-func outputFormat(out, to string) (*formats.Format, error) {
-	var f *formats.Format
-	if to != "" {
-		var ok bool
-		if f, ok = formats.Lookup(to); !ok {
-			return nil, fmt.Errorf("--to %s: no such format (formats heapx writes: %s)", to, writableFormats())
-		}
-	} else {
-		var ok bool
-		if f, ok = formats.ByExtension(out); !ok {
-			return nil, fmt.Errorf("%s: cannot tell the output format from the extension; name it .heapsnapshot, .jsonl, .jsonl.gz or .db, or use --to (formats heapx writes: %s)", out, writableFormats())
-		}
-	}
-	if f.Write == nil && f.WriteFile == nil {
-		return nil, fmt.Errorf("heapx cannot write format %s (formats heapx writes: %s)", f.Name, writableFormats())
-	}
-	return f, nil
 }
 
 func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool) error {
@@ -115,18 +76,12 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 		// A Parquet directory holds analysed dumps: convert is export of one.
 		return export(stdout, stderr, out, []string{in}, nil, 1, false)
 	}
-	of, err := outputFormat(out, to)
+	of, err := formats.ForOutput(out, to)
 	if err != nil {
 		return err
 	}
-	if analyze && !of.Results {
-		return fmt.Errorf("--analyze: format %s cannot store analysis results (the exchange formats can: .jsonl, .db)", of.Name)
-	}
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return fmt.Errorf("%s: is a directory", out)
-	}
-	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-		return fmt.Errorf("%s: directory %s does not exist", out, filepath.Dir(out))
+	if err := hx.CheckOutput(out, of, analyze); err != nil {
+		return err
 	}
 
 	// An interrupt must not leave a temporary file behind: the output is
@@ -134,8 +89,17 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	// one being written before exiting.
 	defer cleanUpOnInterrupt(stderr, out)()
 
+	wopt := hx.WriteOptions{Analyze: analyze, Generator: generator(),
+		Warn: func(msg string) { fmt.Fprintf(stderr, "heapx: warning: %s: %s\n", out, msg) }}
 	if isMemoryTrace(in) {
-		return convertTrace(stdout, in, out, of, analyze)
+		start := time.Now()
+		w, err := hx.WriteTrace(in, out, of, wopt)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "wrote %s (%s, object lifetimes, %s): %s objects in %.2f s\n", out, of.Name,
+			humanize.Size(uint64(w.Size)), humanize.Thousands(uint64(w.Nodes-1)), time.Since(start).Seconds())
+		return err
 	}
 
 	// The results the file carries are read either way (a file whose
@@ -149,56 +113,37 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	if err != nil {
 		return err
 	}
-	g := d.Graph()
-	res := d.StoredResults()
 	if analyze {
-		a, err := d.analysis()
-		if err != nil {
+		if _, err := d.analysis(); err != nil {
 			return err
 		}
-		res = a.Results()
 	}
-	wopt := formats.WriteOptions{Sources: []string{in}, Generator: generator()}
-	if res != nil && of.Results {
-		wopt.Results = res
-	}
-
-	edges := g.NumEdges()
-	if of.Name == v8.Namespace { // the V8 format is registered under its namespace, "v8"
-		for _, w := range query.DevToolsDeviations(g) {
-			fmt.Fprintf(stderr, "heapx: warning: %s: %s\n", out, w)
-		}
-		if len(g.Stacks) > 0 {
-			fmt.Fprintf(stderr, "heapx: warning: %s: the %d threads' stacks are left out: a V8 heap snapshot has no place for them (.jsonl and .db keep them)\n", out, len(g.Stacks))
-		}
-		edges -= v8.DuplicateRootEdges(g)
-	}
-
 	start := time.Now()
-	bar := startProgress(stderr, "writing "+filepath.Base(out), int64(g.NumNodes()+g.NumEdges()))
-	wopt.Progress = func(done, _ int64) { bar.set(done) }
-	err = formats.Save(out, of, g, wopt)
-	bar.done()
-	if err != nil {
-		var fe *formats.FormatError
-		if errors.As(err, &fe) || strings.Contains(err.Error(), out) {
-			return err
-		}
-		return fmt.Errorf("%s: %w", out, err)
+	// The bar starts with the write, after the warnings.
+	var bar *progress
+	var started sync.Once
+	wopt.Progress = func(done, _ int64) {
+		started.Do(func() {
+			bar = startProgress(stderr, "writing "+filepath.Base(out), int64(d.Graph().NumNodes()+d.Graph().NumEdges()))
+		})
+		bar.set(done)
 	}
-	st, err := os.Stat(out)
+	w, err := d.Write(out, of, wopt)
+	if bar != nil {
+		bar.done()
+	}
 	if err != nil {
 		return err
 	}
 	what := of.Name
-	if strings.HasSuffix(strings.ToLower(out), ".gz") {
+	if w.Gzip {
 		what += ", gzip"
 	}
-	if wopt.Results != nil {
+	if w.Results {
 		what += ", with analysis results"
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s (%s, %s): %s nodes, %s edges in %.2f s (read %.2f s)\n", out, what,
-		humanize.Size(uint64(st.Size())), humanize.Thousands(uint64(g.NumNodes())), humanize.Thousands(uint64(edges)),
+		humanize.Size(uint64(w.Size)), humanize.Thousands(uint64(w.Nodes)), humanize.Thousands(uint64(w.Edges)),
 		time.Since(start).Seconds(), d.ReadTime().Seconds())
 	return err
 }
@@ -231,32 +176,4 @@ func cleanUpOnInterrupt(stderr *os.File, out string, remove ...string) (stop fun
 		close(done)
 		signal.Stop(sigs)
 	}
-}
-
-// convertTrace writes the object lifetimes of the memory trace in as an
-// exchange-format dump (lifetime.Graph).
-func convertTrace(stdout io.Writer, in, out string, of *formats.Format, analyze bool) error {
-	if !of.Results {
-		return fmt.Errorf("%s: a memory trace converts to the exchange format only (.jsonl, .db), not %s", in, of.Name)
-	}
-	if analyze {
-		return fmt.Errorf("--analyze: %s is a memory trace: its dump has no references to analyse", in)
-	}
-	start := time.Now()
-	t, err := hx.OpenTrace(in)
-	if err != nil {
-		return err
-	}
-	g, fields := lifetime.Graph(t.Lifetimes)
-	err = formats.Save(out, of, g, formats.WriteOptions{Sources: []string{in}, Generator: generator(), NodeFields: fields})
-	if err != nil {
-		return fmt.Errorf("%s: %w", out, err)
-	}
-	st, err := os.Stat(out)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "wrote %s (%s, object lifetimes, %s): %s objects in %.2f s\n", out, of.Name,
-		humanize.Size(uint64(st.Size())), humanize.Thousands(uint64(g.NumNodes()-1)), time.Since(start).Seconds())
-	return err
 }
