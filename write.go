@@ -10,6 +10,7 @@ import (
 	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats"
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
 
@@ -137,4 +138,15 @@ func WriteTrace(in, out string, of *formats.Format, opt WriteOptions) (*Written,
 	}
 	w := &Written{Format: of, Nodes: g.NumNodes(), Edges: g.NumEdges()}
 	return w, w.stat(out)
+}
+
+// ResultsToStore are the analysis results a copy of the dump stores
+// (an SQL copy, sqlquery.Builder.Load): those the file carries, else
+// the analysis' (computed), since the first questions asked of a copy
+// are about retained sizes.
+func (d *Dump) ResultsToStore() (*model.Results, error) {
+	if res := d.StoredResults(); res != nil {
+		return res, nil
+	}
+	return d.Results()
 }
