@@ -21,19 +21,23 @@ type CellLimit interface {
 // already reached out by then, the copy is still rebuilt, and the error
 // says so.
 func (db *DB) Query(ctx context.Context, stmt string, out io.Writer, rows func(io.Writer) RowWriter, b Builder, damaged func(error)) error {
-	sent := &countingWriter{w: out}
-	buf := bufio.NewWriterSize(sent, 64<<10)
+	var sent bool // rows have reached out
+	to := writerFunc(func(b []byte) (int, error) {
+		sent = true
+		return out.Write(b)
+	})
+	buf := bufio.NewWriterSize(to, 64<<10)
 	err := run(ctx, db.Path, stmt, rows(buf))
 	if db.Source != "" && IsCorrupt(err) {
 		damaged(err)
 		if rerr := db.Rebuild(b); rerr != nil {
 			return rerr
 		}
-		if sent.n > 0 {
+		if sent {
 			buf.Flush()
 			return fmt.Errorf("%w (the SQL cache was rebuilt after part of the result was printed: run the query again)", err)
 		}
-		buf.Reset(sent)
+		buf.Reset(to)
 		err = run(ctx, db.Path, stmt, rows(buf))
 	}
 	if err != nil {
@@ -56,14 +60,7 @@ func run(ctx context.Context, path, stmt string, w RowWriter) error {
 	return Run(ctx, path, stmt, w, cellBytes)
 }
 
-// countingWriter counts the bytes that reach w.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
+// writerFunc is an io.Writer made of its Write.
+type writerFunc func(b []byte) (int, error)
 
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
-}
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

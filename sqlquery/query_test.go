@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,23 +15,12 @@ import (
 // made says so, rebuilds it and answers.
 func TestQueryRebuildsDamagedCopy(t *testing.T) {
 	t.Parallel()
-	src := copyDump(t, leakDump)
 	var b builder
-	db, err := sqlquery.Cached(src, sqlquery.Choice{}, b.Builder(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(db.Path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := f.Stat()
-	f.Truncate(st.Size() / 4)
-	f.Close()
+	db := damagedCopy(t, &b)
 	var out bytes.Buffer
 	var damaged error
 	jsonRows := func(w io.Writer) sqlquery.RowWriter { return &sqlquery.JSONRows{W: w} }
-	err = db.Query(context.Background(), "SELECT count(*) AS n FROM edges_full", &out, jsonRows, b.Builder(nil), func(err error) { damaged = err })
+	err := db.Query(context.Background(), "SELECT count(*) AS n FROM edges_full", &out, jsonRows, b.Builder(nil), func(err error) { damaged = err })
 	var got []struct{ N int }
 	if err != nil || json.Unmarshal(out.Bytes(), &got) != nil || len(got) != 1 || got[0].N != 221573 {
 		t.Fatalf("query of a damaged copy: %v, %s", err, out.String())
