@@ -92,28 +92,40 @@ func convert(stdout io.Writer, stderr *os.File, in, out, to string, analyze bool
 	wopt := hx.WriteOptions{Analyze: analyze, Generator: generator(),
 		Warn: func(msg string) { fmt.Fprintf(stderr, "heapx: warning: %s: %s\n", out, msg) }}
 	if isMemoryTrace(in) {
-		start := time.Now()
-		w, err := hx.WriteTrace(in, out, of, wopt)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "wrote %s (%s, object lifetimes, %s): %s objects in %.2f s\n", out, of.Name,
-			humanize.Size(uint64(w.Size)), humanize.Thousands(uint64(w.Nodes-1)), time.Since(start).Seconds())
+		return convertTrace(stdout, in, out, of, wopt)
+	}
+	return convertDump(stdout, stderr, in, out, of, wopt)
+}
+
+// convertTrace writes the object lifetimes of the memory trace in to out
+// (heapx.WriteTrace).
+func convertTrace(stdout io.Writer, in, out string, of *formats.Format, wopt hx.WriteOptions) error {
+	start := time.Now()
+	w, err := hx.WriteTrace(in, out, of, wopt)
+	if err != nil {
 		return err
 	}
+	// One node per object, and the root.
+	_, err = fmt.Fprintf(stdout, "wrote %s (%s, object lifetimes, %s): %s objects in %.2f s\n", out, of.Name,
+		humanize.Size(uint64(w.Size)), humanize.Thousands(uint64(w.Nodes-1)), time.Since(start).Seconds())
+	return err
+}
 
+// convertDump writes the dump in to out (heapx.Dump.Write), with a
+// progress bar on stderr.
+func convertDump(stdout io.Writer, stderr *os.File, in, out string, of *formats.Format, wopt hx.WriteOptions) error {
 	// The results the file carries are read either way (a file whose
 	// results do not fit its graph is refused); --analyze computes them
 	// anew, without the classes, which no file stores.
 	opts := hx.Options{Analysis: analysis.Options{NoClasses: true}}
-	if analyze {
+	if wopt.Analyze {
 		opts.Stored = hx.RecomputeStored
 	}
 	d, err := load(in, stderr, opts)
 	if err != nil {
 		return err
 	}
-	if analyze {
+	if wopt.Analyze {
 		if _, err := d.analysis(); err != nil {
 			return err
 		}
