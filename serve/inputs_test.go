@@ -52,7 +52,10 @@ func TestAPIEveryInputKind(t *testing.T) {
 // heapx convert [--analyze] does, and returns the new file's path.
 func convert(t *testing.T, rel, ext string, analyse bool) string {
 	t.Helper()
-	in := input(t, rel)
+	a, err := input(t, rel).Analysis()
+	if err != nil {
+		t.Fatal(err)
+	}
 	name := strings.TrimSuffix(ext, ".gz")
 	f, ok := formats.ByExtension("x" + name)
 	if !ok {
@@ -60,10 +63,10 @@ func convert(t *testing.T, rel, ext string, analyse bool) string {
 	}
 	opt := formats.WriteOptions{Sources: []string{filepath.Join(testfixtures.Dir(), rel)}}
 	if analyse {
-		opt.Results = in.A.Results()
+		opt.Results = a.Results()
 	}
 	out := filepath.Join(t.TempDir(), "dump"+ext)
-	if err := formats.Save(out, f, in.A.Graph, opt); err != nil {
+	if err := formats.Save(out, f, a.Graph, opt); err != nil {
 		t.Fatal(err)
 	}
 	return out

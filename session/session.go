@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/analysis/leak"
@@ -101,6 +102,10 @@ type Options struct {
 	// snapshots, in the answer to a request that needs them; "" says
 	// heapx serve's command line.
 	OpenSeries string
+	// Dump is how Open and OpenTrace read their files (heapx.Open's
+	// options): Binary for a Node.js core, NoSourceMaps, Progress,
+	// Stored, Warn (see Open).
+	Dump heapx.Options
 }
 
 // openSeries is how the front end's user gives earlier snapshots.
@@ -167,10 +172,27 @@ type Session struct {
 	baseView []*Session
 }
 
-// New opens a session on file, compared with baselines (oldest first),
-// all analysed with classes. The indexes are built on first use, or by
-// Prepare.
-func New(file report.Input, baselines []report.Input, opt Options) (*Session, error) {
+// New opens a session on file, compared with baselines (oldest first):
+// dumps opened by heapx.Open, analysed here unless they were (with
+// classes and distances, which the session's views need). The session
+// keeps their analyses, not the Dumps. The indexes are built on first
+// use, or by Prepare.
+func New(file *heapx.Dump, baselines []*heapx.Dump, opt Options) (*Session, error) {
+	in, err := input(file)
+	if err != nil {
+		return nil, err
+	}
+	bs := make([]report.Input, len(baselines))
+	for i, b := range baselines {
+		if bs[i], err = input(b); err != nil {
+			return nil, err
+		}
+	}
+	return newSession(in, bs, opt)
+}
+
+// newSession opens a session on analysed inputs.
+func newSession(file report.Input, baselines []report.Input, opt Options) (*Session, error) {
 	for _, in := range append([]report.Input{file}, baselines...) {
 		if in.A == nil || in.A.Classes == nil || in.A.Distances == nil {
 			return nil, fmt.Errorf("session: %s is not analysed with classes and distances", in.Path)
@@ -209,7 +231,7 @@ func (s *Session) Snapshot(i int) (*Session, error) {
 	}
 	s.baseOnce[i-1].Do(func() {
 		// New fails only on inputs it was given and checked already.
-		s.baseView[i-1], _ = New(s.baselines[i-1], nil, s.opt)
+		s.baseView[i-1], _ = newSession(s.baselines[i-1], nil, s.opt)
 	})
 	return s.baseView[i-1], nil
 }
