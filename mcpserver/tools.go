@@ -307,7 +307,7 @@ func (s *Server) addTools() {
 			"written by heapx trace (its lifetime queries: lifetimes, trace-leaks, access-paths...; overview is its report). Takes seconds to minutes "+
 			"for a large dump; it is kept open, and opening it again returns at once. Answers the dump's id (pass it as \"dump\"; "+
 			"calls without one ask about the dump opened last), its runtime, how its ids are written, node count, total size "+
-			"in bytes, its objects by category (counts, shallow bytes), warnings about the series, the names of the queries, "+
+			"in bytes, each snapshot as heapx info --json describes it (inputs[].info), its objects by category (counts, shallow bytes), warnings about the series, the names of the queries, "+
 			"and with baselines of one V8 process its allocation_filters (summary's allocated).",
 		func(ctx context.Context, in *openIn) (any, error) {
 			d, err := s.open(in.File, in.Baselines, in.Binary)
