@@ -30,14 +30,24 @@ type Info struct {
 	Producer string `json:"producer"`
 	// Metadata is every key/value the reader recorded, in order; keys may
 	// repeat, so it is a list and not an object.
-	Metadata      []MetaInfo     `json:"metadata"`
-	NodeCount     int            `json:"node_count"`
-	EdgeCount     int            `json:"edge_count"`
-	StringCount   int            `json:"string_count"`
+	Metadata  []MetaInfo `json:"metadata"`
+	NodeCount int        `json:"node_count"`
+	// EdgeCount counts the edges also when Options.NodesOnly left them
+	// out of the graph, as heapx info does.
+	EdgeCount   int `json:"edge_count"`
+	StringCount int `json:"string_count"`
+	// TotalSelfSize, NodeTypes and Categories are the census of the
+	// self sizes the dump records (analysis.Census): the analysis's
+	// shallow sizes differ where the runtime's policy moves a size to
+	// another node (a V8 WeakMap's table), which a session's categories
+	// show instead.
 	TotalSelfSize uint64         `json:"total_self_size"`
 	NodeTypes     []TypeInfo     `json:"node_types"`
 	Categories    []CategoryInfo `json:"categories"`
 
+	// The optional sections: script positions, the allocation trace,
+	// DevTools' detachedness (DetachedNodeCount: the nodes it marks
+	// detached).
 	HasLocations       bool `json:"has_locations"`
 	LocationCount      int  `json:"location_count"`
 	HasAllocationTrace bool `json:"has_allocation_trace"`

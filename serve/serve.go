@@ -130,15 +130,11 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		return in.Paths(r.PathValue("id"), k, ignore, noWeak)
 	}))
 	h.api("GET", "/api/v1/objects/{id}/children", h.gated(ClassDominators, func(r *http.Request) (any, error) {
-		in, err := snapshot(s, r)
+		in, off, lim, err := snapshotPage(s, r)
 		if err != nil {
 			return nil, err
 		}
 		class, err := intArg(r, "class", -1)
-		if err != nil {
-			return nil, err
-		}
-		off, lim, err := pageArgs(r)
 		if err != nil {
 			return nil, err
 		}
@@ -167,15 +163,11 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		return in.Flame(r.PathValue("id"), path, depth, minShare)
 	}))
 	h.api("GET", "/api/v1/objects/{id}/flame/objects", h.gated(ClassDominators, func(r *http.Request) (any, error) {
-		in, err := snapshot(s, r)
+		in, off, lim, err := snapshotPage(s, r)
 		if err != nil {
 			return nil, err
 		}
 		path, err := classPath(r)
-		if err != nil {
-			return nil, err
-		}
-		off, lim, err := pageArgs(r)
 		if err != nil {
 			return nil, err
 		}
@@ -476,16 +468,22 @@ func snapshot(s *session.Session, r *http.Request) (*session.Session, error) {
 // ?offset= and ?limit=.
 func objectPage[P any](s *session.Session, page func(in *session.Session, id string, offset, limit int) (P, error)) func(r *http.Request) (any, error) {
 	return func(r *http.Request) (any, error) {
-		in, err := snapshot(s, r)
-		if err != nil {
-			return nil, err
-		}
-		off, lim, err := pageArgs(r)
+		in, off, lim, err := snapshotPage(s, r)
 		if err != nil {
 			return nil, err
 		}
 		return page(in, r.PathValue("id"), off, lim)
 	}
+}
+
+// snapshotPage reads what a page of an object's view takes: the
+// snapshot ?snapshot= names, ?offset= and ?limit=.
+func snapshotPage(s *session.Session, r *http.Request) (in *session.Session, offset, limit int, err error) {
+	if in, err = snapshot(s, r); err != nil {
+		return nil, 0, 0, err
+	}
+	offset, limit, err = pageArgs(r)
+	return in, offset, limit, err
 }
 
 // listQuery reads a list's filter, sort column, order and page.
