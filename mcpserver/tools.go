@@ -302,7 +302,7 @@ type openAnswer struct {
 func (s *Server) addTools() {
 	tool(s, "open", "Open a heap dump",
 		"Read and analyse a heap dump (V8 .heapsnapshot/.heaptimeline, Firefox .fxsnapshot, Java .hprof, heapx .jsonl/.db, "+
-			"a Parquet partition directory dump=<id> written by heapx export; plain or gzip; or a Node.js core dump, read with "+
+			"plain or gzip; a Parquet partition directory dump=<id> written by heapx export; a Node.js core dump, read with "+
 			"the node executable its process ran: binary), with earlier snapshots of the same program as baselines for leaks and diff, or a memory trace "+
 			"written by heapx trace (its lifetime queries: lifetimes, trace-leaks, access-paths...; overview is its report). Takes seconds to minutes "+
 			"for a large dump; it is kept open, and opening it again returns at once. Answers the dump's id (pass it as \"dump\"; "+
