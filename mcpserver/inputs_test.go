@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -22,10 +23,12 @@ type openAnswer struct {
 
 // TestOpenParquetPartition: the open tool reads a Parquet partition
 // (heapx export's) as heapx mcp opens dumps by default (session.Open),
-// and answers about it as about the snapshot it was written from.
+// and answers about it as about the snapshot it was written from, SQL
+// included.
 func TestOpenParquetPartition(t *testing.T) {
 	snap := fixture("node-leak-3.heapsnapshot.gz")
 	part := partitiontest.Write(t, snap)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // where the SQL copy of a partition goes
 	cs := connect(t, mcpserver.New(mcpserver.Options{}))
 	var opened openAnswer
 	call(t, cs, "open", map[string]any{"file": part}, &opened)
@@ -42,6 +45,14 @@ func TestOpenParquetPartition(t *testing.T) {
 	call(t, cs, "paths", map[string]any{"id": "80593", "k": 1}, &paths)
 	if len(paths.Paths) != 1 || !strings.Contains(pathText(paths.Paths[0]), ".bus EventEmitter") {
 		t.Errorf("the path to the leaked array:\n%s", pathText(paths.Paths[0]))
+	}
+	var sql session.SQLJSON
+	call(t, cs, "sql", map[string]any{"query": "SELECT count(*) AS n FROM node"}, &sql)
+	var rows []struct {
+		N int `json:"n"`
+	}
+	if err := json.Unmarshal(sql.Rows, &rows); err != nil || len(rows) != 1 || rows[0].N != 53155 {
+		t.Errorf("SQL count of the partition's nodes: %s", sql.Rows)
 	}
 }
 
