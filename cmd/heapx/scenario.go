@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -133,7 +132,7 @@ func (o *scenarioFlags) options(cmd *cobra.Command, args []string) (capture.Scen
 		}
 		*p.steps = steps
 	}
-	sc.URL = fileURL(sc.URL)
+	sc.URL = capture.PageURL(sc.URL)
 	if cmd.Flags().Changed("repeat") || sc.Repeat == 0 {
 		sc.Repeat = o.repeat
 	}
@@ -141,23 +140,6 @@ func (o *scenarioFlags) options(cmd *cobra.Command, args []string) (capture.Scen
 		return so, fmt.Errorf("%w (see heapx scenario --help)", err)
 	}
 	return so, nil
-}
-
-// fileURL makes a page given as the path of a file on this machine
-// (index.html, ./dist/app.html) a file: URL, which the browser opens;
-// anything else is returned as given.
-func fileURL(page string) string {
-	if u, err := url.Parse(page); err == nil && u.Scheme != "" {
-		return page
-	}
-	abs, err := filepath.Abs(page)
-	if err != nil {
-		return page
-	}
-	if st, err := os.Stat(abs); err != nil || st.IsDir() {
-		return page
-	}
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }
 
 // runScenario is `heapx scenario` once its arguments are parsed.
