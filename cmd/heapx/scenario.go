@@ -199,28 +199,20 @@ func runScenario(cmd *cobra.Command, o *scenarioFlags, rf *reportFlags, args []s
 	return rf.write(cmd, stderr, r, res.Paths())
 }
 
-// scenarioReport reads the scenario's snapshots and composes their report:
-// report's, memlab's order (the final reported on, the baseline and the
-// target its baselines), with what the scenario measured of the page.
+// scenarioReport reads the scenario's snapshots and composes their
+// report (report.BuildScenario); snapshots not kept are named by their
+// file names alone, the files being gone after the report.
 func scenarioReport(so capture.ScenarioOptions, res *capture.ScenarioResult, opt report.Options, kept bool, stderr *os.File) (*report.Report, error) {
-	paths := res.Paths()
-	inputs, err := loadInputs([]string{paths[2], paths[0], paths[1]}, stderr)
-	if err != nil {
-		return nil, err
-	}
-	if !kept {
-		// The files are gone after the report: it names them alone.
-		for i := range inputs {
-			inputs[i].Path = filepath.Base(inputs[i].Path)
+	read := func(path string) (report.Input, error) {
+		in, err := loadInput(path, stderr)
+		if err == nil && !kept {
+			in.Path = filepath.Base(in.Path)
 		}
-	}
-	r, err := report.Build(inputs[0], inputs[1:], opt)
-	if err != nil {
-		return nil, err
+		return in, err
 	}
 	where := so.Dir
 	if !kept {
 		where = "not kept (-o DIR keeps them)"
 	}
-	return r, r.AddScenario(so.Scenario, so.Warmup, res, where, opt.Rows)
+	return report.BuildScenario(so, res, read, where, opt)
 }
