@@ -185,3 +185,32 @@ func ExampleOptions_binary() {
 	info := d.Info()
 	fmt.Println(info.Format, info.Producer, info.NodeCount, "objects,", info.ThreadCount, "thread stacks")
 }
+
+// The threads of a Java heap dump, and the innermost frames of the one
+// that keeps the most alive with them, with the objects their locals hold:
+// what `heapx stack` prints (render.WriteStacks is its text).
+func ExampleStacks() {
+	s, err := heapx.Stacks("testdata/hprof/java-threads.hprof.gz", heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	top := &s.Threads[0]
+	for i := range s.Threads {
+		if *s.Threads[i].HeldSize > *top.HeldSize {
+			top = &s.Threads[i]
+		}
+	}
+	fmt.Printf("%s: %d threads; %q %s holds %d bytes with its frames\n", s.Runtime, len(s.Threads), top.Name, top.State, *top.HeldSize)
+	for _, f := range top.Frames[:3] {
+		fmt.Printf("  %s:%d", f.Function, f.Line)
+		for _, v := range f.Values {
+			fmt.Printf(", %s %s retains %d", v.Role, v.Class, *v.RetainedSize)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// Java VM: 9 threads; "nested" TIMED_WAITING holds 104816 bytes with its frames
+	//   java.lang.Thread.sleep:0
+	//   ThreadsDemo.inner:55, local byte[] retains 100016
+	//   ThreadsDemo.outer:48, local java.util.HashMap retains 4576
+}

@@ -4,7 +4,8 @@
 // Parquet partitions; Node.js core dumps with Options.Binary), analyse
 // it as the Chrome DevTools Memory panel does, and ask what the heapx
 // command asks: the objects that retain the most, what keeps one alive,
-// what changed between two dumps, or any query of the registry.
+// what changed between two dumps, the threads' stacks (Stacks), or any
+// query of the registry.
 //
 //	d, err := heapx.Open("app.heapsnapshot", heapx.Options{})
 //	if err != nil {
