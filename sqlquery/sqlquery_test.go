@@ -380,13 +380,11 @@ func mustGraph(t *testing.T, path string) *model.Graph {
 	return d.Graph()
 }
 
-// TestDamagedCopy: a copy SQLite finds damaged is an error IsCorrupt
-// recognizes, and Rebuild makes it whole again at the same place.
-func TestDamagedCopy(t *testing.T) {
-	t.Parallel()
-	src := copyDump(t, leakDump)
-	var b builder
-	db, err := sqlquery.Cached(src, sqlquery.Choice{}, b.Builder(nil))
+// damagedCopy is a copy of the leak fixture made with b, cut to a
+// quarter of its size since.
+func damagedCopy(t *testing.T, b *builder) *sqlquery.DB {
+	t.Helper()
+	db, err := sqlquery.Cached(copyDump(t, leakDump), sqlquery.Choice{}, b.Builder(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +395,16 @@ func TestDamagedCopy(t *testing.T) {
 	st, _ := f.Stat()
 	f.Truncate(st.Size() / 4)
 	f.Close()
-	err = sqlquery.Run(context.Background(), db.Path, "SELECT count(*) FROM edges_full", &rows{}, -1)
+	return db
+}
+
+// TestDamagedCopy: a copy SQLite finds damaged is an error IsCorrupt
+// recognizes, and Rebuild makes it whole again at the same place.
+func TestDamagedCopy(t *testing.T) {
+	t.Parallel()
+	var b builder
+	db := damagedCopy(t, &b)
+	err := sqlquery.Run(context.Background(), db.Path, "SELECT count(*) FROM edges_full", &rows{}, -1)
 	if !sqlquery.IsCorrupt(err) || !strings.Contains(err.Error(), "database disk image is malformed") {
 		t.Fatalf("query of a truncated copy: %v, want a damaged database", err)
 	}

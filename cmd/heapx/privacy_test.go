@@ -118,7 +118,7 @@ func TestUserCacheDirPrivate(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c, err := cachedDatabase(in, os.Stderr, notWritable, sqlquery.Choice{})
+		c, err := sqlquery.Cached(in, sqlquery.Choice{}, copyBuilder(os.Stderr, notWritable))
 		if err != nil {
 			t.Fatal(err)
 		}

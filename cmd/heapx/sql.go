@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +15,6 @@ import (
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
-	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/sqlquery"
 )
@@ -73,9 +69,9 @@ tag duckdb says so (docs/sql.md, "Fleets of dumps").`,
 				case asJSON:
 					return &sqlquery.JSONRows{W: out}
 				case asCSV:
-					return &csvRows{w: csv.NewWriter(out)}
+					return render.NewSQLCSV(out)
 				}
-				return &tableRows{w: out}
+				return render.NewSQLTable(out)
 			}
 			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 				if noCache || cachePath != "" {
@@ -83,7 +79,7 @@ tag duckdb says so (docs/sql.md, "Fleets of dumps").`,
 				}
 				return sqlParquetDir(cmd.Context(), args[0], args[1], cmd.OutOrStdout(), rows)
 			}
-			db, err := sqlDatabase(args[0], stderr, sqlquery.Choice{Path: cachePath, None: noCache})
+			db, err := sqlquery.Open(args[0], sqlquery.Choice{Path: cachePath, None: noCache}, copyBuilder(stderr, nil))
 			if err != nil {
 				return err
 			}
@@ -92,7 +88,9 @@ tag duckdb says so (docs/sql.md, "Fleets of dumps").`,
 				defer cleanUpOnInterrupt(stderr, "", db.Path)()
 				defer os.Remove(db.Path)
 			}
-			return queryCopy(db, args[1], cmd.OutOrStdout(), stderr, rows)
+			return db.Query(cmd.Context(), args[1], cmd.OutOrStdout(), rows, copyBuilder(stderr, nil), func(err error) {
+				fmt.Fprintf(stderr, "heapx: %v: the SQL cache is damaged; rebuilding it\n", err)
+			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of objects, one per row")
@@ -102,71 +100,6 @@ tag duckdb says so (docs/sql.md, "Fleets of dumps").`,
 	return c
 }
 
-// queryCopy runs stmt over db and prints the rows to stdout. When SQLite
-// finds a cached copy damaged (a page overwritten, a file cut short), the
-// copy is rebuilt and the query run again, once; if rows had already
-// reached stdout by then, the copy is still rebuilt, and the error says so.
-func queryCopy(db *sqlquery.DB, stmt string, stdout io.Writer, stderr *os.File, rows func(io.Writer) sqlquery.RowWriter) error {
-	sent := &countingWriter{w: stdout}
-	out := bufio.NewWriterSize(sent, 64<<10)
-	err := runQuery(db.Path, stmt, rows(out))
-	if db.Source != "" && sqlquery.IsCorrupt(err) {
-		fmt.Fprintf(stderr, "heapx: %v: the SQL cache is damaged; rebuilding it\n", err)
-		if rerr := db.Rebuild(copyBuilder(stderr, nil)); rerr != nil {
-			return rerr
-		}
-		if sent.n > 0 {
-			out.Flush()
-			return fmt.Errorf("%w (the SQL cache was rebuilt after part of the result was printed: run the query again)", err)
-		}
-		out.Reset(sent)
-		err = runQuery(db.Path, stmt, rows(out))
-	}
-	if err != nil {
-		// Most errors come before the first row (SQL that does not
-		// compile, a write refused); one in mid-result leaves the rows
-		// already flushed and the error last.
-		out.Flush()
-		return err
-	}
-	return out.Flush()
-}
-
-// countingWriter counts the bytes that reach w.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
-}
-
-// runQuery runs one statement over the database at path and hands the
-// rows to w; the table reads only the part of a long value it shows.
-func runQuery(path, stmt string, w sqlquery.RowWriter) error {
-	prefix := -1 // whole values, for --json and --csv
-	if _, ok := w.(*tableRows); ok {
-		prefix = tableCellBytes
-	}
-	return sqlquery.Run(context.Background(), path, stmt, w, prefix)
-}
-
-// sqlDatabase returns the SQLite file to query for path: path itself when
-// it is in the SQLite form, else the copy the choice asks for, made first
-// when missing or stale.
-func sqlDatabase(path string, stderr *os.File, choice sqlquery.Choice) (*sqlquery.DB, error) {
-	return sqlquery.Open(path, choice, copyBuilder(stderr, nil))
-}
-
-// cachedDatabase is sqlquery.Cached with heapx sql's messages; writable
-// (nil: sqlquery.DirWritable) says where a copy can go.
-func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool, choice sqlquery.Choice) (*sqlquery.DB, error) {
-	return sqlquery.Cached(path, choice, copyBuilder(stderr, writable))
-}
-
 // copyBuilder builds SQL copies as heapx sql does: the dump read with a
 // progress bar and analysed when it carries no results, and the copy
 // written with a note on stderr of what it makes, where and how large,
@@ -174,36 +107,19 @@ func cachedDatabase(path string, stderr *os.File, writable func(dir string) bool
 func copyBuilder(stderr *os.File, writable func(dir string) bool) sqlquery.Builder {
 	return sqlquery.Builder{
 		Load: func(path string) (*model.Graph, *model.Results, error) {
-			d, res, err := loadForCopy(path, stderr)
+			d, err := load(path, stderr, hx.Options{Analysis: analysis.Options{NoClasses: true}})
 			if err != nil {
 				return nil, nil, err
 			}
-			return d.Graph(), res, nil
+			res, err := d.ResultsToStore()
+			d.bars.done()
+			return d.Graph(), res, err
 		},
 		Save: func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error {
 			return writeCopy(source, target, g, opt, temp, stderr)
 		},
 		Writable: writable,
 	}
-}
-
-// loadForCopy reads a dump for its SQL copy, with analysis results: those
-// it carries (an analysed .jsonl), else computed, since the first
-// questions asked in SQL are about retained sizes.
-func loadForCopy(path string, stderr *os.File) (*dump, *model.Results, error) {
-	d, err := load(path, stderr, hx.Options{Analysis: analysis.Options{NoClasses: true}})
-	if err != nil {
-		return nil, nil, err
-	}
-	res := d.StoredResults()
-	if res == nil {
-		a, err := d.analysis()
-		if err != nil {
-			return nil, nil, err
-		}
-		res = a.Results()
-	}
-	return d, res, nil
 }
 
 // writeCopy writes the SQLite copy of g, read from source, at target (a
@@ -232,86 +148,4 @@ func writeCopy(source, target string, g *model.Graph, opt hsql.WriteOptions, tem
 		fmt.Fprintf(stderr, "heapx: SQL cache ready: %s (%s, %.1f s)\n", target, humanize.Size(uint64(st.Size())), time.Since(start).Seconds())
 	}
 	return nil
-}
-
-// tableCellWidth caps a text cell in the table output: a concatenated
-// string's value can be kilobytes long. --json and --csv print it whole.
-const tableCellWidth = 80
-
-// tableCellBytes is how much of a text or blob value the table reads:
-// more than tableCellWidth characters of UTF-8 (4 bytes at most each) and
-// more than tableCellWidth hex digits of a blob, so a longer value is
-// still shown cut.
-const tableCellBytes = 4*tableCellWidth + 4
-
-// tableRows prints an aligned table: numbers right-aligned, NULL as
-// "NULL" so it differs from an empty string. It holds the rows, since
-// widths depend on all of them.
-type tableRows struct {
-	w       io.Writer
-	t       *render.TextTable
-	numeric []bool // every non-NULL value of column i is a number
-}
-
-// Begin implements sqlquery.RowWriter.
-func (t *tableRows) Begin(columns []string) error {
-	t.t = &render.TextTable{Header: columns, Right: make([]bool, len(columns))}
-	t.numeric = make([]bool, len(columns))
-	for i := range t.numeric {
-		t.numeric[i] = true
-	}
-	return nil
-}
-
-// Row implements sqlquery.RowWriter.
-func (t *tableRows) Row(cells []sqlquery.Cell) error {
-	r := make([]string, len(cells))
-	for i, c := range cells {
-		switch {
-		case c.IsNull():
-			r[i] = "NULL"
-		case c.IsNumber():
-			r[i] = c.Text()
-		default:
-			t.numeric[i] = false
-			r[i] = query.Shorten(c.Text(), tableCellWidth)
-		}
-	}
-	t.t.Add(r...)
-	return nil
-}
-
-// End implements sqlquery.RowWriter.
-func (t *tableRows) End() error {
-	copy(t.t.Right, t.numeric)
-	if len(t.t.Header) == 0 {
-		return nil
-	}
-	return t.t.Write(t.w)
-}
-
-// csvRows prints RFC 4180 CSV with a header line; NULL is an empty field.
-type csvRows struct {
-	w   *csv.Writer
-	rec []string
-}
-
-// Begin implements sqlquery.RowWriter.
-func (c *csvRows) Begin(columns []string) error {
-	c.rec = make([]string, len(columns))
-	return c.w.Write(columns)
-}
-
-// Row implements sqlquery.RowWriter.
-func (c *csvRows) Row(cells []sqlquery.Cell) error {
-	for i, x := range cells {
-		c.rec[i] = x.Text()
-	}
-	return c.w.Write(c.rec)
-}
-
-// End implements sqlquery.RowWriter.
-func (c *csvRows) End() error {
-	c.w.Flush()
-	return c.w.Error()
 }

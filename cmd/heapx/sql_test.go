@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -456,7 +457,7 @@ func TestSQLCacheUnwritableDir(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	readOnlyDir := func(string) bool { return false }
-	c, err := cachedDatabase(file, os.Stderr, readOnlyDir, sqlquery.Choice{})
+	c, err := sqlquery.Cached(file, sqlquery.Choice{}, copyBuilder(os.Stderr, readOnlyDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +472,7 @@ func TestSQLCacheUnwritableDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err = cachedDatabase(file, os.Stderr, readOnlyDir, sqlquery.Choice{})
+	c, err = sqlquery.Cached(file, sqlquery.Choice{}, copyBuilder(os.Stderr, readOnlyDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +485,7 @@ func TestSQLCacheUnwritableDir(t *testing.T) {
 		t.Error("the user-cache copy was not reused")
 	}
 	var rows bytesRows
-	if err := runQuery(db, "SELECT count(*) FROM node", &rows); err != nil || len(rows.rows) != 1 {
+	if err := sqlquery.Run(context.Background(), db, "SELECT count(*) FROM node", &rows, -1); err != nil || len(rows.rows) != 1 {
 		t.Errorf("query on the user-cache copy: %v %v", err, rows.rows)
 	}
 }
