@@ -27,8 +27,9 @@ type Analysis struct {
 	Roots  *Roots       // user roots and page-owned nodes
 	DOM    *DOMState    // propagated DOM states, for "Detached" names
 	// Self is the "Shallow size" column: self sizes after the policy's
-	// redistribution (g's sizes when there is none).
-	Self []uint64
+	// redistribution (g's sizes when there is none), in 32 bits a value
+	// while they fit.
+	Self model.Uint64s
 	// Dominators holds IDom and the "Retained size" column.
 	Dominators *Dominators
 	// Distances is the "Distance" column; nil with Options.NoDistances.
@@ -149,9 +150,9 @@ const collectAfter = 1 << 20
 
 // FromResults builds an Analysis of g from results a dump file carried
 // (docs/format.md, section 4; formats.ReadOptions.Results), so reopening
-// an analysed dump skips the dominator and distance passes: Self,
-// Dominators (IDom, Retained, Self) and Distances are r's columns, not
-// copies. Only what a file does not persist and is cheap is computed: the
+// an analysed dump skips the dominator and distance passes: Dominators'
+// IDom and Retained and Distances are r's columns, not copies, Self a copy
+// of r.Shallow in 32 bits a value while they fit. Only what a file does not persist and is cheap is computed: the
 // user roots (from the root's edges alone), the DOM states and, unless
 // opt.NoClasses, the classes. Every method of Analysis then answers as
 // after Analyze on the same graph, except that the Dominators' counts
@@ -180,8 +181,9 @@ func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, erro
 	if r == nil || r.Policy != p.Name || r.Check(g) != nil {
 		return Analyze(g, opt)
 	}
-	a := &Analysis{Graph: g, Policy: p, sc: &scratch{}, Self: r.Shallow, Distances: r.Distance}
-	a.Dominators = &Dominators{Root: g.Root, IDom: r.Dominator, Self: r.Shallow, Retained: r.Retained}
+	self := model.NewUint64s(r.Shallow...)
+	a := &Analysis{Graph: g, Policy: p, sc: &scratch{}, Self: self, Distances: r.Distance}
+	a.Dominators = &Dominators{Root: g.Root, IDom: r.Dominator, Self: self, Retained: r.Retained}
 	a.Roots = FindRootsWith(g, false)
 	a.DOM = PropagateDOMState(g)
 	if !opt.NoClasses {
@@ -194,11 +196,12 @@ func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, erro
 // (docs/format.md, section 4; formats.WriteOptions.Results): the way
 // back to FromResults, so an analysis saved with a dump (heapx convert
 // --analyze) is not computed again when the dump is reopened. The
-// columns are a's, not copies. After Options.NoDistances, Distance is nil
+// columns are a's, not copies, but for Shallow, Self in 64 bits a value.
+// After Options.NoDistances, Distance is nil
 // and the results fail model.Results.Check: analyse with distances what
 // is to be stored.
 func (a *Analysis) Results() *model.Results {
-	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
+	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self.Slice(), Retained: a.Dominators.Retained,
 		Dominator: a.Dominators.IDom, Distance: a.Distances}
 }
 
@@ -251,7 +254,7 @@ func (a *Analysis) Row(nm *Namer, n model.NodeIndex) NodeRow {
 	g := a.Graph
 	r := NodeRow{
 		Node: n, ID: g.NodeID(n), Type: g.NodeType(n).Name, Name: nm.Name(n),
-		Shallow: a.Self[n], Retained: a.Dominators.Retained[n], Dominator: a.Dominators.IDom[n],
+		Shallow: a.Self.At(int(n)), Retained: a.Dominators.Retained[n], Dominator: a.Dominators.IDom[n],
 	}
 	if a.Classes != nil {
 		r.Class = a.Classes.Name(n)

@@ -113,8 +113,8 @@ func TestDominatorsDevToolsRules(t *testing.T) {
 		t.Errorf("page-owned Other dominated by %d, want global 2 (Sys -> Other is not essential)", d.IDom[7])
 	}
 	// The table (hidden) is folded into its owner WeakMap's shallow size.
-	if a.Self[4] != 0 || a.Self[3] != 110 {
-		t.Errorf("shallow sizes table %d WeakMap %d, want 0 and 110", a.Self[4], a.Self[3])
+	if a.Self.At(4) != 0 || a.Self.At(3) != 110 {
+		t.Errorf("shallow sizes table %d WeakMap %d, want 0 and 110", a.Self.At(4), a.Self.At(3))
 	}
 	odom, oret, oself := devtoolsOracle(g)
 	for i := range odom {
@@ -122,8 +122,8 @@ func TestDominatorsDevToolsRules(t *testing.T) {
 		if int32(i) == g.Root {
 			want = -1
 		}
-		if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
-			t.Errorf("node %d: %d/%d/%d, oracle %d/%v/%v", i, d.IDom[i], d.Retained[i], a.Self[i], want, oret[i], oself[i])
+		if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self.At(int(i))) != oself[i] {
+			t.Errorf("node %d: %d/%d/%d, oracle %d/%v/%v", i, d.IDom[i], d.Retained[i], a.Self.At(int(i)), want, oret[i], oself[i])
 		}
 	}
 }
@@ -295,9 +295,9 @@ func TestDominatorsMatchDevToolsOracle(t *testing.T) {
 				want = -1
 			}
 			d := a.Dominators
-			if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
+			if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self.At(int(i))) != oself[i] {
 				t.Fatalf("graph %d (n=%d) node %d: idom %d retained %d self %d; DevTools %d %v %v",
-					iter, n, i, d.IDom[i], d.Retained[i], a.Self[i], want, oret[i], oself[i])
+					iter, n, i, d.IDom[i], d.Retained[i], a.Self.At(int(i)), want, oret[i], oself[i])
 			}
 		}
 		// The page-owned set derived during the DFS is FindRoots' one.
@@ -311,8 +311,8 @@ func TestDominatorsMatchDevToolsOracle(t *testing.T) {
 		// the tree.
 		ss := analysis.ShallowSizes(g, fr, a.DOM)
 		for i := range ss {
-			if ss[i] != a.Self[i] {
-				t.Fatalf("graph %d: ShallowSizes[%d] = %d, Self %d", iter, i, ss[i], a.Self[i])
+			if ss[i] != a.Self.At(int(i)) {
+				t.Fatalf("graph %d: ShallowSizes[%d] = %d, Self %d", iter, i, ss[i], a.Self.At(int(i)))
 			}
 		}
 	}
@@ -402,9 +402,9 @@ func FuzzDominators(f *testing.F) {
 			if int32(i) == g.Root {
 				want = -1
 			}
-			if a.Dominators.IDom[i] != want || float64(a.Dominators.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
+			if a.Dominators.IDom[i] != want || float64(a.Dominators.Retained[i]) != oret[i] || float64(a.Self.At(int(i))) != oself[i] {
 				t.Fatalf("node %d: idom %d retained %d self %d; DevTools %d %v %v",
-					i, a.Dominators.IDom[i], a.Dominators.Retained[i], a.Self[i], want, oret[i], oself[i])
+					i, a.Dominators.IDom[i], a.Dominators.Retained[i], a.Self.At(int(i)), want, oret[i], oself[i])
 			}
 		}
 		a.Summary()
