@@ -75,7 +75,7 @@ type Dominators struct {
 func ComputeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState) *Dominators {
 	buf := newDomBuffers(g.NumNodes())
 	go buf.populate()
-	return computeDominators(g, roots, p, ds, buf, nil)
+	return computeDominators(g, roots, p, ds, buf, nil, nil)
 }
 
 // domBuffers are the arrays ComputeDominators writes: the two outputs and
@@ -133,9 +133,11 @@ func prefault(p unsafe.Pointer, size uintptr) {
 }
 
 // computeDominators is ComputeDominators writing into buf; it leaves the
-// predecessor array in sc (if not nil) for later passes. It runs the
-// phases of a dominatorPass in order.
-func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf *domBuffers, sc *scratch) *Dominators {
+// predecessor array in sc (if not nil) for later passes, its pages given
+// back to the system, and then calls afterSemis (if not nil): the pass
+// holds the most memory until then. It runs the phases of a dominatorPass
+// in order.
+func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf *domBuffers, sc *scratch, afterSemis func()) *Dominators {
 	doms := &Dominators{Root: g.Root}
 	if g.NumNodes() == 0 {
 		return doms
@@ -145,8 +147,14 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf
 	dp.number(roots, derive)
 	dp.pred = fillPredecessors(g, dp.f, dp.num, dp.pf, dp.numbered)
 	dp.semidominators()
+	if pb := dp.pred.buf; len(pb) > 0 {
+		release(unsafe.Pointer(&pb[0]), uintptr(len(pb))*4)
+	}
 	sc.put(dp.pred.buf)
 	dp.pred = nil
+	if afterSemis != nil {
+		afterSemis()
+	}
 	dp.immediateDominators()
 	redistributed := p.RedistributeShallow && roots != nil && roots.HasUserRoots()
 	dp.retainedSizes(redistributed, roots, ds)
