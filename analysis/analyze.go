@@ -116,6 +116,14 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	go func() {
 		defer wg.Done()
 		<-populated
+		if n >= collectAfter {
+			// What the read, the roots and the DOM states left behind
+			// is garbage that no collection has returned yet (the next
+			// comes at twice the live heap): returned now, it is not
+			// beside the predecessor fill, the pass's peak (-5 MB on a
+			// 300 MB snapshot).
+			debug.FreeOSMemory()
+		}
 		if !opt.NoDistances {
 			a.Distances, a.refused = distances(g, a.Roots, nil)
 			a.computedDistances = true
