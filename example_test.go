@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 
 	"github.com/heapx/heapx"
+	"github.com/heapx/heapx/formats/parquet"
 )
 
 // The objects that retain the most in a snapshot of a Node.js process
@@ -125,4 +127,90 @@ func ExampleDump_Query() {
 	// ->retained     Array @80593                              6       15.7 kB         448 kB
 	//
 	// The retainer path to the accumulation point, from the root.
+}
+
+// A Parquet partition, one dump of the directory `heapx export --parquet`
+// writes for DuckDB or Spark, opens as any dump: its objects carry their
+// analysis, so the retained sizes are read, not computed. Here the
+// partition is written first, as the exporter does, from a snapshot.
+func ExampleOpen_parquetPartition() {
+	snap, err := heapx.Open("testdata/node-leak-3.heapsnapshot.gz", heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := snap.Analysis()
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "heapx-fleet")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	part, err := parquet.WritePartition(dir, &parquet.Dump{Graph: snap.Graph(), Results: a.Results(),
+		ClassOf: a.Classes.Of, ClassNames: a.Classes.Names, Info: parquet.DumpRow{DumpID: "27ece32833d61148"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	d, err := heapx.Open(part, heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(filepath.Base(part), d.Format().Name, d.Graph().NumNodes(), "nodes, stored results:", d.StoredResults() != nil)
+	top, err := d.Top(3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, o := range top {
+		fmt.Printf("%-34s %9d\n", o.Label(), o.Retained)
+	}
+	// Output:
+	// dump=27ece32833d61148 parquet 53155 nodes, stored results: true
+	// global @6049                         3079371
+	// (GC roots) @3                         504562
+	// EventEmitter @51427                   467896
+}
+
+// A core dump of a Node.js process (gcore PID) is read with the node
+// executable the process ran, whose postmortem metadata says where V8
+// keeps what; without Binary, the path the core names is used when it
+// exists. (No output is checked: a core is made by gcore at test time,
+// see TestOpenNodeCore.)
+func ExampleOptions_binary() {
+	d, err := heapx.Open("app.core.12345", heapx.Options{Binary: "/usr/bin/node"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	info := d.Info()
+	fmt.Println(info.Format, info.Producer, info.NodeCount, "objects,", info.ThreadCount, "thread stacks")
+}
+
+// The threads of a Java heap dump, and the innermost frames of the one
+// that keeps the most alive with them, with the objects their locals hold:
+// what `heapx stack` prints (render.WriteStacks is its text).
+func ExampleStacks() {
+	s, err := heapx.Stacks("testdata/hprof/java-threads.hprof.gz", heapx.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	top := &s.Threads[0]
+	for i := range s.Threads {
+		if *s.Threads[i].HeldSize > *top.HeldSize {
+			top = &s.Threads[i]
+		}
+	}
+	fmt.Printf("%s: %d threads; %q %s holds %d bytes with its frames\n", s.Runtime, len(s.Threads), top.Name, top.State, *top.HeldSize)
+	for _, f := range top.Frames[:3] {
+		fmt.Printf("  %s:%d", f.Function, f.Line)
+		for _, v := range f.Values {
+			fmt.Printf(", %s %s retains %d", v.Role, v.Class, *v.RetainedSize)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// Java VM: 9 threads; "nested" TIMED_WAITING holds 104816 bytes with its frames
+	//   java.lang.Thread.sleep:0
+	//   ThreadsDemo.inner:55, local byte[] retains 100016
+	//   ThreadsDemo.outer:48, local java.util.HashMap retains 4576
 }

@@ -1,9 +1,11 @@
 // Package heapx is heapx as a Go library: open a heap dump of any format
 // heapx reads (V8 .heapsnapshot and .heaptimeline, Firefox .fxsnapshot,
-// Java HPROF, the exchange formats .jsonl and .db; plain or gzip), analyse
+// Java HPROF, the exchange formats .jsonl and .db, plain or gzip, and its
+// Parquet partitions; Node.js core dumps with Options.Binary), analyse
 // it as the Chrome DevTools Memory panel does, and ask what the heapx
 // command asks: the objects that retain the most, what keeps one alive,
-// what changed between two dumps, or any query of the registry.
+// what changed between two dumps, the threads' stacks (Stacks), or any
+// query of the registry.
 //
 //	d, err := heapx.Open("app.heapsnapshot", heapx.Options{})
 //	if err != nil {

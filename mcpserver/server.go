@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats/memtrace"
 	"github.com/heapx/heapx/internal/admit"
 	"github.com/heapx/heapx/session"
@@ -35,12 +36,17 @@ const OpenSeries = "call open with file and baselines (earlier snapshots of the 
 
 // Options tune a Server.
 type Options struct {
-	// Open reads and analyses file and its baselines (oldest first) and
-	// opens a session on them, ready to answer (session.Session.Prepare);
-	// nil opens with session.Open (session.OpenTrace for a memory
-	// trace), silently. The command line passes its
-	// own, which shows progress on stderr.
-	Open func(file string, baselines []string) (*session.Session, error)
+	// Open reads and analyses file and its baselines (oldest first) with
+	// the facade's options dump (Dump, with the binary the open tool was
+	// given) and opens a session on them, ready to answer
+	// (session.Session.Prepare); nil opens with session.Open
+	// (session.OpenTrace for a memory trace), silently. The command line
+	// passes its own, which shows progress on stderr.
+	Open func(file string, baselines []string, dump heapx.Options) (*session.Session, error)
+	// Dump is how dumps are read (heapx.Options): Binary is the node
+	// executable a Node.js core's process ran, when the open tool is not
+	// given one (heapx mcp --binary); NoSourceMaps turns source maps off.
+	Dump heapx.Options
 	// Version is the version the server gives in its handshake.
 	Version string
 	// Log receives what an agent does not see: the stack of a failure
@@ -82,11 +88,11 @@ type dump struct {
 // New returns a server with heapx's tools and no dump open.
 func New(opt Options) *Server {
 	if opt.Open == nil {
-		opt.Open = func(file string, baselines []string) (*session.Session, error) {
+		opt.Open = func(file string, baselines []string, dump heapx.Options) (*session.Session, error) {
 			if memtrace.IsTrace(file) && len(baselines) == 0 {
-				return session.OpenTrace(file, session.Options{})
+				return session.OpenTrace(file, session.Options{Dump: dump})
 			}
-			s, err := session.Open(file, baselines, session.Options{OpenSeries: OpenSeries})
+			s, err := session.Open(file, baselines, session.Options{OpenSeries: OpenSeries, Dump: dump})
 			if err != nil {
 				return nil, err
 			}
@@ -110,7 +116,7 @@ func New(opt Options) *Server {
 }
 
 // instructions tell an agent how to use the tools, in the handshake.
-const instructions = `heapx analyses heap dumps: V8 (.heapsnapshot from Node.js, Chrome, Electron), Firefox (.fxsnapshot), Java HPROF (.hprof) and heapx's .jsonl/.db.
+const instructions = `heapx analyses heap dumps: V8 (.heapsnapshot from Node.js, Chrome, Electron), Firefox (.fxsnapshot), Java HPROF (.hprof), heapx's .jsonl/.db and Parquet partitions (dump=<id>), and Node.js core dumps (open's binary names the node executable).
 Start with open (or use the dump the server was started with), then overview for the report (leaks, suspects, largest objects), summary for the classes, paths to see what keeps an object alive, leaks and diff for a series of snapshots.
 Sizes are in bytes. Object ids are written as heapx and DevTools write them: "12345" or "@12345" for V8, "0x7f3a10" for addresses (Java, Firefox); the decimal ids in answers work too.
 Lists are paged: pass an answer's next_cursor as cursor for the next page.`
@@ -128,15 +134,16 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // Open opens file with its baselines (oldest first), or returns the dump
 // already open on them, and makes it the dump calls without "dump" ask
 // about. heapx mcp FILE... opens its arguments with it before serving.
-func (s *Server) Open(file string, baselines []string) (*DumpJSON, error) {
-	d, err := s.open(file, baselines)
+// binary is the node executable of a Node.js core ("": Options.Dump's).
+func (s *Server) Open(file string, baselines []string, binary string) (*DumpJSON, error) {
+	d, err := s.open(file, baselines, binary)
 	if err != nil {
 		return nil, err
 	}
 	return d.describe(), nil
 }
 
-func (s *Server) open(file string, baselines []string) (*dump, error) {
+func (s *Server) open(file string, baselines []string, binary string) (*dump, error) {
 	if strings.TrimSpace(file) == "" {
 		return nil, &session.Error{Kind: session.Invalid, Msg: "open needs the path of a heap dump (file)"}
 	}
@@ -166,7 +173,11 @@ func (s *Server) open(file string, baselines []string) (*dump, error) {
 				d.s, d.err = nil, fmt.Errorf("heapx failed to open %s (a bug; the server goes on): %v", file, r)
 			}
 		}()
-		d.s, d.err = s.opt.Open(file, baselines)
+		dump := s.opt.Dump
+		if binary != "" {
+			dump.Binary = binary
+		}
+		d.s, d.err = s.opt.Open(file, baselines, dump)
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/heapx/heapx"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/mcpserver"
 	"github.com/heapx/heapx/query"
@@ -24,43 +25,47 @@ import (
 
 func fixture(rel string) string { return filepath.Join(testfixtures.Dir(), rel) }
 
-// inputs caches the analysed dumps the tests share, so that each is read
-// once.
+// inputs caches the dumps the tests share (heapx.Open), so that each is
+// read and analysed once.
 var inputs sync.Map
 
-func input(t *testing.T, path string) report.Input {
+func input(t *testing.T, path string) *heapx.Dump {
 	t.Helper()
-	if in, ok := inputs.Load(path); ok {
-		return in.(report.Input)
-	}
-	in, err := session.Load(path)
+	d, err := cached(path, heapx.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs.Store(path, in)
-	return in
+	return d
 }
 
-// cachedOpen opens sessions from the cached inputs, with the SQL cache
-// in a temporary directory; an unreadable file fails as session.Load
-// says.
-func cachedOpen(t *testing.T) func(file string, baselines []string) (*session.Session, error) {
+// cached opens the dump at path, or returns it when it was opened.
+func cached(path string, opts heapx.Options) (*heapx.Dump, error) {
+	if d, ok := inputs.Load(path); ok {
+		return d.(*heapx.Dump), nil
+	}
+	d, err := heapx.Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	inputs.Store(path, d)
+	return d, nil
+}
+
+// cachedOpen opens sessions on the cached dumps, as Options.Open, with
+// the SQL cache in a temporary directory; an unreadable file fails as
+// heapx.Open says.
+func cachedOpen(t *testing.T) func(file string, baselines []string, dump heapx.Options) (*session.Session, error) {
 	dir := t.TempDir()
-	return func(file string, baselines []string) (*session.Session, error) {
-		var ins []report.Input
+	return func(file string, baselines []string, dump heapx.Options) (*session.Session, error) {
+		var ds []*heapx.Dump
 		for _, p := range append([]string{file}, baselines...) {
-			if in, ok := inputs.Load(p); ok {
-				ins = append(ins, in.(report.Input))
-				continue
-			}
-			in, err := session.Load(p)
+			d, err := cached(p, dump)
 			if err != nil {
 				return nil, err
 			}
-			inputs.Store(p, in)
-			ins = append(ins, in)
+			ds = append(ds, d)
 		}
-		return session.New(ins[0], ins[1:], session.Options{SQLCache: sqlquery.Choice{Path: dir}, OpenSeries: mcpserver.OpenSeries})
+		return session.New(ds[0], ds[1:], session.Options{SQLCache: sqlquery.Choice{Path: dir}, OpenSeries: mcpserver.OpenSeries})
 	}
 }
 
@@ -212,7 +217,7 @@ func TestLeakSeries(t *testing.T) {
 		Queries []string `json:"queries"`
 	}
 	call(t, cs, "open", map[string]any{"file": final, "baselines": []string{base, target}}, &opened)
-	info := input(t, final).A
+	info, _ := input(t, final).Analysis()
 	if opened.Dump != "d1" || opened.Runtime != "v8" || opened.IDs != "counted" || opened.Inputs[0].Nodes != info.Graph.NumNodes() ||
 		opened.TotalSize != info.TotalSize() || len(opened.Baselines) != 2 || !slices.Contains(opened.Queries, "merged-paths") {
 		t.Errorf("open: dump %q runtime %q ids %q nodes %d total %d baselines %v queries %v", opened.Dump, opened.Runtime, opened.IDs,
@@ -652,11 +657,11 @@ func TestOpenPanics(t *testing.T) {
 	fail := true
 	open := cachedOpen(t)
 	var log strings.Builder
-	cs := connect(t, mcpserver.New(mcpserver.Options{Log: &log, Open: func(file string, baselines []string) (*session.Session, error) {
+	cs := connect(t, mcpserver.New(mcpserver.Options{Log: &log, Open: func(file string, baselines []string, dump heapx.Options) (*session.Session, error) {
 		if fail {
 			panic("index out of range [7] with length 7")
 		}
-		return open(file, baselines)
+		return open(file, baselines, dump)
 	}}))
 	file := fixture("node-leak-1.heapsnapshot.gz")
 	if msg := callErr(t, cs, "open", map[string]any{"file": file}); !strings.Contains(msg, "heapx failed to open "+file) || !strings.Contains(msg, "index out of range") {

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -12,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heapx/heapx/internal/admit"
-	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/report"
 	"github.com/heapx/heapx/session"
 )
@@ -111,8 +111,9 @@ type (
 // Inputs of the tools.
 type (
 	openIn struct {
-		File      string   `json:"file" jsonschema:"path of the heap dump to explore (the newest snapshot of a series); .heapsnapshot, .heaptimeline, .fxsnapshot, .hprof, .jsonl, .db, plain or .gz"`
+		File      string   `json:"file" jsonschema:"path of the heap dump to explore (the newest snapshot of a series); .heapsnapshot, .heaptimeline, .fxsnapshot, .hprof, .jsonl, .db, plain or .gz, a Parquet partition (dump=<id>), or a Node.js core"`
 		Baselines []string `json:"baselines,omitempty" jsonschema:"earlier snapshots of the same program, oldest first, for leaks, diff and growth"`
+		Binary    string   `json:"binary,omitempty" jsonschema:"for a Node.js core dump: the node executable its process ran (default: the server's --binary, else the path the core names)"`
 	}
 	overviewIn struct {
 		Target
@@ -268,20 +269,13 @@ func (a queryArgs) int(name string, v int) {
 }
 
 // runQuery runs the registry's query name on the dump and returns its
-// --json form, or its generic one.
-func (s *Server) runQuery(ref, name string, args map[string]string, generic bool) (any, error) {
+// answer in form (session.Session.QueryAnswer).
+func (s *Server) runQuery(ref, name string, args map[string]string, form session.Form) (any, error) {
 	ss, err := s.session(ref)
 	if err != nil {
 		return nil, err
 	}
-	res, err := ss.Query(name, args)
-	if err != nil {
-		return nil, err
-	}
-	if generic {
-		return render.NewDocument(res.Result, res.Inputs), nil
-	}
-	return render.JSONValue(res.Result, res.Inputs), nil
+	return ss.QueryAnswer(name, args, form)
 }
 
 // argText writes a JSON argument value as the command line would.
@@ -307,15 +301,16 @@ type openAnswer struct {
 
 func (s *Server) addTools() {
 	tool(s, "open", "Open a heap dump",
-		"Read and analyse a heap dump (V8 .heapsnapshot/.heaptimeline, Firefox .fxsnapshot, Java .hprof, heapx .jsonl/.db; "+
-			"plain or gzip), with earlier snapshots of the same program as baselines for leaks and diff, or a memory trace "+
+		"Read and analyse a heap dump (V8 .heapsnapshot/.heaptimeline, Firefox .fxsnapshot, Java .hprof, heapx .jsonl/.db, "+
+			"plain or gzip; a Parquet partition directory dump=<id> written by heapx export; a Node.js core dump, read with "+
+			"the node executable its process ran: binary), with earlier snapshots of the same program as baselines for leaks and diff, or a memory trace "+
 			"written by heapx trace (its lifetime queries: lifetimes, trace-leaks, access-paths...; overview is its report). Takes seconds to minutes "+
 			"for a large dump; it is kept open, and opening it again returns at once. Answers the dump's id (pass it as \"dump\"; "+
 			"calls without one ask about the dump opened last), its runtime, how its ids are written, node count, total size "+
-			"in bytes, its objects by category (counts, shallow bytes), warnings about the series, the names of the queries, "+
+			"in bytes, each snapshot as heapx info --json describes it (inputs[].info), its objects by category (counts, shallow bytes), warnings about the series, the names of the queries, "+
 			"and with baselines of one V8 process its allocation_filters (summary's allocated).",
 		func(ctx context.Context, in *openIn) (any, error) {
-			d, err := s.open(in.File, in.Baselines)
+			d, err := s.open(in.File, in.Baselines, in.Binary)
 			if err != nil {
 				return nil, err
 			}
@@ -415,7 +410,7 @@ func (s *Server) addTools() {
 		func(ctx context.Context, in *topIn) (any, error) {
 			args := queryArgs{}
 			args.int("limit", in.Limit)
-			return s.runQuery(in.Dump, "top", args, false)
+			return s.runQuery(in.Dump, "top", args, session.FormJSON)
 		})
 	tool(s, "inspect", "One object: class, sizes, dominators",
 		"An object by id: its type, name, class (with the class's Summary row), shallow and retained size in bytes, "+
@@ -481,7 +476,7 @@ func (s *Server) addTools() {
 			if in.Threshold != 0 {
 				args["threshold"] = strconv.FormatFloat(in.Threshold, 'f', -1, 64)
 			}
-			return s.runQuery(in.Dump, "suspects", args, false)
+			return s.runQuery(in.Dump, "suspects", args, session.FormJSON)
 		})
 	tool(s, "leaks", "Leaks of a series (memlab)",
 		"heapx leaks --json on the dump's series (open it with two baselines: the first, the one before the action, "+
@@ -496,7 +491,7 @@ func (s *Server) addTools() {
 			if in.Internals {
 				args["internals"] = "true"
 			}
-			return s.runQuery(in.Dump, "leaks", args, false)
+			return s.runQuery(in.Dump, "leaks", args, session.FormJSON)
 		})
 	tool(s, "diff", "Comparison with the baseline (DevTools' Comparison)",
 		"A page of the classes that changed between the last baseline and the dump: new, deleted and delta counts, "+
@@ -562,8 +557,9 @@ func (s *Server) addTools() {
 		"Run a query of heapx's registry (see queries) on the dump with its arguments, and answer what heapx NAME --json "+
 			"prints (or its generic form: sections of tables with typed columns; sizes in bytes). Row limits are at most 1000.",
 		func(ctx context.Context, in *queryIn) (any, error) {
-			if in.Form != "" && in.Form != "json" && in.Form != "generic" {
-				return nil, &session.Error{Kind: session.Invalid, Msg: `form must be "json" (as --json prints it) or "generic" (sections of tables and trees)`}
+			form, err := session.ParseForm(cmp.Or(in.Form, "json"))
+			if err != nil {
+				return nil, err
 			}
 			args := map[string]string{}
 			for k, v := range in.Args {
@@ -573,7 +569,7 @@ func (s *Server) addTools() {
 				}
 				args[k] = t
 			}
-			return s.runQuery(in.Dump, in.Name, args, in.Form == "generic")
+			return s.runQuery(in.Dump, in.Name, args, form)
 		})
 }
 

@@ -11,6 +11,32 @@ import (
 	"github.com/heapx/heapx/query"
 )
 
+// BuildScenario composes the report of a scenario's run
+// (capture.RunScenario, run with so): it reads the run's three snapshots
+// with read, in the order they were taken (baseline, target, final), and
+// reports in memlab's order, the final snapshot reported on and the
+// baseline and the target its baselines (Build), with what the scenario
+// measured of the page (AddScenario). snapshots says where the snapshot
+// files are, for the report's reader.
+func BuildScenario(so capture.ScenarioOptions, res *capture.ScenarioResult, read func(path string) (Input, error), snapshots string, opt Options) (*Report, error) {
+	paths := res.Paths()
+	if len(paths) != 3 {
+		return nil, fmt.Errorf("report: a scenario's run has 3 snapshots (baseline, target, final), not %d", len(paths))
+	}
+	in := make([]Input, len(paths))
+	for i, p := range paths {
+		var err error
+		if in[i], err = read(p); err != nil {
+			return nil, err
+		}
+	}
+	r, err := Build(in[2], in[:2], opt)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.AddScenario(so.Scenario, so.Warmup, res, snapshots, opt.Rows)
+}
+
 // AddScenario adds to r, the report of a scenario's final snapshot with
 // its baseline and target as baselines (memlab's order), what the
 // scenario was and what it measured of the page (capture.RunScenario):

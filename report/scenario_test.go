@@ -64,3 +64,44 @@ func TestAddScenario(t *testing.T) {
 		t.Errorf("the collection's path: %q, %d rows", p.Heading, len(p.Table.Rows))
 	}
 }
+
+// BuildScenario reads a run's snapshots in the order they were taken and
+// reports on the final one, the baseline and the target its baselines:
+// memlab's leaks of the node-leak series, with the scenario's overview.
+func TestBuildScenario(t *testing.T) {
+	action, err := capture.ParseSteps([]string{"click #open"}, "--action")
+	if err != nil {
+		t.Fatal(err)
+	}
+	so := capture.ScenarioOptions{Scenario: capture.Scenario{URL: "file:///app.html", Action: action, Back: action, Repeat: 3}, Warmup: 1}
+	res := &capture.ScenarioResult{Browser: "HeadlessChrome/148",
+		Files:  []capture.File{{Path: "baseline"}, {Path: "target"}, {Path: "final"}},
+		Counts: []capture.PageCounts{{At: "baseline"}, {At: "target"}, {At: "repetition 1"}, {At: "repetition 2"}, {At: "repetition 3"}}}
+	series := map[string]string{"baseline": "1", "target": "2", "final": "3"}
+	var read []string
+	r, err := report.BuildScenario(so, res, func(path string) (report.Input, error) {
+		read = append(read, path)
+		return leakInput(t, series[path]), nil
+	}, "kept in snaps", report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(read, " "); got != "baseline target final" {
+		t.Errorf("read %s, want the order they were taken", got)
+	}
+	if !strings.HasSuffix(r.File.Path, "node-leak-3.heapsnapshot.gz") || len(r.Baselines) != 2 ||
+		!strings.HasSuffix(r.Baselines[0].Path, "node-leak-1.heapsnapshot.gz") || !strings.HasSuffix(r.Baselines[1].Path, "node-leak-2.heapsnapshot.gz") {
+		t.Errorf("reported on %s with baselines %v", r.File.Path, r.Baselines)
+	}
+	if got := fmt.Sprint(r.Overview[:4]); got != "[[Page file:///app.html] [Browser HeadlessChrome/148] [Scenario action 1 step, back 1 step; 1 warm-up, 3 repetition(s)] [Snapshots kept in snaps]]" {
+		t.Errorf("overview %s", got)
+	}
+	if r.Parts[0].Key != "leaks" || r.Parts[1].Key != "page" || r.Leaks == 0 {
+		t.Errorf("parts %s, %s, leaks %d; want memlab's leaks, then the page", r.Parts[0].Key, r.Parts[1].Key, r.Leaks)
+	}
+
+	res.Files = res.Files[:2]
+	if _, err := report.BuildScenario(so, res, nil, "", report.Options{}); err == nil || !strings.Contains(err.Error(), "3 snapshots") {
+		t.Errorf("a run of 2 snapshots: %v", err)
+	}
+}

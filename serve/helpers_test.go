@@ -6,28 +6,28 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/heapx/heapx"
 	"github.com/heapx/heapx/internal/testfixtures"
-	"github.com/heapx/heapx/report"
 	"github.com/heapx/heapx/serve"
 	"github.com/heapx/heapx/session"
 	"github.com/heapx/heapx/sqlquery"
 )
 
-// inputs caches the analysed dumps the tests share (session.Load), so
-// that each is read once.
+// inputs caches the dumps the tests share (heapx.Open), so that each is
+// read and analysed once.
 var inputs sync.Map
 
-// input reads and analyses a dump: rel is under testdata/, or a path.
-func input(t testing.TB, rel string) report.Input {
+// input opens a dump: rel is under testdata/, or a path.
+func input(t testing.TB, rel string) *heapx.Dump {
 	t.Helper()
 	path := rel
 	if !filepath.IsAbs(rel) {
 		path = filepath.Join(testfixtures.Dir(), rel)
 	}
 	if in, ok := inputs.Load(path); ok {
-		return in.(report.Input)
+		return in.(*heapx.Dump)
 	}
-	in, err := session.Load(path)
+	in, err := heapx.Open(path, heapx.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func input(t testing.TB, rel string) report.Input {
 // testdata/), its SQL cache in a temporary directory.
 func open(t testing.TB, file string, baselines ...string) *session.Session {
 	t.Helper()
-	var bs []report.Input
+	var bs []*heapx.Dump
 	for _, b := range baselines {
 		bs = append(bs, input(t, b))
 	}

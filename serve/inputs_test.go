@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/internal/partitiontest"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/serve"
 	"github.com/heapx/heapx/session"
@@ -19,7 +20,8 @@ import (
 // TestAPIEveryInputKind walks every view of the page through the API on
 // each kind of input heapx reads: a V8 snapshot, a Firefox core dump, a
 // Java HPROF dump, and the exchange format (heapx convert's .jsonl, plain
-// and with the analysis, and analysed .db) made from each of the three.
+// and with the analysis, and analysed .db, and a Parquet partition as
+// heapx export writes it) made from each of the three.
 // Every request answers 200, and a converted dump answers every question
 // as the dump it was made from does, number for number (the views read
 // the same graph and analysis), only its path and format differ.
@@ -31,15 +33,18 @@ func TestAPIEveryInputKind(t *testing.T) {
 	} {
 		t.Run(filepath.Base(src.name), func(t *testing.T) {
 			want := walkViews(t, src.name, src.words)
+			converted := map[string]string{"parquet": partitiontest.Write(t, filepath.Join(testfixtures.Dir(), src.name))}
 			for _, conv := range []struct {
 				ext     string
 				analyse bool
 			}{{".jsonl", false}, {".jsonl.gz", true}, {".db", true}} {
-				path := convert(t, src.name, conv.ext, conv.analyse)
+				converted[conv.ext] = convert(t, src.name, conv.ext, conv.analyse)
+			}
+			for kind, path := range converted {
 				got := walkViews(t, path, src.words)
 				for view, w := range want {
 					if g := got[view]; !bytes.Equal(g, w) {
-						t.Errorf("%s from %s: %s differs:\n%.2000s\nthe source's:\n%.2000s", conv.ext, src.name, view, g, w)
+						t.Errorf("%s from %s: %s differs:\n%.2000s\nthe source's:\n%.2000s", kind, src.name, view, g, w)
 					}
 				}
 			}
@@ -52,7 +57,10 @@ func TestAPIEveryInputKind(t *testing.T) {
 // heapx convert [--analyze] does, and returns the new file's path.
 func convert(t *testing.T, rel, ext string, analyse bool) string {
 	t.Helper()
-	in := input(t, rel)
+	a, err := input(t, rel).Analysis()
+	if err != nil {
+		t.Fatal(err)
+	}
 	name := strings.TrimSuffix(ext, ".gz")
 	f, ok := formats.ByExtension("x" + name)
 	if !ok {
@@ -60,10 +68,10 @@ func convert(t *testing.T, rel, ext string, analyse bool) string {
 	}
 	opt := formats.WriteOptions{Sources: []string{filepath.Join(testfixtures.Dir(), rel)}}
 	if analyse {
-		opt.Results = in.A.Results()
+		opt.Results = a.Results()
 	}
 	out := filepath.Join(t.TempDir(), "dump"+ext)
-	if err := formats.Save(out, f, in.A.Graph, opt); err != nil {
+	if err := formats.Save(out, f, a.Graph, opt); err != nil {
 		t.Fatal(err)
 	}
 	return out

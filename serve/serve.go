@@ -27,7 +27,6 @@ import (
 
 	"github.com/heapx/heapx/internal/admit"
 	"github.com/heapx/heapx/query"
-	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/session"
 )
 
@@ -109,28 +108,8 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		}
 		return in.Object(r.PathValue("id"))
 	})
-	h.api("GET", "/api/v1/objects/{id}/references", func(r *http.Request) (any, error) {
-		in, err := snapshot(s, r)
-		if err != nil {
-			return nil, err
-		}
-		off, lim, err := pageArgs(r)
-		if err != nil {
-			return nil, err
-		}
-		return in.References(r.PathValue("id"), off, lim)
-	})
-	h.api("GET", "/api/v1/objects/{id}/retainers", func(r *http.Request) (any, error) {
-		in, err := snapshot(s, r)
-		if err != nil {
-			return nil, err
-		}
-		off, lim, err := pageArgs(r)
-		if err != nil {
-			return nil, err
-		}
-		return in.Retainers(r.PathValue("id"), off, lim)
-	})
+	h.api("GET", "/api/v1/objects/{id}/references", objectPage(s, (*session.Session).References))
+	h.api("GET", "/api/v1/objects/{id}/retainers", objectPage(s, (*session.Session).Retainers))
 	h.api("GET", "/api/v1/objects/{id}/paths", h.gated(ClassPaths, func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
 		if err != nil {
@@ -151,7 +130,7 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		return in.Paths(r.PathValue("id"), k, ignore, noWeak)
 	}))
 	h.api("GET", "/api/v1/objects/{id}/children", h.gated(ClassDominators, func(r *http.Request) (any, error) {
-		in, err := snapshot(s, r)
+		in, off, lim, err := snapshotPage(s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -159,23 +138,9 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		off, lim, err := pageArgs(r)
-		if err != nil {
-			return nil, err
-		}
 		return in.Children(r.PathValue("id"), class, off, lim)
 	}))
-	h.api("GET", "/api/v1/objects/{id}/children/classes", h.gated(ClassDominators, func(r *http.Request) (any, error) {
-		in, err := snapshot(s, r)
-		if err != nil {
-			return nil, err
-		}
-		off, lim, err := pageArgs(r)
-		if err != nil {
-			return nil, err
-		}
-		return in.ChildClasses(r.PathValue("id"), off, lim)
-	}))
+	h.api("GET", "/api/v1/objects/{id}/children/classes", h.gated(ClassDominators, objectPage(s, (*session.Session).ChildClasses)))
 	h.api("GET", "/api/v1/objects/{id}/flame", h.gated(ClassDominators, func(r *http.Request) (any, error) {
 		in, err := snapshot(s, r)
 		if err != nil {
@@ -198,15 +163,11 @@ func Handler(s *session.Session, opt Options) http.Handler {
 		return in.Flame(r.PathValue("id"), path, depth, minShare)
 	}))
 	h.api("GET", "/api/v1/objects/{id}/flame/objects", h.gated(ClassDominators, func(r *http.Request) (any, error) {
-		in, err := snapshot(s, r)
+		in, off, lim, err := snapshotPage(s, r)
 		if err != nil {
 			return nil, err
 		}
 		path, err := classPath(r)
-		if err != nil {
-			return nil, err
-		}
-		off, lim, err := pageArgs(r)
 		if err != nil {
 			return nil, err
 		}
@@ -245,17 +206,11 @@ func Handler(s *session.Session, opt Options) http.Handler {
 				args[k] = v[len(v)-1]
 			}
 		}
-		if form != "json" && form != "generic" {
-			return nil, &session.Error{Kind: session.Invalid, Msg: `form must be "json" (as --json prints it) or "generic" (sections of tables and trees)`}
-		}
-		res, err := s.Query(r.PathValue("name"), args)
+		f, err := session.ParseForm(form)
 		if err != nil {
 			return nil, err
 		}
-		if form == "generic" {
-			return render.NewDocument(res.Result, res.Inputs), nil
-		}
-		return render.JSONValue(res.Result, res.Inputs), nil
+		return s.QueryAnswer(r.PathValue("name"), args, f)
 	}))
 	h.api("POST", "/api/v1/sql", h.gated(ClassSQL, func(r *http.Request) (any, error) {
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
@@ -506,6 +461,29 @@ func snapshot(s *session.Session, r *http.Request) (*session.Session, error) {
 		return nil, err
 	}
 	return s.Snapshot(i)
+}
+
+// objectPage answers with page's page of the edges or children of the
+// object the path's {id} names, in the snapshot ?snapshot= names, at
+// ?offset= and ?limit=.
+func objectPage[P any](s *session.Session, page func(in *session.Session, id string, offset, limit int) (P, error)) func(r *http.Request) (any, error) {
+	return func(r *http.Request) (any, error) {
+		in, off, lim, err := snapshotPage(s, r)
+		if err != nil {
+			return nil, err
+		}
+		return page(in, r.PathValue("id"), off, lim)
+	}
+}
+
+// snapshotPage reads what a page of an object's view takes: the
+// snapshot ?snapshot= names, ?offset= and ?limit=.
+func snapshotPage(s *session.Session, r *http.Request) (in *session.Session, offset, limit int, err error) {
+	if in, err = snapshot(s, r); err != nil {
+		return nil, 0, 0, err
+	}
+	offset, limit, err = pageArgs(r)
+	return in, offset, limit, err
 }
 
 // listQuery reads a list's filter, sort column, order and page.

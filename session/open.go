@@ -2,58 +2,78 @@ package session
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/heapx/heapx"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/report"
 )
 
-// Open reads and analyses the dump at file and the earlier snapshots at
-// baselines (oldest first), then opens a session on them. Analysis
-// results a file carries (heapx convert --analyze) are used instead of
-// computed, and the scripts' source maps are applied (heapx.Open); what
-// goes wrong with a map is among the session's warnings. The command line
-// reads with progress bars instead, and opens its session with New.
+// Open reads the dump at file and the earlier snapshots at baselines
+// (oldest first) with heapx.Open and opt.Dump, the facade's options (the
+// node binary of a core, source maps, progress, stored results), so a
+// session opens every input the facade does: a V8, Firefox or HPROF
+// snapshot, a .jsonl or .db file, a Parquet partition, a Node.js core.
+// It then opens a session on them (New), which analyses them. When
+// opt.Dump.Warn is nil, what goes wrong with a source map is among the
+// session's warnings (Info's); otherwise Warn is told. A front end that
+// reads with progress bars of its own opens the dumps itself and calls
+// New.
 func Open(file string, baselines []string, opt Options) (*Session, error) {
-	var warnings []query.Warning
-	warn := func(msg string) {
-		w := query.Warning{Code: query.WarnSourceMap, Message: msg}
-		if !slices.Contains(warnings, w) {
-			warnings = append(warnings, w)
-		}
+	var warnings sourceMapWarnings
+	do := opt.Dump
+	if do.Warn == nil {
+		do.Warn = warnings.add
 	}
-	in, err := load(file, warn)
+	d, err := heapx.Open(file, do)
 	if err != nil {
 		return nil, err
 	}
-	var bs []report.Input
+	var bs []*heapx.Dump
 	for _, b := range baselines {
-		bin, err := load(b, warn)
+		bd, err := heapx.Open(b, do)
 		if err != nil {
 			return nil, err
 		}
-		bs = append(bs, bin)
+		bs = append(bs, bd)
 	}
-	s, err := New(in, bs, opt)
+	s, err := New(d, bs, opt)
 	if err == nil {
-		s.warnings = append(s.warnings, warnings...)
+		s.warnings = append(s.warnings, warnings.list()...)
 	}
 	return s, err
 }
 
-// Load reads and analyses the dump at path, with classes and distances,
-// as a session takes it.
-func Load(path string) (report.Input, error) { return load(path, nil) }
+// sourceMapWarnings collects what goes wrong with source maps while
+// dumps are read (heapx.Options.Warn), each message once; the readers
+// may call from goroutines of theirs.
+type sourceMapWarnings struct {
+	mu sync.Mutex
+	ws []query.Warning
+}
 
-// load is Load telling warn what goes wrong with source maps.
-func load(path string, warn func(string)) (report.Input, error) {
-	d, err := heapx.Open(path, heapx.Options{Warn: warn})
-	if err != nil {
-		return report.Input{}, err
+func (w *sourceMapWarnings) add(msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q := query.Warning{Code: query.WarnSourceMap, Message: msg}
+	if !slices.Contains(w.ws, q) {
+		w.ws = append(w.ws, q)
 	}
+}
+
+func (w *sourceMapWarnings) list() []query.Warning {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ws
+}
+
+// input is what a session keeps of an opened dump: its path, format and
+// analysis (computed here unless it was), not the Dump, whose stored
+// results and reader state the session has no use for.
+func input(d *heapx.Dump) (report.Input, error) {
 	a, err := d.Analysis()
 	if err != nil {
 		return report.Input{}, err
 	}
-	return report.Input{Path: path, Format: d.Format().Name, A: a}, nil
+	return report.Input{Path: d.Path(), Format: d.Format().Name, A: a}, nil
 }

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/alloc"
 	"github.com/heapx/heapx/analysis/leak"
@@ -101,6 +102,10 @@ type Options struct {
 	// snapshots, in the answer to a request that needs them; "" says
 	// heapx serve's command line.
 	OpenSeries string
+	// Dump is how Open and OpenTrace read their files (heapx.Open's
+	// options): Binary for a Node.js core, NoSourceMaps, Progress,
+	// Stored, Warn (see Open).
+	Dump heapx.Options
 }
 
 // openSeries is how the front end's user gives earlier snapshots.
@@ -116,6 +121,7 @@ func (s *Session) openSeries() string {
 type Session struct {
 	file      report.Input
 	baselines []report.Input
+	infos     []*heapx.Info // what each dump holds (heapx info's), the file's first; nil for a trace
 	opt       Options
 	warnings  []query.Warning // what is wrong with the series (query.CheckSeries)
 	trace     *TraceJSON      // a session on a memory trace (OpenTrace); nil on snapshots
@@ -167,16 +173,36 @@ type Session struct {
 	baseView []*Session
 }
 
-// New opens a session on file, compared with baselines (oldest first),
-// all analysed with classes. The indexes are built on first use, or by
-// Prepare.
-func New(file report.Input, baselines []report.Input, opt Options) (*Session, error) {
+// New opens a session on file, compared with baselines (oldest first):
+// dumps opened by heapx.Open, analysed here unless they were (with
+// classes and distances, which the session's views need). The session
+// keeps their analyses, not the Dumps. The indexes are built on first
+// use, or by Prepare.
+func New(file *heapx.Dump, baselines []*heapx.Dump, opt Options) (*Session, error) {
+	in, err := input(file)
+	if err != nil {
+		return nil, err
+	}
+	bs := make([]report.Input, len(baselines))
+	infos := []*heapx.Info{file.Info()}
+	for i, b := range baselines {
+		if bs[i], err = input(b); err != nil {
+			return nil, err
+		}
+		infos = append(infos, b.Info())
+	}
+	return newSession(in, bs, infos, opt)
+}
+
+// newSession opens a session on analysed inputs, described by infos (the
+// file's, then the baselines').
+func newSession(file report.Input, baselines []report.Input, infos []*heapx.Info, opt Options) (*Session, error) {
 	for _, in := range append([]report.Input{file}, baselines...) {
 		if in.A == nil || in.A.Classes == nil || in.A.Distances == nil {
 			return nil, fmt.Errorf("session: %s is not analysed with classes and distances", in.Path)
 		}
 	}
-	s := &Session{file: file, baselines: baselines, opt: opt, a: file.A, g: file.A.Graph,
+	s := &Session{file: file, baselines: baselines, infos: infos, opt: opt, a: file.A, g: file.A.Graph,
 		nm: analysis.NewNamer(file.A.Graph, file.A.DOM), queries: map[string]*queryEntry{}, warnings: []query.Warning{},
 		baseOnce: make([]sync.Once, len(baselines)), baseView: make([]*Session, len(baselines))}
 	if len(baselines) > 0 {
@@ -209,7 +235,7 @@ func (s *Session) Snapshot(i int) (*Session, error) {
 	}
 	s.baseOnce[i-1].Do(func() {
 		// New fails only on inputs it was given and checked already.
-		s.baseView[i-1], _ = New(s.baselines[i-1], nil, s.opt)
+		s.baseView[i-1], _ = newSession(s.baselines[i-1], nil, s.infos[i:i+1], s.opt)
 	})
 	return s.baseView[i-1], nil
 }
@@ -317,6 +343,10 @@ type InputJSON struct {
 	Nodes     int    `json:"nodes"`
 	Edges     int    `json:"edges"`
 	TotalSize uint64 `json:"total_size"`
+	// Info is the snapshot as heapx info --json describes it
+	// (heapx.Dump.Info): its file, producer, metadata, census by node
+	// type and optional sections; absent for a memory trace.
+	Info *heapx.Info `json:"info,omitempty"`
 }
 
 // CategoryJSON totals the objects of one neutral category (info --json's
@@ -416,17 +446,17 @@ func (s *Session) makeInfo() *InfoJSON {
 	g := s.g
 	info := &InfoJSON{SchemaVersion: SchemaVersion, File: s.file.Path, Baselines: []string{}, Runtime: leak.Runtime(g),
 		IDs: "counted", Words: wordsOf(g), Policy: s.a.Policy.Name, TotalSize: s.a.TotalSize(), RootID: g.NodeID(g.Root),
-		Warnings: s.warnings, Threads: len(g.Stacks), DefaultPage: DefaultPage, MaxPage: MaxPage}
+		Warnings: s.warnings, Threads: s.infos[0].ThreadCount, DefaultPage: DefaultPage, MaxPage: MaxPage}
 	if leak.IDKindOf(g) == leak.AddressIDs {
 		info.IDs = "address"
 	}
-	input := func(in report.Input, role string) InputJSON {
-		return InputJSON{Path: in.Path, Role: role, Format: in.Format, Nodes: in.A.Graph.NumNodes(), Edges: in.A.Graph.NumEdges(), TotalSize: in.A.TotalSize()}
+	input := func(in report.Input, d *heapx.Info, role string) InputJSON {
+		return InputJSON{Path: in.Path, Role: role, Format: in.Format, Nodes: d.NodeCount, Edges: d.EdgeCount, TotalSize: in.A.TotalSize(), Info: d}
 	}
-	info.Inputs = append(info.Inputs, input(s.file, "file"))
-	for _, b := range s.baselines {
+	info.Inputs = append(info.Inputs, input(s.file, s.infos[0], "file"))
+	for i, b := range s.baselines {
 		info.Baselines = append(info.Baselines, b.Path)
-		info.Inputs = append(info.Inputs, input(b, "baseline"))
+		info.Inputs = append(info.Inputs, input(b, s.infos[i+1], "baseline"))
 	}
 	info.AllocationFilters, info.AllocationFiltersNote = s.allocationFilters()
 	info.Categories = s.categories()

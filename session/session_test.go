@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/heapx/heapx"
+	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/inspect"
 	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/formats/jsonl"
@@ -28,6 +30,21 @@ func open(t *testing.T, file string, baselines ...string) *session.Session {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// analysed is the analysis of the dump rel (under testdata/), opened by
+// the facade as a session opens it.
+func analysed(t *testing.T, rel string) *analysis.Analysis {
+	t.Helper()
+	d, err := heapx.Open(fixture(rel), heapx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := d.Analysis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // TestInstancesAreTheSummarys: every class's instance list holds as many
@@ -78,11 +95,8 @@ func TestInstancesAreTheSummarys(t *testing.T) {
 // to the children, and match heapx dominators --by-class.
 func TestChildClasses(t *testing.T) {
 	s := open(t, "node-leak-3.heapsnapshot.gz")
-	a, err := session.Load(fixture("node-leak-3.heapsnapshot.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := inspect.DominatedByClass(a.A, a.A.Graph.Root, 0)
+	a := analysed(t, "node-leak-3.heapsnapshot.gz")
+	want := inspect.DominatedByClass(a, a.Graph.Root, 0)
 	groups, err := s.ChildClasses("root", 0, session.MaxPage)
 	if err != nil {
 		t.Fatal(err)
@@ -202,14 +216,11 @@ func TestSQLTemporaryCopy(t *testing.T) {
 // a .db is queried with SQL as it is, without a copy.
 func TestExchangeFormats(t *testing.T) {
 	orig := open(t, "node-leak-3.heapsnapshot.gz")
-	in, err := session.Load(fixture("node-leak-3.heapsnapshot.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := in.A.Results()
+	a := analysed(t, "node-leak-3.heapsnapshot.gz")
+	res := a.Results()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "leak.db")
-	if err := hsql.Save(db, in.A.Graph, hsql.WriteOptions{Results: res}); err != nil {
+	if err := hsql.Save(db, a.Graph, hsql.WriteOptions{Results: res}); err != nil {
 		t.Fatal(err)
 	}
 	jl := filepath.Join(dir, "leak.jsonl")
@@ -217,7 +228,7 @@ func TestExchangeFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := jsonl.Write(f, in.A.Graph, jsonl.WriteOptions{Results: res}); err != nil {
+	if err := jsonl.Write(f, a.Graph, jsonl.WriteOptions{Results: res}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -22,9 +22,10 @@ type TraceJSON struct {
 // TRACE's (report.BuildTrace). A trace records events, not a heap, so the
 // views of a snapshot's objects (Classes, Object, Diff, SQL...) answer
 // with an error saying so. The trace is analysed here, once, so a bad
-// file fails now, not at the first click.
+// file fails now, not at the first click. Of opt.Dump a trace uses
+// NoSourceMaps and Warn (heapx.OpenTraceOptions).
 func OpenTrace(path string, opt Options) (*Session, error) {
-	t, err := heapx.OpenTrace(path)
+	t, err := heapx.OpenTraceOptions(path, opt.Dump)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/heapx/heapx/formats"
 	hsql "github.com/heapx/heapx/formats/sqlite"
@@ -111,13 +113,20 @@ const BesideLimit = 100 << 20
 // copy beside path or in the user cache directory (heapx/ under
 // os.UserCacheDir, keyed by the input's absolute path) is reused; a new
 // one goes beside path when it will be at most BesideLimit and the
-// directory is writable, else to the user cache directory.
+// directory is writable, else to the user cache directory, as does the
+// copy of a Parquet partition (a directory: its files' names, sizes and
+// times key its copy).
 func Cached(path string, choice Choice, b Builder) (*DB, error) {
 	key, err := sourceKey(path)
 	if err != nil {
 		return nil, err
 	}
 	beside := path + CacheSuffix
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		// A Parquet partition: beside it is its fleet's directory,
+		// which engines and heapx export read as theirs.
+		beside = ""
+	}
 	var user string
 	if dir, err := os.UserCacheDir(); err == nil {
 		abs, _ := filepath.Abs(path)
@@ -146,7 +155,10 @@ func Cached(path string, choice Choice, b Builder) (*DB, error) {
 	target := candidates[0]
 	if choice.Path == "" {
 		size := hsql.EstimateSize(g, hsql.WriteOptions{Results: res, NoPacked: true})
-		if size > BesideLimit || !b.writable(filepath.Dir(path)) {
+		if beside == "" && user == "" {
+			return nil, fmt.Errorf("%s: cannot keep a SQL cache: there is no user cache directory (use --cache PATH)", path)
+		}
+		if beside == "" || size > BesideLimit || !b.writable(filepath.Dir(path)) {
 			if user == "" {
 				if !b.writable(filepath.Dir(path)) {
 					return nil, fmt.Errorf("%s: cannot keep a SQL cache: %s is not writable and there is no user cache directory (use --cache PATH)", path, filepath.Dir(path))
@@ -258,7 +270,12 @@ func sourceKey(path string) ([]model.KV, error) {
 		return nil, err
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, cacheHeadBytes)); err != nil {
+	if st.IsDir() {
+		err = hashListing(h, f)
+	} else {
+		_, err = io.Copy(h, io.LimitReader(f, cacheHeadBytes))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	abs, err := filepath.Abs(path)
@@ -272,6 +289,27 @@ func sourceKey(path string) ([]model.KV, error) {
 		{Key: metaSourceMtime, Value: strconv.FormatInt(st.ModTime().UnixNano(), 10)},
 		{Key: metaSourceHead, Value: hex.EncodeToString(h.Sum(nil))},
 	}, nil
+}
+
+// hashListing writes the names, sizes and times of the files in the
+// directory dir (a Parquet partition, read as one dump) to h: what the
+// head of a file is to its key, since a partition's tables are rewritten
+// whole.
+func hashListing(h io.Writer, dir *os.File) error {
+	ents, err := dir.ReadDir(-1)
+	if err != nil {
+		return err
+	}
+	// ReadDir's order is the file system's: sorted, the key is stable.
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", e.Name(), info.Size(), info.ModTime().UnixNano())
+	}
+	return nil
 }
 
 // cacheFresh reports whether the SQLite file at db exists, is readable and

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heapx/heapx"
 	hsql "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/internal/partitiontest"
 	"github.com/heapx/heapx/internal/testfixtures"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/sqlquery"
@@ -408,5 +409,38 @@ func TestDamagedCopy(t *testing.T) {
 	}
 	if sqlquery.IsCorrupt(io.EOF) {
 		t.Error("IsCorrupt(io.EOF)")
+	}
+}
+
+// TestCachedPartition: the copy of a Parquet partition (a directory)
+// goes to the user cache directory, not among the partitions of its
+// fleet, and is reused until a table of the partition changes.
+func TestCachedPartition(t *testing.T) {
+	part := partitiontest.Write(t, filepath.Join(testfixtures.Dir(), leakDump))
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	var b builder
+	db, err := sqlquery.Cached(part, sqlquery.Choice{}, b.Builder(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(db.Path) != filepath.Join(cache, "heapx") || !strings.HasSuffix(db.Path, "-"+filepath.Base(part)+sqlquery.CacheSuffix) || b.loads != 1 {
+		t.Fatalf("copy of %s: %+v after %d loads, want it in %s", part, db, b.loads, filepath.Join(cache, "heapx"))
+	}
+	if r := run(t, db.Path, "SELECT count(*) FROM nodes_full WHERE name = 'LeakedItem' AND category = 'object'", -1); r.rows[0][0] != "1500" {
+		t.Errorf("the copy has %s LeakedItem, want 1500", r.rows[0][0])
+	}
+	if again, err := sqlquery.Cached(part, sqlquery.Choice{}, b.Builder(nil)); err != nil || again.Path != db.Path || b.loads != 1 {
+		t.Errorf("second query: %+v, %v after %d loads, want the copy reused", again, err, b.loads)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(part, "objects.parquet"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlquery.Cached(part, sqlquery.Choice{}, b.Builder(nil)); err != nil || b.loads != 2 {
+		t.Errorf("after a table changed: %v after %d loads, want the copy rebuilt", err, b.loads)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(part)); len(ents) != 1 {
+		t.Errorf("the fleet directory holds %d entries, want only the partition", len(ents))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/internal/testfixtures"
 )
 
@@ -247,6 +248,10 @@ func readGolden(t *testing.T, name string) golden {
 	}
 	return g
 }
+
+// infoJSON is the object `heapx info --json` prints (heapx.Info), as the
+// tests decode it.
+type infoJSON = hx.Info
 
 // TestInfoJSONMatchesDevTools checks `info --json` on every fixture: the
 // counts and total size DevTools computed, and a census that adds up.

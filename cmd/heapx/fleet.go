@@ -3,12 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 )
@@ -62,7 +60,7 @@ test, so one pod far from the others does not decide (docs/sql.md).`,
 			if compare != "" && len(by) > 0 {
 				return errors.New("--by and --compare cannot be used together: --compare compares the dumps of two values of a label, not series")
 			}
-			f, err := readFleet(args[0])
+			f, err := query.ReadFleet(args[0])
 			if err != nil {
 				return err
 			}
@@ -109,70 +107,4 @@ func parseCompare(s string) (label string, values []string, err error) {
 		return "", nil, fmt.Errorf("--compare %s: give two values after the label, LABEL=A,B", s)
 	}
 	return label, values, nil
-}
-
-// readFleet reads the small tables of every partition of the Parquet
-// directory dir (or of dir itself, one partition): the dumps, classes and
-// suspects rows. The partitions are checked as every reader of the form
-// checks them (parquet.Scan: one format version, complete partitions).
-func readFleet(dir string) (f *query.Fleet, err error) {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory: heapx fleet reads a directory that heapx export --parquet wrote", dir)
-	}
-	var parts []string
-	if _, err := os.Stat(parquet.TableFile(dir, parquet.TableDumps)); err == nil {
-		parts = []string{dir}
-	} else {
-		ps, err := parquet.Scan(dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			parts = append(parts, p.Path)
-		}
-	}
-	if len(parts) == 0 {
-		return nil, fmt.Errorf("%s: no %s<id> directory in it: not a directory of heapx's Parquet form (heapx export --parquet %s DUMP... makes one)",
-			dir, parquet.PartitionPrefix, dir)
-	}
-	f = &query.Fleet{}
-	for _, p := range parts {
-		dumps, err := parquet.ReadTable[parquet.DumpRow](p, parquet.TableDumps, true)
-		if err != nil {
-			return nil, err
-		}
-		if len(dumps) != 1 {
-			return nil, fmt.Errorf("%s: %d rows, want one (the dump)", parquet.TableFile(p, parquet.TableDumps), len(dumps))
-		}
-		if v := dumps[0].FormatVersion; v != parquet.FormatVersion {
-			return nil, fmt.Errorf("%s: format_version is %d; this heapx reads version %d", parquet.TableFile(p, parquet.TableDumps), v, parquet.FormatVersion)
-		}
-		classes, err := parquet.ReadTable[parquet.ClassRow](p, parquet.TableClasses, false)
-		if err != nil {
-			return nil, err
-		}
-		suspects, err := parquet.ReadTable[parquet.SuspectRow](p, parquet.TableSuspects, false)
-		if err != nil {
-			return nil, err
-		}
-		id := dumps[0].DumpID
-		for i := range classes {
-			if classes[i].DumpID != id {
-				return nil, fmt.Errorf("%s: row %d is of dump %s, not of the partition's %s", parquet.TableFile(p, parquet.TableClasses), i, classes[i].DumpID, id)
-			}
-		}
-		for i := range suspects {
-			if suspects[i].DumpID != id {
-				return nil, fmt.Errorf("%s: row %d is of dump %s, not of the partition's %s", parquet.TableFile(p, parquet.TableSuspects), i, suspects[i].DumpID, id)
-			}
-		}
-		f.Dumps = append(f.Dumps, dumps[0])
-		f.Classes = append(f.Classes, classes...)
-		f.Suspects = append(f.Suspects, suspects...)
-	}
-	return f, nil
 }

@@ -9,64 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	hx "github.com/heapx/heapx"
-	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/render"
 )
-
-// infoSchemaVersion is the version of the `heapx info --json` object. It
-// changes only when a field is removed or changes meaning; adding a field
-// does not change it.
-const infoSchemaVersion = 1
-
-// infoJSON is the `heapx info --json` output. It is a contract: docs/json.md
-// documents every field, so rename nothing.
-type infoJSON struct {
-	SchemaVersion int    `json:"schema_version"`
-	File          string `json:"file"`
-	FileSize      int64  `json:"file_size"`
-	Compression   string `json:"compression"`
-	Format        string `json:"format"`
-	Producer      string `json:"producer"`
-	// Metadata is every key/value the reader recorded, in order; keys may
-	// repeat, so it is a list and not an object.
-	Metadata      []metaJSON `json:"metadata"`
-	NodeCount     int        `json:"node_count"`
-	EdgeCount     int        `json:"edge_count"`
-	StringCount   int        `json:"string_count"`
-	TotalSelfSize uint64     `json:"total_self_size"`
-	NodeTypes     []typeJSON `json:"node_types"`
-	Categories    []catJSON  `json:"categories"`
-
-	HasLocations       bool    `json:"has_locations"`
-	LocationCount      int     `json:"location_count"`
-	HasAllocationTrace bool    `json:"has_allocation_trace"`
-	HasDetachedness    bool    `json:"has_detachedness"`
-	DetachedNodeCount  int     `json:"detached_node_count"`
-	ReadSeconds        float64 `json:"read_seconds"`
-	// ThreadCount is how many thread stacks the dump records (a Java
-	// heap dump's, a core's): heapx stack and heapx threads show them.
-	ThreadCount int `json:"thread_count"`
-}
-
-type metaJSON struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
-
-type typeJSON struct {
-	Namespace string `json:"namespace"`
-	Type      string `json:"type"`
-	Category  string `json:"category"`
-	Count     uint64 `json:"count"`
-	SelfSize  uint64 `json:"self_size"`
-}
-
-type catJSON struct {
-	Category string `json:"category"`
-	Count    uint64 `json:"count"`
-	SelfSize uint64 `json:"self_size"`
-}
 
 func newInfoCmd(stderr *os.File) *cobra.Command {
 	var asJSON bool
@@ -87,7 +32,7 @@ lists the fields).`,
 			if err != nil {
 				return err
 			}
-			info := buildInfo(d)
+			info := d.Info()
 			if asJSON {
 				return render.WriteJSON(cmd.OutOrStdout(), info)
 			}
@@ -98,57 +43,9 @@ lists the fields).`,
 	return c
 }
 
-// buildInfo gathers the facts info reports.
-func buildInfo(d *dump) *infoJSON {
-	g := d.Graph()
-	info := &infoJSON{
-		SchemaVersion: infoSchemaVersion,
-		File:          d.Path(),
-		FileSize:      d.Size(),
-		Compression:   "none",
-		Metadata:      []metaJSON{},
-		NodeCount:     g.NumNodes(),
-		EdgeCount:     d.EdgeCount(),
-		StringCount:   g.Strings.Len(),
-		HasLocations:  len(g.Locations) > 0,
-		LocationCount: len(g.Locations),
-		// An empty trace tree means tracking was off even if the
-		// (empty) sections were written, as Node does by default.
-		HasAllocationTrace: g.Trace != nil && (len(g.Trace.Tree) > 0 || len(g.Trace.Samples) > 0),
-		HasDetachedness:    g.Detachedness != nil,
-		ReadSeconds:        d.ReadTime().Seconds(),
-		ThreadCount:        len(g.Stacks),
-	}
-	if d.Gzip() {
-		info.Compression = "gzip"
-	}
-	info.Format, _ = g.MetaValue("format")
-	info.Producer, _ = g.MetaValue("producer")
-	for _, kv := range g.Meta {
-		info.Metadata = append(info.Metadata, metaJSON{kv.Key, kv.Value})
-	}
-	for _, s := range g.Detachedness {
-		if s == 2 {
-			info.DetachedNodeCount++
-		}
-	}
-
-	c := analysis.Census(g)
-	info.TotalSelfSize = c.TotalSize
-	info.NodeTypes = make([]typeJSON, 0, len(c.ByType))
-	for _, r := range c.ByType {
-		info.NodeTypes = append(info.NodeTypes, typeJSON{r.Type.Namespace, r.Type.Name, r.Type.Category.String(), uint64(r.Count), r.Size})
-	}
-	info.Categories = make([]catJSON, 0, len(c.ByCategory))
-	for _, r := range c.ByCategory {
-		info.Categories = append(info.Categories, catJSON{r.Category.String(), uint64(r.Count), r.Size})
-	}
-	return info
-}
-
 // writeInfo prints info as text: a key/value block, then the two census
 // tables.
-func writeInfo(w io.Writer, info *infoJSON) error {
+func writeInfo(w io.Writer, info *hx.Info) error {
 	yesNo := func(b bool, detail string) string {
 		if !b {
 			return "no"

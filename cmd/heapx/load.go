@@ -131,6 +131,30 @@ func loadAndAnalyze(path string, stderr *os.File) (*dump, *analysis.Analysis, er
 	return d, a, nil
 }
 
+// loadSeries reads and analyses the snapshots of a session: FILE, then
+// the BASELINEs of args, with binary ("": the root --binary) for a core.
+// The baselines are read first, so a mistyped one fails before the file,
+// the long part.
+func loadSeries(args []string, binary string, stderr *os.File) (file *hx.Dump, baselines []*hx.Dump, err error) {
+	opened := func(path string) (*hx.Dump, error) {
+		d, err := load(path, stderr, hx.Options{Binary: binary})
+		if err != nil {
+			return nil, err
+		}
+		_, err = d.analysis()
+		return d.Dump, err
+	}
+	for _, b := range args[1:] {
+		d, err := opened(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		baselines = append(baselines, d)
+	}
+	file, err = opened(args[0])
+	return file, baselines, err
+}
+
 // loadDigest reads the dump at path and keeps only its digest (see
 // heapx.Dump.Digest), made after prev's, for a query that needs no more
 // of it (query.Query.EarlierAsDigests): the graph is garbage before the

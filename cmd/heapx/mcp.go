@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/mcpserver"
 	"github.com/heapx/heapx/session"
 )
@@ -33,20 +34,23 @@ errors go to stderr; stdout carries only the protocol. See docs/cli.md
 ("heapx mcp") for a client's configuration.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv := mcpserver.New(mcpserver.Options{
-				Open: func(file string, baselines []string) (*session.Session, error) {
+				// The root --binary and --no-source-maps reach the
+				// reads through load and mapOptions; the open tool's
+				// binary comes in dump.
+				Open: func(file string, baselines []string, dump hx.Options) (*session.Session, error) {
 					args := append([]string{file}, baselines...)
 					if isMemoryTrace(file) {
 						// Its lifetime analyses, as heapx serve gives them.
 						return openTraceSession(args, stderr)
 					}
-					return openSession(args, mcpserver.OpenSeries, stderr)
+					return openSession(args, dump.Binary, mcpserver.OpenSeries, stderr)
 				},
 				Version: buildVersion(),
 				Log:     stderr,
 			})
 			defer srv.Close()
 			if len(args) > 0 {
-				if _, err := srv.Open(args[0], args[1:]); err != nil {
+				if _, err := srv.Open(args[0], args[1:], ""); err != nil {
 					return err
 				}
 			}

@@ -185,11 +185,20 @@ func loadInputs(args []string, stderr *os.File) ([]report.Input, error) {
 	inputs := make([]report.Input, len(args))
 	for i := range args {
 		j := (i + 1) % len(args)
-		d, a, err := loadAndAnalyze(args[j], stderr)
+		in, err := loadInput(args[j], stderr)
 		if err != nil {
 			return nil, err
 		}
-		inputs[j] = report.Input{Path: d.Path(), Format: d.Format().Name, A: a}
+		inputs[j] = in
 	}
 	return inputs, nil
+}
+
+// loadInput reads and analyses the dump at path for a report.
+func loadInput(path string, stderr *os.File) (report.Input, error) {
+	d, a, err := loadAndAnalyze(path, stderr)
+	if err != nil {
+		return report.Input{}, err
+	}
+	return report.Input{Path: d.Path(), Format: d.Format().Name, A: a}, nil
 }

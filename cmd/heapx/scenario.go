@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -133,7 +132,7 @@ func (o *scenarioFlags) options(cmd *cobra.Command, args []string) (capture.Scen
 		}
 		*p.steps = steps
 	}
-	sc.URL = fileURL(sc.URL)
+	sc.URL = capture.PageURL(sc.URL)
 	if cmd.Flags().Changed("repeat") || sc.Repeat == 0 {
 		sc.Repeat = o.repeat
 	}
@@ -141,23 +140,6 @@ func (o *scenarioFlags) options(cmd *cobra.Command, args []string) (capture.Scen
 		return so, fmt.Errorf("%w (see heapx scenario --help)", err)
 	}
 	return so, nil
-}
-
-// fileURL makes a page given as the path of a file on this machine
-// (index.html, ./dist/app.html) a file: URL, which the browser opens;
-// anything else is returned as given.
-func fileURL(page string) string {
-	if u, err := url.Parse(page); err == nil && u.Scheme != "" {
-		return page
-	}
-	abs, err := filepath.Abs(page)
-	if err != nil {
-		return page
-	}
-	if st, err := os.Stat(abs); err != nil || st.IsDir() {
-		return page
-	}
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }
 
 // runScenario is `heapx scenario` once its arguments are parsed.
@@ -217,28 +199,20 @@ func runScenario(cmd *cobra.Command, o *scenarioFlags, rf *reportFlags, args []s
 	return rf.write(cmd, stderr, r, res.Paths())
 }
 
-// scenarioReport reads the scenario's snapshots and composes their report:
-// report's, memlab's order (the final reported on, the baseline and the
-// target its baselines), with what the scenario measured of the page.
+// scenarioReport reads the scenario's snapshots and composes their
+// report (report.BuildScenario); snapshots not kept are named by their
+// file names alone, the files being gone after the report.
 func scenarioReport(so capture.ScenarioOptions, res *capture.ScenarioResult, opt report.Options, kept bool, stderr *os.File) (*report.Report, error) {
-	paths := res.Paths()
-	inputs, err := loadInputs([]string{paths[2], paths[0], paths[1]}, stderr)
-	if err != nil {
-		return nil, err
-	}
-	if !kept {
-		// The files are gone after the report: it names them alone.
-		for i := range inputs {
-			inputs[i].Path = filepath.Base(inputs[i].Path)
+	read := func(path string) (report.Input, error) {
+		in, err := loadInput(path, stderr)
+		if err == nil && !kept {
+			in.Path = filepath.Base(in.Path)
 		}
-	}
-	r, err := report.Build(inputs[0], inputs[1:], opt)
-	if err != nil {
-		return nil, err
+		return in, err
 	}
 	where := so.Dir
 	if !kept {
 		where = "not kept (-o DIR keeps them)"
 	}
-	return r, r.AddScenario(so.Scenario, so.Warmup, res, where, opt.Rows)
+	return report.BuildScenario(so, res, read, where, opt)
 }

@@ -62,7 +62,7 @@ the address sees everything in the dump. Ctrl-C stops the server.`,
 			if isMemoryTrace(args[0]) {
 				s, err = openTraceSession(args, stderr)
 			} else {
-				s, err = openSession(args, "", stderr)
+				s, err = openSession(args, "", "", stderr)
 			}
 			if err != nil {
 				return err
@@ -123,13 +123,14 @@ the address sees everything in the dump. Ctrl-C stops the server.`,
 
 // openSession reads and analyses the snapshots (the file, then its
 // baselines) and prepares the session's views, with progress on stderr.
+// binary is a core's node executable ("": the root --binary);
 // openSeries is session.Options.OpenSeries.
-func openSession(args []string, openSeries string, stderr *os.File) (*session.Session, error) {
-	inputs, err := loadInputs(args, stderr)
+func openSession(args []string, binary, openSeries string, stderr *os.File) (*session.Session, error) {
+	file, baselines, err := loadSeries(args, binary, stderr)
 	if err != nil {
 		return nil, err
 	}
-	s, err := session.New(inputs[0], inputs[1:], session.Options{
+	s, err := session.New(file, baselines, session.Options{
 		SaveSQL: func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error {
 			return writeCopy(source, target, g, opt, temp, stderr)
 		},
@@ -176,7 +177,9 @@ func openTraceSession(args []string, stderr *os.File) (*session.Session, error) 
 		return nil, fmt.Errorf("%s is a memory trace, which is served alone: a trace has no baselines (give BASELINEs with a heap snapshot)", args[0])
 	}
 	spin := startProgress(stderr, "analysing the object lifetimes", -1)
-	s, err := session.OpenTrace(args[0], session.Options{})
+	var opt session.Options
+	mapOptions(stderr, &opt.Dump)
+	s, err := session.OpenTrace(args[0], opt)
 	var doc *report.Doc
 	if err == nil {
 		doc, err = s.Report()

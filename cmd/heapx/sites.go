@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -69,13 +68,7 @@ every step (heapx site-growth).`,
 			}
 			path := args[0]
 			var r *query.Result
-			// Only a regular file is looked at first: a pipe's head would
-			// be gone for the dump reader (a profile from a pipe is refused
-			// by it, saying what the input is).
-			// A file named .heapprofile is read as one even when its head
-			// does not look like one, so that its reader says what is wrong.
-			named := strings.HasSuffix(strings.TrimSuffix(strings.ToLower(path), ".gz"), ".heapprofile")
-			if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && (named || heapprofile.DetectFile(path)) {
+			if heapprofile.IsProfileFile(path) {
 				if churn {
 					return fmt.Errorf("%s: --churn needs a timeline (heapx capture --timeline) or a dump taken with node --track-heap-objects: a sampling heap profile keeps the samples of collected objects but does not say which were collected", path)
 				}

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapx/heapx/formats"
-	"github.com/heapx/heapx/formats/memtrace"
 	"github.com/heapx/heapx/jstrace"
 )
 
@@ -114,7 +113,7 @@ func runTrace(ctx context.Context, argv []string, out string, include []string, 
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
-	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, fileSize(out), howEnded(res))
+	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, fileSize(out), res.Ended())
 	switch {
 	case res.Signal != 0:
 		return exitStatus(128 + res.Signal)
@@ -122,47 +121,4 @@ func runTrace(ctx context.Context, argv []string, out string, include []string, 
 		return exitStatus(res.ExitCode)
 	}
 	return nil
-}
-
-// howEnded says how the traced program ended, from what it said (its
-// EXIT record, the signals it received) and its exit status.
-func howEnded(res jstrace.Result) string {
-	var b strings.Builder
-	received := res.Received
-	if e := res.Exit; e != nil && e.How == memtrace.ExitSignal && len(received) > 0 && received[len(received)-1] == e.Detail {
-		received = received[:len(received)-1] // said below
-	}
-	if len(received) > 0 {
-		fmt.Fprintf(&b, "received %s, then ", strings.Join(received, ", "))
-	}
-	status := fmt.Sprintf("exited with status %d", res.ExitCode)
-	if res.Signal != 0 {
-		status = "was killed by " + signalName(res.Signal)
-	}
-	switch e := res.Exit; {
-	case res.Killed:
-		fmt.Fprintf(&b, "did not answer it: heapx killed it (%s); the trace holds what it wrote until a fraction of a second before", signalName(res.Signal))
-	case e == nil:
-		fmt.Fprintf(&b, "%s before it could say how it ended: the trace holds what it wrote until a fraction of a second before", status)
-	case e.How == memtrace.ExitSignal:
-		fmt.Fprintf(&b, "was ended by %s, which it had no listener for", e.Detail)
-	case e.How == memtrace.ExitUncaught:
-		fmt.Fprintf(&b, "%s after an uncaught exception: %s", status, e.Detail)
-	case e.How == memtrace.ExitProcessExit:
-		fmt.Fprintf(&b, "%s (process.exit)", status)
-	default:
-		fmt.Fprintf(&b, "%s (its event loop ran out of work)", status)
-	}
-	return b.String()
-}
-
-// signalName is a signal's conventional name (SIGINT), or its number.
-func signalName(n int) string {
-	names := map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-		syscall.SIGILL: "SIGILL", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
-		syscall.SIGKILL: "SIGKILL", syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE", syscall.SIGTERM: "SIGTERM"}
-	if s, ok := names[syscall.Signal(n)]; ok {
-		return s
-	}
-	return fmt.Sprintf("signal %d", n)
 }

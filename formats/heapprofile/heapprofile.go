@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -71,6 +72,21 @@ func DetectFile(path string) bool {
 	head := make([]byte, headSize)
 	n, _ := io.ReadFull(r, head)
 	return Detect(head[:n])
+}
+
+// IsProfileFile reports whether the file at path is to be read as a
+// sampling heap profile (ReadFile) rather than as a heap dump: a regular
+// file named .heapprofile (plain or .gz), even when its head does not look
+// like one, so that ReadFile says what is wrong with it; or whose head is
+// one (DetectFile). Anything but a regular file is not one: reading a
+// pipe's head would take it from the dump reader, which says what a
+// profile given through a pipe is.
+func IsProfileFile(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	return strings.HasSuffix(strings.TrimSuffix(strings.ToLower(path), ".gz"), ".heapprofile") || DetectFile(path)
 }
 
 // ReadFile reads the profile at path, plain or gzip-compressed.

@@ -101,6 +101,29 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// TestIsProfileFile: a profile by content or by name is read as one; a
+// dump, a directory and a missing file are not.
+func TestIsProfileFile(t *testing.T) {
+	dir := t.TempDir()
+	misnamed := filepath.Join(dir, "bad.HEAPPROFILE.gz")
+	renamed := filepath.Join(dir, "profile.json")
+	for path, body := range map[string]string{misnamed: "not json", renamed: `{"head":{"callFrame":{}}}`} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{fixture("node-sites.heapprofile"), misnamed, renamed} {
+		if !IsProfileFile(path) {
+			t.Errorf("%s is not read as a profile", path)
+		}
+	}
+	for _, path := range []string{fixture("node-basic.heapsnapshot.gz"), fixture("missing.heapprofile"), dir} {
+		if IsProfileFile(path) {
+			t.Errorf("%s is read as a profile", path)
+		}
+	}
+}
+
 // TestBadInput: every malformed profile is an *Error naming the file and
 // the byte offset, never a panic or a half profile.
 func TestBadInput(t *testing.T) {
