@@ -269,7 +269,7 @@ func TestCensusAndUnreachable(t *testing.T) {
 	}
 	reach := analysis.Reachable(g)
 	cls := analysis.ClassifyNodes(g, nil)
-	u := analysis.Unreachable(g, reach, cls, g.Nodes.Size.Slice())
+	u := analysis.Unreachable(g, reach, cls, g.Nodes.Size)
 	if u.Count != 2 || u.Size != 12 || len(u.ByClass) != 2 || u.ByClass[0].Name != "B" || u.ByClass[1].Size != 5 {
 		t.Errorf("unreachable %+v", u)
 	}
@@ -326,7 +326,7 @@ func TestOtherRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Policy.Name != "default" || a.Self[2] != 1024 || a.Dominators.Retained[1] != 1072 || a.Dominators.IDom[1] != 0 {
+	if a.Policy.Name != "default" || a.Self.At(2) != 1024 || a.Dominators.Retained[1] != 1072 || a.Dominators.IDom[1] != 0 {
 		t.Errorf("policy %s self %v retained %v idom %v", a.Policy.Name, a.Self, a.Dominators.Retained, a.Dominators.IDom)
 	}
 	if a.Classes.Name(2) != "java.util.HashMap$Node[]" || a.Classes.Name(0) != "roots" {

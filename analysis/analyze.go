@@ -27,8 +27,9 @@ type Analysis struct {
 	Roots  *Roots       // user roots and page-owned nodes
 	DOM    *DOMState    // propagated DOM states, for "Detached" names
 	// Self is the "Shallow size" column: self sizes after the policy's
-	// redistribution (g's sizes when there is none).
-	Self []uint64
+	// redistribution (g's sizes when there is none), in 32 bits a value
+	// while they fit.
+	Self model.Uint64s
 	// Dominators holds IDom and the "Retained size" column.
 	Dominators *Dominators
 	// Distances is the "Distance" column; nil with Options.NoDistances.
@@ -91,8 +92,12 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	}
 	// Two cores: while one runs the dominator pass (its DFS and
 	// semidominator loop are sequential), the other first faults in the
-	// pass's arrays, then computes classes and distances, which do not
-	// depend on it.
+	// pass's arrays, then computes distances and classes, which do not
+	// depend on it. The classes wait for the pass's semidominators, after
+	// which its predecessor array is given back: beside it, during the
+	// predecessor fill, their column made the peak (+57 MB on a 1 GB
+	// snapshot of 14.3M nodes), and the distances, which run from the
+	// pass's start, are done by then.
 	buf := newDomBuffers(n)
 	populated := make(chan struct{})
 	go func() {
@@ -103,28 +108,40 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 	// computeDominators), which saves a walk over the whole graph.
 	a.Roots = FindRootsWith(g, !a.Policy.SkipIntoPageOwned)
 	a.DOM = PropagateDOMState(g)
+	semis := make(chan struct{})
+	var semisOnce sync.Once
+	semisDone := func() { semisOnce.Do(func() { close(semis) }) }
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		<-populated
-		if !opt.NoClasses {
-			a.Classes = ClassifyNodes(g, a.DOM)
-			if n >= collectAfter {
-				// The class pass's tables by string (about 35 MB on
-				// a 1 GB snapshot of 14.3M nodes) are garbage now,
-				// while the dominator pass is about to take its
-				// largest array: given back to the system they do not
-				// add to the peak (-32 MB there).
-				debug.FreeOSMemory()
-			}
+		if n >= collectAfter {
+			// What the read, the roots and the DOM states left behind
+			// is garbage that no collection has returned yet (the next
+			// comes at twice the live heap): returned now, it is not
+			// beside the predecessor fill, the pass's peak (-5 MB on a
+			// 300 MB snapshot).
+			debug.FreeOSMemory()
 		}
 		if !opt.NoDistances {
 			a.Distances, a.refused = distances(g, a.Roots, nil)
 			a.computedDistances = true
 		}
+		if !opt.NoClasses {
+			<-semis
+			a.Classes = ClassifyNodes(g, a.DOM)
+			if n >= collectAfter {
+				// The class pass's tables by string (about 35 MB on
+				// a 1 GB snapshot of 14.3M nodes) are garbage now:
+				// given back to the system they do not add to the
+				// peak of what comes next.
+				debug.FreeOSMemory()
+			}
+		}
 	}()
-	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf, a.sc)
+	a.Dominators = computeDominators(g, a.Roots, a.Policy, a.DOM, buf, a.sc, semisDone)
+	semisDone()
 	a.Self = a.Dominators.Self
 	wg.Wait()
 	if n >= collectAfter {
@@ -149,9 +166,9 @@ const collectAfter = 1 << 20
 
 // FromResults builds an Analysis of g from results a dump file carried
 // (docs/format.md, section 4; formats.ReadOptions.Results), so reopening
-// an analysed dump skips the dominator and distance passes: Self,
-// Dominators (IDom, Retained, Self) and Distances are r's columns, not
-// copies. Only what a file does not persist and is cheap is computed: the
+// an analysed dump skips the dominator and distance passes: Dominators'
+// IDom and Retained and Distances are r's columns, not copies, Self a copy
+// of r.Shallow in 32 bits a value while they fit. Only what a file does not persist and is cheap is computed: the
 // user roots (from the root's edges alone), the DOM states and, unless
 // opt.NoClasses, the classes. Every method of Analysis then answers as
 // after Analyze on the same graph, except that the Dominators' counts
@@ -180,8 +197,9 @@ func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, erro
 	if r == nil || r.Policy != p.Name || r.Check(g) != nil {
 		return Analyze(g, opt)
 	}
-	a := &Analysis{Graph: g, Policy: p, sc: &scratch{}, Self: r.Shallow, Distances: r.Distance}
-	a.Dominators = &Dominators{Root: g.Root, IDom: r.Dominator, Self: r.Shallow, Retained: r.Retained}
+	self := model.NewUint64s(r.Shallow...)
+	a := &Analysis{Graph: g, Policy: p, sc: &scratch{}, Self: self, Distances: r.Distance}
+	a.Dominators = &Dominators{Root: g.Root, IDom: r.Dominator, Self: self, Retained: r.Retained}
 	a.Roots = FindRootsWith(g, false)
 	a.DOM = PropagateDOMState(g)
 	if !opt.NoClasses {
@@ -194,11 +212,12 @@ func FromResults(g *model.Graph, r *model.Results, opt Options) (*Analysis, erro
 // (docs/format.md, section 4; formats.WriteOptions.Results): the way
 // back to FromResults, so an analysis saved with a dump (heapx convert
 // --analyze) is not computed again when the dump is reopened. The
-// columns are a's, not copies. After Options.NoDistances, Distance is nil
+// columns are a's, not copies, but for Shallow, Self in 64 bits a value.
+// After Options.NoDistances, Distance is nil
 // and the results fail model.Results.Check: analyse with distances what
 // is to be stored.
 func (a *Analysis) Results() *model.Results {
-	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained,
+	return &model.Results{Policy: a.Policy.Name, Shallow: a.Self.Slice(), Retained: a.Dominators.Retained,
 		Dominator: a.Dominators.IDom, Distance: a.Distances}
 }
 
@@ -251,7 +270,7 @@ func (a *Analysis) Row(nm *Namer, n model.NodeIndex) NodeRow {
 	g := a.Graph
 	r := NodeRow{
 		Node: n, ID: g.NodeID(n), Type: g.NodeType(n).Name, Name: nm.Name(n),
-		Shallow: a.Self[n], Retained: a.Dominators.Retained[n], Dominator: a.Dominators.IDom[n],
+		Shallow: a.Self.At(int(n)), Retained: a.Dominators.Retained[n], Dominator: a.Dominators.IDom[n],
 	}
 	if a.Classes != nil {
 		r.Class = a.Classes.Name(n)

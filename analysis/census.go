@@ -104,7 +104,7 @@ func TotalSize(g *model.Graph, doms *Dominators) uint64 {
 
 // ComputeStatistics computes DevTools' Statistics from the shallow sizes
 // self (ShallowSizes) and the dominator tree.
-func ComputeStatistics(g *model.Graph, self []uint64, doms *Dominators, ds *DOMState) *Statistics {
+func ComputeStatistics(g *model.Graph, self model.Uint64s, doms *Dominators, ds *DOMState) *Statistics {
 	k := kinds.New(g)
 	extra := ExtraNativeBytes(g)
 	s := &Statistics{Total: TotalSize(g, doms), Native: extra}
@@ -112,7 +112,7 @@ func ComputeStatistics(g *model.Graph, self []uint64, doms *Dominators, ds *DOMS
 	fe := g.Nodes.FirstEdge
 	var retainerCount []uint32 // built on first need
 	for i := 0; i < n; i++ {
-		size := self[i]
+		size := self.At(i)
 		switch k.Node[g.Nodes.Type[i]] {
 		case kinds.Hidden:
 			s.System += size
@@ -141,7 +141,7 @@ func ComputeStatistics(g *model.Graph, self []uint64, doms *Dominators, ds *DOMS
 					}
 				}
 				if t := g.Edges.To[e]; retainerCount[t] == 1 {
-					s.JSArrays += self[t]
+					s.JSArrays += self.At(int(t))
 				}
 				break
 			}

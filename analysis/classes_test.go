@@ -52,7 +52,7 @@ func TestFunctionClassMergesObjectsNamedFunction(t *testing.T) {
 	// nodes with a shallow size.
 	var closures, objects int
 	for v := range g.NumNodes() {
-		if a.Self[v] == 0 || a.Classes.Name(int32(v)) != "Function" {
+		if a.Self.At(int(v)) == 0 || a.Classes.Name(int32(v)) != "Function" {
 			continue
 		}
 		switch g.NodeTypes[g.Nodes.Type[v]].Name {
@@ -89,7 +89,7 @@ func TestSummaryDistanceIgnoresUnreachable(t *testing.T) {
 	want := map[string]int32{"byte[]": 2, "java.lang.String": 1, "java.lang.Object[]": 1, "int[]": 2, "LeakDemo$Session": 6}
 	unreached := map[string]int{}
 	for v, d := range a.Distances {
-		if d == analysis.NoDistance && a.Self[v] > 0 {
+		if d == analysis.NoDistance && a.Self.At(int(v)) > 0 {
 			unreached[a.Classes.Name(int32(v))]++
 		}
 	}

@@ -17,8 +17,8 @@ type Dominators struct {
 	IDom []int32
 	// Self is the self size used for each node: g's sizes, or the
 	// redistributed sizes of ShallowSizes when the policy asks for them
-	// (DevTools' "Shallow size").
-	Self []uint64
+	// (DevTools' "Shallow size"), in 32 bits a value while they fit.
+	Self model.Uint64s
 	// Retained is each node's retained size: its Self plus the Self of
 	// every node it dominates.
 	Retained []uint64
@@ -60,12 +60,13 @@ type Dominators struct {
 //     the DFS, so only cross and back edges are stored, in three bytes
 //     each below 2^24 nodes;
 //   - the working arrays live in the memory of the outputs (IDom and
-//     Retained) until those are written, and the DFS order and offsets
-//     arrays become the Self column at the end;
+//     Retained) until those are written, and the offsets array becomes
+//     the Self column (32 bits a value) at the end, the DFS order's
+//     pages beside it being given back;
 //   - semidominators and then immediate dominators are kept in the
 //     predecessor offsets array, whose entries die as the passes move on;
-//   - self sizes are computed after the tree, straight into Retained, and
-//     the Self column is recovered from Retained and the tree.
+//   - self sizes are computed after the tree, straight into Retained,
+//     and copied into the Self column before Retained adds them up.
 //
 // Everything is iterative: a 10^6-long chain needs no deeper Go stack. The
 // size redistribution uses all cores; the result does not depend on its
@@ -74,12 +75,12 @@ type Dominators struct {
 func ComputeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState) *Dominators {
 	buf := newDomBuffers(g.NumNodes())
 	go buf.populate()
-	return computeDominators(g, roots, p, ds, buf, nil)
+	return computeDominators(g, roots, p, ds, buf, nil, nil)
 }
 
 // domBuffers are the arrays ComputeDominators writes: the two outputs and
-// vp, which holds the DFS order and the predecessor offsets and becomes the
-// Self column. Allocating them up front lets their pages be faulted in on
+// vp, which holds the DFS order and the predecessor offsets, and then the
+// Self column in the offsets' place. Allocating them up front lets their pages be faulted in on
 // another core.
 type domBuffers struct {
 	idom     []int32
@@ -132,9 +133,11 @@ func prefault(p unsafe.Pointer, size uintptr) {
 }
 
 // computeDominators is ComputeDominators writing into buf; it leaves the
-// predecessor array in sc (if not nil) for later passes. It runs the
-// phases of a dominatorPass in order.
-func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf *domBuffers, sc *scratch) *Dominators {
+// predecessor array in sc (if not nil) for later passes, its pages given
+// back to the system, and then calls afterSemis (if not nil): the pass
+// holds the most memory until then. It runs the phases of a dominatorPass
+// in order.
+func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf *domBuffers, sc *scratch, afterSemis func()) *Dominators {
 	doms := &Dominators{Root: g.Root}
 	if g.NumNodes() == 0 {
 		return doms
@@ -144,23 +147,23 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf
 	dp.number(roots, derive)
 	dp.pred = fillPredecessors(g, dp.f, dp.num, dp.pf, dp.numbered)
 	dp.semidominators()
+	if pb := dp.pred.buf; len(pb) > 0 {
+		release(unsafe.Pointer(&pb[0]), uintptr(len(pb))*4)
+	}
 	sc.put(dp.pred.buf)
 	dp.pred = nil
+	if afterSemis != nil {
+		afterSemis()
+	}
 	dp.immediateDominators()
 	redistributed := p.RedistributeShallow && roots != nil && roots.HasUserRoots()
 	dp.retainedSizes(redistributed, roots, ds)
-	if redistributed {
-		dp.selfSizes()
-	} else {
-		doms.Self = buf.vp[:dp.n]
-		g.Nodes.Size.CopyTo(doms.Self, 0)
-	}
 	return doms
 }
 
 // dominatorPass is one run of computeDominators, as phases: number,
 // fillPredecessors, semidominators, immediateDominators, retainedSizes and
-// selfSizes. Its slices are views of the three domBuffers arrays, each
+// Self. Its slices are views of the three domBuffers arrays, each
 // holding in turn what the phase at hand needs (ComputeDominators says
 // why); each phase says what it finds in them and what it leaves:
 //
@@ -173,7 +176,7 @@ func computeDominators(g *model.Graph, roots *Roots, p Policy, ds *DOMState, buf
 //	              (DFS number -> higher-predecessor count, then offset,
 //	              semidominator, immediate dominator; then the
 //	              redistribution's scratch) in the next n+1; then the
-//	              output Self
+//	              output Self's 32-bit words in pf's place
 type dominatorPass struct {
 	g    *model.Graph
 	f    *edgeFilter
@@ -535,7 +538,8 @@ func (dp *dominatorPass) immediateDominators() {
 
 // retainedSizes writes the output Retained into retained, pb being dead:
 // the self sizes first (ShallowSizes' redistribution when redistributed,
-// with pf, dead as well, as its scratch; else g's sizes), then, in
+// with pf, dead as well, as its scratch, then copied into pf's memory as
+// the output Self; else g's sizes, which are Self), then, in
 // decreasing DFS order (vertex), each node's added to its immediate
 // dominator's, and the leftovers' to the root.
 func (dp *dominatorPass) retainedSizes(redistributed bool, roots *Roots, ds *DOMState) {
@@ -543,14 +547,25 @@ func (dp *dominatorPass) retainedSizes(redistributed bool, roots *Roots, ds *DOM
 	dp.pb = nil
 	if redistributed {
 		redistribute(g, roots, ds, dp.pf[:n], retained)
+		dp.doms.Self = model.Uint64sOver(dp.pf[:n:n])
+		for v, s := range retained {
+			dp.doms.Self.Set(v, s)
+		}
 	} else {
 		g.Nodes.Size.CopyTo(retained, 0)
+		// The graph's own column: nothing changes it after the read.
+		dp.doms.Self = g.Nodes.Size
 	}
 	dp.pf = nil
 	for w := dp.numbered - 1; w >= 1; w-- {
 		v := vertex[w]
 		retained[idom[v]] += retained[v]
 	}
+	// The DFS order is dead: its pages go back to the system, so only
+	// Self's half of vp stays resident (-4 bytes a node under all that
+	// runs after the pass; Go would return them only with all of vp).
+	dp.vertex = nil
+	release(unsafe.Pointer(&vertex[0]), uintptr(n)*4)
 	if dp.leftovers != nil {
 		for v := 0; v < n; v++ {
 			if dp.leftovers.Has(v) {
@@ -559,22 +574,6 @@ func (dp *dominatorPass) retainedSizes(redistributed bool, roots *Roots, ds *DOM
 		}
 	}
 	dp.doms.Retained = retained
-}
-
-// selfSizes recovers the redistributed self sizes into vp, vertex being
-// dead: a node's retained size minus its children's. vp becomes the
-// output Self.
-func (dp *dominatorPass) selfSizes() {
-	n, retained, idom := dp.n, dp.buf.retained, dp.buf.idom
-	dp.vertex = nil
-	self := dp.buf.vp[:n]
-	copy(self, retained)
-	for v := 0; v < n; v++ {
-		if p := idom[v]; p >= 0 {
-			self[p] -= retained[v]
-		}
-	}
-	dp.doms.Self = self
 }
 
 // pageOwnedBits materializes the derived page-owned set: the nodes

@@ -3,6 +3,7 @@ package analysis_test
 import (
 	"fmt"
 	"math/rand"
+	"reflect"
 	"testing"
 
 	"github.com/heapx/heapx/analysis"
@@ -76,16 +77,48 @@ func TestDominatorsUnreachable(t *testing.T) {
 // table; inner shortcuts do not retain; page-owned objects are not
 // retained through edges from system objects.
 func TestDominatorsDevToolsRules(t *testing.T) {
+	g := devToolsRulesGraph(100, 10)
+	a, err := analysis.Analyze(g, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := a.Dominators
+	if d.IDom[6] != 5 {
+		t.Errorf("WeakMap value dominated by %d, want its key 5", d.IDom[6])
+	}
+	if d.IDom[7] != 2 {
+		t.Errorf("page-owned Other dominated by %d, want global 2 (Sys -> Other is not essential)", d.IDom[7])
+	}
+	// The table (hidden) is folded into its owner WeakMap's shallow size.
+	if a.Self.At(4) != 0 || a.Self.At(3) != 110 {
+		t.Errorf("shallow sizes table %d WeakMap %d, want 0 and 110", a.Self.At(4), a.Self.At(3))
+	}
+	odom, oret, oself := devtoolsOracle(g)
+	for i := range odom {
+		want := odom[i]
+		if int32(i) == g.Root {
+			want = -1
+		}
+		if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self.At(int(i))) != oself[i] {
+			t.Errorf("node %d: %d/%d/%d, oracle %d/%v/%v", i, d.IDom[i], d.Retained[i], a.Self.At(int(i)), want, oret[i], oself[i])
+		}
+	}
+}
+
+// devToolsRulesGraph is TestDominatorsDevToolsRules' graph, with the
+// WeakMap's table (folded into the WeakMap's shallow size) and the Key of
+// the given sizes.
+func devToolsRulesGraph(tableSize, keySize uint64) *model.Graph {
 	nodes := []analysistest.Node{
-		{Type: "synthetic", Name: "", Size: 0},                           // 0 root
-		{Type: "synthetic", Name: "(GC roots)", Size: 0},                 // 1
-		analysistest.Obj("global", 10),                                   // 2 user root
-		analysistest.Obj("WeakMap", 10),                                  // 3
-		{Type: "hidden", Name: "system / EphemeronHashTable", Size: 100}, // 4 table (id 9)
-		analysistest.Obj("Key", 10),                                      // 5 (id 11)
-		analysistest.Obj("Value", 10),                                    // 6 (id 13)
-		analysistest.Obj("Other", 10),                                    // 7 held by (GC roots) and global
-		analysistest.Obj("Sys", 10),                                      // 8 system object, also points at Other
+		{Type: "synthetic", Name: "", Size: 0},                                 // 0 root
+		{Type: "synthetic", Name: "(GC roots)", Size: 0},                       // 1
+		analysistest.Obj("global", 10),                                         // 2 user root
+		analysistest.Obj("WeakMap", 10),                                        // 3
+		{Type: "hidden", Name: "system / EphemeronHashTable", Size: tableSize}, // 4 table (id 9)
+		analysistest.Obj("Key", keySize),                                       // 5 (id 11)
+		analysistest.Obj("Value", 10),                                          // 6 (id 13)
+		analysistest.Obj("Other", 10),                                          // 7 held by (GC roots) and global
+		analysistest.Obj("Sys", 10),                                            // 8 system object, also points at Other
 	}
 	name := "1 / part of key (Key @11) -> value (Value @13) pair in WeakMap (table @9)"
 	edges := []analysistest.Edge{
@@ -100,31 +133,43 @@ func TestDominatorsDevToolsRules(t *testing.T) {
 		analysistest.Prop(8, 7, "other"),
 		{From: 2, To: 5, Type: analysistest.ShortcutEdge, Name: "short"},
 	}
-	g := analysistest.Build(nodes, edges)
+	return analysistest.Build(nodes, edges)
+}
+
+// Shallow sizes past 2^32, redistributed (the WeakMap's) and raw (the
+// Key's), keep their high words through the pass, the Summary and the
+// results a dump file stores.
+func TestWideShallowSizes(t *testing.T) {
+	const table, key = 1<<33 + 100, 1<<32 + 7
+	g := devToolsRulesGraph(table, key)
 	a, err := analysis.Analyze(g, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := a.Dominators
-	if d.IDom[6] != 5 {
-		t.Errorf("WeakMap value dominated by %d, want its key 5", d.IDom[6])
+	if a.Self.At(3) != 10+table || a.Self.At(4) != 0 || a.Self.At(5) != key {
+		t.Fatalf("shallow sizes WeakMap %d table %d Key %d, want %d, 0, %d", a.Self.At(3), a.Self.At(4), a.Self.At(5), 10+table, uint64(key))
 	}
-	if d.IDom[7] != 2 {
-		t.Errorf("page-owned Other dominated by %d, want global 2 (Sys -> Other is not essential)", d.IDom[7])
+	if lo, narrow := a.Self.Low(); narrow || len(lo) != g.NumNodes() {
+		t.Errorf("Self narrow %v with %d values, want wide with %d", narrow, len(lo), g.NumNodes())
 	}
-	// The table (hidden) is folded into its owner WeakMap's shallow size.
-	if a.Self[4] != 0 || a.Self[3] != 110 {
-		t.Errorf("shallow sizes table %d WeakMap %d, want 0 and 110", a.Self[4], a.Self[3])
+	if got, want := a.Dominators.Retained[g.Root], uint64(5*10+table+key); got != want {
+		t.Errorf("root retains %d, want %d", got, want)
 	}
-	odom, oret, oself := devtoolsOracle(g)
-	for i := range odom {
-		want := odom[i]
-		if int32(i) == g.Root {
-			want = -1
+	for _, c := range a.Summary() {
+		if c.Name == "WeakMap" && (c.Shallow != 10+table || c.Retained != 10+table) {
+			t.Errorf("WeakMap row shallow %d retained %d, want %d both", c.Shallow, c.Retained, 10+table)
 		}
-		if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
-			t.Errorf("node %d: %d/%d/%d, oracle %d/%v/%v", i, d.IDom[i], d.Retained[i], a.Self[i], want, oret[i], oself[i])
-		}
+	}
+	r := a.Results()
+	if err := r.Check(g); err != nil || r.Shallow[3] != 10+table || r.Shallow[5] != key {
+		t.Fatalf("results: %v, shallow %d and %d", err, r.Shallow[3], r.Shallow[5])
+	}
+	b, err := analysis.FromResults(g, r, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Self.At(3) != 10+table || b.Self.At(5) != key || !reflect.DeepEqual(b.Summary(), a.Summary()) {
+		t.Errorf("from results: WeakMap %d, Key %d; the Summary differs: %v", b.Self.At(3), b.Self.At(5), !reflect.DeepEqual(b.Summary(), a.Summary()))
 	}
 }
 
@@ -295,9 +340,9 @@ func TestDominatorsMatchDevToolsOracle(t *testing.T) {
 				want = -1
 			}
 			d := a.Dominators
-			if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
+			if d.IDom[i] != want || float64(d.Retained[i]) != oret[i] || float64(a.Self.At(int(i))) != oself[i] {
 				t.Fatalf("graph %d (n=%d) node %d: idom %d retained %d self %d; DevTools %d %v %v",
-					iter, n, i, d.IDom[i], d.Retained[i], a.Self[i], want, oret[i], oself[i])
+					iter, n, i, d.IDom[i], d.Retained[i], a.Self.At(int(i)), want, oret[i], oself[i])
 			}
 		}
 		// The page-owned set derived during the DFS is FindRoots' one.
@@ -311,8 +356,8 @@ func TestDominatorsMatchDevToolsOracle(t *testing.T) {
 		// the tree.
 		ss := analysis.ShallowSizes(g, fr, a.DOM)
 		for i := range ss {
-			if ss[i] != a.Self[i] {
-				t.Fatalf("graph %d: ShallowSizes[%d] = %d, Self %d", iter, i, ss[i], a.Self[i])
+			if ss[i] != a.Self.At(int(i)) {
+				t.Fatalf("graph %d: ShallowSizes[%d] = %d, Self %d", iter, i, ss[i], a.Self.At(int(i)))
 			}
 		}
 	}
@@ -402,9 +447,9 @@ func FuzzDominators(f *testing.F) {
 			if int32(i) == g.Root {
 				want = -1
 			}
-			if a.Dominators.IDom[i] != want || float64(a.Dominators.Retained[i]) != oret[i] || float64(a.Self[i]) != oself[i] {
+			if a.Dominators.IDom[i] != want || float64(a.Dominators.Retained[i]) != oret[i] || float64(a.Self.At(int(i))) != oself[i] {
 				t.Fatalf("node %d: idom %d retained %d self %d; DevTools %d %v %v",
-					i, a.Dominators.IDom[i], a.Dominators.Retained[i], a.Self[i], want, oret[i], oself[i])
+					i, a.Dominators.IDom[i], a.Dominators.Retained[i], a.Self.At(int(i)), want, oret[i], oself[i])
 			}
 		}
 		a.Summary()

@@ -159,9 +159,9 @@ func checkFidelity(t *testing.T, g *model.Graph, a *analysis.Analysis, gold *gol
 		if uint64(dump.id[i]) != g.Nodes.ID.At(i) {
 			t.Fatalf("node %d: id %d, dump says %d", i, g.Nodes.ID.At(i), dump.id[i])
 		}
-		if float64(a.Self[i]) != dump.self[i] {
+		if float64(a.Self.At(int(i))) != dump.self[i] {
 			if badSelf++; badSelf <= 5 {
-				t.Errorf("node %d @%d %s: self %d, want %v (raw %d)", i, g.Nodes.ID.At(i), g.NodeName(int32(i)), a.Self[i], dump.self[i], g.Nodes.Size.At(i))
+				t.Errorf("node %d @%d %s: self %d, want %v (raw %d)", i, g.Nodes.ID.At(i), g.NodeName(int32(i)), a.Self.At(int(i)), dump.self[i], g.Nodes.Size.At(i))
 			}
 		}
 		if float64(doms.Retained[i]) != dump.retained[i] {

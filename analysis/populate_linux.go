@@ -19,6 +19,24 @@ func populate(p unsafe.Pointer, size uintptr) bool {
 	return syscall.Madvise(unsafe.Slice((*byte)(p), size), madvPopulateWrite) == nil
 }
 
+// release gives the whole pages of [p, p+size) back to the system
+// (MADV_DONTNEED) while the memory stays allocated: for the dead part of a
+// Go array whose other part is still in use, which the collector would
+// return only with the whole array. The pages read as zeros if touched
+// again.
+func release(p unsafe.Pointer, size uintptr) {
+	const page = 4096
+	skip := -uintptr(p) & (page - 1) // to the first whole page
+	if size <= skip {
+		return
+	}
+	whole := (size - skip) &^ (page - 1)
+	if whole == 0 {
+		return
+	}
+	_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, skip)), whole), syscall.MADV_DONTNEED)
+}
+
 // newChunk returns n int32s of memory mapped for the caller alone, which
 // freeChunk unmaps: memory given back the moment it is freed, where a Go
 // allocation stays resident until a collection and the scavenger, neither

@@ -135,9 +135,9 @@ type UnreachableReport struct {
 }
 
 // Unreachable totals the nodes outside reach (as returned by Reachable) by
-// class. sizes is the size column to sum: g.Nodes.Size.Slice() for raw sizes, or
-// ShallowSizes' result for DevTools' adjusted ones.
-func Unreachable(g *model.Graph, reach Bits, cls *Classes, sizes []uint64) *UnreachableReport {
+// class. sizes is the size column to sum: g.Nodes.Size for raw sizes, or
+// Analysis.Self for DevTools' adjusted ones.
+func Unreachable(g *model.Graph, reach Bits, cls *Classes, sizes model.Uint64s) *UnreachableReport {
 	rep := &UnreachableReport{}
 	n := g.NumNodes()
 	idx := map[uint32]int{}
@@ -146,7 +146,8 @@ func Unreachable(g *model.Graph, reach Bits, cls *Classes, sizes []uint64) *Unre
 			continue
 		}
 		rep.Count++
-		rep.Size += sizes[i]
+		size := sizes.At(i)
+		rep.Size += size
 		c := cls.Of[i]
 		j, ok := idx[c]
 		if !ok {
@@ -155,7 +156,7 @@ func Unreachable(g *model.Graph, reach Bits, cls *Classes, sizes []uint64) *Unre
 			rep.ByClass = append(rep.ByClass, ClassTotal{Class: c, Name: cls.Names[c]})
 		}
 		rep.ByClass[j].Count++
-		rep.ByClass[j].Size += sizes[i]
+		rep.ByClass[j].Size += size
 	}
 	sort.Slice(rep.ByClass, func(a, b int) bool {
 		x, y := rep.ByClass[a], rep.ByClass[b]

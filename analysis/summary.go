@@ -46,7 +46,7 @@ type ClassSummary struct {
 // instances sit beside 50,000 reachable ones, would read as VM internals.
 // V8 writes few unreachable objects, and those of the fixtures have no
 // shallow size, so on V8 dumps the column equals DevTools'.
-func Summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, dist []int32) []ClassSummary {
+func Summarize(g *model.Graph, cls *Classes, self model.Uint64s, doms *Dominators, dist []int32) []ClassSummary {
 	return summarize(g, cls, self, doms, dist, nil, nil)
 }
 
@@ -54,7 +54,7 @@ func Summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, di
 // DevTools' aggregatesWithFilter: rows count only kept nodes, and a kept
 // instance's retained size counts unless a kept instance of its class
 // dominates it.
-func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, dist []int32, keep Bits, sc *scratch) []ClassSummary {
+func summarize(g *model.Graph, cls *Classes, self model.Uint64s, doms *Dominators, dist []int32, keep Bits, sc *scratch) []ClassSummary {
 	n := g.NumNodes()
 	nc := len(cls.Names)
 	row := make([]int32, nc) // class -> row index + 1
@@ -67,7 +67,8 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, di
 		root = int(g.Root)
 	}
 	for i := 0; i < n; i++ {
-		if self[i] == 0 || i == root || keep != nil && !keep.Has(i) {
+		size := self.At(i)
+		if size == 0 || i == root || keep != nil && !keep.Has(i) {
 			continue
 		}
 		c := cls.Of[i]
@@ -83,7 +84,7 @@ func summarize(g *model.Graph, cls *Classes, self []uint64, doms *Dominators, di
 		}
 		s := &rows[r-1]
 		s.Count++
-		s.Shallow += self[i]
+		s.Shallow += size
 		if d != NoDistance && (d < s.Distance || s.Distance == NoDistance) {
 			s.Distance = d
 		}
@@ -146,9 +147,9 @@ func dominatorChildren(doms *Dominators, sc *scratch) (first []uint32, kids []in
 // classRetained computes maxRet per class: a node with a non-zero shallow
 // size (and in keep, unless nil) counts unless an ancestor of the same
 // class already counted.
-func classRetained(cls *Classes, self []uint64, doms *Dominators, keep Bits, sc *scratch) []uint64 {
+func classRetained(cls *Classes, self model.Uint64s, doms *Dominators, keep Bits, sc *scratch) []uint64 {
 	return groupRetained(doms, func(v int32) int32 {
-		if self[v] == 0 || keep != nil && !keep.Has(int(v)) {
+		if self.At(int(v)) == 0 || keep != nil && !keep.Has(int(v)) {
 			return -1
 		}
 		return int32(cls.Of[v])

@@ -19,6 +19,12 @@ type Uint64s struct {
 // MakeUint64s returns a column of n zeros (allocated with Alloc).
 func MakeUint64s(n int) Uint64s { return Uint64s{lo: Alloc[uint32](n)} }
 
+// Uint64sOver returns a column whose low words are lo, the caller's
+// memory, which it no longer uses otherwise (a pass's dead scratch array):
+// its values are lo's until Set; high words are allocated, for cap(lo)
+// values, if one is ever needed.
+func Uint64sOver(lo []uint32) Uint64s { return Uint64s{lo: lo} }
+
 // NewUint64s returns a column holding vs.
 func NewUint64s(vs ...uint64) Uint64s {
 	c := MakeUint64s(len(vs))

@@ -455,8 +455,8 @@ func TestDominatorsQuery(t *testing.T) {
 	}
 	a := fixture(t, "node-leak-3").Analysis
 	arr, _ := a.NodeByID(80593)
-	if sum+a.Self[arr] != a.Dominators.Retained[arr] {
-		t.Errorf("classes retain %d + self %d, want the array's %d", sum, a.Self[arr], a.Dominators.Retained[arr])
+	if sum+a.Self.At(int(arr)) != a.Dominators.Retained[arr] {
+		t.Errorf("classes retain %d + self %d, want the array's %d", sum, a.Self.At(int(arr)), a.Dominators.Retained[arr])
 	}
 
 	q := query.Lookup("dominators")

@@ -24,7 +24,7 @@ func instanceIndex(a *analysis.Analysis) (from []uint32, inst []int32) {
 	if leak.Runtime(g) != "v8" {
 		root = g.Root
 	}
-	counted := func(n int32) bool { return a.Self[n] != 0 && n != root }
+	counted := func(n int32) bool { return a.Self.At(int(n)) != 0 && n != root }
 	from = make([]uint32, nc+1)
 	for n, c := range a.Classes.Of {
 		if counted(int32(n)) {

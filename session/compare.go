@@ -222,7 +222,7 @@ func (s *Session) instanceIDs(key string) []uint64 {
 	}
 	var ids []uint64
 	for n, c := range a.Classes.Of {
-		if a.Self[n] != 0 && slices.Contains(classes, c) {
+		if a.Self.At(int(n)) != 0 && slices.Contains(classes, c) {
 			ids = append(ids, s.g.Nodes.ID.At(n))
 		}
 	}

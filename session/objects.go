@@ -94,7 +94,7 @@ func (s *Session) Object(ref string) (*ObjectJSON, error) {
 	g := s.g
 	o := &ObjectJSON{SchemaVersion: SchemaVersion, Object: s.node(n), Category: g.NodeType(n).Category.String(), Dominators: []query.NodeJSON{}}
 	s.prepare()
-	if c := s.a.Classes.Of[n]; s.rowOf[c] >= 0 && s.a.Self[n] != 0 {
+	if c := s.a.Classes.Of[n]; s.rowOf[c] >= 0 && s.a.Self.At(int(n)) != 0 {
 		row := s.classRow(s.classes[s.rowOf[c]])
 		o.Class = &row
 	}
@@ -423,7 +423,7 @@ func (s *Session) ChildClasses(ref string, offset, limit int) (*ChildClassPage, 
 		}
 		gr := &groups[i]
 		gr.Count++
-		gr.ShallowSize += s.a.Self[v]
+		gr.ShallowSize += s.a.Self.At(int(v))
 		gr.RetainedSize += ret[v]
 	}
 	order := make([]int, len(groups))

@@ -478,7 +478,7 @@ func (s *Session) categories() []CategoryJSON {
 	for n, t := range g.Nodes.Type {
 		c := g.NodeTypes[t].Category
 		count[c]++
-		size[c] += s.a.Self[n]
+		size[c] += s.a.Self.At(int(n))
 	}
 	var out []CategoryJSON
 	for c := range count {

@@ -91,7 +91,7 @@ func AllocationSites(a *analysis.Analysis) ([]AllocationSite, error) {
 		nodeSite[v] = s
 		st := &sites[s]
 		st.Count++
-		st.Shallow += a.Self[v]
+		st.Shallow += a.Self.At(int(v))
 		perTrace[ti]++
 		if int(perTrace[ti]) > st.largestObjects {
 			st.largestObjects, st.largestTrace = int(perTrace[ti]), ti

@@ -267,7 +267,7 @@ func (r *TimelineResult) countObjects(a *analysis.Analysis, ss []model.TraceSamp
 		if id&1 == 0 {
 			continue
 		}
-		size := a.Self[v]
+		size := a.Self.At(int(v))
 		k := sort.Search(len(ss), func(i int) bool { return ss[i].LastAssignedID >= id })
 		switch {
 		case k == 0:

@@ -73,7 +73,7 @@ func DominatedByClass(a *analysis.Analysis, n model.NodeIndex, limit int) []Clas
 		}
 		r := &rows[row[c]-1]
 		r.Count++
-		r.Shallow += a.Self[v]
+		r.Shallow += a.Self.At(int(v))
 		r.Retained += ret[v]
 		if ret[v] > ret[r.Example] {
 			r.Example = v

@@ -148,8 +148,8 @@ func TestInspectDominatorTree(t *testing.T) {
 	for _, k := range kids {
 		sum += k.Retained
 	}
-	if sum+a.Self[arr] != a.Dominators.Retained[arr] {
-		t.Errorf("children retain %d + self %d, want the array's %d", sum, a.Self[arr], a.Dominators.Retained[arr])
+	if sum+a.Self.At(int(arr)) != a.Dominators.Retained[arr] {
+		t.Errorf("children retain %d + self %d, want the array's %d", sum, a.Self.At(int(arr)), a.Dominators.Retained[arr])
 	}
 }
 

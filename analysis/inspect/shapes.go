@@ -73,7 +73,7 @@ func ObjectShapes(a *analysis.Analysis, limit int) []ObjectShape {
 	}, func(group []int32) {
 		r := ObjectShape{Name: g.NodeName(group[0]), Properties: slices.Clone(props(group[0], px)), Count: len(group), Example: group[0]}
 		for _, n := range group {
-			r.Shallow += a.Self[n]
+			r.Shallow += a.Self.At(int(n))
 			shape[n] = int32(len(rows) + 1)
 		}
 		rows = append(rows, r)

@@ -55,16 +55,16 @@ func DuplicateStrings(a *analysis.Analysis, limit int) []DuplicateString {
 	}
 	names, self := g.Nodes.Name, a.Self
 	keys := hashKeys(members, func(n int32) uint64 {
-		return maphash.String(hashSeed, g.Strings.At(names[n])) ^ self[n]*0x9e3779b97f4a7c15
+		return maphash.String(hashSeed, g.Strings.At(names[n])) ^ self.At(int(n))*0x9e3779b97f4a7c15
 	})
 	var rows []DuplicateString
 	groupSorted(keys, func(x, y int32) bool {
-		return self[x] == self[y] && (names[x] == names[y] || g.Strings.At(names[x]) == g.Strings.At(names[y]))
+		return self.At(int(x)) == self.At(int(y)) && (names[x] == names[y] || g.Strings.At(names[x]) == g.Strings.At(names[y]))
 	}, func(group []int32) {
 		if len(group) < 2 {
 			return
 		}
-		c, s := uint64(len(group)), self[group[0]]
+		c, s := uint64(len(group)), self.At(int(group[0]))
 		rows = append(rows, DuplicateString{Text: g.Strings.At(names[group[0]]), Count: len(group),
 			Size: s, Total: c * s, Wasted: (c - 1) * s, Example: group[0]})
 	})

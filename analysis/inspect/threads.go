@@ -51,7 +51,7 @@ func ThreadStacks(a *analysis.Analysis) []ThreadStack {
 		if !ok || id == 0 {
 			return HeldValue{Node: model.NoNode}
 		}
-		return HeldValue{Node: n, Shallow: a.Self[n], Retained: a.Dominators.Retained[n]}
+		return HeldValue{Node: n, Shallow: a.Self.At(int(n)), Retained: a.Dominators.Retained[n]}
 	}
 	out := make([]ThreadStack, len(g.Stacks))
 	for i := range g.Stacks {

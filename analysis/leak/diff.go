@@ -153,21 +153,21 @@ func Diff(base, target *analysis.Analysis) *DiffResult {
 		bs, ts := bOrder[bStart[c]:bStart[c+1]], tOrder[tStart[c]:tStart[c+1]]
 		d.BaseCount, d.TargetCount = len(bs), len(ts)
 		for _, v := range bs {
-			d.BaseSize += base.Self[v]
+			d.BaseSize += base.Self.At(int(v))
 		}
 		for _, v := range ts {
-			d.TargetSize += target.Self[v]
+			d.TargetSize += target.Self.At(int(v))
 		}
 		i, j := 0, 0
 		for i < len(bs) || j < len(ts) {
 			switch {
 			case j == len(ts) || i < len(bs) && bid.At(int(bs[i])) < tid.At(int(ts[j])):
 				d.Deleted++
-				d.FreedSize += base.Self[bs[i]]
+				d.FreedSize += base.Self.At(int(bs[i]))
 				i++
 			case i == len(bs) || bid.At(int(bs[i])) > tid.At(int(ts[j])):
 				d.New++
-				d.AllocSize += target.Self[ts[j]]
+				d.AllocSize += target.Self.At(int(ts[j]))
 				if len(d.NewNodes) < MaxDiffExamples {
 					d.NewNodes = append(d.NewNodes, ts[j])
 				}
@@ -231,7 +231,8 @@ func Diff(base, target *analysis.Analysis) *DiffResult {
 func byClassAndID(a *analysis.Analysis, joint []int32, nc int) (order []int32, start []int) {
 	start = make([]int, nc+1)
 	of := a.Classes.Of
-	for v, s := range a.Self {
+	for v := range a.Self.Len() {
+		s := a.Self.At(v)
 		if s != 0 {
 			start[joint[of[v]]+1]++
 		}
@@ -241,7 +242,8 @@ func byClassAndID(a *analysis.Analysis, joint []int32, nc int) (order []int32, s
 	}
 	order = make([]int32, start[nc])
 	next := slices.Clone(start[:nc])
-	for v, s := range a.Self {
+	for v := range a.Self.Len() {
+		s := a.Self.At(v)
 		if s != 0 {
 			c := joint[of[v]]
 			order[next[c]] = int32(v)

@@ -174,7 +174,8 @@ func engineRows(a *analysis.Analysis, rows []ClassGrowth, lastRow []int) []bool 
 	rules := engineRulesFor(g)
 	engine := make([]bool, len(rows))
 	seen := make([]bool, len(a.Classes.Names))
-	for v, size := range a.Self {
+	for v := range a.Self.Len() {
+		size := a.Self.At(v)
 		c := a.Classes.Of[v]
 		if size == 0 || seen[c] {
 			continue
@@ -213,7 +214,7 @@ func classSeries(snaps [][]ClassCount) (rows []ClassGrowth, lastRow []int) {
 // and their shallow sizes, by class; nil without classes. Names and keys
 // are copies: a graph's strings point into its megabyte string chunks,
 // which a Digest must not keep alive.
-func classCounts(self []uint64, cs *analysis.Classes) []ClassCount {
+func classCounts(self model.Uint64s, cs *analysis.Classes) []ClassCount {
 	if cs == nil {
 		return nil
 	}
@@ -221,7 +222,8 @@ func classCounts(self []uint64, cs *analysis.Classes) []ClassCount {
 	for c, name := range cs.Names {
 		out[c] = ClassCount{Name: strings.Clone(name), Key: strings.Clone(cs.Key(uint32(c)))}
 	}
-	for v, size := range self {
+	for v := range self.Len() {
+		size := self.At(v)
 		if size != 0 {
 			c := &out[cs.Of[v]]
 			c.Count++

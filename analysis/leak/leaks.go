@@ -490,7 +490,7 @@ func (s *leakSearch) classHistograms(tops [][]int) []map[uint32]LeakClass {
 		if s.top[i] == int32(i) {
 			h.Reported++
 		}
-		h.Shallow += s.a.Self[v]
+		h.Shallow += s.a.Self.At(int(v))
 		if !seen || s.larger(v, h.Largest) {
 			h.Largest = v
 		}

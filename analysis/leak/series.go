@@ -365,11 +365,9 @@ type ClassCount struct {
 func NewDigest(g *model.Graph, prev *Digest) *Digest {
 	p := analysis.DefaultPolicy(g)
 	dom := analysis.PropagateDOMState(g)
-	var self []uint64
+	self := g.Nodes.Size
 	if p.RedistributeShallow {
-		self = analysis.ShallowSizes(g, analysis.FindRootsWith(g, !p.SkipIntoPageOwned), dom)
-	} else {
-		self = g.Nodes.Size.Slice()
+		self = model.NewUint64s(analysis.ShallowSizes(g, analysis.FindRootsWith(g, !p.SkipIntoPageOwned), dom)...)
 	}
 	return newDigest(g, self, analysis.ClassifyNodes(g, dom), prev)
 }
@@ -384,7 +382,7 @@ func DigestOf(a *analysis.Analysis, prev *Digest) *Digest {
 	return newDigest(a.Graph, a.Self, a.Classes, prev)
 }
 
-func newDigest(g *model.Graph, self []uint64, cs *analysis.Classes, prev *Digest) *Digest {
+func newDigest(g *model.Graph, self model.Uint64s, cs *analysis.Classes, prev *Digest) *Digest {
 	d := &Digest{Runtime: Runtime(g), IDs: IDKindOf(g), Sorted: sortedIDs(g), Classes: classCounts(self, cs), sample: newPairSample(g)}
 	if prev != nil && prev.Runtime == d.Runtime {
 		p := prev.compare(g)
@@ -591,7 +589,7 @@ func ClassLeaks(baseline, target []ClassCount, final *analysis.Analysis) []Class
 	}
 	ret := final.Dominators.Retained
 	for v, c := range final.Classes.Of {
-		if final.Self[v] == 0 {
+		if final.Self.At(int(v)) == 0 {
 			continue
 		}
 		if j := index[finalRow[c]]; j >= 0 {

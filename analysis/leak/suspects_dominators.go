@@ -64,7 +64,7 @@ func (f *suspectFinder) accumulations() []found {
 	}
 	groups := map[groupKey]*classGroup{}
 	for v, p := range doms.IDom {
-		if p < 0 || !grouped.Has(int(p)) || a.Self[v] == 0 {
+		if p < 0 || !grouped.Has(int(p)) || a.Self.At(int(v)) == 0 {
 			continue
 		}
 		key := keyOf(int32(v), p)
@@ -113,7 +113,7 @@ func (f *suspectFinder) accumulations() []found {
 		})
 	}
 	for v, p := range doms.IDom { // collect the groups' objects
-		if p < 0 || !grouped.Has(int(p)) || a.Self[v] == 0 {
+		if p < 0 || !grouped.Has(int(p)) || a.Self.At(int(v)) == 0 {
 			continue
 		}
 		if gr := groups[keyOf(int32(v), p)]; gr != nil && gr.try {

@@ -25,7 +25,7 @@ func flatFile(t testing.TB, name string, analysed bool) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opt.Results = &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained, Dominator: a.Dominators.IDom, Distance: a.Distances}
+		opt.Results = a.Results()
 	}
 	var b bytes.Buffer
 	if err := Write(&b, g, opt); err != nil {

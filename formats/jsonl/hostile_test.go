@@ -39,7 +39,7 @@ func analysed(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &model.Results{Policy: a.Policy.Name, Shallow: a.Self, Retained: a.Dominators.Retained, Dominator: a.Dominators.IDom, Distance: a.Distances}
+	res := a.Results()
 	var buf bytes.Buffer
 	if err := Write(&buf, g, WriteOptions{Results: res}); err != nil {
 		t.Fatal(err)

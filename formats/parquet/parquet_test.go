@@ -163,7 +163,7 @@ func TestObjectsColumns(t *testing.T) {
 	want := parquet.ObjectRow{DumpID: "0123456789abcdef", NodeID: int64(g.Nodes.ID.At(int(best))), Type: "v8:" + g.NodeType(int32(best)).Name,
 		Category: g.NodeType(int32(best)).Category.String(), TypeIndex: int32(g.Nodes.Type[best]), Name: g.NodeName(int32(best)),
 		NameID: int64(g.Nodes.Name[best]), Class: a.Classes.Name(int32(best)), SelfSize: int64(g.Nodes.Size.At(int(best))),
-		ShallowSize: int64(a.Self[best]), RetainedSize: int64(a.Dominators.Retained[best]), Distance: a.Distances[best]}
+		ShallowSize: int64(a.Self.At(int(best))), RetainedSize: int64(a.Dominators.Retained[best]), Distance: a.Distances[best]}
 	if r.Dominator == nil || *r.Dominator != int64(g.Nodes.ID.At(int(a.Dominators.IDom[best]))) {
 		t.Errorf("dominator %v, want node id %d", r.Dominator, g.Nodes.ID.At(int(a.Dominators.IDom[best])))
 	}
