@@ -31,6 +31,9 @@ type Options struct {
 	// it must not be in the directory yet (a partition is never
 	// rewritten).
 	Leaks bool
+	// Dump is how each dump is opened: a core's Binary, source maps and
+	// their warnings. Stored and Progress are the export's own.
+	Dump hx.Options
 	// Generator names the program that writes the partitions.
 	Generator string
 	// Progress, if set, is told how many bytes of the dumps are through
@@ -43,7 +46,7 @@ type Options struct {
 	Command func(paths []string) string
 	// Digest reads the digest of a dump of a leak series that is in the
 	// directory already (made after prev's); nil opens it with
-	// heapx.Open and no options.
+	// heapx.Open and Dump.
 	Digest func(path string, prev *leak.Digest) (*leak.Digest, error)
 }
 
@@ -183,7 +186,7 @@ func (x *exporter) one(path string, with func(a *analysis.Analysis, pd *parquet.
 	if r.Skipped {
 		return r
 	}
-	d, err := hx.Open(path, hx.Options{})
+	d, err := hx.Open(path, x.opened(hx.ReuseStored))
 	if err != nil {
 		r.Err = err
 		return r

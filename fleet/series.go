@@ -74,13 +74,22 @@ func (x *exporter) command(paths []string) string {
 	return strings.Join(paths, " ")
 }
 
+// opened is the Options a dump of the export is opened with: the
+// caller's, with stored results as stored says and no progress of their
+// own (the export counts bytes across dumps).
+func (x *exporter) opened(stored hx.Stored) hx.Options {
+	o := x.opt.Dump
+	o.Stored, o.Progress = stored, nil
+	return o
+}
+
 // digest is the digest of the dump at path, in dir already, made after
 // prev's.
 func (x *exporter) digest(path string, prev *leak.Digest) (*leak.Digest, error) {
 	if x.opt.Digest != nil {
 		return x.opt.Digest(path, prev)
 	}
-	d, err := hx.Open(path, hx.Options{Stored: hx.SkipStored})
+	d, err := hx.Open(path, x.opened(hx.SkipStored))
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats/jsonl"
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/internal/testfixtures"
@@ -43,7 +44,7 @@ func TestConvertRoundTrip(t *testing.T) {
 				t.Errorf("%s has no %s line", flat, g)
 			}
 
-			var info infoJSON
+			var info hx.Info
 			if err := json.Unmarshal([]byte(ok(t, "info", "--json", flat)), &info); err != nil {
 				t.Fatal(err)
 			}

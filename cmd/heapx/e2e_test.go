@@ -249,10 +249,6 @@ func readGolden(t *testing.T, name string) golden {
 	return g
 }
 
-// infoJSON is the object `heapx info --json` prints (heapx.Info), as the
-// tests decode it.
-type infoJSON = hx.Info
-
 // TestInfoJSONMatchesDevTools checks `info --json` on every fixture: the
 // counts and total size DevTools computed, and a census that adds up.
 func TestInfoJSONMatchesDevTools(t *testing.T) {
@@ -260,7 +256,7 @@ func TestInfoJSONMatchesDevTools(t *testing.T) {
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			var info infoJSON
+			var info hx.Info
 			out := ok(t, "info", "--json", f.path)
 			dec := json.NewDecoder(strings.NewReader(out))
 			dec.DisallowUnknownFields() // docs/json.md documents every field

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/fleet"
 	"github.com/heapx/heapx/formats/parquet"
@@ -104,7 +105,9 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 	defer cleanUpOnInterrupt(stderr, "")()
 	start := time.Now()
 	bar := startProgress(stderr, fmt.Sprintf("exporting %d dumps", len(dumps)), -1)
-	results, err := fleet.Export(dir, dumps, fleet.Options{Labels: labels, Jobs: jobs, Leaks: leaks, Generator: generator(),
+	opened := hx.Options{Binary: binaryFor(stderr)}
+	mapOptions(stderr, &opened)
+	results, err := fleet.Export(dir, dumps, fleet.Options{Dump: opened, Labels: labels, Jobs: jobs, Leaks: leaks, Generator: generator(),
 		Progress: func(done, total int64) { bar.setTotal(total); bar.set(done) },
 		Warn:     func(ws []query.Warning) { warnOnStderr(stderr, ws) },
 		Command:  func(p []string) string { return "heapx export --parquet " + dir + " --leaks " + strings.Join(p, " ") },

@@ -76,6 +76,18 @@ func TestNodeCore(t *testing.T) {
 	if r := heapx(t, "stack", exchange); r.code != 0 || !strings.Contains(r.stdout, ex.Stack.Recursion.Function) {
 		t.Errorf("stack of the converted .jsonl: exit %d, no %s frame\n%s%s", r.code, ex.Stack.Recursion.Function, r.stdout, r.stderr)
 	}
+	// A fleet export opens the core with the binary as every command does.
+	fleetDir := t.TempDir()
+	if r := heapx(t, "export", "--parquet", fleetDir, "--binary", bin, core); r.code != 0 {
+		t.Fatalf("export --parquet: exit %d\n%s", r.code, r.stderr)
+	}
+	parts, _ := filepath.Glob(filepath.Join(fleetDir, "dump=*"))
+	if len(parts) != 1 {
+		t.Fatalf("export --parquet wrote %v, want one partition", parts)
+	}
+	if n := count(parts[0]); n != ex.Tickets.Count {
+		t.Errorf("the exported partition: %d %s, want %d", n, ex.Tickets.Class, ex.Tickets.Count)
+	}
 	for _, args := range [][]string{
 		{"top", "-n", "5", core},
 		{"report", core},

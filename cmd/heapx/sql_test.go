@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	hx "github.com/heapx/heapx"
+
 	v8 "github.com/heapx/heapx/formats/v8"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/internal/testfixtures"
@@ -516,7 +518,7 @@ func TestAnalysisCommandsReadDB(t *testing.T) {
 			if !strings.HasPrefix(out, "wrote "+db+" (sqlite, ") {
 				t.Errorf("convert printed %q", out)
 			}
-			var info infoJSON
+			var info hx.Info
 			if err := json.Unmarshal([]byte(ok(t, "info", "--json", db)), &info); err != nil {
 				t.Fatal(err)
 			}
