@@ -302,8 +302,16 @@ func TestScenarioInRunningBrowser(t *testing.T) {
 	if err != nil || len(res.Files) != 3 || len(res.Collections) != 1 {
 		t.Fatalf("%+v, %v", res, err)
 	}
+	// Only pages count: Chromium 156 also lists its own browser_ui
+	// targets (the omnibox popup), which no scenario opens.
 	ts, err := cdp.ListTargets(context.Background(), b.Endpoint)
-	if err != nil || len(ts) != 1 || ts[0].URL != "about:blank" {
+	var pages []cdp.Target
+	for _, tg := range ts {
+		if tg.Type == "page" {
+			pages = append(pages, tg)
+		}
+	}
+	if err != nil || len(pages) != 1 || pages[0].URL != "about:blank" {
 		t.Errorf("pages left: %+v, %v", ts, err)
 	}
 }
