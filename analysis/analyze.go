@@ -278,7 +278,7 @@ func (a *Analysis) Row(nm *Namer, n model.NodeIndex) NodeRow {
 	if a.Distances != nil {
 		r.Distance = a.Distances[n]
 	}
-	if r.Name == contextName {
+	if IsContextName(r.Name) {
 		r.Description = a.ContextName(n)
 	}
 	return r

@@ -20,7 +20,14 @@ const maxScopeDepth = 8
 // IsContext reports whether node n is a V8 context: the variables of a
 // function's, a module's or a block's scope that closures keep.
 func IsContext(g *model.Graph, n model.NodeIndex) bool {
-	return kinds.IsV8(g) && g.NodeName(n) == contextName
+	return kinds.IsV8(g) && IsContextName(g.NodeName(n))
+}
+
+// IsContextName reports whether a V8 node's name is a context's:
+// "system / Context", or, as Chromium 156 names them after their scope,
+// "system / Context / scope @39185" (a class per scope in the Summary).
+func IsContextName(name string) bool {
+	return name == contextName || strings.HasPrefix(name, contextName+" / ")
 }
 
 // ContextName says in words which scope the V8 context n holds the

@@ -181,7 +181,7 @@ func engineRows(a *analysis.Analysis, rows []ClassGrowth, lastRow []int) []bool 
 			continue
 		}
 		seen[c] = true
-		engine[lastRow[c]] = rules.owns(g, k, int32(v)) && g.NodeName(int32(v)) != "system / Context"
+		engine[lastRow[c]] = rules.owns(g, k, int32(v)) && !analysis.IsContextName(g.NodeName(int32(v)))
 	}
 	return engine
 }

@@ -3,6 +3,7 @@ package leak
 import (
 	"strings"
 
+	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/internal/kinds"
 	"github.com/heapx/heapx/model"
 )
@@ -119,7 +120,7 @@ func (f *suspectFinder) machinery(v model.NodeIndex) bool {
 	if f.mach[c] == 0 {
 		is := false
 		switch name := f.a.Classes.Names[c]; {
-		case f.k.NodeOf(f.g, v) == kinds.Closure, name == "system / Context", name == "Promise", name == "Timeout", name == "Immediate":
+		case f.k.NodeOf(f.g, v) == kinds.Closure, analysis.IsContextName(name), name == "Promise", name == "Timeout", name == "Immediate":
 			is = true
 		case name == "Array" || name == "Map" || name == "Set":
 			// The program's collections inside an accumulation (a
@@ -144,7 +145,7 @@ func (f *suspectFinder) machinery(v model.NodeIndex) bool {
 // accumulation: what holds a scope (its closures, the objects holding
 // them) holds everything the scope does, so it names nothing.
 func (f *suspectFinder) isScope(v model.NodeIndex) bool {
-	return f.v8 && f.k.NodeOf(f.g, v) == kinds.Object && f.g.NodeName(v) == "system / Context"
+	return f.v8 && f.k.NodeOf(f.g, v) == kinds.Object && analysis.IsContextName(f.g.NodeName(v))
 }
 
 // moduleScope reports whether scope v is the top-level scope of a

@@ -549,3 +549,35 @@ func TestLeakSuspectsShapes(t *testing.T) {
 		}
 	}
 }
+
+// Chromium 156 names a closure's context after its scope ("system /
+// Context / scope @39185", a class per scope), where Chromium 148 said
+// "system / Context": the contexts are still looked through, so the
+// single-page app's store subscriptions accumulate its 4 ProfileModals,
+// held by the modal's closures, as they did in Chromium 148; and the
+// leak is the modal alone, not the browser's soft-navigation entry.
+func TestSuspectsChromium156Contexts(t *testing.T) {
+	var as []*analysis.Analysis
+	for k := 1; k <= 3; k++ {
+		as = append(as, analysistest.AnalyzeDump(t, "leaks/page-spa-chromium156-"+strconv.Itoa(k)+".heapsnapshot.gz"))
+	}
+	a := as[2]
+	ss := leak.LeakSuspects(a, leak.SuspectOptions{Threshold: 0.05})
+	if len(ss) == 0 {
+		t.Fatal("no suspect")
+	}
+	s := ss[0]
+	if name := a.Classes.Names[s.Class]; name != "ProfileModal" || s.Count != 4 || a.Classes.Names[a.Classes.Of[s.Point]] != "Set" ||
+		len(s.Through) != 1 || s.Through[0].Count != 4 || a.Classes.Names[s.Through[0].Class] != "Function" {
+		t.Errorf("suspect 1: %d %s at %s, through %+v; want 4 ProfileModal in a Set, through 4 closures", s.Count, name, a.Graph.NodeName(s.Point), s.Through)
+	}
+	bd := leak.DigestOf(as[0], nil)
+	r := leak.Leaks(bd, leak.DigestOf(as[1], bd), as[2], leak.LeakOptions{})
+	if len(r.Clusters) != 1 || r.Clusters[0].Classes[0].Name != "ProfileModal" {
+		var got []string
+		for _, c := range r.Clusters {
+			got = append(got, c.Classes[0].Name)
+		}
+		t.Errorf("leaks %q, want ProfileModal's alone", got)
+	}
+}
