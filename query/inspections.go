@@ -260,6 +260,10 @@ func DetachedResult(sn Snapshot, limit int, internals bool) (*Result, error) {
 		leftOut = fmt.Sprintf("V8 marks %s of Node.js's own objects detached (\"Detached Node / BindingData\" and the like in the summary); they are not DOM and are left out (--internals lists them).",
 			humanize.Thousands(uint64(dr.Internal)))
 	}
+	if dr.BlinkInternal > 0 {
+		leftOut = strings.TrimSpace(leftOut + " " + fmt.Sprintf("Chromium keeps %s of Blink's own objects detached in trees of no element (\"Detached blink::SpaceSplitString::Data\" and the like); they hold nothing a page can let go of and are left out (--internals lists them).",
+			humanize.Thousands(uint64(dr.BlinkInternal))))
+	}
 	if len(trees) == 0 {
 		switch dr.Source {
 		case inspect.NoDOM:

@@ -66,6 +66,9 @@ type DetachedDOMResult struct {
 	// Internal counts the detached nodes of the embedder's own objects
 	// left out (0 with DetachedOptions.Internals).
 	Internal int
+	// BlinkInternal counts the detached nodes of the trees of no element
+	// whose root is one of Blink's own objects, left out likewise.
+	BlinkInternal int
 }
 
 // DetachedDOM groups the detached DOM nodes into trees: a detached node is
@@ -94,7 +97,9 @@ type DetachedDOMResult struct {
 // detached ("Detached Node / BindingData" in DevTools' Summary). DevTools
 // and memlab list them as detached DOM; here a tree whose root is such an
 // embedder object ("Node / ...") is left out unless opt.Internals, and
-// counted in Internal: a user can neither act on it nor is it DOM.
+// counted in Internal: a user can neither act on it nor is it DOM. So is
+// a tree of no element whose root is one of Blink's own objects, counted
+// in BlinkInternal.
 func DetachedDOM(a *analysis.Analysis, opt DetachedOptions) *DetachedDOMResult {
 	g, idom := a.Graph, a.Dominators.IDom
 	res := &DetachedDOMResult{Source: DetachednessSource(a)}
@@ -141,8 +146,12 @@ func DetachedDOM(a *analysis.Analysis, opt DetachedOptions) *DetachedDOMResult {
 	if !opt.Internals {
 		kept := rows[:0]
 		for _, r := range rows {
-			if embedderObject(g, r.Root) {
+			switch {
+			case embedderObject(g, r.Root):
 				res.Internal += r.Nodes
+				continue
+			case r.Elements == 0 && blinkObject(g, r.Root):
+				res.BlinkInternal += r.Nodes
 				continue
 			}
 			kept = append(kept, r)
@@ -181,6 +190,14 @@ const embedderPrefix = "Node / "
 // objects rather than a DOM node.
 func embedderObject(g *model.Graph, n model.NodeIndex) bool {
 	return strings.HasPrefix(strings.TrimPrefix(g.NodeName(n), analysis.DetachedPrefix), embedderPrefix)
+}
+
+// blinkObject reports whether n is one of Blink's own C++ objects
+// ("Detached blink::SpaceSplitString::Data", an element's class list
+// storage Chromium 156 keeps detached once its element is gone): a tree of
+// such objects holds no element a page could let go of.
+func blinkObject(g *model.Graph, n model.NodeIndex) bool {
+	return strings.HasPrefix(strings.TrimPrefix(g.NodeName(n), analysis.DetachedPrefix), "blink::")
 }
 
 // Firefox's DOM in a core dump: nsIContent nodes linked by "Child Node"

@@ -43,6 +43,27 @@ func TestDetachedDOMFirefox(t *testing.T) {
 	}
 }
 
+// Chromium 156 keeps an element's class-list storage detached after the
+// element is gone ("Detached blink::SpaceSplitString::Data" under a
+// "Detached blink::UniqueElementData"): a tree of no element, left out
+// unless asked for. The page's four closed panels (41 elements each) are
+// the trees.
+func TestDetachedDOMBlinkInternals(t *testing.T) {
+	a := analysistest.AnalyzeDump(t, "leaks/page-detached-chromium156-3.heapsnapshot.gz")
+	res := inspect.DetachedDOM(a, inspect.DetachedOptions{})
+	var got []string
+	for _, tr := range res.Trees {
+		got = append(got, fmt.Sprintf("%s %d", tr.Name, tr.Elements))
+	}
+	if res.Total != 4 || res.BlinkInternal != 2 || res.Internal != 0 || !strings.HasPrefix(strings.Join(got, ", "), "Detached <section class=\"panel\"> 41, ") {
+		t.Errorf("%d trees (%s), %d of Blink's own, %d of the embedder's; want the 4 panels, 2 of Blink's", res.Total, strings.Join(got, ", "), res.BlinkInternal, res.Internal)
+	}
+	all := inspect.DetachedDOM(a, inspect.DetachedOptions{Internals: true})
+	if all.Total != 6 || all.BlinkInternal != 0 || all.Trees[5].Elements != 0 || !strings.Contains(all.Trees[5].Name, "blink::SpaceSplitString::Data") {
+		t.Errorf("with Internals: %d trees, last %+v", all.Total, all.Trees[len(all.Trees)-1])
+	}
+}
+
 // Node.js has no DOM; V8 marks 8 of its binding objects detached (19
 // nodes with what propagation reaches), which DevTools lists as "Detached
 // Node / BindingData". They are left out unless asked for. A JVM heap has

@@ -187,8 +187,10 @@ func Leaks(baseline, target *Digest, final *analysis.Analysis, opt LeakOptions) 
 
 // dropBrowserBookkeeping leaves out, without Internals, the clusters of
 // nothing but a browser's bookkeeping: its timing entries
-// (browserTimingEntries) and the internal vector that grew to hold them,
-// whose top is that vector (an InternalNode), not an entry.
+// (browserTimingEntries), the internal vector that grew to hold them,
+// whose top is that vector (an InternalNode), not an entry, and Blink's
+// own C++ objects (blinkInternal), such as a layout or hit-test cache
+// entry Chromium 156 keeps from the last click.
 func (s *leakSearch) dropBrowserBookkeeping() {
 	if s.opt.Internals {
 		return
@@ -205,14 +207,24 @@ func (s *leakSearch) dropBrowserBookkeeping() {
 }
 
 // onlyBookkeeping reports whether a cluster's classes are all a browser's
-// timing entries and internal nodes.
+// timing entries, internal nodes and Blink's own objects.
 func onlyBookkeeping(classes []LeakClass) bool {
 	for _, x := range classes {
-		if name := strings.TrimPrefix(x.Name, "Detached "); name != "InternalNode" && !browserTimingEntries[name] {
+		name := strings.TrimPrefix(x.Name, "Detached ")
+		if name != "InternalNode" && !browserTimingEntries[name] && !blinkInternal(name) {
 			return false
 		}
 	}
 	return true
+}
+
+// blinkInternal reports whether a class is one of Blink's C++ objects
+// (blink::LayoutResult, blink::HitTestData): the page reaches them only
+// through its DOM nodes and JavaScript objects, which a leak of its own
+// always has among its classes, so a cluster of nothing else is the
+// browser's.
+func blinkInternal(class string) bool {
+	return strings.HasPrefix(class, "blink::") || strings.HasPrefix(class, "cppgc::")
 }
 
 // countNew counts the ids of tIDs that are not in bIDs: the objects
@@ -331,7 +343,7 @@ func (s *leakSearch) isEngineObject(v int32) bool {
 		return true
 	case kinds.Object:
 		name := s.g.NodeName(v)
-		return strings.HasPrefix(name, "system / ") && name != "system / Context"
+		return strings.HasPrefix(name, "system / ") && !analysis.IsContextName(name)
 	case kinds.Native:
 		return browserTimingEntries[strings.TrimPrefix(s.g.NodeName(v), "Detached ")]
 	}
@@ -352,6 +364,8 @@ var browserTimingEntries = map[string]bool{
 	"PerformanceLongTaskTiming": true, "TaskAttributionTiming": true, "LargestContentfulPaint": true,
 	"LayoutShift": true, "LayoutShiftAttribution": true, "PerformanceElementTiming": true, "VisibilityStateEntry": true,
 	"PerformanceServerTiming": true,
+	// Chromium 156's soft navigations: the paint after an interaction.
+	"InteractionContentfulPaint": true, "SoftNavigationEntry": true, "PerformanceSoftNavigation": true,
 }
 
 // groupByTrace traces the tops and groups them by trace shape, counting
@@ -575,7 +589,8 @@ func isTrivialLeak(k *kinds.Table, g *model.Graph, v int32) bool {
 // what they hold: a list's Item before the data of its 300,000 items),
 // then by count, then by name. A class of JavaScript objects comes before
 // the browser's native ones of the same origin: a page's leaked Dialog
-// names what leaked better than the detached Text nodes it holds.
+// names what leaked better than the detached Text nodes it holds, and
+// those before Blink's own objects (blink::UniqueElementData).
 func leakClasses(a *analysis.Analysis, k *kinds.Table, h map[uint32]LeakClass) []LeakClass {
 	rows := make([]LeakClass, 0, len(h))
 	for c, x := range h {
@@ -590,6 +605,11 @@ func leakClasses(a *analysis.Analysis, k *kinds.Table, h map[uint32]LeakClass) [
 		}
 		if nx, ny := native(rows[x]), native(rows[y]); nx != ny {
 			return ny
+		}
+		// Of the browser's objects, the DOM nodes a page made before
+		// Blink's own that hang from them.
+		if bx, by := blinkInternal(strings.TrimPrefix(rows[x].Name, "Detached ")), blinkInternal(strings.TrimPrefix(rows[y].Name, "Detached ")); bx != by {
+			return by
 		}
 		if rows[x].Reported != rows[y].Reported {
 			return rows[x].Reported > rows[y].Reported

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +98,12 @@ func TestScenarioDetachedSubtree(t *testing.T) {
 		t.Errorf("collections %v, want closedPanels growing by one", cs)
 	}
 	detached := reportPart(t, &d, "detached")
-	if len(detached) != 4 || !strings.HasSuffix(fmt.Sprint(detached[3]["held_by"]), "[3]") {
+	slots := map[string]bool{}
+	for _, tr := range detached {
+		held := fmt.Sprint(tr["held_by"])
+		slots[held[strings.LastIndex(held, " ")+1:]] = true
+	}
+	if len(detached) != 4 || !slots["[0]"] || !slots["[1]"] || !slots["[2]"] || !slots["[3]"] {
 		t.Errorf("detached trees %v, want 4 held by the array's slots", detached)
 	}
 	for _, name := range []string{"baseline", "target", "final"} {
@@ -127,11 +133,15 @@ func TestScenarioWindowListeners(t *testing.T) {
 		"JS event listeners grew at every repetition: ",
 		"window  resize         1      4  +1              () => {  /listeners.html:15:21",
 		"EventListener @", "V8EventListener @",
-		"->this                 Dialog @",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report lacks %q:\n%s", want, text)
 		}
+	}
+	// The path's edge column is as wide as its widest edge, which the
+	// browser's version changes.
+	if !regexp.MustCompile(`\n->this +Dialog @`).MatchString(text) {
+		t.Errorf("the leak path does not end at ->this Dialog:\n%s", text)
 	}
 }
 
@@ -173,11 +183,13 @@ func TestScenarioComponentCache(t *testing.T) {
 // history.back()) whose profile modal subscribes to a store and never
 // unsubscribes: the leak's path goes through the store's subscribers Set
 // to the ProfileModal, the Set grows by one a repetition, the suspect is
-// the store, and no new document was loaded.
+// the store, and no new document was loaded. The four modals retain 9-10%
+// of the page's heap (1.2 MB in Chromium 156, 1.1 MB in 148), so the
+// suspects' threshold is 5%.
 func TestScenarioSinglePageApp(t *testing.T) {
 	base := scenarioPages(t)
 	r := heapx(t, "scenario", "--url", base+"/spa/", "--setup", "click nav a[href=\"/spa/people\"]\nwait li a",
-		"--action", "click a[href=\"/spa/people/3\"]\nwait .modal h2", "--back", "click .close-modal", "--json")
+		"--action", "click a[href=\"/spa/people/3\"]\nwait .modal h2", "--back", "click .close-modal", "--json", "--threshold", "5")
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
