@@ -21,11 +21,6 @@ import (
 // tests') each see their own flag.
 var binaries sync.Map
 
-// binaryPath is the --binary flag of the latest run, for code that reads
-// a core without load (heapx stack); runs in parallel in one process
-// should use binaryFor.
-var binaryPath string
-
 // binaryFor returns the --binary flag of the run whose stderr is stderr.
 func binaryFor(stderr *os.File) string {
 	b, _ := binaries.Load(stderr)

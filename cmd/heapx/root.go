@@ -58,7 +58,6 @@ gzip-compressed, and Node.js core dumps (x86-64 Linux, with --binary).`,
 	root.PersistentFlags().BoolVar(&noSourceMaps, "no-source-maps", false, "show positions in minified scripts and the minifier's names as the dump has them, without their source maps")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		binaries.Store(stderr, binary)
-		binaryPath = binary
 		sourceMapsOff.Store(stderr, noSourceMaps)
 	}
 	root.AddCommand(newReportCmd(stderr), newInfoCmd(stderr), newConvertCmd(stderr), newSQLCmd(stderr), newServeCmd(stderr), newMCPCmd(stderr), newListCmd())

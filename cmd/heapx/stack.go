@@ -45,7 +45,7 @@ lists every one. With --json the stacks are printed as one JSON object
 (docs/json.md).`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := readStacks(args[0], binaryPath, stderr)
+			out, err := readStacks(args[0], binaryFor(stderr), stderr)
 			if err != nil {
 				return err
 			}
