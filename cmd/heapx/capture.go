@@ -20,6 +20,7 @@ import (
 	"github.com/heapx/heapx/capture/cdp"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/progress"
 )
 
 // captureOptions are the flags of `heapx capture`.
@@ -216,10 +217,10 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 	defer cancel(nil)
 	stopInterrupt := onInterrupt(cancel)
 	defer stopInterrupt()
-	prog := &captureProgress{w: stderr}
+	prog := &progress.Phases{W: stderr}
 	co.Progress, co.ProgramOutput = prog, stderr
 	co.Wrote = func(f capture.File) {
-		prog.finish()
+		prog.Finish()
 		sayWritten(said, stderr, f)
 	}
 	// SIGUSR1 takes a snapshot of a series at once, whatever else says
@@ -240,7 +241,7 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 		}
 	}
 	res, err := capture.Run(ctx, co)
-	prog.finish()
+	prog.Finish()
 	// From here on an interrupt is an interrupt of heapx report.
 	stopInterrupt()
 	if err != nil {
@@ -338,40 +339,5 @@ func onInterrupt(cancel context.CancelCauseFunc) (stop func()) {
 			close(done)
 			signal.Stop(sigs)
 		})
-	}
-}
-
-// captureProgress shows a capture's phases as progress bars on stderr (a
-// terminal only; see progress), one bar per phase.
-type captureProgress struct {
-	mu  sync.Mutex
-	w   *os.File
-	bar *progress
-}
-
-func (p *captureProgress) Phase(label string, total int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.done()
-	}
-	p.bar = startProgress(p.w, label, total)
-}
-
-func (p *captureProgress) Set(done int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.set(done)
-	}
-}
-
-// finish removes the bar of the last phase.
-func (p *captureProgress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.done()
-		p.bar = nil
 	}
 }

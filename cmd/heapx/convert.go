@@ -17,6 +17,7 @@ import (
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/progress"
 )
 
 func newConvertCmd(stderr *os.File) *cobra.Command {
@@ -132,17 +133,17 @@ func convertDump(stdout io.Writer, stderr *os.File, in, out string, of *formats.
 	}
 	start := time.Now()
 	// The bar starts with the write, after the warnings.
-	var bar *progress
+	var bar *progress.Bar
 	var started sync.Once
 	wopt.Progress = func(done, _ int64) {
 		started.Do(func() {
-			bar = startProgress(stderr, "writing "+filepath.Base(out), int64(d.Graph().NumNodes()+d.Graph().NumEdges()))
+			bar = progress.Start(stderr, "writing "+filepath.Base(out), int64(d.Graph().NumNodes()+d.Graph().NumEdges()))
 		})
-		bar.set(done)
+		bar.Set(done)
 	}
 	w, err := d.Write(out, of, wopt)
 	if bar != nil {
-		bar.done()
+		bar.Done()
 	}
 	if err != nil {
 		return err

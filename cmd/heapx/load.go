@@ -10,6 +10,7 @@ import (
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/leak"
+	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/sourcemaps"
@@ -79,7 +80,7 @@ func profileResolver(path string, p *model.SamplingProfile, stderr *os.File) *an
 // that draw its progress.
 type dump struct {
 	*hx.Dump
-	bars *stageBars
+	bars *progress.Stages
 }
 
 // load opens the heap dump at path in whatever format it is (heapx.Open),
@@ -93,10 +94,10 @@ func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
 		opts.Binary = binaryFor(stderr)
 	}
 	mapOptions(stderr, &opts)
-	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
-	opts.Progress = bars.set
+	bars := &progress.Stages{W: stderr, Name: filepath.Base(path)}
+	opts.Progress = bars.Set
 	d, err := hx.Open(path, opts)
-	bars.done()
+	bars.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
 // terminal when it is slow.
 func (d *dump) analysis() (*analysis.Analysis, error) {
 	a, err := d.Analysis()
-	d.bars.done()
+	d.bars.Done()
 	return a, err
 }
 
@@ -159,38 +160,6 @@ func loadDigest(path string, prev *leak.Digest, stderr *os.File) (*leak.Digest, 
 	if err != nil {
 		return nil, err
 	}
-	defer d.bars.done()
+	defer d.bars.Done()
 	return d.Digest(prev), nil
-}
-
-// stageBars draws the stages heapx.Options.Progress reports, one at a
-// time: a bar while reading, a spinner while analysing, labelled with the
-// stage and the file's name.
-type stageBars struct {
-	stderr *os.File
-	name   string
-	stage  hx.Stage
-	bar    *progress // nil between stages
-}
-
-// set is a heapx.Options.Progress. A stage's first call comes before
-// its work starts, so the calls that follow, from whatever goroutine,
-// only read b.
-func (b *stageBars) set(stage hx.Stage, done, total int64) {
-	if b.bar == nil || stage != b.stage {
-		b.done()
-		b.stage, b.bar = stage, startProgress(b.stderr, stage.String()+" "+b.name, total)
-	}
-	if total > 0 {
-		b.bar.setTotal(total)
-	}
-	b.bar.set(done)
-}
-
-// done removes the bar of the stage that ended, if one is drawn.
-func (b *stageBars) done() {
-	if b.bar != nil {
-		b.bar.done()
-		b.bar = nil
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/heapx/heapx/capture"
 	"github.com/heapx/heapx/capture/cdp"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/report"
 )
 
@@ -168,20 +169,20 @@ func runScenario(cmd *cobra.Command, o *scenarioFlags, rf *reportFlags, args []s
 	defer cancel(nil)
 	stopInterrupt := onInterrupt(cancel)
 	defer stopInterrupt()
-	prog := &captureProgress{w: stderr}
+	prog := &progress.Phases{W: stderr}
 	so.Progress = prog
 	so.Said = func(s string) {
-		prog.finish()
+		prog.Finish()
 		fmt.Fprintf(stderr, "heapx: %s\n", s)
 	}
 	if keep {
 		so.Wrote = func(f capture.File) {
-			prog.finish()
+			prog.Finish()
 			fmt.Fprintf(stderr, "heapx: wrote %s (%s)\n", f.Path, humanize.Size(uint64(f.Size)))
 		}
 	}
 	res, err := capture.RunScenario(ctx, so)
-	prog.finish()
+	prog.Finish()
 	stopInterrupt()
 	if err != nil {
 		if keep && res != nil && len(res.Files) > 0 {

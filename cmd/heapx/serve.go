@@ -23,6 +23,7 @@ import (
 	"golang.org/x/term"
 
 	hsql "github.com/heapx/heapx/formats/sqlite"
+	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/report"
 	"github.com/heapx/heapx/serve"
@@ -141,9 +142,9 @@ func openSession(args []string, binary, openSeries string, stderr *os.File) (*se
 	}
 	// The page shows them first; the terminal too.
 	warnOnStderr(stderr, s.Info().Warnings)
-	spin := startProgress(stderr, "preparing the views", -1)
+	spin := progress.Start(stderr, "preparing the views", -1)
 	err = s.Prepare()
-	spin.done()
+	spin.Done()
 	// What preparing the report used and dropped goes back to the
 	// system now, not when the next garbage collection of a heap this
 	// size comes, which a server that only reads may never reach.
@@ -176,7 +177,7 @@ func openTraceSession(args []string, stderr *os.File) (*session.Session, error) 
 	if len(args) > 1 {
 		return nil, fmt.Errorf("%s is a memory trace, which is served alone: a trace has no baselines (give BASELINEs with a heap snapshot)", args[0])
 	}
-	spin := startProgress(stderr, "analysing the object lifetimes", -1)
+	spin := progress.Start(stderr, "analysing the object lifetimes", -1)
 	var opt session.Options
 	mapOptions(stderr, &opt.Dump)
 	s, err := session.OpenTrace(args[0], opt)
@@ -184,7 +185,7 @@ func openTraceSession(args []string, stderr *os.File) (*session.Session, error) 
 	if err == nil {
 		doc, err = s.Report()
 	}
-	spin.done()
+	spin.Done()
 	if err != nil {
 		return nil, err
 	}
