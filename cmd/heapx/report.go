@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -132,22 +130,7 @@ func (rf *reportFlags) write(cmd *cobra.Command, stderr *os.File, r *report.Repo
 	case rf.htmlPath != "":
 		// An interrupt must not leave the temporary page behind.
 		stop := cleanUpOnInterrupt(stderr, rf.htmlPath)
-		err = formats.WriteFileAtomic(rf.htmlPath, func(tmp string) error {
-			f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
-			if err != nil {
-				return err
-			}
-			bw := bufio.NewWriter(f)
-			if err := r.Write(bw, render.HTML); err != nil {
-				f.Close()
-				return err
-			}
-			if err := bw.Flush(); err != nil {
-				f.Close()
-				return err
-			}
-			return f.Close()
-		}, inputs...)
+		err = r.WriteFile(rf.htmlPath, render.HTML, inputs...)
 		stop()
 		if err == nil && !rf.asJSON {
 			_, err = fmt.Fprintf(out, "wrote %s\n", rf.htmlPath)
