@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -160,11 +159,11 @@ func checkCapture(cmd *cobra.Command, o captureOptions, argv []string) (capture.
 		return co, errors.New("--sampling-interval is a flag of --sampling")
 	}
 	if o.grow != "" {
-		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.grow), "%"), 64)
-		if err != nil || v <= 0 {
+		g, err := capture.ParseGrowth(o.grow)
+		if err != nil {
 			return co, fmt.Errorf("--grow: %q is not a percentage above 0 (example: 20%%)", o.grow)
 		}
-		co.Grow = v / 100
+		co.Grow = g
 	}
 	if cmd.Flags().Changed("count") {
 		co.Count = o.count
@@ -271,31 +270,10 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 
 // sayWritten says a file was written, with what it holds.
 func sayWritten(said io.Writer, stderr *os.File, f capture.File) {
-	size := humanize.Size(uint64(f.Size))
-	switch {
-	case f.Timeline != nil:
-		st := f.Timeline
-		fmt.Fprintf(said, "wrote %s (%s): allocations tracked for %.1f s%s in %d intervals; live objects %s at the start, %s at the end (at most %s)\n",
-			f.Path, size, st.Duration.Seconds(), finishedNote(st.Finished), st.Updates,
-			humanize.Thousands(uint64(st.StartObjects)), humanize.Thousands(uint64(st.Objects)), humanize.Thousands(uint64(st.PeakObjects)))
-	case f.Sampling != nil:
-		st := f.Sampling
-		if !st.Collected {
-			fmt.Fprintln(stderr, "heapx: warning: this V8 cannot keep samples of objects the garbage collector freed (V8 11 and later can): the profile has only what was alive at its end")
-		}
-		fmt.Fprintf(said, "wrote %s (%s): %s samples standing for %s allocated%s\n", f.Path, size, humanize.Thousands(uint64(st.Samples)), humanize.Size(uint64(st.Bytes)), finishedNote(st.Finished))
-	default:
-		fmt.Fprintf(said, "wrote %s (%s)\n", f.Path, size)
+	if f.Sampling != nil && !f.Sampling.Collected {
+		fmt.Fprintln(stderr, "heapx: warning: this V8 cannot keep samples of objects the garbage collector freed (V8 11 and later can): the profile has only what was alive at its end")
 	}
-}
-
-// finishedNote says, when it did, that the program finished before the
-// time a timeline or profile was to take.
-func finishedNote(finished bool) string {
-	if finished {
-		return " (until the program ended)"
-	}
-	return ""
+	fmt.Fprintf(said, "wrote %s\n", f)
 }
 
 // fileSize is the size of a file written, for the user.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/heapx/heapx/capture"
 	"github.com/heapx/heapx/capture/cdp"
-	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/report"
 )
@@ -178,7 +177,7 @@ func runScenario(cmd *cobra.Command, o *scenarioFlags, rf *reportFlags, args []s
 	if keep {
 		so.Wrote = func(f capture.File) {
 			prog.Finish()
-			fmt.Fprintf(stderr, "heapx: wrote %s (%s)\n", f.Path, humanize.Size(uint64(f.Size)))
+			fmt.Fprintf(stderr, "heapx: wrote %s\n", f)
 		}
 	}
 	res, err := capture.RunScenario(ctx, so)
