@@ -21,7 +21,6 @@ import (
 // loaded and analysed in command-line order before it runs.
 func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 	var asJSON, asCSV bool
-	vals := map[string]any{} // pointers to flag variables, by argument name
 	c := &cobra.Command{
 		Use:   q.Name + " " + q.Usage,
 		Short: q.Title,
@@ -36,9 +35,13 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 			if asJSON && asCSV {
 				return errors.New("--json and --csv cannot be used together")
 			}
-			values, err := argValues(q, vals)
-			if err != nil {
-				return err
+			values := map[string]any{}
+			for _, a := range q.Args {
+				v, err := a.Parse(cmd.Flags().Lookup(a.Name).Value.String())
+				if err != nil {
+					return fmt.Errorf("--%s: %w", a.Name, err)
+				}
+				values[a.Name] = v
 			}
 			ctx := &query.Context{Values: values}
 			var prev *leak.Digest
@@ -91,15 +94,15 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 	for _, a := range q.Args {
 		switch a.Kind {
 		case query.IntArg:
-			vals[a.Name] = f.IntP(a.Name, a.Short, a.Default.(int), a.Help)
+			f.IntP(a.Name, a.Short, a.Default.(int), a.Help)
 		case query.StringArg:
-			vals[a.Name] = f.StringP(a.Name, a.Short, a.Default.(string), a.Help)
+			f.StringP(a.Name, a.Short, a.Default.(string), a.Help)
 		case query.BoolArg:
-			vals[a.Name] = f.BoolP(a.Name, a.Short, a.Default.(bool), a.Help)
+			f.BoolP(a.Name, a.Short, a.Default.(bool), a.Help)
 		case query.FloatArg:
-			vals[a.Name] = f.Float64P(a.Name, a.Short, a.Default.(float64), a.Help)
+			f.Float64P(a.Name, a.Short, a.Default.(float64), a.Help)
 		case query.SizeArg:
-			vals[a.Name] = f.StringP(a.Name, a.Short, sizeDefault(a.Default.(uint64)), a.Help+" (e.g. 10MB, 512kB, 1GiB)")
+			f.StringP(a.Name, a.Short, sizeDefault(a.Default.(uint64)), a.Help+" (e.g. 10MB, 512kB, 1GiB)")
 		}
 		if a.Required {
 			if err := c.MarkFlagRequired(a.Name); err != nil {
@@ -136,32 +139,6 @@ func sizeDefault(n uint64) string {
 		return "0"
 	}
 	return humanize.Size(n)
-}
-
-// argValues reads the flag variables into the typed values queries get.
-func argValues(q *query.Query, vals map[string]any) (map[string]any, error) {
-	out := make(map[string]any, len(q.Args))
-	for _, a := range q.Args {
-		switch p := vals[a.Name].(type) {
-		case *int:
-			out[a.Name] = *p
-		case *bool:
-			out[a.Name] = *p
-		case *float64:
-			out[a.Name] = *p
-		case *string:
-			if a.Kind != query.SizeArg {
-				out[a.Name] = *p
-				continue
-			}
-			n, err := humanize.ParseSize(*p)
-			if err != nil {
-				return nil, fmt.Errorf("--%s: %w", a.Name, err)
-			}
-			out[a.Name] = n
-		}
-	}
-	return out, nil
 }
 
 // inputsWanted says how many snapshots a query takes, in words.
