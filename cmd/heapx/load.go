@@ -11,9 +11,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/leak"
 	"github.com/heapx/heapx/internal/progress"
-	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
-	"github.com/heapx/heapx/sourcemaps"
 )
 
 // binaries maps a run's stderr to its root --binary flag (the node
@@ -59,21 +57,6 @@ func openTrace(path string, stderr *os.File) (*query.Trace, error) {
 	var opts hx.Options
 	mapOptions(stderr, &opts)
 	return hx.OpenTraceOptions(path, opts)
-}
-
-// profileResolver is the Resolver of a sampling heap profile's
-// positions (which name their scripts), through the scripts' source maps
-// unless --no-source-maps; the profile's functions get the maps' names.
-func profileResolver(path string, p *model.SamplingProfile, stderr *os.File) *analysis.Resolver {
-	res := analysis.NewResolver(nil)
-	var opts hx.Options
-	mapOptions(stderr, &opts)
-	if !opts.NoSourceMaps {
-		maps := sourcemaps.ForDump(path, nil, opts.Warn)
-		sourcemaps.RenameProfile(p, maps)
-		res.SetMapper(maps)
-	}
-	return res
 }
 
 // dump is a heap dump opened through the heapx package, with the bars

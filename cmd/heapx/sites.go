@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats/heapprofile"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -72,7 +73,9 @@ every step (heapx site-growth).`,
 				if churn {
 					return fmt.Errorf("%s: --churn needs a timeline (heapx capture --timeline) or a dump taken with node --track-heap-objects: a sampling heap profile keeps the samples of collected objects but does not say which were collected", path)
 				}
-				p, err := heapprofile.ReadFile(path)
+				var opts hx.Options
+				mapOptions(stderr, &opts)
+				p, res, err := hx.OpenProfile(path, opts)
 				if err != nil {
 					return err
 				}
@@ -83,7 +86,7 @@ every step (heapx site-growth).`,
 				case bottomUp:
 					view = query.SitesBottomUp
 				}
-				if r, err = query.ProfileSites(path, p, profileResolver(path, p, stderr), view, limit); err != nil {
+				if r, err = query.ProfileSites(path, p, res, view, limit); err != nil {
 					return err
 				}
 			} else {
