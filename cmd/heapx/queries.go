@@ -43,49 +43,7 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 				}
 				values[a.Name] = v
 			}
-			ctx := &query.Context{Values: values}
-			var prev *leak.Digest
-			for i, path := range args {
-				if q.Traces {
-					t, err := openTrace(path, stderr)
-					if err != nil {
-						return err
-					}
-					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Trace: t})
-					continue
-				}
-				if q.EarlierAsDigests && i < len(args)-1 {
-					// Only the digest is kept: the graph is garbage
-					// before the next file is read.
-					d, err := loadDigest(path, prev, stderr)
-					if err != nil {
-						return err
-					}
-					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Digest: d})
-					prev = d
-					continue
-				}
-				_, a, err := loadAndAnalyze(path, stderr)
-				if err != nil {
-					return err
-				}
-				ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Analysis: a})
-			}
-			r, err := q.Exec(ctx)
-			if err != nil {
-				return err
-			}
-			f := outputForm(asJSON, asCSV)
-			if f != render.Text {
-				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
-			}
-			if err := render.Write(cmd.OutOrStdout(), r, f, render.Options{Inputs: args}); err != nil {
-				return err
-			}
-			if r.Failed != "" {
-				return errors.New(r.Failed)
-			}
-			return nil
+			return runQuery(cmd, q, args, values, outputForm(asJSON, asCSV), stderr)
 		},
 	}
 	f := c.Flags()
@@ -111,6 +69,55 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 		}
 	}
 	return c
+}
+
+// runQuery reads the files at paths as q takes them (memory traces, the
+// digests of all but the last, or analysed snapshots), runs q on them with
+// values and prints its result in form f; a gate that failed is the
+// error.
+func runQuery(cmd *cobra.Command, q *query.Query, paths []string, values map[string]any, f render.Format, stderr *os.File) error {
+	ctx := &query.Context{Values: values}
+	var prev *leak.Digest
+	for i, path := range paths {
+		if q.Traces {
+			t, err := openTrace(path, stderr)
+			if err != nil {
+				return err
+			}
+			ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Trace: t})
+			continue
+		}
+		if q.EarlierAsDigests && i < len(paths)-1 {
+			// Only the digest is kept: the graph is garbage
+			// before the next file is read.
+			d, err := loadDigest(path, prev, stderr)
+			if err != nil {
+				return err
+			}
+			ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Digest: d})
+			prev = d
+			continue
+		}
+		_, a, err := loadAndAnalyze(path, stderr)
+		if err != nil {
+			return err
+		}
+		ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Analysis: a})
+	}
+	r, err := q.Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if f != render.Text {
+		warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
+	}
+	if err := render.Write(cmd.OutOrStdout(), r, f, render.Options{Inputs: paths}); err != nil {
+		return err
+	}
+	if r.Failed != "" {
+		return errors.New(r.Failed)
+	}
+	return nil
 }
 
 // outputForm is the form --json and --csv select; text without either.

@@ -65,7 +65,7 @@ every step (heapx site-growth).`,
 				if tree || bottomUp || churn {
 					return errors.New("--tree, --bottom-up and --churn take one file; several dumps are a series, whose growing sites heapx sites lists")
 				}
-				return runSiteSeries(cmd, args, limit, outputForm(asJSON, asCSV), stderr)
+				return runQuery(cmd, query.Lookup("site-growth"), args, map[string]any{"limit": limit}, outputForm(asJSON, asCSV), stderr)
 			}
 			path := args[0]
 			var r *query.Result
@@ -116,25 +116,4 @@ every step (heapx site-growth).`,
 	f.BoolVar(&churn, "churn", false, "a timeline's functions by bytes allocated and gone (much allocation, little survival)")
 	f.IntVarP(&limit, "limit", "n", 20, "rows to show (per level in trees); 0 for all")
 	return c
-}
-
-// runSiteSeries runs the site-growth query on the dumps at paths, oldest
-// first.
-func runSiteSeries(cmd *cobra.Command, paths []string, limit int, form render.Format, stderr *os.File) error {
-	ctx := &query.Context{Values: map[string]any{"limit": limit}}
-	for _, path := range paths {
-		_, a, err := loadAndAnalyze(path, stderr)
-		if err != nil {
-			return err
-		}
-		ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Analysis: a})
-	}
-	r, err := query.Lookup("site-growth").Exec(ctx)
-	if err != nil {
-		return err
-	}
-	if form != render.Text {
-		warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
-	}
-	return render.Write(cmd.OutOrStdout(), r, form, render.Options{Inputs: paths})
 }
