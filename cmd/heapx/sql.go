@@ -65,15 +65,7 @@ tag duckdb says so (docs/sql.md, "Fleets of dumps").`,
 			if noCache && cachePath != "" {
 				return errors.New("--cache and --no-cache cannot be used together")
 			}
-			rows := func(out io.Writer) sqlquery.RowWriter {
-				switch {
-				case asJSON:
-					return &sqlquery.JSONRows{W: out}
-				case asCSV:
-					return render.NewSQLCSV(out)
-				}
-				return render.NewSQLTable(out)
-			}
+			rows := func(out io.Writer) sqlquery.RowWriter { return render.NewSQLRows(out, outputForm(asJSON, asCSV)) }
 			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 				if noCache || cachePath != "" {
 					return fmt.Errorf("%s is a directory, queried as it is: --cache and --no-cache are for dump files", args[0])
