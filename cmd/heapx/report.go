@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -179,9 +180,10 @@ func loadInputs(args []string, stderr *os.File) ([]report.Input, error) {
 
 // loadInput reads and analyses the dump at path for a report.
 func loadInput(path string, stderr *os.File) (report.Input, error) {
-	d, a, err := loadAndAnalyze(path, stderr)
+	d, err := load(path, stderr, hx.Options{})
 	if err != nil {
 		return report.Input{}, err
 	}
-	return report.Input{Path: d.Path(), Format: d.Format().Name, A: a}, nil
+	defer d.bars.Done()
+	return d.ReportInput()
 }
