@@ -112,26 +112,36 @@ func loadAndAnalyze(path string, stderr *os.File) (*dump, *analysis.Analysis, er
 
 // loadSeries reads and analyses the snapshots of a session: FILE, then
 // the BASELINEs of args, with binary ("": the root --binary) for a core.
-// The baselines are read first, so a mistyped one fails before the file,
-// the long part.
 func loadSeries(args []string, binary string, stderr *os.File) (file *hx.Dump, baselines []*hx.Dump, err error) {
-	opened := func(path string) (*hx.Dump, error) {
+	ds, err := readSeries(args, func(path string) (*hx.Dump, error) {
 		d, err := load(path, stderr, hx.Options{Binary: binary})
 		if err != nil {
 			return nil, err
 		}
 		_, err = d.analysis()
 		return d.Dump, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, b := range args[1:] {
-		d, err := opened(b)
+	return ds[0], ds[1:], nil
+}
+
+// readSeries reads the files of args (FILE, then the BASELINEs) with
+// read, into args' order. The baselines are read first, so the file
+// reported on or explored is read last and a mistyped baseline fails
+// before the long part.
+func readSeries[T any](args []string, read func(path string) (T, error)) ([]T, error) {
+	out := make([]T, len(args))
+	for i := range args {
+		j := (i + 1) % len(args)
+		v, err := read(args[j])
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		baselines = append(baselines, d)
+		out[j] = v
 	}
-	file, err = opened(args[0])
-	return file, baselines, err
+	return out, nil
 }
 
 // loadDigest reads the dump at path and keeps only its digest (see

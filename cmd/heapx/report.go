@@ -154,28 +154,11 @@ func (rf *reportFlags) write(cmd *cobra.Command, stderr *os.File, r *report.Repo
 // buildReport reads the snapshots of args (FILE, then the BASELINEs) and
 // composes their report.
 func buildReport(args []string, opt report.Options, stderr *os.File) (*report.Report, error) {
-	inputs, err := loadInputs(args, stderr)
+	inputs, err := readSeries(args, func(path string) (report.Input, error) { return loadInput(path, stderr) })
 	if err != nil {
 		return nil, err
 	}
 	return report.Build(inputs[0], inputs[1:], opt)
-}
-
-// loadInputs reads and analyses the dumps of args (FILE, then the
-// BASELINEs), in args' order. The baselines are read first, so the file
-// reported on or explored is read last and a mistyped baseline fails
-// before the long part.
-func loadInputs(args []string, stderr *os.File) ([]report.Input, error) {
-	inputs := make([]report.Input, len(args))
-	for i := range args {
-		j := (i + 1) % len(args)
-		in, err := loadInput(args[j], stderr)
-		if err != nil {
-			return nil, err
-		}
-		inputs[j] = in
-	}
-	return inputs, nil
 }
 
 // loadInput reads and analyses the dump at path for a report.
