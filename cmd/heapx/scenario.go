@@ -104,16 +104,11 @@ func (o *scenarioFlags) options(cmd *cobra.Command, args []string) (capture.Scen
 	}
 	sc := &so.Scenario
 	if len(args) == 1 {
-		f, err := os.Open(args[0])
+		file, err := capture.ReadScenarioFile(args[0])
 		if err != nil {
 			return so, err
 		}
-		defer f.Close()
-		if sc, err = capture.ParseScenario(f, args[0]); err != nil {
-			return so, err
-		}
-		so.Scenario = *sc
-		sc = &so.Scenario
+		*sc = *file
 	}
 	if o.url != "" {
 		sc.URL = o.url
