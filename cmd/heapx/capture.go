@@ -276,15 +276,6 @@ func sayWritten(said io.Writer, stderr *os.File, f capture.File) {
 	fmt.Fprintf(said, "wrote %s\n", f)
 }
 
-// fileSize is the size of a file written, for the user.
-func fileSize(path string) string {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "?"
-	}
-	return humanize.Size(uint64(st.Size()))
-}
-
 // errInterrupted is the cause of a capture a signal ended.
 var errInterrupted = errors.New("interrupted")
 

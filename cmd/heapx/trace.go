@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/jstrace"
 )
 
@@ -88,7 +89,7 @@ func runTrace(ctx context.Context, argv []string, out string, include []string, 
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
-	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, fileSize(out), res.Ended())
+	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, humanize.Size(uint64(res.Bytes)), res.Ended())
 	switch {
 	case res.Signal != 0:
 		return exitStatus(128 + res.Signal)
