@@ -17,11 +17,7 @@ import (
 func TestShownPathsMatchPaths(t *testing.T) {
 	for _, name := range []string{"node-leak-3", "chromium-small-page", "node-internals"} {
 		a := analysistest.AnalyzeFixture(t, name)
-		g := a.Graph
-		var sample []model.NodeIndex
-		for v := 0; v < g.NumNodes(); v += 997 {
-			sample = append(sample, model.NodeIndex(v))
-		}
+		sample := everyNth(a.Graph, 997)
 		largest := analysis.TopRetained(a.Dominators, 5)
 		if !analysis.NearIndexed(a, largest) {
 			t.Errorf("%s: the largest objects' paths without the near index", name)
