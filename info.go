@@ -1,6 +1,14 @@
 package heapx
 
-import "github.com/heapx/heapx/analysis"
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/heapx/heapx/analysis"
+	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/render"
+)
 
 // InfoSchemaVersion is the version of the Info object (heapx info
 // --json). It changes only when a field is removed or changes meaning;
@@ -130,4 +138,51 @@ func (d *Dump) Info() *Info {
 		info.Categories = append(info.Categories, CategoryInfo{r.Category.String(), uint64(r.Count), r.Size})
 	}
 	return info
+}
+
+// WriteText writes info as heapx info prints it: a key/value block (the
+// file, its format, counts and optional sections), then the census by
+// node type and by category.
+func (info *Info) WriteText(w io.Writer) error {
+	yesNo := func(b bool, detail string) string {
+		if !b {
+			return "no"
+		}
+		if detail == "" {
+			return "yes"
+		}
+		return "yes (" + detail + ")"
+	}
+	kv := render.NewTextTable("", "")
+	kv.Add("File", fmt.Sprintf("%s (%s, %s)", info.File, humanize.Size(uint64(info.FileSize)), info.Compression))
+	kv.Add("Format", info.Format)
+	kv.Add("Producer", info.Producer)
+	kv.Add("Nodes", humanize.Thousands(uint64(info.NodeCount)))
+	kv.Add("Edges", humanize.Thousands(uint64(info.EdgeCount)))
+	kv.Add("Strings", humanize.Thousands(uint64(info.StringCount)))
+	kv.Add("Total self size", fmt.Sprintf("%s (%s bytes)", humanize.Size(info.TotalSelfSize), humanize.Thousands(info.TotalSelfSize)))
+	kv.Add("Locations", yesNo(info.HasLocations, humanize.Thousands(uint64(info.LocationCount))))
+	kv.Add("Allocation trace", yesNo(info.HasAllocationTrace, ""))
+	kv.Add("Detachedness", yesNo(info.HasDetachedness, humanize.Thousands(uint64(info.DetachedNodeCount))+" detached"))
+	kv.Add("Thread stacks", yesNo(info.ThreadCount > 0, humanize.Thousands(uint64(info.ThreadCount))+" threads: heapx stack"))
+	kv.Add("Read time", strconv.FormatFloat(info.ReadSeconds, 'f', 2, 64)+" s")
+	if err := kv.WriteRows(w); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	types := render.NewTextTable("Node type", "Category", ">Count", ">Self size", ">%")
+	for _, t := range info.NodeTypes {
+		types.Add(t.Type, t.Category, humanize.Thousands(t.Count), humanize.Size(t.SelfSize), humanize.Percent(t.SelfSize, info.TotalSelfSize))
+	}
+	if err := types.Write(w); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	cats := render.NewTextTable("Category", ">Count", ">Self size", ">%")
+	for _, c := range info.Categories {
+		cats.Add(c.Category, humanize.Thousands(c.Count), humanize.Size(c.SelfSize), humanize.Percent(c.SelfSize, info.TotalSelfSize))
+	}
+	return cats.Write(w)
 }

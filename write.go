@@ -10,6 +10,7 @@ import (
 	"github.com/heapx/heapx/analysis/lifetime"
 	"github.com/heapx/heapx/formats"
 	v8 "github.com/heapx/heapx/formats/v8"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/query"
 )
@@ -37,6 +38,7 @@ type WriteOptions struct {
 
 // Written is what Dump.Write or WriteTrace wrote.
 type Written struct {
+	Path   string
 	Format *formats.Format
 	// Size is the output file's size; Gzip says it is gzip-compressed.
 	Size int64
@@ -46,6 +48,26 @@ type Written struct {
 	Nodes, Edges int
 	// Results says the analysis results were stored.
 	Results bool
+	// Lifetimes says the file holds a memory trace's object lifetimes
+	// (WriteTrace): a node per object, and the root.
+	Lifetimes bool
+}
+
+// String says what was written, as heapx convert does: the file, its
+// format and size, and its nodes and edges, or a trace's objects.
+func (w *Written) String() string {
+	size := humanize.Size(uint64(w.Size))
+	if w.Lifetimes {
+		return fmt.Sprintf("%s (%s, object lifetimes, %s): %s objects", w.Path, w.Format.Name, size, humanize.Thousands(uint64(w.Nodes-1)))
+	}
+	what := w.Format.Name
+	if w.Gzip {
+		what += ", gzip"
+	}
+	if w.Results {
+		what += ", with analysis results"
+	}
+	return fmt.Sprintf("%s (%s, %s): %s nodes, %s edges", w.Path, what, size, humanize.Thousands(uint64(w.Nodes)), humanize.Thousands(uint64(w.Edges)))
 }
 
 // CheckOutput says, before anything is read, what makes out unfit to be
@@ -111,7 +133,7 @@ func (w *Written) stat(out string) error {
 	if err != nil {
 		return err
 	}
-	w.Size, w.Gzip = st.Size(), strings.HasSuffix(strings.ToLower(out), ".gz")
+	w.Path, w.Size, w.Gzip = out, st.Size(), strings.HasSuffix(strings.ToLower(out), ".gz")
 	return nil
 }
 
@@ -136,7 +158,7 @@ func WriteTrace(in, out string, of *formats.Format, opt WriteOptions) (*Written,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", out, err)
 	}
-	w := &Written{Format: of, Nodes: g.NumNodes(), Edges: g.NumEdges()}
+	w := &Written{Format: of, Nodes: g.NumNodes(), Edges: g.NumEdges(), Lifetimes: true}
 	return w, w.stat(out)
 }
 

@@ -31,7 +31,7 @@ func TestWrite(t *testing.T) {
 	}
 	st, _ := os.Stat(out)
 	g := d.Graph()
-	if !w.Results || !w.Gzip || w.Size != st.Size() || w.Nodes != g.NumNodes() || w.Edges != g.NumEdges() || done == 0 || done != total {
+	if w.Path != out || !w.Results || !w.Gzip || w.Size != st.Size() || w.Nodes != g.NumNodes() || w.Edges != g.NumEdges() || done == 0 || done != total {
 		t.Errorf("wrote %+v (file %d bytes), progress %d of %d", w, st.Size(), done, total)
 	}
 	back, err := heapx.Open(out, heapx.Options{})
@@ -86,5 +86,25 @@ func TestCheckOutput(t *testing.T) {
 	if _, err := heapx.WriteTrace("t.heapxtrace", filepath.Join(dir, "t.heapsnapshot"), v8, heapx.WriteOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "converts to the exchange format only") {
 		t.Errorf("trace as V8: %v", err)
+	}
+}
+
+// TestWrittenString checks heapx convert's sentence about each file
+// written: a dump's nodes and edges with what the file is, a trace's
+// objects.
+func TestWrittenString(t *testing.T) {
+	jsonl, _ := formats.Lookup("jsonl")
+	for _, c := range []struct {
+		w    heapx.Written
+		want string
+	}{
+		{heapx.Written{Path: "a.jsonl.gz", Format: jsonl, Size: 2_500_000, Gzip: true, Results: true, Nodes: 65386, Edges: 244874},
+			"a.jsonl.gz (jsonl, gzip, with analysis results, 2.5 MB): 65,386 nodes, 244,874 edges"},
+		{heapx.Written{Path: "a.jsonl", Format: jsonl, Size: 900, Nodes: 12, Edges: 30}, "a.jsonl (jsonl, 900 B): 12 nodes, 30 edges"},
+		{heapx.Written{Path: "t.db", Format: jsonl, Size: 4096, Nodes: 1001, Lifetimes: true}, "t.db (jsonl, object lifetimes, 4.1 kB): 1,000 objects"},
+	} {
+		if got := c.w.String(); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
 	}
 }

@@ -18,11 +18,7 @@ import (
 // ends in ".gz". It returns the size of the file on disk.
 func writeFile(path string, fill func(w io.Writer) error) (int64, error) {
 	gzipped := strings.HasSuffix(strings.ToLower(path), ".gz")
-	err := formats.WriteFileAtomic(path, func(tmp string) error {
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
-		if err != nil {
-			return err
-		}
+	err := formats.WriteStream(path, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 1<<20)
 		var w io.Writer = bw
 		var zw *gz.Writer
@@ -30,7 +26,7 @@ func writeFile(path string, fill func(w io.Writer) error) (int64, error) {
 			zw = gz.NewWriter(bw)
 			w = zw
 		}
-		err = fill(w)
+		err := fill(w)
 		if zw != nil {
 			if cerr := zw.Close(); err == nil {
 				err = cerr
@@ -38,9 +34,6 @@ func writeFile(path string, fill func(w io.Writer) error) (int64, error) {
 		}
 		if ferr := bw.Flush(); err == nil {
 			err = ferr
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
 		}
 		return err
 	})

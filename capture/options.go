@@ -6,8 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heapx/heapx/humanize"
 )
 
 // Options say what Run captures, from which target, and where it writes.
@@ -191,6 +194,45 @@ type File struct {
 	// sampling profile; nil for a snapshot.
 	Timeline *TimelineStats
 	Sampling *SamplingStats
+}
+
+// String says what the file holds, as heapx capture reports it: its path
+// and size, and what a timeline or a profile recorded.
+func (f File) String() string {
+	size := humanize.Size(uint64(f.Size))
+	switch {
+	case f.Timeline != nil:
+		st := f.Timeline
+		return fmt.Sprintf("%s (%s): allocations tracked for %.1f s%s in %d intervals; live objects %s at the start, %s at the end (at most %s)",
+			f.Path, size, st.Duration.Seconds(), finishedNote(st.Finished), st.Updates,
+			humanize.Thousands(uint64(st.StartObjects)), humanize.Thousands(uint64(st.Objects)), humanize.Thousands(uint64(st.PeakObjects)))
+	case f.Sampling != nil:
+		st := f.Sampling
+		return fmt.Sprintf("%s (%s): %s samples standing for %s allocated%s", f.Path, size, humanize.Thousands(uint64(st.Samples)), humanize.Size(uint64(st.Bytes)), finishedNote(st.Finished))
+	}
+	return fmt.Sprintf("%s (%s)", f.Path, size)
+}
+
+// finishedNote says, when it did, that the program finished before the
+// time a timeline or profile was to take.
+func finishedNote(finished bool) string {
+	if finished {
+		return " (until the program ended)"
+	}
+	return ""
+}
+
+// ParseGrowth reads a growth in percent ("20%", or "20") as the fraction
+// Options.Grow takes (0.2); it must be above 0.
+func ParseGrowth(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil {
+		return 0, err
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("growth %s is not above 0", s)
+	}
+	return v / 100, nil
 }
 
 // Result is what a capture wrote, in order: also when it failed, the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -206,6 +207,17 @@ func ParseScenario(r io.Reader, name string) (*Scenario, error) {
 		return parseScenarioJSON(t, name)
 	}
 	return parseScenarioLines(b, name)
+}
+
+// ReadScenarioFile reads the scenario file at path (ParseScenario, its
+// steps named by path and line).
+func ReadScenarioFile(path string) (*Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseScenario(f, path)
 }
 
 // maxScenarioFile bounds a scenario file: steps, not data.

@@ -2,6 +2,8 @@ package capture
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +169,24 @@ func TestParseSteps(t *testing.T) {
 	}
 	if _, err := ParseSteps([]string{"click #a", "klick #b"}, "--back"); err == nil || !strings.HasPrefix(err.Error(), `--back: "klick #b"`) {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestReadScenarioFile reads a scenario file, its steps named by its path
+// and line, and says a missing one is missing.
+func TestReadScenarioFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.scenario")
+	if err := os.WriteFile(path, []byte("url http://localhost:8080/\naction:\n  click .open\nback:\n  press Escape\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ReadScenarioFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := scenarioString(sc), "http://localhost:8080/ 0 [] [click .open] [press Escape]"; got != want || sc.Action[0].Where != path+":3" {
+		t.Errorf("read %s (action at %s), want %s", got, sc.Action[0].Where, want)
+	}
+	if _, err := ReadScenarioFile(path + ".none"); !os.IsNotExist(err) {
+		t.Errorf("a missing file: %v", err)
 	}
 }

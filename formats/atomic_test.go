@@ -3,6 +3,8 @@
 package formats_test
 
 import (
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -94,5 +96,39 @@ func TestRemoveStaleTemps(t *testing.T) {
 	}
 	if _, err := os.Stat(held); err != nil {
 		t.Errorf("the held temporary file was removed: %v", err)
+	}
+}
+
+// TestWriteStream checks that what fill writes is the file, that a failed
+// fill leaves nothing, and that the file is no more readable than its
+// sources.
+func TestWriteStream(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "page.html")
+	err := formats.WriteStream(out, func(w io.Writer) error {
+		io.WriteString(w, "<html>half")
+		return errors.New("interrupted")
+	})
+	if err == nil || err.Error() != "interrupted" {
+		t.Fatalf("failed fill: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a failed fill left %v", ents)
+	}
+	src := filepath.Join(dir, "private.heapsnapshot")
+	if err := os.WriteFile(src, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := formats.WriteStream(out, func(w io.Writer) error {
+		_, err := io.WriteString(w, "<html>done")
+		return err
+	}, src); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "<html>done" {
+		t.Errorf("wrote %q", b)
+	}
+	if st, _ := os.Stat(out); st.Mode().Perm()&0o077 != 0 {
+		t.Errorf("a page of a private dump has mode %v", st.Mode())
 	}
 }

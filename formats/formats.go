@@ -487,30 +487,37 @@ func Save(path string, f *Format, g *model.Graph, opt WriteOptions) error {
 		}
 		return WriteFileAtomic(path, func(tmp string) error { return f.WriteFile(tmp, g, opt) }, opt.Sources...)
 	case f.Write != nil:
-		return WriteFileAtomic(path, func(tmp string) error {
-			out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				return err
+		return WriteStream(path, func(w io.Writer) error {
+			if !gzipped {
+				return f.Write(w, g, opt)
 			}
-			var w io.Writer = out
-			var zw *gz.Writer
-			if gzipped {
-				zw = gz.NewWriter(out)
-				w = zw
-			}
-			err = f.Write(w, g, opt)
-			if zw != nil {
-				if cerr := zw.Close(); err == nil {
-					err = cerr
-				}
-			}
-			if cerr := out.Close(); err == nil {
+			zw := gz.NewWriter(w)
+			err := f.Write(zw, g, opt)
+			if cerr := zw.Close(); err == nil {
 				err = cerr
 			}
 			return err
 		}, opt.Sources...)
 	}
 	return fmt.Errorf("format %s cannot be written", f.Name)
+}
+
+// WriteStream is WriteFileAtomic for content written to an io.Writer:
+// fill writes it to the temporary file, unbuffered (a fill that writes
+// small pieces buffers them; one that streams what a program sends
+// wants each piece on disk at once).
+func WriteStream(path string, fill func(w io.Writer) error, sources ...string) error {
+	return WriteFileAtomic(path, func(tmp string) error {
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return err
+		}
+		err = fill(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}, sources...)
 }
 
 // WriteFileAtomic creates a temporary file next to path, lets write fill it

@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/memtrace"
 )
 
@@ -95,6 +96,30 @@ const (
 // answerWait is how long a signal heapx received waits for the program to
 // say it received it too before heapx passes it on.
 const answerWait = time.Second
+
+// RunFile is Run writing the trace to the file at path atomically
+// (formats.WriteStream): renamed into place once the program has ended,
+// however it ended; a failure to run it leaves no file.
+func RunFile(ctx context.Context, argv []string, opt Options, path string) (Result, error) {
+	var res Result
+	err := formats.WriteStream(path, func(w io.Writer) error {
+		var err error
+		res, err = Run(ctx, argv, opt, w)
+		return err
+	})
+	return res, err
+}
+
+// DefaultPath is the trace file of a command line: app.hxtrace for node
+// app.js, trace.hxtrace when no script is named.
+func DefaultPath(argv []string) string {
+	for _, a := range argv[min(1, len(argv)):] {
+		if ext := filepath.Ext(a); !strings.HasPrefix(a, "-") && (ext == ".js" || ext == ".mjs" || ext == ".cjs") {
+			return strings.TrimSuffix(filepath.Base(a), ext) + ".hxtrace"
+		}
+	}
+	return "trace.hxtrace"
+}
 
 // Run runs argv (a node command line: node app.js args) with its
 // JavaScript instrumented, writes the trace to w and returns how the

@@ -14,9 +14,13 @@ package query
 
 import (
 	"fmt"
-	"github.com/heapx/heapx/model"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/model"
 
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/leak"
@@ -204,6 +208,23 @@ type Arg struct {
 	Help    string
 	// Required arguments have no useful default.
 	Required bool
+}
+
+// Parse reads text as the argument's value, of the Go type of its Kind,
+// as its flag would: "10MB" for a size, "true" for a bool (spaces around
+// a number or a bool are ignored).
+func (a Arg) Parse(text string) (any, error) {
+	switch a.Kind {
+	case IntArg:
+		return strconv.Atoi(strings.TrimSpace(text))
+	case BoolArg:
+		return strconv.ParseBool(strings.TrimSpace(text))
+	case FloatArg:
+		return strconv.ParseFloat(strings.TrimSpace(text), 64)
+	case SizeArg:
+		return humanize.ParseSize(text)
+	}
+	return text, nil
 }
 
 // Snapshot is one analysed input of a query.

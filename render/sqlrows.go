@@ -8,6 +8,19 @@ import (
 	"github.com/heapx/heapx/sqlquery"
 )
 
+// NewSQLRows returns the writer of an SQL result's rows to w in form f:
+// a JSON array of objects (sqlquery.JSONRows), CSV with a header line
+// (SQLCSV), else an aligned table (SQLTable), as heapx sql prints them.
+func NewSQLRows(w io.Writer, f Format) sqlquery.RowWriter {
+	switch f {
+	case JSON:
+		return &sqlquery.JSONRows{W: w}
+	case CSV:
+		return NewSQLCSV(w)
+	}
+	return NewSQLTable(w)
+}
+
 // sqlCellWidth caps a text cell of an SQL table: a concatenated
 // string's value can be kilobytes long. CSV and JSON print it whole.
 const sqlCellWidth = 80

@@ -53,3 +53,18 @@ func TestSQLCSV(t *testing.T) {
 		t.Errorf("CSV %q, want %q", b.String(), want)
 	}
 }
+
+// TestNewSQLRows: each form gets its writer, which writes the rows in it.
+func TestNewSQLRows(t *testing.T) {
+	for f, want := range map[render.Format]string{
+		render.Text: "     n  s\n     7  \n",
+		render.CSV:  "n,s\n7,\n",
+		render.JSON: "{\"n\":7,\"s\":\"\"}",
+	} {
+		var b bytes.Buffer
+		writeRows(t, render.NewSQLRows(&b, f))
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("form %v: %q, want it to hold %q", f, b.String(), want)
+		}
+	}
+}

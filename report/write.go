@@ -1,10 +1,12 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 )
@@ -25,6 +27,20 @@ func (r *Report) Write(w io.Writer, f render.Format) error {
 		return r.writeHTML(w)
 	}
 	return fmt.Errorf("report: unknown output form %v", f)
+}
+
+// WriteFile writes the report to the file at path in form f (the HTML
+// page, say) atomically (formats.WriteStream): an interrupted or failed
+// write leaves no page that looks complete, and the page is no more
+// readable than the dumps it reports on, sources.
+func (r *Report) WriteFile(path string, f render.Format, sources ...string) error {
+	return formats.WriteStream(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		if err := r.Write(bw, f); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}, sources...)
 }
 
 // writeText renders the report for a terminal: the overview, then each

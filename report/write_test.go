@@ -69,3 +69,31 @@ func TestWriteGoldens(t *testing.T) {
 		t.Error("an unknown form was written")
 	}
 }
+
+// TestWriteFile checks that the page written to a file is the page Write
+// writes, whole, and that a failed write leaves no file.
+func TestWriteFile(t *testing.T) {
+	r := build(t, "node-leak-1.heapsnapshot.gz")
+	var want bytes.Buffer
+	if err := r.Write(&want, render.HTML); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if err := r.WriteFile(page, render.HTML); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) || !bytes.HasPrefix(got, []byte("<!DOCTYPE html>")) {
+		t.Errorf("the file (%d bytes, %.20q) is not the page (%d bytes)", len(got), got, want.Len())
+	}
+	if err := r.WriteFile(filepath.Join(dir, "x.html"), render.Format(99)); err == nil {
+		t.Error("an unknown form was written")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("a failed write left files: %v", ents)
+	}
+}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/heapx/heapx"
 	"github.com/heapx/heapx/query"
-	"github.com/heapx/heapx/report"
 )
 
 // Open reads the dump at file and the earlier snapshots at baselines
@@ -65,15 +64,4 @@ func (w *sourceMapWarnings) list() []query.Warning {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.ws
-}
-
-// input is what a session keeps of an opened dump: its path, format and
-// analysis (computed here unless it was), not the Dump, whose stored
-// results and reader state the session has no use for.
-func input(d *heapx.Dump) (report.Input, error) {
-	a, err := d.Analysis()
-	if err != nil {
-		return report.Input{}, err
-	}
-	return report.Input{Path: d.Path(), Format: d.Format().Name, A: a}, nil
 }

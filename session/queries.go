@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 )
 
@@ -122,20 +121,7 @@ func queryValues(q *query.Query, args map[string]string) (map[string]any, error)
 			return nil, invalid("%s has no argument %q", q.Name, name)
 		}
 		a := q.Args[i]
-		var v any
-		var err error
-		switch a.Kind {
-		case query.IntArg:
-			v, err = strconv.Atoi(strings.TrimSpace(text))
-		case query.StringArg:
-			v = text
-		case query.BoolArg:
-			v, err = strconv.ParseBool(strings.TrimSpace(text))
-		case query.FloatArg:
-			v, err = strconv.ParseFloat(strings.TrimSpace(text), 64)
-		case query.SizeArg:
-			v, err = humanize.ParseSize(text)
-		}
+		v, err := a.Parse(text)
 		if err != nil {
 			return nil, invalid("%s: %s=%q is not a valid %s", q.Name, name, text, a.Kind)
 		}

@@ -179,14 +179,14 @@ type Session struct {
 // keeps their analyses, not the Dumps. The indexes are built on first
 // use, or by Prepare.
 func New(file *heapx.Dump, baselines []*heapx.Dump, opt Options) (*Session, error) {
-	in, err := input(file)
+	in, err := file.ReportInput()
 	if err != nil {
 		return nil, err
 	}
 	bs := make([]report.Input, len(baselines))
 	infos := []*heapx.Info{file.Info()}
 	for i, b := range baselines {
-		if bs[i], err = input(b); err != nil {
+		if bs[i], err = b.ReportInput(); err != nil {
 			return nil, err
 		}
 		infos = append(infos, b.Info())

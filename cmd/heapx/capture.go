@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 	"github.com/heapx/heapx/capture/cdp"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/progress"
 )
 
 // captureOptions are the flags of `heapx capture`.
@@ -159,11 +159,11 @@ func checkCapture(cmd *cobra.Command, o captureOptions, argv []string) (capture.
 		return co, errors.New("--sampling-interval is a flag of --sampling")
 	}
 	if o.grow != "" {
-		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.grow), "%"), 64)
-		if err != nil || v <= 0 {
+		g, err := capture.ParseGrowth(o.grow)
+		if err != nil {
 			return co, fmt.Errorf("--grow: %q is not a percentage above 0 (example: 20%%)", o.grow)
 		}
-		co.Grow = v / 100
+		co.Grow = g
 	}
 	if cmd.Flags().Changed("count") {
 		co.Count = o.count
@@ -216,10 +216,10 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 	defer cancel(nil)
 	stopInterrupt := onInterrupt(cancel)
 	defer stopInterrupt()
-	prog := &captureProgress{w: stderr}
+	prog := &progress.Phases{W: stderr}
 	co.Progress, co.ProgramOutput = prog, stderr
 	co.Wrote = func(f capture.File) {
-		prog.finish()
+		prog.Finish()
 		sayWritten(said, stderr, f)
 	}
 	// SIGUSR1 takes a snapshot of a series at once, whatever else says
@@ -240,7 +240,7 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 		}
 	}
 	res, err := capture.Run(ctx, co)
-	prog.finish()
+	prog.Finish()
 	// From here on an interrupt is an interrupt of heapx report.
 	stopInterrupt()
 	if err != nil {
@@ -270,40 +270,10 @@ func runCapture(cmd *cobra.Command, o captureOptions, argv []string, report *cob
 
 // sayWritten says a file was written, with what it holds.
 func sayWritten(said io.Writer, stderr *os.File, f capture.File) {
-	size := humanize.Size(uint64(f.Size))
-	switch {
-	case f.Timeline != nil:
-		st := f.Timeline
-		fmt.Fprintf(said, "wrote %s (%s): allocations tracked for %.1f s%s in %d intervals; live objects %s at the start, %s at the end (at most %s)\n",
-			f.Path, size, st.Duration.Seconds(), finishedNote(st.Finished), st.Updates,
-			humanize.Thousands(uint64(st.StartObjects)), humanize.Thousands(uint64(st.Objects)), humanize.Thousands(uint64(st.PeakObjects)))
-	case f.Sampling != nil:
-		st := f.Sampling
-		if !st.Collected {
-			fmt.Fprintln(stderr, "heapx: warning: this V8 cannot keep samples of objects the garbage collector freed (V8 11 and later can): the profile has only what was alive at its end")
-		}
-		fmt.Fprintf(said, "wrote %s (%s): %s samples standing for %s allocated%s\n", f.Path, size, humanize.Thousands(uint64(st.Samples)), humanize.Size(uint64(st.Bytes)), finishedNote(st.Finished))
-	default:
-		fmt.Fprintf(said, "wrote %s (%s)\n", f.Path, size)
+	if f.Sampling != nil && !f.Sampling.Collected {
+		fmt.Fprintln(stderr, "heapx: warning: this V8 cannot keep samples of objects the garbage collector freed (V8 11 and later can): the profile has only what was alive at its end")
 	}
-}
-
-// finishedNote says, when it did, that the program finished before the
-// time a timeline or profile was to take.
-func finishedNote(finished bool) string {
-	if finished {
-		return " (until the program ended)"
-	}
-	return ""
-}
-
-// fileSize is the size of a file written, for the user.
-func fileSize(path string) string {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "?"
-	}
-	return humanize.Size(uint64(st.Size()))
+	fmt.Fprintf(said, "wrote %s\n", f)
 }
 
 // errInterrupted is the cause of a capture a signal ended.
@@ -338,40 +308,5 @@ func onInterrupt(cancel context.CancelCauseFunc) (stop func()) {
 			close(done)
 			signal.Stop(sigs)
 		})
-	}
-}
-
-// captureProgress shows a capture's phases as progress bars on stderr (a
-// terminal only; see progress), one bar per phase.
-type captureProgress struct {
-	mu  sync.Mutex
-	w   *os.File
-	bar *progress
-}
-
-func (p *captureProgress) Phase(label string, total int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.done()
-	}
-	p.bar = startProgress(p.w, label, total)
-}
-
-func (p *captureProgress) Set(done int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.set(done)
-	}
-}
-
-// finish removes the bar of the last phase.
-func (p *captureProgress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.done()
-		p.bar = nil
 	}
 }

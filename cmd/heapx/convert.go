@@ -16,7 +16,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/formats"
 	"github.com/heapx/heapx/formats/parquet"
-	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/progress"
 )
 
 func newConvertCmd(stderr *os.File) *cobra.Command {
@@ -105,9 +105,7 @@ func convertTrace(stdout io.Writer, in, out string, of *formats.Format, wopt hx.
 	if err != nil {
 		return err
 	}
-	// One node per object, and the root.
-	_, err = fmt.Fprintf(stdout, "wrote %s (%s, object lifetimes, %s): %s objects in %.2f s\n", out, of.Name,
-		humanize.Size(uint64(w.Size)), humanize.Thousands(uint64(w.Nodes-1)), time.Since(start).Seconds())
+	_, err = fmt.Fprintf(stdout, "wrote %s in %.2f s\n", w, time.Since(start).Seconds())
 	return err
 }
 
@@ -132,31 +130,22 @@ func convertDump(stdout io.Writer, stderr *os.File, in, out string, of *formats.
 	}
 	start := time.Now()
 	// The bar starts with the write, after the warnings.
-	var bar *progress
+	var bar *progress.Bar
 	var started sync.Once
 	wopt.Progress = func(done, _ int64) {
 		started.Do(func() {
-			bar = startProgress(stderr, "writing "+filepath.Base(out), int64(d.Graph().NumNodes()+d.Graph().NumEdges()))
+			bar = progress.Start(stderr, "writing "+filepath.Base(out), int64(d.Graph().NumNodes()+d.Graph().NumEdges()))
 		})
-		bar.set(done)
+		bar.Set(done)
 	}
 	w, err := d.Write(out, of, wopt)
 	if bar != nil {
-		bar.done()
+		bar.Done()
 	}
 	if err != nil {
 		return err
 	}
-	what := of.Name
-	if w.Gzip {
-		what += ", gzip"
-	}
-	if w.Results {
-		what += ", with analysis results"
-	}
-	_, err = fmt.Fprintf(stdout, "wrote %s (%s, %s): %s nodes, %s edges in %.2f s (read %.2f s)\n", out, what,
-		humanize.Size(uint64(w.Size)), humanize.Thousands(uint64(w.Nodes)), humanize.Thousands(uint64(w.Edges)),
-		time.Since(start).Seconds(), d.ReadTime().Seconds())
+	_, err = fmt.Fprintf(stdout, "wrote %s in %.2f s (read %.2f s)\n", w, time.Since(start).Seconds(), d.ReadTime().Seconds())
 	return err
 }
 

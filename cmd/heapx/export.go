@@ -16,6 +16,7 @@ import (
 	"github.com/heapx/heapx/fleet"
 	"github.com/heapx/heapx/formats/parquet"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/query"
 )
 
@@ -104,15 +105,15 @@ func export(stdout io.Writer, stderr *os.File, dir string, dumps []string, label
 	}
 	defer cleanUpOnInterrupt(stderr, "")()
 	start := time.Now()
-	bar := startProgress(stderr, fmt.Sprintf("exporting %d dumps", len(dumps)), -1)
+	bar := progress.Start(stderr, fmt.Sprintf("exporting %d dumps", len(dumps)), -1)
 	opened := hx.Options{Binary: binaryFor(stderr)}
 	mapOptions(stderr, &opened)
 	results, err := fleet.Export(dir, dumps, fleet.Options{Dump: opened, Labels: labels, Jobs: jobs, Leaks: leaks, Generator: generator(),
-		Progress: func(done, total int64) { bar.setTotal(total); bar.set(done) },
+		Progress: bar.Update,
 		Warn:     func(ws []query.Warning) { warnOnStderr(stderr, ws) },
 		Command:  func(p []string) string { return "heapx export --parquet " + dir + " --leaks " + strings.Join(p, " ") },
 		Digest:   func(path string, prev *leak.Digest) (*leak.Digest, error) { return loadDigest(path, prev, stderr) }})
-	bar.done()
+	bar.Done()
 	if err != nil {
 		return err
 	}

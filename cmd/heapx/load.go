@@ -10,9 +10,8 @@ import (
 	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/analysis"
 	"github.com/heapx/heapx/analysis/leak"
-	"github.com/heapx/heapx/model"
+	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/query"
-	"github.com/heapx/heapx/sourcemaps"
 )
 
 // binaries maps a run's stderr to its root --binary flag (the node
@@ -60,26 +59,11 @@ func openTrace(path string, stderr *os.File) (*query.Trace, error) {
 	return hx.OpenTraceOptions(path, opts)
 }
 
-// profileResolver is the Resolver of a sampling heap profile's
-// positions (which name their scripts), through the scripts' source maps
-// unless --no-source-maps; the profile's functions get the maps' names.
-func profileResolver(path string, p *model.SamplingProfile, stderr *os.File) *analysis.Resolver {
-	res := analysis.NewResolver(nil)
-	var opts hx.Options
-	mapOptions(stderr, &opts)
-	if !opts.NoSourceMaps {
-		maps := sourcemaps.ForDump(path, nil, opts.Warn)
-		sourcemaps.RenameProfile(p, maps)
-		res.SetMapper(maps)
-	}
-	return res
-}
-
 // dump is a heap dump opened through the heapx package, with the bars
 // that draw its progress.
 type dump struct {
 	*hx.Dump
-	bars *stageBars
+	bars *progress.Stages
 }
 
 // load opens the heap dump at path in whatever format it is (heapx.Open),
@@ -93,10 +77,10 @@ func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
 		opts.Binary = binaryFor(stderr)
 	}
 	mapOptions(stderr, &opts)
-	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
-	opts.Progress = bars.set
+	bars := &progress.Stages{W: stderr, Name: filepath.Base(path)}
+	opts.Progress = bars.Set
 	d, err := hx.Open(path, opts)
-	bars.done()
+	bars.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +91,7 @@ func load(path string, stderr *os.File, opts hx.Options) (*dump, error) {
 // terminal when it is slow.
 func (d *dump) analysis() (*analysis.Analysis, error) {
 	a, err := d.Analysis()
-	d.bars.done()
+	d.bars.Done()
 	return a, err
 }
 
@@ -128,26 +112,36 @@ func loadAndAnalyze(path string, stderr *os.File) (*dump, *analysis.Analysis, er
 
 // loadSeries reads and analyses the snapshots of a session: FILE, then
 // the BASELINEs of args, with binary ("": the root --binary) for a core.
-// The baselines are read first, so a mistyped one fails before the file,
-// the long part.
 func loadSeries(args []string, binary string, stderr *os.File) (file *hx.Dump, baselines []*hx.Dump, err error) {
-	opened := func(path string) (*hx.Dump, error) {
+	ds, err := readSeries(args, func(path string) (*hx.Dump, error) {
 		d, err := load(path, stderr, hx.Options{Binary: binary})
 		if err != nil {
 			return nil, err
 		}
 		_, err = d.analysis()
 		return d.Dump, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, b := range args[1:] {
-		d, err := opened(b)
+	return ds[0], ds[1:], nil
+}
+
+// readSeries reads the files of args (FILE, then the BASELINEs) with
+// read, into args' order. The baselines are read first, so the file
+// reported on or explored is read last and a mistyped baseline fails
+// before the long part.
+func readSeries[T any](args []string, read func(path string) (T, error)) ([]T, error) {
+	out := make([]T, len(args))
+	for i := range args {
+		j := (i + 1) % len(args)
+		v, err := read(args[j])
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		baselines = append(baselines, d)
+		out[j] = v
 	}
-	file, err = opened(args[0])
-	return file, baselines, err
+	return out, nil
 }
 
 // loadDigest reads the dump at path and keeps only its digest (see
@@ -159,38 +153,6 @@ func loadDigest(path string, prev *leak.Digest, stderr *os.File) (*leak.Digest, 
 	if err != nil {
 		return nil, err
 	}
-	defer d.bars.done()
+	defer d.bars.Done()
 	return d.Digest(prev), nil
-}
-
-// stageBars draws the stages heapx.Options.Progress reports, one at a
-// time: a bar while reading, a spinner while analysing, labelled with the
-// stage and the file's name.
-type stageBars struct {
-	stderr *os.File
-	name   string
-	stage  hx.Stage
-	bar    *progress // nil between stages
-}
-
-// set is a heapx.Options.Progress. A stage's first call comes before
-// its work starts, so the calls that follow, from whatever goroutine,
-// only read b.
-func (b *stageBars) set(stage hx.Stage, done, total int64) {
-	if b.bar == nil || stage != b.stage {
-		b.done()
-		b.stage, b.bar = stage, startProgress(b.stderr, stage.String()+" "+b.name, total)
-	}
-	if total > 0 {
-		b.bar.setTotal(total)
-	}
-	b.bar.set(done)
-}
-
-// done removes the bar of the stage that ended, if one is drawn.
-func (b *stageBars) done() {
-	if b.bar != nil {
-		b.bar.done()
-		b.bar = nil
-	}
 }

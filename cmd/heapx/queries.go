@@ -21,7 +21,6 @@ import (
 // loaded and analysed in command-line order before it runs.
 func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 	var asJSON, asCSV bool
-	vals := map[string]any{} // pointers to flag variables, by argument name
 	c := &cobra.Command{
 		Use:   q.Name + " " + q.Usage,
 		Short: q.Title,
@@ -36,53 +35,15 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 			if asJSON && asCSV {
 				return errors.New("--json and --csv cannot be used together")
 			}
-			values, err := argValues(q, vals)
-			if err != nil {
-				return err
-			}
-			ctx := &query.Context{Values: values}
-			var prev *leak.Digest
-			for i, path := range args {
-				if q.Traces {
-					t, err := openTrace(path, stderr)
-					if err != nil {
-						return err
-					}
-					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Trace: t})
-					continue
-				}
-				if q.EarlierAsDigests && i < len(args)-1 {
-					// Only the digest is kept: the graph is garbage
-					// before the next file is read.
-					d, err := loadDigest(path, prev, stderr)
-					if err != nil {
-						return err
-					}
-					ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Digest: d})
-					prev = d
-					continue
-				}
-				_, a, err := loadAndAnalyze(path, stderr)
+			values := map[string]any{}
+			for _, a := range q.Args {
+				v, err := a.Parse(cmd.Flags().Lookup(a.Name).Value.String())
 				if err != nil {
-					return err
+					return fmt.Errorf("--%s: %w", a.Name, err)
 				}
-				ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Analysis: a})
+				values[a.Name] = v
 			}
-			r, err := q.Exec(ctx)
-			if err != nil {
-				return err
-			}
-			f := outputForm(asJSON, asCSV)
-			if f != render.Text {
-				warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
-			}
-			if err := render.Write(cmd.OutOrStdout(), r, f, render.Options{Inputs: args}); err != nil {
-				return err
-			}
-			if r.Failed != "" {
-				return errors.New(r.Failed)
-			}
-			return nil
+			return runQuery(cmd, q, args, values, outputForm(asJSON, asCSV), stderr)
 		},
 	}
 	f := c.Flags()
@@ -91,15 +52,15 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 	for _, a := range q.Args {
 		switch a.Kind {
 		case query.IntArg:
-			vals[a.Name] = f.IntP(a.Name, a.Short, a.Default.(int), a.Help)
+			f.IntP(a.Name, a.Short, a.Default.(int), a.Help)
 		case query.StringArg:
-			vals[a.Name] = f.StringP(a.Name, a.Short, a.Default.(string), a.Help)
+			f.StringP(a.Name, a.Short, a.Default.(string), a.Help)
 		case query.BoolArg:
-			vals[a.Name] = f.BoolP(a.Name, a.Short, a.Default.(bool), a.Help)
+			f.BoolP(a.Name, a.Short, a.Default.(bool), a.Help)
 		case query.FloatArg:
-			vals[a.Name] = f.Float64P(a.Name, a.Short, a.Default.(float64), a.Help)
+			f.Float64P(a.Name, a.Short, a.Default.(float64), a.Help)
 		case query.SizeArg:
-			vals[a.Name] = f.StringP(a.Name, a.Short, sizeDefault(a.Default.(uint64)), a.Help+" (e.g. 10MB, 512kB, 1GiB)")
+			f.StringP(a.Name, a.Short, sizeDefault(a.Default.(uint64)), a.Help+" (e.g. 10MB, 512kB, 1GiB)")
 		}
 		if a.Required {
 			if err := c.MarkFlagRequired(a.Name); err != nil {
@@ -108,6 +69,55 @@ func newQueryCmd(q *query.Query, stderr *os.File) *cobra.Command {
 		}
 	}
 	return c
+}
+
+// runQuery reads the files at paths as q takes them (memory traces, the
+// digests of all but the last, or analysed snapshots), runs q on them with
+// values and prints its result in form f; a gate that failed is the
+// error.
+func runQuery(cmd *cobra.Command, q *query.Query, paths []string, values map[string]any, f render.Format, stderr *os.File) error {
+	ctx := &query.Context{Values: values}
+	var prev *leak.Digest
+	for i, path := range paths {
+		if q.Traces {
+			t, err := openTrace(path, stderr)
+			if err != nil {
+				return err
+			}
+			ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Trace: t})
+			continue
+		}
+		if q.EarlierAsDigests && i < len(paths)-1 {
+			// Only the digest is kept: the graph is garbage
+			// before the next file is read.
+			d, err := loadDigest(path, prev, stderr)
+			if err != nil {
+				return err
+			}
+			ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Digest: d})
+			prev = d
+			continue
+		}
+		_, a, err := loadAndAnalyze(path, stderr)
+		if err != nil {
+			return err
+		}
+		ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Analysis: a})
+	}
+	r, err := q.Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if f != render.Text {
+		warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
+	}
+	if err := render.Write(cmd.OutOrStdout(), r, f, render.Options{Inputs: paths}); err != nil {
+		return err
+	}
+	if r.Failed != "" {
+		return errors.New(r.Failed)
+	}
+	return nil
 }
 
 // outputForm is the form --json and --csv select; text without either.
@@ -136,32 +146,6 @@ func sizeDefault(n uint64) string {
 		return "0"
 	}
 	return humanize.Size(n)
-}
-
-// argValues reads the flag variables into the typed values queries get.
-func argValues(q *query.Query, vals map[string]any) (map[string]any, error) {
-	out := make(map[string]any, len(q.Args))
-	for _, a := range q.Args {
-		switch p := vals[a.Name].(type) {
-		case *int:
-			out[a.Name] = *p
-		case *bool:
-			out[a.Name] = *p
-		case *float64:
-			out[a.Name] = *p
-		case *string:
-			if a.Kind != query.SizeArg {
-				out[a.Name] = *p
-				continue
-			}
-			n, err := humanize.ParseSize(*p)
-			if err != nil {
-				return nil, fmt.Errorf("--%s: %w", a.Name, err)
-			}
-			out[a.Name] = n
-		}
-	}
-	return out, nil
 }
 
 // inputsWanted says how many snapshots a query takes, in words.

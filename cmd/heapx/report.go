@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/heapx/heapx/formats"
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -132,22 +131,7 @@ func (rf *reportFlags) write(cmd *cobra.Command, stderr *os.File, r *report.Repo
 	case rf.htmlPath != "":
 		// An interrupt must not leave the temporary page behind.
 		stop := cleanUpOnInterrupt(stderr, rf.htmlPath)
-		err = formats.WriteFileAtomic(rf.htmlPath, func(tmp string) error {
-			f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
-			if err != nil {
-				return err
-			}
-			bw := bufio.NewWriter(f)
-			if err := r.Write(bw, render.HTML); err != nil {
-				f.Close()
-				return err
-			}
-			if err := bw.Flush(); err != nil {
-				f.Close()
-				return err
-			}
-			return f.Close()
-		}, inputs...)
+		err = r.WriteFile(rf.htmlPath, render.HTML, inputs...)
 		stop()
 		if err == nil && !rf.asJSON {
 			_, err = fmt.Fprintf(out, "wrote %s\n", rf.htmlPath)
@@ -170,35 +154,19 @@ func (rf *reportFlags) write(cmd *cobra.Command, stderr *os.File, r *report.Repo
 // buildReport reads the snapshots of args (FILE, then the BASELINEs) and
 // composes their report.
 func buildReport(args []string, opt report.Options, stderr *os.File) (*report.Report, error) {
-	inputs, err := loadInputs(args, stderr)
+	inputs, err := readSeries(args, func(path string) (report.Input, error) { return loadInput(path, stderr) })
 	if err != nil {
 		return nil, err
 	}
 	return report.Build(inputs[0], inputs[1:], opt)
 }
 
-// loadInputs reads and analyses the dumps of args (FILE, then the
-// BASELINEs), in args' order. The baselines are read first, so the file
-// reported on or explored is read last and a mistyped baseline fails
-// before the long part.
-func loadInputs(args []string, stderr *os.File) ([]report.Input, error) {
-	inputs := make([]report.Input, len(args))
-	for i := range args {
-		j := (i + 1) % len(args)
-		in, err := loadInput(args[j], stderr)
-		if err != nil {
-			return nil, err
-		}
-		inputs[j] = in
-	}
-	return inputs, nil
-}
-
 // loadInput reads and analyses the dump at path for a report.
 func loadInput(path string, stderr *os.File) (report.Input, error) {
-	d, a, err := loadAndAnalyze(path, stderr)
+	d, err := load(path, stderr, hx.Options{})
 	if err != nil {
 		return report.Input{}, err
 	}
-	return report.Input{Path: d.Path(), Format: d.Format().Name, A: a}, nil
+	defer d.bars.Done()
+	return d.ReportInput()
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/heapx/heapx/capture"
 	"github.com/heapx/heapx/capture/cdp"
-	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/report"
 )
 
@@ -104,16 +104,11 @@ func (o *scenarioFlags) options(cmd *cobra.Command, args []string) (capture.Scen
 	}
 	sc := &so.Scenario
 	if len(args) == 1 {
-		f, err := os.Open(args[0])
+		file, err := capture.ReadScenarioFile(args[0])
 		if err != nil {
 			return so, err
 		}
-		defer f.Close()
-		if sc, err = capture.ParseScenario(f, args[0]); err != nil {
-			return so, err
-		}
-		so.Scenario = *sc
-		sc = &so.Scenario
+		*sc = *file
 	}
 	if o.url != "" {
 		sc.URL = o.url
@@ -168,20 +163,20 @@ func runScenario(cmd *cobra.Command, o *scenarioFlags, rf *reportFlags, args []s
 	defer cancel(nil)
 	stopInterrupt := onInterrupt(cancel)
 	defer stopInterrupt()
-	prog := &captureProgress{w: stderr}
+	prog := &progress.Phases{W: stderr}
 	so.Progress = prog
 	so.Said = func(s string) {
-		prog.finish()
+		prog.Finish()
 		fmt.Fprintf(stderr, "heapx: %s\n", s)
 	}
 	if keep {
 		so.Wrote = func(f capture.File) {
-			prog.finish()
-			fmt.Fprintf(stderr, "heapx: wrote %s (%s)\n", f.Path, humanize.Size(uint64(f.Size)))
+			prog.Finish()
+			fmt.Fprintf(stderr, "heapx: wrote %s\n", f)
 		}
 	}
 	res, err := capture.RunScenario(ctx, so)
-	prog.finish()
+	prog.Finish()
 	stopInterrupt()
 	if err != nil {
 		if keep && res != nil && len(res.Files) > 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hx "github.com/heapx/heapx"
 	"github.com/heapx/heapx/formats/heapprofile"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
@@ -64,7 +65,7 @@ every step (heapx site-growth).`,
 				if tree || bottomUp || churn {
 					return errors.New("--tree, --bottom-up and --churn take one file; several dumps are a series, whose growing sites heapx sites lists")
 				}
-				return runSiteSeries(cmd, args, limit, outputForm(asJSON, asCSV), stderr)
+				return runQuery(cmd, query.Lookup("site-growth"), args, map[string]any{"limit": limit}, outputForm(asJSON, asCSV), stderr)
 			}
 			path := args[0]
 			var r *query.Result
@@ -72,7 +73,9 @@ every step (heapx site-growth).`,
 				if churn {
 					return fmt.Errorf("%s: --churn needs a timeline (heapx capture --timeline) or a dump taken with node --track-heap-objects: a sampling heap profile keeps the samples of collected objects but does not say which were collected", path)
 				}
-				p, err := heapprofile.ReadFile(path)
+				var opts hx.Options
+				mapOptions(stderr, &opts)
+				p, res, err := hx.OpenProfile(path, opts)
 				if err != nil {
 					return err
 				}
@@ -83,7 +86,7 @@ every step (heapx site-growth).`,
 				case bottomUp:
 					view = query.SitesBottomUp
 				}
-				if r, err = query.ProfileSites(path, p, profileResolver(path, p, stderr), view, limit); err != nil {
+				if r, err = query.ProfileSites(path, p, res, view, limit); err != nil {
 					return err
 				}
 			} else {
@@ -113,25 +116,4 @@ every step (heapx site-growth).`,
 	f.BoolVar(&churn, "churn", false, "a timeline's functions by bytes allocated and gone (much allocation, little survival)")
 	f.IntVarP(&limit, "limit", "n", 20, "rows to show (per level in trees); 0 for all")
 	return c
-}
-
-// runSiteSeries runs the site-growth query on the dumps at paths, oldest
-// first.
-func runSiteSeries(cmd *cobra.Command, paths []string, limit int, form render.Format, stderr *os.File) error {
-	ctx := &query.Context{Values: map[string]any{"limit": limit}}
-	for _, path := range paths {
-		_, a, err := loadAndAnalyze(path, stderr)
-		if err != nil {
-			return err
-		}
-		ctx.Snapshots = append(ctx.Snapshots, query.Snapshot{Path: path, Analysis: a})
-	}
-	r, err := query.Lookup("site-growth").Exec(ctx)
-	if err != nil {
-		return err
-	}
-	if form != render.Text {
-		warnOnStderr(cmd.ErrOrStderr(), r.Warnings)
-	}
-	return render.Write(cmd.OutOrStdout(), r, form, render.Options{Inputs: paths})
 }

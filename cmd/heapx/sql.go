@@ -14,6 +14,7 @@ import (
 	"github.com/heapx/heapx/analysis"
 	hsql "github.com/heapx/heapx/formats/sqlite"
 	"github.com/heapx/heapx/humanize"
+	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/model"
 	"github.com/heapx/heapx/render"
 	"github.com/heapx/heapx/sqlquery"
@@ -64,15 +65,7 @@ tag duckdb says so (docs/sql.md, "Fleets of dumps").`,
 			if noCache && cachePath != "" {
 				return errors.New("--cache and --no-cache cannot be used together")
 			}
-			rows := func(out io.Writer) sqlquery.RowWriter {
-				switch {
-				case asJSON:
-					return &sqlquery.JSONRows{W: out}
-				case asCSV:
-					return render.NewSQLCSV(out)
-				}
-				return render.NewSQLTable(out)
-			}
+			rows := func(out io.Writer) sqlquery.RowWriter { return render.NewSQLRows(out, outputForm(asJSON, asCSV)) }
 			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 				if noCache || cachePath != "" {
 					return fmt.Errorf("%s is a directory, queried as it is: --cache and --no-cache are for dump files", args[0])
@@ -112,7 +105,7 @@ func copyBuilder(stderr *os.File, writable func(dir string) bool) sqlquery.Build
 				return nil, nil, err
 			}
 			res, err := d.ResultsToStore()
-			d.bars.done()
+			d.bars.Done()
 			return d.Graph(), res, err
 		},
 		Save: func(source, target string, g *model.Graph, opt hsql.WriteOptions, temp bool) error {
@@ -136,11 +129,11 @@ func writeCopy(source, target string, g *model.Graph, opt hsql.WriteOptions, tem
 	// renamed into place only once complete).
 	defer cleanUpOnInterrupt(stderr, target)()
 	start := time.Now()
-	bar := startProgress(stderr, "writing "+filepath.Base(target), -1)
-	opt.Progress = func(done, total int64) { bar.setTotal(total); bar.set(done) }
+	bar := progress.Start(stderr, "writing "+filepath.Base(target), -1)
+	opt.Progress = bar.Update
 	opt.Generator = generator()
 	err := hsql.Save(target, g, opt)
-	bar.done()
+	bar.Done()
 	if err != nil {
 		return err
 	}

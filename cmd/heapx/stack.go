@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hx "github.com/heapx/heapx"
+	"github.com/heapx/heapx/internal/progress"
 	"github.com/heapx/heapx/query"
 	"github.com/heapx/heapx/render"
 )
@@ -66,10 +67,10 @@ lists every one. With --json the stacks are printed as one JSON object
 func readStacks(path, binary string, stderr *os.File) (*query.ThreadsJSON, error) {
 	opts := hx.Options{Binary: binary}
 	mapOptions(stderr, &opts)
-	bars := &stageBars{stderr: stderr, name: filepath.Base(path)}
-	opts.Progress = bars.set
+	bars := &progress.Stages{W: stderr, Name: filepath.Base(path)}
+	opts.Progress = bars.Set
 	out, err := hx.Stacks(path, opts)
-	bars.done()
+	bars.Done()
 	if errors.Is(err, hx.ErrBinaryNotCore) {
 		return nil, fmt.Errorf("--binary is for core dumps; %s is not an ELF core", path)
 	}

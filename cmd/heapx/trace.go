@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/heapx/heapx/formats"
+	"github.com/heapx/heapx/humanize"
 	"github.com/heapx/heapx/jstrace"
 )
 
@@ -57,7 +55,7 @@ which allocation sites leak.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				out = defaultTraceName(args)
+				out = jstrace.DefaultPath(args)
 			}
 			err := runTrace(cmd.Context(), args, out, include, cmd.OutOrStdout(), stderr)
 			var status exitStatus
@@ -76,17 +74,6 @@ which allocation sites leak.`,
 	return c
 }
 
-// defaultTraceName is the trace file for a command line: app.hxtrace for
-// node app.js, trace.hxtrace when no script is named.
-func defaultTraceName(argv []string) string {
-	for _, a := range argv[1:] {
-		if ext := filepath.Ext(a); !strings.HasPrefix(a, "-") && (ext == ".js" || ext == ".mjs" || ext == ".cjs") {
-			return strings.TrimSuffix(filepath.Base(a), ext) + ".hxtrace"
-		}
-	}
-	return "trace.hxtrace"
-}
-
 func runTrace(ctx context.Context, argv []string, out string, include []string, stdout io.Writer, stderr *os.File) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -98,22 +85,11 @@ func runTrace(ctx context.Context, argv []string, out string, include []string, 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	var res jstrace.Result
-	err := formats.WriteFileAtomic(out, func(tmp string) error {
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
-		if err != nil {
-			return err
-		}
-		res, err = jstrace.Run(ctx, argv, jstrace.Options{Include: include, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Signals: sigs}, f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	})
+	res, err := jstrace.RunFile(ctx, argv, jstrace.Options{Include: include, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Signals: sigs}, out)
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
-	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, fileSize(out), res.Ended())
+	fmt.Fprintf(stderr, "heapx: wrote %s (%s); the program %s\n", out, humanize.Size(uint64(res.Bytes)), res.Ended())
 	switch {
 	case res.Signal != 0:
 		return exitStatus(128 + res.Signal)
