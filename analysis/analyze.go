@@ -53,6 +53,9 @@ type Analysis struct {
 	// The Resolver of the dump's positions, made on first use.
 	resolverOnce sync.Once
 	resolver     *Resolver
+	// The index ContextName reads, made on first use.
+	linksOnce sync.Once
+	links     *links
 	// The runtime-owned marks, made on first use.
 	internalsOnce sync.Once
 	internals     *RuntimeInternals
@@ -163,6 +166,20 @@ func Analyze(g *model.Graph, opt Options) (*Analysis, error) {
 // collectAfter is the node count from which Analyze ends with a garbage
 // collection.
 const collectAfter = 1 << 20
+
+// collectGarbage returns the garbage of what ran before to the system,
+// on a graph of collectAfter nodes or more, before a pass that keeps
+// columns of a node each (the shortest-path tree, the plain hop counts):
+// on a heap this size the next collection comes only at twice the live
+// heap, so the columns would take fresh memory beside the garbage (a
+// report's parts beside the suspects leave tens of megabytes), where
+// returned first it is what they reuse. The columns hold no pointers, so
+// a collection costs milliseconds.
+func (a *Analysis) collectGarbage() {
+	if a.Graph.NumNodes() >= collectAfter {
+		debug.FreeOSMemory()
+	}
+}
 
 // FromResults builds an Analysis of g from results a dump file carried
 // (docs/format.md, section 4; formats.ReadOptions.Results), so reopening

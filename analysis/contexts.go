@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/heapx/heapx/analysis/internal/kinds"
@@ -46,8 +47,9 @@ func IsContextName(name string) bool {
 //
 // It is "" for a node that is no context, and for one nothing names
 // (no function of its scope is alive). The scripts are named by the
-// dump's Resolver, the functions' positions line-only. It reads the
-// retainer index (Retainers), which it builds on first use.
+// dump's Resolver, the functions' positions line-only. It reads an
+// index of the edges between functions, contexts and their scope
+// information, which it builds on first use.
 func (a *Analysis) ContextName(n model.NodeIndex) string {
 	g := a.Graph
 	if !IsContext(g, n) {
@@ -136,16 +138,67 @@ func (a *Analysis) scopeScript(n model.NodeIndex) string {
 }
 
 // retainerBy returns the first node that retains n by an edge named
-// name, model.NoNode when none does.
+// name (one of linkNames), model.NoNode when none does.
 func (a *Analysis) retainerBy(n model.NodeIndex, name string) model.NodeIndex {
 	g := a.Graph
-	ret := a.Retainers()
-	s, end := ret.Of(n)
-	for r := s; r < end; r++ {
-		e := ret.Edge[r]
-		if !g.EdgeType(e).Indexed && g.EdgeName(e) == name {
-			return ret.From(r)
+	l := a.functionLinks()
+	for i, _ := slices.BinarySearch(l.to, n); i < len(l.to) && l.to[i] == n; i++ {
+		if e := l.edge[i]; g.EdgeName(e) == name {
+			return EdgeSource(g, e)
 		}
 	}
 	return model.NoNode
+}
+
+// linkNames name the edges ContextName follows backwards: a function's
+// to its context and to its SharedFunctionInfo, the latter's to its
+// scope information.
+var linkNames = []string{"context", "shared", "name_or_scope_info"}
+
+// links is the retainer index of the edges named linkNames alone, for
+// ContextName: 8 bytes an edge of a few per function, where the whole
+// index (Retainers) costs 4 bytes an edge of the heap and a node, which a
+// report showing a path through a context would otherwise build and keep.
+type links struct {
+	to   []model.NodeIndex // ascending
+	edge []uint32          // edge[i] leads to to[i]; a node's in edge order
+}
+
+// functionLinks returns a's links, built on first use.
+func (a *Analysis) functionLinks() *links {
+	a.linksOnce.Do(func() { a.links = buildLinks(a.Graph) })
+	return a.links
+}
+
+// buildLinks indexes g's non-indexed edges named linkNames: one scan of
+// the edges, each name compared once per string of the dump.
+func buildLinks(g *model.Graph) *links {
+	l := &links{}
+	match := make([]int8, g.Strings.Len()) // 0 unknown, 1 a link's name, 2 not
+	for e := range uint32(g.NumEdges()) {
+		if g.EdgeType(e).Indexed {
+			continue
+		}
+		id := g.Edges.Name[e]
+		if match[id] == 0 {
+			match[id] = 2
+			if slices.Contains(linkNames, g.Strings.At(id)) {
+				match[id] = 1
+			}
+		}
+		if match[id] == 1 {
+			l.to, l.edge = append(l.to, g.Edges.To[e]), append(l.edge, e)
+		}
+	}
+	idx := make([]int, len(l.to))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return int(l.to[i]) - int(l.to[j]) })
+	to, edge := make([]model.NodeIndex, len(idx)), make([]uint32, len(idx))
+	for k, i := range idx {
+		to[k], edge[k] = l.to[i], l.edge[i]
+	}
+	l.to, l.edge = to, edge
+	return l
 }

@@ -27,3 +27,10 @@ func KeptBuffers(a *Analysis) []int {
 	}
 	return caps
 }
+
+// NearIndexed reports whether ShownPaths finds the paths to targets with
+// an index of the nodes near them, not the whole graph's.
+func NearIndexed(a *Analysis, targets []model.NodeIndex) bool {
+	cost, _ := a.ShortestPathTree()
+	return buildNearRetainers(a.Graph, a.Roots, cost, a.plainHops(), targets) != nil
+}

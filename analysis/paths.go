@@ -104,7 +104,7 @@ type PathOptions struct {
 // same ignore lists.
 type PathFinder struct {
 	g        *model.Graph
-	ret      *model.Retainers
+	ret      retainerIndex
 	roots    *Roots
 	k        *kinds.Table
 	opt      PathOptions
@@ -120,11 +120,28 @@ type PathFinder struct {
 	ri   *RuntimeInternals
 }
 
+// retainerIndex is what a path search reads of the retainers: a node's
+// range of them (Of), each one's edge (EdgeAt) and source (From), in
+// edge order. The graph's whole index (allRetainers) serves any search;
+// ShownPaths' (nearRetainers) only the nodes its searches reach.
+type retainerIndex interface {
+	Of(n model.NodeIndex) (start, end uint32)
+	EdgeAt(i uint32) uint32
+	From(i uint32) model.NodeIndex
+}
+
+// allRetainers is the graph's retainer index (model.BuildRetainers) as
+// a retainerIndex.
+type allRetainers struct{ *model.Retainers }
+
+// EdgeAt returns retaining edge i.
+func (r allRetainers) EdgeAt(i uint32) uint32 { return r.Edge[i] }
+
 // NewPathFinder prepares path searches over g with retainer index ret
 // (model.BuildRetainers).
 func NewPathFinder(g *model.Graph, ret *model.Retainers, roots *Roots, opt PathOptions) *PathFinder {
 	n := g.NumNodes()
-	pf := &PathFinder{g: g, ret: ret, roots: roots, k: kinds.New(g), opt: opt,
+	pf := &PathFinder{g: g, ret: allRetainers{ret}, roots: roots, k: kinds.New(g), opt: opt,
 		ignNodes: NewBits(n), ignEdges: NewBits(g.NumEdges()), isUser: NewBits(n)}
 	if pf.opt.K <= 0 {
 		pf.opt.K = 1
@@ -149,9 +166,10 @@ func NewPathFinder(g *model.Graph, ret *model.Retainers, roots *Roots, opt PathO
 
 // plainHops is a BFS from g's root over its edges but weak ones: each
 // node's hop count from the root, whatever root its path starts at, -1
-// where none reaches it. sc lends the queue (nil: a fresh one).
+// where none reaches it. sc lends the queue and gives the column (nil:
+// fresh ones).
 func plainHops(g *model.Graph, k *kinds.Table, sc *scratch) []int32 {
-	h := make([]int32, g.NumNodes())
+	h := sc.take(g.NumNodes())
 	rootBFS(g, &Roots{Root: g.Root}, h, func(e uint32, _ int32) bool { return e == NoParent || !k.Weak[g.Edges.Type[e]] }, nil, sc)
 	return h
 }
@@ -271,18 +289,22 @@ func rootBFS(g *model.Graph, roots *Roots, h []int32, allowed func(e uint32, t i
 // again (heapx serve, heapx report) walks the graph once and keeps one
 // copy of them; the finder for opt is derived from it (With).
 func (a *Analysis) PathFinder(opt PathOptions) *PathFinder {
-	a.finderOnce.Do(func() {
-		cost, _ := a.ShortestPathTree()
-		n := a.Graph.NumNodes()
-		pf := &PathFinder{g: a.Graph, ret: a.Retainers(), roots: a.Roots, k: kinds.New(a.Graph), opt: PathOptions{K: 1, MaxExpansions: 1000000},
-			ignNodes: NewBits(n), ignEdges: NewBits(a.Graph.NumEdges()), isUser: NewBits(n), h: cost,
-			hops: a.plainHops(), ri: a.RuntimeInternals()}
-		for _, u := range a.Roots.User {
-			pf.isUser.Set(int(u))
-		}
-		a.finder = pf
-	})
+	a.finderOnce.Do(func() { a.finder = a.treeFinder(allRetainers{a.Retainers()}) })
 	return a.finder.With(opt)
+}
+
+// treeFinder is a PathFinder over a's graph without ignore lists that
+// reads retainers from ret, its distances the shortest-path tree's.
+func (a *Analysis) treeFinder(ret retainerIndex) *PathFinder {
+	cost, _ := a.ShortestPathTree()
+	n := a.Graph.NumNodes()
+	pf := &PathFinder{g: a.Graph, ret: ret, roots: a.Roots, k: kinds.New(a.Graph), opt: PathOptions{K: 1, MaxExpansions: 1000000},
+		ignNodes: NewBits(n), ignEdges: NewBits(a.Graph.NumEdges()), isUser: NewBits(n), h: cost,
+		hops: a.plainHops(), ri: a.RuntimeInternals()}
+	for _, u := range a.Roots.User {
+		pf.isUser.Set(int(u))
+	}
+	return pf
 }
 
 // ShortestPaths returns one shortest retainer path to each target, with
@@ -347,11 +369,17 @@ func (a *Analysis) plainHops() []int32 {
 // at the root and the user roots), computed on first use.
 func (a *Analysis) ShortestPathTree() (cost []int32, parent []uint32) {
 	a.treeOnce.Do(func() {
+		a.collectGarbage()
 		g := a.Graph
 		k := kinds.New(g)
 		n := g.NumNodes()
-		a.treeCost = make([]int32, n)
-		a.treeEdge = make([]uint32, n)
+		// The columns are kept, in memory the analysis's passes left
+		// (scratch.take): the dominator pass's predecessor array, which
+		// the Summary's dominator-tree children reuse before them in a
+		// report (one asking for both after them allocates its own).
+		a.treeCost = a.sc.take(n)
+		a.treeEdge = asUint32(a.sc.take(n))
+		clear(a.treeEdge) // the BFS sets only the reached nodes' edges
 		rootBFS(g, a.Roots, a.treeCost, func(e uint32, _ int32) bool { return e == NoParent || !k.Weak[g.Edges.Type[e]] }, a.treeEdge, a.sc)
 	})
 	return a.treeCost, a.treeEdge
@@ -508,7 +536,7 @@ func (pf *PathFinder) Shortest(target model.NodeIndex) []Path {
 		}
 		s, end := pf.ret.Of(l.node)
 		for r := s; r < end && len(q.labels) < limit; r++ {
-			e := pf.ret.Edge[r]
+			e := pf.ret.EdgeAt(r)
 			if !pf.allowed(e, l.node) {
 				continue
 			}
@@ -665,7 +693,7 @@ func (a *Analysis) NoWeakFinder() *NoWeakFinder {
 // edges in skip, its distances (the search's guide) over the others.
 func (a *Analysis) finderWithout(skip Bits) *PathFinder {
 	n := a.Graph.NumNodes()
-	pf := &PathFinder{g: a.Graph, ret: a.Retainers(), roots: a.Roots, k: kinds.For(a.Graph), opt: PathOptions{K: 1, MaxExpansions: 1000000},
+	pf := &PathFinder{g: a.Graph, ret: allRetainers{a.Retainers()}, roots: a.Roots, k: kinds.For(a.Graph), opt: PathOptions{K: 1, MaxExpansions: 1000000},
 		ignNodes: NewBits(n), ignEdges: skip, isUser: NewBits(n), hops: a.plainHops(), ri: a.RuntimeInternals()}
 	for _, u := range a.Roots.User {
 		pf.isUser.Set(int(u))

@@ -104,10 +104,7 @@ func TestShortestPathsMatchFind(t *testing.T) {
 	for _, name := range []string{"node-leak-3", "chromium-small-page", "node-internals"} {
 		a := analysistest.AnalyzeFixture(t, name)
 		g := a.Graph
-		var targets []model.NodeIndex
-		for v := 0; v < g.NumNodes(); v += 97 {
-			targets = append(targets, model.NodeIndex(v))
-		}
+		targets := everyNth(g, 97)
 		got := a.ShortestPaths(targets)
 		pf := analysis.NewPathFinder(g, a.Retainers(), a.Roots, analysis.PathOptions{K: 1})
 		for i, v := range targets {
@@ -227,4 +224,14 @@ func nodeWithID(t *testing.T, g *model.Graph, id uint64) model.NodeIndex {
 	}
 	t.Fatalf("no node @%d", id)
 	return model.NoNode
+}
+
+// everyNth returns every nth node of g, from the first: a sample of
+// targets for comparing two path searches.
+func everyNth(g *model.Graph, n int) []model.NodeIndex {
+	var nodes []model.NodeIndex
+	for v := 0; v < g.NumNodes(); v += n {
+		nodes = append(nodes, model.NodeIndex(v))
+	}
+	return nodes
 }

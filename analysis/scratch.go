@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/heapx/heapx/model"
 )
@@ -41,13 +42,17 @@ func (s *scratch) get(n int, zero bool) []int32 {
 	return model.Alloc[int32](n)
 }
 
-// take is get for a buffer the caller keeps (Analysis.Spare): a kept
+// take is get for a buffer the caller keeps (Analysis.Spare), of
+// undefined contents (nil s: a fresh one): a kept
 // buffer of at least twice n is split, the caller getting its first n
 // entries (with no room to append past them) and the rest staying for the
 // next take, so the dominator pass's predecessor array (2N entries) holds
 // two indexes of N. The passes use get, whose requests of 2N (the
 // dominator-tree children of the Summary) a split array no longer serves.
 func (s *scratch) take(n int) []int32 {
+	if s == nil {
+		return model.Alloc[int32](n)
+	}
 	s.mu.Lock()
 	for i, b := range s.bufs {
 		if n > 0 && cap(b) >= 2*n {
@@ -58,6 +63,15 @@ func (s *scratch) take(n int) []int32 {
 	}
 	s.mu.Unlock()
 	return s.get(n, false)[:n:n]
+}
+
+// asUint32 is b's memory as uint32s, for a column of edge indexes kept
+// in a buffer the scratch gave.
+func asUint32(b []int32) []uint32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b))
 }
 
 // drop forgets the kept buffers, so that the next collection frees them.

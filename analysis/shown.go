@@ -177,7 +177,7 @@ func (pf *PathFinder) readable(target model.NodeIndex, budget int32, maxLabels i
 		pops[l.node]++
 		s, end := pf.ret.Of(l.node)
 		for r := s; r < end && len(q.labels) < limit; r++ {
-			e := pf.ret.Edge[r]
+			e := pf.ret.EdgeAt(r)
 			if !pf.allowed(e, l.node) {
 				continue
 			}

@@ -171,8 +171,10 @@ func classRetained(cls *Classes, self model.Uint64s, doms *Dominators, keep Bits
 // depend on the schedule.
 func groupRetained(doms *Dominators, groupOf func(v int32) int32, groups int, sc *scratch) []uint64 {
 	first, kids := dominatorChildren(doms, sc)
-	// Both live in one buffer that starts where first does.
-	defer sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), len(first)+len(kids)))
+	// Both live in one buffer of 2n that starts where first does: given
+	// back whole, not cut to the children (fewer than n-1 when nodes are
+	// unreachable), so that it still holds two columns of n (scratch.take).
+	defer sc.put(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(first))), 2*(len(first)-1)))
 	ret := doms.Retained
 	big := ret[doms.Root]/splitShare + 1
 	taskSize := ret[doms.Root]/taskShare + 1

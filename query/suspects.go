@@ -80,6 +80,11 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.
 		heading += fmt.Sprintf(", detached DOM trees %g%%", threshold/10)
 	}
 	r := &Result{Sections: []*Section{{Heading: heading + ")", Table: t}}}
+	points := make([]model.NodeIndex, len(sus))
+	for i, s := range sus {
+		points[i] = s.Point
+	}
+	paths := a.ShownPaths(points)
 	for i, s := range sus {
 		holder := objectName(a, nm, s.Holder)
 		class := Shorten(a.Classes.Names[s.Class], MaxNameWidth)
@@ -104,7 +109,7 @@ func SuspectsResult(sn Snapshot, threshold float64, limit int) (*Result, []leak.
 		}
 		sec := &Section{Heading: fmt.Sprintf("Suspect %d: %s", i+1, suspectSentence(a, s, holder, point, class, shape, via, total)),
 			Ref: fmt.Sprintf("Suspect %d", i+1)}
-		if p := ShownPath(a, s.Point); p.Cost >= 0 {
+		if p := paths[i]; p.Cost >= 0 {
 			sec.Table, sec.Path = pathTable(a, nm, p), pathNodes(g, p)
 			sec.Notes = []string{"The retainer path to the accumulation point, from the root."}
 		} else {

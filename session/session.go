@@ -260,10 +260,13 @@ func series(file report.Input, baselines []report.Input) []query.Snapshot {
 }
 
 // Prepare builds what the first answers need: the report the overview
-// shows, the Summary, the index of each class's instances, and what path
-// searches need (the retainer index, the distances from the roots).
-// Every method builds what it needs on first use anyway; a front end
-// calls Prepare while it shows progress, so no click waits.
+// shows, the Summary, the index of each class's instances. Every method
+// builds what it needs on first use anyway; a front end calls Prepare
+// while it shows progress, so no click waits for those. What an object's
+// retainers and paths need (the retainer index, 4 bytes an edge and a
+// node, and the finder's distances) is built at the first object opened,
+// not here: beside the report's and the indexes' memory it made the
+// peak of a server's start (docs/benchmarks.md, "Fourth session").
 func (s *Session) Prepare() error {
 	s.Info()
 	if s.trace != nil {
@@ -278,10 +281,10 @@ func (s *Session) Prepare() error {
 	runtime.GC()
 	s.prepare()
 	// The indexes took what they could of those buffers; the rest, and
-	// what the report left, goes to the retainer index.
+	// what the report left, is returned to the system (the front end
+	// frees it), not kept beside them.
 	s.a.DropSpare()
 	runtime.GC()
-	s.finder()
 	return err
 }
 
